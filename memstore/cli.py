@@ -1,0 +1,355 @@
+"""The command line: a thin click layer over the library.
+
+Every error the library raises is a MemstoreError and becomes one line on stderr
+(plus a hint saying what to do next) with the exit code of DESIGN's contract:
+0 success, 1 a problem found, 2 bad usage. No traceback reaches the user.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+import os
+import sqlite3
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from memstore import __version__
+from memstore.config import Config, load_config
+from memstore.errors import BadUsage, MemstoreError, NotFound
+from memstore.paths import find_root
+
+T = TypeVar("T")
+
+
+class App:
+    """What every command needs: the root, the clock, the config, a way to speak."""
+
+    def __init__(self, root_opt: str | None, now_opt: str | None) -> None:
+        self.root_opt = root_opt
+        self.now_opt = now_opt
+
+    @functools.cached_property
+    def root(self) -> Path:
+        return find_root(self.root_opt, os.environ.get("MEMSTORE_ROOT"), Path.cwd())
+
+    @functools.cached_property
+    def now(self) -> dt.datetime:
+        from memstore.timeutil import parse_now
+
+        value = self.now_opt if self.now_opt is not None else os.environ.get("MEMSTORE_NOW")
+        try:
+            return parse_now(value)
+        except ValueError as exc:
+            raise BadUsage(str(exc), hint="give --now as ISO 8601, e.g. 2026-07-30T12:00:00Z") from None
+
+    @functools.cached_property
+    def config(self) -> Config:
+        return load_config(self.root)
+
+    @staticmethod
+    def say(message: str) -> None:
+        click.echo(f"memstore: {message}", err=True)
+
+    def progress(self, label: str) -> Callable[[int, int], None]:
+        """A progress reporter on stderr: a live line on a terminal, quarter marks otherwise."""
+        tty = sys.stderr.isatty()
+        marks: set[int] = set()
+
+        def report(done: int, total: int) -> None:
+            if total < 2000:
+                return
+            if tty:
+                end = "\n" if done == total else ""
+                click.echo(f"\r{label}: {done}/{total} files", err=True, nl=False)
+                if end:
+                    click.echo("", err=True)
+                return
+            quarter = done * 4 // total
+            if quarter not in marks:
+                marks.add(quarter)
+                click.echo(f"{label}: {done}/{total} files", err=True)
+
+        return report
+
+    def with_mirror(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run fn on the live mirror; a mirror found corrupt mid-way is rebuilt and fn re-run once."""
+        from memstore import mirror
+        from memstore.sync import open_mirror, rebuild
+
+        conn = open_mirror(self.root, self.config, self.say)
+        try:
+            return fn(conn)
+        except sqlite3.DatabaseError as exc:
+            if not mirror.corrupt_error(exc):
+                raise
+            conn.close()
+            self.say(f"mirror is corrupt ({exc}); rebuilding it from the files")
+            rebuild(self.root, self.config, self.progress("rebuild"))
+            conn = open_mirror(self.root, self.config, self.say)
+            return fn(conn)
+        finally:
+            conn.close()
+
+
+def common(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """--root and --now on every subcommand too (they override the group's)."""
+
+    @click.option(
+        "--root",
+        "root_opt",
+        type=click.Path(file_okay=False),
+        default=None,
+        help="Agent root (default: $MEMSTORE_ROOT, else nearest folder holding memory/).",
+    )
+    @click.option(
+        "--now", "now_opt", default=None, metavar="ISO8601", help="Pin the clock (default: $MEMSTORE_NOW, else now)."
+    )
+    @click.pass_context
+    @functools.wraps(fn)
+    def wrapper(ctx: click.Context, root_opt: str | None, now_opt: str | None, **kwargs: Any) -> Any:
+        app: App = ctx.ensure_object(App) if ctx.obj is None else ctx.obj
+        if root_opt is not None:
+            app.root_opt = root_opt
+            app.__dict__.pop("root", None)
+            app.__dict__.pop("config", None)
+        if now_opt is not None:
+            app.now_opt = now_opt
+            app.__dict__.pop("now", None)
+        return ctx.invoke(fn, app, **kwargs)
+
+    return wrapper
+
+
+class CliFailure(click.ClickException):
+    def __init__(self, message: str, exit_code: int, hint: str | None) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.hint = hint
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"memstore: error: {self.message}", err=True)
+        if self.hint:
+            click.echo(f"memstore: hint: {self.hint}", err=True)
+
+
+class Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MemstoreError as exc:
+            raise CliFailure(str(exc), exc.exit_code, exc.hint) from None
+        except sqlite3.DatabaseError as exc:
+            raise CliFailure(f"database: {exc}", 1, "run: memstore rebuild") from None
+        except OSError as exc:
+            where = f" {exc.filename}" if exc.filename else ""
+            raise CliFailure(f"{exc.strerror or exc}{where}", 1, None) from None
+        except KeyboardInterrupt:
+            click.echo("memstore: interrupted", err=True)
+            ctx.exit(130)
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--root",
+    "root_opt",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Agent root (default: $MEMSTORE_ROOT, else nearest folder holding memory/).",
+)
+@click.option(
+    "--now", "now_opt", default=None, metavar="ISO8601", help="Pin the clock (default: $MEMSTORE_NOW, else now)."
+)
+@click.version_option(__version__, prog_name="memstore")
+@click.pass_context
+def cli(ctx: click.Context, root_opt: str | None, now_opt: str | None) -> None:
+    """An agent's memory as markdown files, mirrored into SQLite and ranked by use."""
+    ctx.obj = App(root_opt, now_opt)
+
+
+def emit_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def table(rows: list[dict[str, Any]], columns: list[str], headers: list[str] | None = None) -> str:
+    from tabulate import tabulate
+
+    return tabulate([[r.get(c) for c in columns] for r in rows], headers=headers or columns)
+
+
+# ---------------------------------------------------------------- init
+
+
+@cli.command()
+@click.argument("target", type=click.Path(file_okay=False), metavar="ROOT")
+@click.option("--apply", "do_apply", is_flag=True, help="Make the changes (default: only print the plan).")
+@common
+def init(app: App, target: str, do_apply: bool) -> None:
+    """Lay out an agent root at ROOT (dry run unless --apply)."""
+    from memstore.layout import apply_plan, plan_init
+    from memstore.sync import rebuild
+
+    root = Path(target).expanduser().resolve()
+    config = load_config(root) if root.is_dir() else Config()
+    plan = plan_init(root, config)
+    for line in plan.lines():
+        click.echo(line)
+    if not do_apply:
+        click.echo(f"{len(plan.actions)} change(s) planned; nothing written. Run again with --apply.")
+        return
+    apply_plan(plan)
+    report = rebuild(root, config, app.progress("index"))
+    assert report is not None
+    click.echo(f"{len(plan.actions)} change(s) made; mirror built: {report.summary()}")
+
+
+# ---------------------------------------------------------------- sync / rebuild
+
+
+@cli.command()
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
+@common
+def sync(app: App, quiet: bool) -> None:
+    """Bring the mirror up to date with the files (incremental)."""
+    from memstore.sync import sync as do_sync
+
+    report = do_sync(app.root, app.config, app.progress("sync"), app.say)
+    if not quiet:
+        click.echo(report.summary())
+    for rel in report.unreadable[:10]:
+        app.say(f"unreadable, row kept: {rel}")
+
+
+@cli.command()
+@common
+def rebuild(app: App) -> None:
+    """Build the mirror afresh from the files and the journal, and swap it in."""
+    from memstore.sync import rebuild as do_rebuild
+
+    report = do_rebuild(app.root, app.config, app.progress("rebuild"))
+    assert report is not None
+    click.echo(f"rebuilt: {report.summary()}")
+
+
+# ---------------------------------------------------------------- search
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(min=1))
+@click.option("--type", "type_", default=None, help="Only this memory type or kind (feedback, lens, ...).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--no-sync", is_flag=True, help="Search the mirror as it is, without syncing first.")
+@common
+def search(app: App, query: str, limit: int, type_: str | None, as_json: bool, no_sync: bool) -> None:
+    """Ranked full-text search; a plain-English question works."""
+    from memstore.search import search as do_search
+    from memstore.sync import sync_locked
+
+    def run(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+        if not no_sync:
+            sync_locked(conn, app.root, app.config)
+        return do_search(conn, query, limit, type_, app.config)
+
+    hits = app.with_mirror(run)
+    if as_json:
+        emit_json(hits)
+        return
+    if not hits:
+        click.echo("no matches")
+        return
+    for hit in hits:
+        click.echo(f"{hit['score']:7.2f}  {hit['path']}")
+        if hit["summary"]:
+            click.echo(f"         {hit['summary'][:150]}")
+        if hit["snippet"]:
+            click.echo(f"         …{hit['snippet'][:200]}")
+
+
+# ---------------------------------------------------------------- show / status / lint
+
+
+def _find(conn: sqlite3.Connection, name: str) -> sqlite3.Row:
+    key = name[:-3] if name.endswith(".md") else name
+    row = conn.execute(
+        "SELECT * FROM files WHERE path = ? OR path = ? OR name = ? OR path LIKE ? "
+        "ORDER BY kind = 't2' DESC, path LIMIT 1",
+        (name, name + ".md", key, f"%/{key}.md"),
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"no memory named {name!r}", hint="try: memstore search " + json.dumps(key))
+    return row
+
+
+@cli.command()
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True)
+@common
+def show(app: App, name: str, as_json: bool) -> None:
+    """One memory: where it is, its policy state, its problems and its text."""
+    from memstore.views import file_view
+
+    view = app.with_mirror(lambda conn: file_view(conn, _find(conn, name), app.now, app.config))
+    if as_json:
+        emit_json(view)
+        return
+    body = view.pop("body")
+    problems = view.pop("problems")
+    for key, value in view.items():
+        if value is not None and value != "":
+            click.echo(f"{key:16} {value}")
+    for problem in problems:
+        click.echo(f"{problem['level']:16} {problem['message']}")
+    click.echo("")
+    click.echo(body.rstrip())
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True)
+@common
+def status(app: App, as_json: bool) -> None:
+    """What the mirror holds: files by kind, problems, journal, mirror size."""
+    from memstore.views import status_view
+
+    view = app.with_mirror(lambda conn: status_view(conn, app.root, app.now, app.config))
+    if as_json:
+        emit_json(view)
+        return
+    click.echo(f"root      {view['root']}")
+    click.echo(f"mirror    {view['mirror']} ({view['mirror_bytes']:,} bytes)")
+    click.echo(f"events    {view['events']} journal events, {view['t2_touched']} memories touched")
+    click.echo(f"problems  {view['errors']} errors, {view['warnings']} warnings (memstore lint)")
+    click.echo("")
+    click.echo(table([{"kind": k, "files": v} for k, v in view["kinds"].items()], ["kind", "files"]))
+    if view.get("bands"):
+        click.echo("")
+        click.echo(table(view["bands"], ["band", "rows", "chars", "budget", "use"]))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True)
+@common
+def lint(app: App, as_json: bool) -> None:
+    """Hygiene: malformed or missing fields, name mismatches, oversize files. Exit 1 on errors."""
+    from memstore.views import lint_view
+
+    found = app.with_mirror(lambda conn: lint_view(conn))
+    errors = sum(1 for f in found if f["level"] == "error")
+    if as_json:
+        emit_json(found)
+    else:
+        for item in found:
+            click.echo(f"{item['path']}: {item['level']}: {item['message']}")
+        warnings = len(found) - errors
+        click.echo(f"{errors} error(s), {warnings} warning(s)", err=not found)
+    if errors:
+        sys.exit(1)
+
+
+def main(argv: list[str] | None = None) -> None:
+    cli.main(args=argv, prog_name="memstore")

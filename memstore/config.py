@@ -1,0 +1,87 @@
+"""Policy constants and their overrides from <root>/memstore.toml. Standard library only.
+
+Every number the ranking, rendering and hook use lives here, so a person can tune
+one agent's memory without touching code. Unknown keys are reported, not ignored
+silently, because a misspelt override that does nothing is worse than an error.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+
+from memstore.errors import MemstoreError
+
+
+@dataclass(frozen=True)
+class Config:
+    # ranking (seed section 08)
+    initial_stability: float = 14.0
+    stability_growth: float = 1.6
+    stability_cap: float = 365.0
+    spacing_hours: float = 20.0
+    importance_weight: float = 0.6
+    # rendering budgets, in characters of rendered rows
+    hot_budget: int = 12_000
+    new_budget: int = 2_500
+    cold_budget: int = 4_000
+    new_days: int = 14
+    new_row_chars: int = 160
+    # a guard on the whole auto-loaded index: harnesses drop what is past their limit
+    index_max_lines: int = 200
+    index_max_bytes: int = 25_000
+    # windows of the cold-start bundle
+    short_term_days: int = 7
+    dream_entries: int = 3
+    context_budget: int = 10_000
+    # flush skips files a person may be editing right now
+    flush_quiet_minutes: int = 10
+    # hygiene
+    lint_max_bytes: int = 16_384
+    # the hook waits for SQLite at most this long before giving up (journal still lands)
+    hook_lock_budget_ms: int = 250
+    # search: bm25 weights for (name, summary, description, body)
+    search_weights: tuple[float, float, float, float] = field(default=(1.5, 2.0, 1.0, 1.0))
+
+
+class ConfigError(MemstoreError):
+    """memstore.toml is unreadable or holds a key or value we do not know."""
+
+
+CONFIG_FILE = "memstore.toml"
+
+
+def load_config(root: Path | None) -> Config:
+    """Defaults overlaid with <root>/memstore.toml (flat keys, or under [memstore])."""
+    base = Config()
+    if root is None:
+        return base
+    path = Path(root) / CONFIG_FILE
+    if not path.is_file():
+        return base
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}", hint="fix or remove memstore.toml") from exc
+    if isinstance(data.get("memstore"), dict):
+        data = data["memstore"]
+    known = {f.name: f for f in fields(Config)}
+    changes: dict[str, object] = {}
+    for key, value in data.items():
+        if key not in known:
+            raise ConfigError(f"{path}: unknown setting {key!r}", hint=f"known: {', '.join(known)}")
+        default = getattr(base, key)
+        try:
+            if isinstance(default, tuple):
+                value = tuple(float(v) for v in value)
+                if len(value) != len(default):
+                    raise ValueError("wrong length")
+            elif isinstance(default, bool):
+                value = bool(value)
+            else:
+                value = type(default)(value)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{path}: bad value for {key}: {value!r} ({exc})") from exc
+        changes[key] = value
+    return replace(base, **changes)

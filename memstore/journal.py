@@ -1,0 +1,124 @@
+"""The access journal: one appended JSON line per touch, per host and per day.
+
+runtime/journal/<host>-<YYYYMMDD>.jsonl. The hook appends its line before it opens
+SQLite, so a touch survives a locked or broken mirror. Files are per host so two
+machines sharing the corpus through git never write the same file. Ingestion reads
+each file from the offset it reached last time, takes only whole lines (a line being
+appended right now waits for the next sync) and inserts each event once by id, so
+replaying twice changes nothing.
+
+`append` and `new_event` are standard library only: they run on the hook's path.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import socket
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memstore.paths import journal_dir
+from memstore.timeutil import fmt
+
+_HOST_SAFE = re.compile(r"[^A-Za-z0-9.-]+")
+
+
+def host_name() -> str:
+    name = os.environ.get("MEMSTORE_HOST") or socket.gethostname() or "host"
+    return _HOST_SAFE.sub("-", name)[:64] or "host"
+
+
+def new_event(path: str, tool: str, when: dt.datetime, session: str | None = None) -> dict[str, str | None]:
+    host = host_name()
+    stamp = fmt(when)
+    ident = f"{host}-{stamp.replace(':', '').replace('-', '')}-{os.getpid()}-{os.urandom(4).hex()}"
+    return {"id": ident, "ts": stamp, "path": path, "tool": tool, "session": session, "host": host}
+
+
+def journal_file(root: Path, event: dict[str, str | None]) -> Path:
+    day = str(event["ts"])[:10].replace("-", "")
+    return journal_dir(root) / f"{event['host']}-{day}.jsonl"
+
+
+def append(root: Path, event: dict[str, str | None]) -> Path:
+    """Append one event as one line with one write(2) on an O_APPEND descriptor."""
+    target = journal_file(root, event)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    line = (json.dumps(event, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+    return target
+
+
+def insert_event(conn: sqlite3.Connection, event: dict[str, str | None]) -> bool:
+    cur = conn.execute(
+        "INSERT OR IGNORE INTO events (id, ts, path, tool, session, host) VALUES (?, ?, ?, ?, ?, ?)",
+        (event["id"], event["ts"], event["path"], event["tool"], event.get("session"), event.get("host")),
+    )
+    return cur.rowcount == 1
+
+
+@dataclass
+class Ingested:
+    new_events: int = 0
+    bad_lines: int = 0
+    paths: set[str] = field(default_factory=set)
+
+
+def _valid(event: object) -> bool:
+    return isinstance(event, dict) and all(
+        isinstance(event.get(k), str) and event.get(k) for k in ("id", "ts", "path", "tool")
+    )
+
+
+def ingest(conn: sqlite3.Connection, root: Path) -> Ingested:
+    """Read what is new in every journal file into the events table (caller holds a transaction)."""
+    result = Ingested()
+    folder = journal_dir(root)
+    if not folder.is_dir():
+        return result
+    offsets = {r[0]: r[1] for r in conn.execute("SELECT file, offset FROM journal_offsets")}
+    for path in sorted(folder.glob("*.jsonl")):
+        name = path.name
+        start = offsets.get(name, 0)
+        try:
+            size = path.stat().st_size
+            if size < start:  # rewritten or truncated by hand: read it all again
+                start = 0
+            if size == start:
+                continue
+            with open(path, "rb") as handle:
+                handle.seek(start)
+                chunk = handle.read(size - start)
+        except OSError:
+            continue
+        end = chunk.rfind(b"\n")
+        if end < 0:
+            continue
+        for raw in chunk[: end + 1].splitlines():
+            if not raw.strip():
+                continue
+            try:
+                event = json.loads(raw)
+            except (ValueError, UnicodeDecodeError):
+                result.bad_lines += 1
+                continue
+            if not _valid(event):
+                result.bad_lines += 1
+                continue
+            if insert_event(conn, event):
+                result.new_events += 1
+                result.paths.add(event["path"])
+        conn.execute(
+            "INSERT INTO journal_offsets (file, offset) VALUES (?, ?) "
+            "ON CONFLICT(file) DO UPDATE SET offset = excluded.offset",
+            (name, start + end + 1),
+        )
+    return result

@@ -1,0 +1,216 @@
+"""`memstore init`: lay out an agent root and bring existing memory files into shape.
+
+Planning and applying are separate steps over the same list of actions, so the dry
+run prints exactly what --apply would do. Existing files are never overwritten; only
+the frontmatter of T2 memories is normalised (missing policy fields added with their
+defaults, `name` made to match the file stem), through fmedit, which keeps every
+other byte.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memstore.config import Config
+from memstore.fmedit import CannotEdit, set_fields
+from memstore.parsing import parse_bytes
+from memstore.paths import T2_NAME
+from memstore.timeutil import UTC, to_utc
+
+FOLDERS = (
+    "memory",
+    "memory/short-term",
+    "memory/dream-journal",
+    "memory/bugs",
+    "lenses",
+    "meditations",
+    "runtime",
+    "runtime/journal",
+    "runtime/state",
+)
+
+IDENTITY = """\
+---
+type: identity
+---
+
+# Identity
+
+Who this agent is, in a few lines that hold in every session. Loaded whole at every
+start, so every line here is paid for every time: keep only what would make a
+decision wrong if it were missing. Situational rules belong in lenses/, facts to look
+up belong in memory/.
+
+- Name: (the agent chooses one)
+- Works for: (the person, and the kind of work)
+- Standing rules: (at most a handful)
+"""
+
+EXAMPLE_LENS = """\
+---
+name: delegation-discipline
+type: lens
+trigger:
+  tool_match: "^(Task|Agent)$"
+body_token_cap: 200
+---
+
+# Before handing work to a helper agent
+
+- Give the helper everything it needs in the prompt: it sees none of this session.
+- Name the files it owns, so two helpers never edit the same one.
+- Ask for figures and failures, not reassurance, in its final message.
+- Check what it did before building on it.
+"""
+
+MEDITATIONS = {
+    "attention-to-the-present-task.md": (
+        "awareness",
+        1.0,
+        "Attention to the present task",
+        "Sit with what the current work actually is, before what it could become.",
+    ),
+    "not-knowing.md": (
+        "awareness",
+        0.95,
+        "Not knowing",
+        "Notice where the last sessions acted as if they knew, and what that cost.",
+    ),
+    "the-memory-itself.md": (
+        "instrumental",
+        0.9,
+        "The memory itself",
+        "Read the Cold band: which rows would you miss, which would you not notice gone?",
+    ),
+    "recurring-mistakes.md": (
+        "instrumental",
+        0.9,
+        "Recurring mistakes",
+        "Look at the open bugs and corrections: is one shape behind several of them?",
+    ),
+}
+
+RUNTIME_GITIGNORE = """\
+# Derived or machine-local state: rebuilt on each machine by `memstore rebuild`.
+# The access journal is the exception: it travels in git (one file per host and day).
+/*
+!/.gitignore
+!/journal/
+"""
+
+MEMORY_GITIGNORE = """\
+# Rendered from the topic files by `memstore render`; regenerated on each machine.
+/MEMORY.md
+/MEMORY-archive.md
+/current-state.md
+"""
+
+
+@dataclass
+class Action:
+    kind: str  # mkdir | write | normalise | skip
+    path: Path
+    detail: str = ""
+    content: bytes | None = None
+
+
+@dataclass
+class Plan:
+    root: Path
+    actions: list[Action] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = []
+        for action in self.actions:
+            rel = os.path.relpath(action.path, self.root) if action.path != self.root else "."
+            out.append(f"{action.kind:9} {rel}" + (f"  ({action.detail})" if action.detail else ""))
+        return out
+
+
+def _meditation(title: str, shelf: str, weight: float, prompt: str) -> str:
+    return f"---\ntype: meditation\nshelf: {shelf}\ncadence_weight: {weight}\n---\n\n# {title}\n\n{prompt}\n"
+
+
+def plan_init(root: Path, config: Config) -> Plan:
+    plan = Plan(root)
+    if not root.exists():
+        plan.actions.append(Action("mkdir", root))
+    for folder in FOLDERS:
+        if not (root / folder).is_dir():
+            plan.actions.append(Action("mkdir", root / folder))
+
+    def new_file(rel: str, text: str, detail: str) -> None:
+        target = root / rel
+        if not target.exists():
+            plan.actions.append(Action("write", target, detail, text.encode("utf-8")))
+
+    new_file("identity.md", IDENTITY, "identity template")
+    new_file("runtime/.gitignore", RUNTIME_GITIGNORE, "keep derived state out of git")
+    new_file("memory/.gitignore", MEMORY_GITIGNORE, "rendered files are rebuilt per machine")
+    lenses = root / "lenses"
+    if not (lenses.is_dir() and any(lenses.glob("*.md"))):
+        new_file("lenses/delegation-discipline.md", EXAMPLE_LENS, "example lens")
+    meditations = root / "meditations"
+    if not (meditations.is_dir() and any(meditations.glob("*.md"))):
+        for filename, (shelf, weight, title, prompt) in MEDITATIONS.items():
+            new_file(f"meditations/{filename}", _meditation(title, shelf, weight, prompt), f"{shelf} shelf")
+
+    memory = root / "memory"
+    if memory.is_dir():
+        for path in sorted(memory.glob("*.md")):
+            if T2_NAME.match(path.name):
+                action = _normalise(path, config)
+                if action is not None:
+                    plan.actions.append(action)
+    return plan
+
+
+def _normalise(path: Path, config: Config) -> Action | None:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return Action("skip", path, f"unreadable: {exc.strerror}")
+    stem = path.name[:-3]
+    parsed = parse_bytes(raw, stem, config, is_t2=True)
+    broken = [p.message for p in parsed.problems if p.level == "error" and "frontmatter" in p.message]
+    if broken:
+        return Action("skip", path, f"{broken[0]}; fix it by hand, then run init again")
+    meta = parsed.meta
+    updates: dict[str, object] = {}
+    if meta.get("name") != stem:
+        updates["name"] = stem
+    if "type" not in meta:
+        updates["type"] = stem.split("_", 1)[0]
+    mtime = to_utc(dt.datetime.fromtimestamp(path.stat().st_mtime, UTC))
+    if "created" not in meta:
+        updates["created"] = mtime.date()
+    defaults: dict[str, object] = {
+        "access_count": 0,
+        "last_accessed": mtime,
+        "last_reinforced": None,
+        "stability": config.initial_stability,
+    }
+    for key, value in defaults.items():
+        if key not in meta:
+            updates[key] = value
+    if not updates:
+        return None
+    try:
+        new = set_fields(raw, updates)
+    except CannotEdit as exc:
+        return Action("skip", path, f"cannot normalise safely: {exc}")
+    return Action("normalise", path, "set " + ", ".join(updates), new)
+
+
+def apply_plan(plan: Plan) -> None:
+    from memstore.locks import atomic_write
+
+    for action in plan.actions:
+        if action.kind == "mkdir":
+            action.path.mkdir(parents=True, exist_ok=True)
+        elif action.kind in ("write", "normalise") and action.content is not None:
+            action.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(action.path, action.content)

@@ -1,0 +1,74 @@
+"""The policy arithmetic: spaced reinforcement, decay, and the retrieval score.
+
+Standard library only: the hook applies the spacing gate on its path.
+
+    score = (access_count + 1) * exp(-days_since(last_accessed) / stability) + w * importance
+
+Two timestamps, never one: every touch refreshes last_accessed (recency), while
+access_count and stability move only when the last reinforcement is at least
+`spacing_hours` old (storage strength). Massed re-reads therefore move a memory to
+the front without pretending it became durable.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass
+
+from memstore.config import Config
+from memstore.timeutil import days_between
+
+
+@dataclass(frozen=True)
+class PolicyState:
+    access_count: int
+    stability: float
+    last_accessed: dt.datetime | None
+    last_reinforced: dt.datetime | None
+
+
+def baseline(
+    access_count: int | None,
+    stability: float | None,
+    last_accessed: dt.datetime | None,
+    last_reinforced: dt.datetime | None,
+    config: Config,
+) -> PolicyState:
+    """The state written in a file's frontmatter, with defaults for what is missing."""
+    return PolicyState(
+        access_count=access_count if access_count is not None else 0,
+        stability=stability if stability is not None else config.initial_stability,
+        last_accessed=last_accessed,
+        last_reinforced=last_reinforced,
+    )
+
+
+def apply_touch(state: PolicyState, when: dt.datetime, config: Config) -> PolicyState:
+    """One Read/Edit/Write/MultiEdit at `when`, through the spacing gate."""
+    last_accessed = when if state.last_accessed is None else max(state.last_accessed, when)
+    gate_open = state.last_reinforced is None or (
+        (when - state.last_reinforced).total_seconds() >= config.spacing_hours * 3600
+    )
+    if not gate_open:
+        return PolicyState(state.access_count, state.stability, last_accessed, state.last_reinforced)
+    return PolicyState(
+        access_count=state.access_count + 1,
+        stability=min(state.stability * config.stability_growth, config.stability_cap),
+        last_accessed=last_accessed,
+        last_reinforced=when,
+    )
+
+
+def score(
+    access_count: int,
+    stability: float,
+    last_accessed: dt.datetime,
+    importance: float,
+    now: dt.datetime,
+    config: Config,
+) -> float:
+    """The retrieval score. Time before last_accessed (a future stamp) counts as zero days."""
+    days = max(days_between(last_accessed, now), 0.0)
+    stability = stability if stability > 0 else config.initial_stability
+    return (access_count + 1) * math.exp(-days / stability) + config.importance_weight * importance

@@ -1,0 +1,147 @@
+"""Ranked full-text search over the mirror: the grep fallback, made fast.
+
+An agent asks in plain English. FTS5's default is to AND every word, so one word
+absent from the answer ("When did Maria adopt the dog?" against a turn that never
+says "when") returns nothing. A plain question is therefore turned into an OR of its
+content words, and bm25 ranks the documents that match more and rarer words first.
+A query written in FTS5 syntax is tried as such, and if FTS5 rejects it, it is
+searched as plain words: a syntax error never reaches the user.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from memstore.config import Config, load_config
+from memstore.errors import BadUsage
+from memstore.paths import KINDS, MEMORY_TYPES
+
+# Function words that carry no topic; removing them keeps bm25 from rewarding
+# documents for sharing "the" and "did" with the question.
+STOP_WORDS = frozenset(
+    """
+    a about above after again against all also am an and any are as at be because been
+    before being below between both but by can could did do does doing down during each
+    else ever few for from further had has have having he her here hers herself him
+    himself his how i if in into is it its itself just let me more most much must my
+    myself no nor not now of off on once only or other ought our ours ourselves out over
+    own same shall she should so some such than that the their theirs them themselves
+    then there these they this those through to too under until up upon us very was we
+    were what when where which while who whom whose why will with would you your yours
+    yourself yourselves s t d ll m re ve
+    """.split()
+)
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+_ADVANCED = re.compile(r'"|\b(?:AND|OR|NOT|NEAR)\b|\*|\^|[()]|\b\w+\s*:\s*\S|\+')
+
+SNIPPET_TOKENS = 14
+
+
+def terms(text: str) -> list[str]:
+    """Content words of a query, lowercased, first occurrence order, no duplicates."""
+    seen: dict[str, None] = {}
+    words = [w.lower() for w in _TOKEN.findall(text)]
+    content = [w for w in words if w not in STOP_WORDS]
+    for word in content or words:
+        seen.setdefault(word, None)
+    return list(seen)
+
+
+def plain_match(text: str) -> str | None:
+    words = terms(text)
+    if not words:
+        return None
+    return " OR ".join(f'"{w}"' for w in words)
+
+
+def looks_advanced(text: str) -> bool:
+    return bool(_ADVANCED.search(text))
+
+
+def _validate_type(type_: str | None) -> None:
+    if type_ is None:
+        return
+    allowed = set(MEMORY_TYPES) | set(KINDS) | {"lens", "meditation"}
+    if type_ not in allowed:
+        raise BadUsage(f"unknown type {type_!r}", hint=f"use one of: {', '.join(sorted(allowed))}")
+
+
+def _run(
+    conn: sqlite3.Connection, expression: str, limit: int, type_: str | None, config: Config
+) -> list[dict[str, Any]]:
+    weights = ", ".join(f"{w:g}" for w in config.search_weights)
+    where = ["files_fts MATCH ?"]
+    params: list[Any] = [expression]
+    if type_ is None:
+        where.append("f.kind != 'derived'")
+    else:
+        where.append("(f.type = ? OR f.kind = ?)")
+        params += [type_, type_]
+    params.append(limit)
+    sql = f"""
+        SELECT f.path, f.name, f.type, f.kind, f.row_text AS summary,
+               bm25(files_fts, {weights}) AS rank,
+               snippet(files_fts, -1, '[', ']', '…', {SNIPPET_TOKENS}) AS snippet
+        FROM files_fts JOIN files f ON f.id = files_fts.rowid
+        WHERE {" AND ".join(where)}
+        ORDER BY rank, f.path
+        LIMIT ?
+    """
+    hits = []
+    for row in conn.execute(sql, params):
+        hits.append(
+            {
+                "path": row["path"],
+                "name": row["name"],
+                "type": row["type"] or row["kind"],
+                "kind": row["kind"],
+                "summary": row["summary"] or "",
+                "score": round(-row["rank"], 6),
+                "snippet": " ".join((row["snippet"] or "").split()),
+            }
+        )
+    return hits
+
+
+def search(
+    conn: sqlite3.Connection,
+    query: str,
+    limit: int = 10,
+    type_: str | None = None,
+    config: Config | None = None,
+) -> list[dict[str, Any]]:
+    """Ranked hits for `query`; each a dict with path, name, type, summary, score, snippet."""
+    config = config or Config()
+    _validate_type(type_)
+    if limit < 1:
+        raise BadUsage("--limit must be at least 1")
+    if looks_advanced(query):
+        try:
+            return _run(conn, query, limit, type_, config)
+        except sqlite3.OperationalError as exc:
+            if "fts5" not in str(exc) and "syntax" not in str(exc) and "no such column" not in str(exc):
+                raise
+    expression = plain_match(query)
+    if expression is None:
+        return []
+    return _run(conn, expression, limit, type_, config)
+
+
+def search_root(
+    root: Path, query: str, limit: int = 10, type: str | None = None, *, sync_first: bool = True
+) -> list[dict[str, Any]]:
+    """Library entry point: sync the mirror (unless told not to) and search it."""
+    from memstore.sync import open_mirror, sync_locked
+
+    config = load_config(root)
+    conn = open_mirror(root, config)
+    try:
+        if sync_first:
+            sync_locked(conn, root, config)
+        return search(conn, query, limit, type, config)
+    finally:
+        conn.close()
