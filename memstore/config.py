@@ -43,6 +43,8 @@ class Config:
     hook_lock_budget_ms: int = 250
     # search: bm25 weights for (name, summary, description, body)
     search_weights: tuple[float, float, float, float] = field(default=(1.5, 2.0, 1.0, 1.0))
+    # how strongly the share of query words a document covers scales its bm25 score
+    search_coverage: float = 1.0
 
 
 class ConfigError(MemstoreError):

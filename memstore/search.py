@@ -51,13 +51,6 @@ def terms(text: str) -> list[str]:
     return list(seen)
 
 
-def plain_match(text: str) -> str | None:
-    words = terms(text)
-    if not words:
-        return None
-    return " OR ".join(f'"{w}"' for w in words)
-
-
 def looks_advanced(text: str) -> bool:
     return bool(_ADVANCED.search(text))
 
@@ -70,9 +63,9 @@ def _validate_type(type_: str | None) -> None:
         raise BadUsage(f"unknown type {type_!r}", hint=f"use one of: {', '.join(sorted(allowed))}")
 
 
-def _run(
+def _candidates(
     conn: sqlite3.Connection, expression: str, limit: int, type_: str | None, config: Config
-) -> list[dict[str, Any]]:
+) -> list[sqlite3.Row]:
     weights = ", ".join(f"{w:g}" for w in config.search_weights)
     where = ["files_fts MATCH ?"]
     params: list[Any] = [expression]
@@ -83,7 +76,7 @@ def _run(
         params += [type_, type_]
     params.append(limit)
     sql = f"""
-        SELECT f.path, f.name, f.type, f.kind, f.row_text AS summary,
+        SELECT f.id, f.path, f.name, f.type, f.kind, f.row_text AS summary,
                bm25(files_fts, {weights}) AS rank,
                snippet(files_fts, -1, '[', ']', '…', {SNIPPET_TOKENS}) AS snippet
         FROM files_fts JOIN files f ON f.id = files_fts.rowid
@@ -91,20 +84,36 @@ def _run(
         ORDER BY rank, f.path
         LIMIT ?
     """
-    hits = []
-    for row in conn.execute(sql, params):
-        hits.append(
-            {
-                "path": row["path"],
-                "name": row["name"],
-                "type": row["type"] or row["kind"],
-                "kind": row["kind"],
-                "summary": row["summary"] or "",
-                "score": round(-row["rank"], 6),
-                "snippet": " ".join((row["snippet"] or "").split()),
-            }
-        )
-    return hits
+    return conn.execute(sql, params).fetchall()
+
+
+def _coverage(conn: sqlite3.Connection, words: list[str], ids: list[int]) -> dict[int, int]:
+    """How many distinct query words each candidate contains (after stemming, as FTS5 sees them)."""
+    found: dict[int, int] = dict.fromkeys(ids, 0)
+    marks = ",".join("?" * len(ids))
+    for word in words:
+        for (rowid,) in conn.execute(
+            f"SELECT rowid FROM files_fts WHERE files_fts MATCH ? AND rowid IN ({marks})", [f'"{word}"', *ids]
+        ):
+            found[rowid] += 1
+    return found
+
+
+def _hit(row: sqlite3.Row, score: float) -> dict[str, Any]:
+    return {
+        "path": row["path"],
+        "name": row["name"],
+        "type": row["type"] or row["kind"],
+        "kind": row["kind"],
+        "summary": row["summary"] or "",
+        "score": round(score, 6),
+        "snippet": " ".join((row["snippet"] or "").split()),
+    }
+
+
+def _is_query_error(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return not any(word in text for word in ("locked", "busy", "no such table", "disk", "malformed"))
 
 
 def search(
@@ -121,14 +130,26 @@ def search(
         raise BadUsage("--limit must be at least 1")
     if looks_advanced(query):
         try:
-            return _run(conn, query, limit, type_, config)
+            rows = _candidates(conn, query, limit, type_, config)
+            return [_hit(row, -row["rank"]) for row in rows]
         except sqlite3.OperationalError as exc:
-            if "fts5" not in str(exc) and "syntax" not in str(exc) and "no such column" not in str(exc):
+            if not _is_query_error(exc):
                 raise
-    expression = plain_match(query)
-    if expression is None:
+    words = terms(query)
+    if not words:
         return []
-    return _run(conn, expression, limit, type_, config)
+    expression = " OR ".join(f'"{w}"' for w in words)
+    # bm25 over an OR query lets one rare word outrank a document holding every word;
+    # re-rank a wider pool by the share of query words each document covers.
+    pool = max(limit * 5, 50) if len(words) > 1 else limit
+    rows = _candidates(conn, expression, pool, type_, config)
+    if len(words) > 1 and rows:
+        cover = _coverage(conn, words, [row["id"] for row in rows])
+        scored = [(-row["rank"] * (cover[row["id"]] / len(words)) ** config.search_coverage, row) for row in rows]
+    else:
+        scored = [(-row["rank"], row) for row in rows]
+    scored.sort(key=lambda pair: (-pair[0], pair[1]["path"]))
+    return [_hit(row, value) for value, row in scored[:limit]]
 
 
 def search_root(

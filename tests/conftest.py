@@ -1,0 +1,67 @@
+"""Shared test helpers: tiny agent roots in tmp folders and a CliRunner wrapper."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from memstore.cli import cli
+
+NOW = "2026-07-30T12:00:00Z"
+
+
+def write(root: Path, rel: str, text: str | bytes) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, str):
+        path.write_text(text, encoding="utf-8")
+    else:
+        path.write_bytes(text)
+    return path
+
+
+def memory(
+    name: str,
+    summary: str = "",
+    body: str = "Body text.",
+    **fields: object,
+) -> str:
+    """Text of a well-formed T2 memory file."""
+    lines = ["---", f"name: {name}", f"type: {name.split('_', 1)[0]}"]
+    if summary:
+        lines.append(f"summary: {json.dumps(summary)}")
+    for key, value in fields.items():
+        lines.append(f"{key}: {value}")
+    lines += ["---", "", f"# {name}", "", body, ""]
+    return "\n".join(lines)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """An empty agent root (memory/ only)."""
+    base = tmp_path / "agent"
+    (base / "memory").mkdir(parents=True)
+    return base
+
+
+@pytest.fixture
+def run(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
+    """Invoke the CLI in-process with the clock pinned; stdout and stderr kept apart."""
+    monkeypatch.delenv("MEMSTORE_ROOT", raising=False)
+    monkeypatch.setenv("MEMSTORE_NOW", NOW)
+
+    def invoke(root: Path | None, *args: str, input: str | None = None) -> Result:
+        argv = (["--root", str(root)] if root is not None else []) + list(args)
+        return CliRunner().invoke(cli, argv, input=input, catch_exceptions=False)
+
+    return invoke
+
+
+def search_json(run: Callable[..., Result], root: Path, query: str, *extra: str) -> list[dict[str, object]]:
+    result = run(root, "search", query, "--json", *extra)
+    assert result.exit_code == 0, result.output + result.stderr
+    return json.loads(result.stdout)

@@ -1,0 +1,202 @@
+"""The mirror equals the files after every kind of change, and rebuild reproduces it exactly."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+from memstore.config import Config
+from memstore.sync import rebuild, sync
+from tests.conftest import memory, write
+
+CFG = Config()
+
+ROW_COLUMNS = (
+    "path, kind, type, name, summary, description, body, row_text, created, status, pin, importance, "
+    "fm_access_count, fm_stability, fm_last_accessed, fm_last_reinforced, meta, problems, size, digest"
+)
+
+
+def mirror_rows(root: Path) -> list[tuple]:
+    conn = sqlite3.connect(root / "runtime" / "memstore.db")
+    try:
+        files = conn.execute(f"SELECT {ROW_COLUMNS} FROM files ORDER BY path").fetchall()
+        policy = conn.execute("SELECT * FROM policy ORDER BY path").fetchall()
+        fts = conn.execute("SELECT rowid, * FROM files_fts ORDER BY rowid").fetchall()
+        ids = conn.execute("SELECT id, path FROM files ORDER BY id").fetchall()
+        return [*files, ("--policy--",), *policy, ("--fts--",), *fts, ("--ids--",), *ids]
+    finally:
+        conn.close()
+
+
+def disk_state(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in root.rglob("*.md")
+        if "runtime" not in p.relative_to(root).parts
+    }
+
+
+def mirror_paths(root: Path) -> dict[str, str]:
+    conn = sqlite3.connect(root / "runtime" / "memstore.db")
+    try:
+        return dict(conn.execute("SELECT path, body FROM files").fetchall())
+    finally:
+        conn.close()
+
+
+def fts_count(root: Path, word: str) -> int:
+    conn = sqlite3.connect(root / "runtime" / "memstore.db")
+    try:
+        return conn.execute("SELECT count(*) FROM files_fts WHERE files_fts MATCH ?", (word,)).fetchone()[0]
+    finally:
+        conn.close()
+
+
+def corpus(root: Path) -> None:
+    write(root, "identity.md", "# I am the agent\n")
+    for i in range(12):
+        write(root, f"memory/project_topic-{i:02d}.md", memory(f"project_topic-{i:02d}", f"summary {i} apples"))
+    write(root, "memory/short-term/260729-fact.md", "a short-term fact about pears\n")
+    write(root, "lenses/git.md", "---\ntype: lens\ntrigger:\n  tool_match: Bash\n---\nlens body\n")
+
+
+def test_add_change_delete_rename_keep_mirror_equal_to_files(root: Path) -> None:
+    corpus(root)
+    report = sync(root, CFG)
+    assert set(mirror_paths(root)) == set(disk_state(root))
+    assert report.scanned == 15
+
+    # add
+    write(root, "memory/feedback_new-one.md", memory("feedback_new-one", "fresh kiwis"))
+    # change (same size would still be caught by mtime; change the size too)
+    write(root, "memory/project_topic-03.md", memory("project_topic-03", "changed to bananas"))
+    # delete
+    (root / "memory/project_topic-05.md").unlink()
+    # rename
+    os.rename(root / "memory/project_topic-07.md", root / "memory/project_topic-77.md")
+    report = sync(root, CFG)
+    assert (report.added, report.changed, report.removed) == (2, 1, 2)
+    rows = mirror_paths(root)
+    assert set(rows) == set(disk_state(root))
+    assert "bananas" not in rows["memory/project_topic-03.md"]  # body unchanged, summary changed
+    assert fts_count(root, "bananas") == 1 and fts_count(root, "kiwis") == 1
+    # 12, less the deleted one and the changed one; the renamed one keeps its text
+    assert fts_count(root, "apples") == 10
+    conn = sqlite3.connect(root / "runtime" / "memstore.db")
+    policy = {r[0] for r in conn.execute("SELECT path FROM policy")}
+    conn.close()
+    assert policy == {p for p in disk_state(root) if p.startswith("memory/") and "_" in p.split("/")[-1]}
+
+
+def test_same_size_edit_is_seen(root: Path) -> None:
+    corpus(root)
+    sync(root, CFG)
+    path = root / "memory/project_topic-01.md"
+    text = path.read_text().replace("apples", "grapes")
+    assert len(text) == len(path.read_text()) - 0  # same length word swap
+    stat = path.stat()
+    path.write_text(text)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    sync(root, CFG)
+    assert fts_count(root, "grapes") == 1
+
+
+def test_touch_without_change_rehashes_but_keeps_row(root: Path) -> None:
+    corpus(root)
+    sync(root, CFG)
+    before = mirror_rows(root)
+    os.utime(root / "memory/project_topic-02.md", None)
+    report = sync(root, CFG)
+    assert report.touched_only == 1 and report.changed == 0
+    assert mirror_rows(root) == before
+
+
+def test_unreadable_file_keeps_its_row(root: Path) -> None:
+    corpus(root)
+    sync(root, CFG)
+    # A symlink whose target vanished (an unmounted disk, a moved folder): stat fails.
+    target = root.parent / "elsewhere.md"
+    write(root.parent, "elsewhere.md", memory("project_linked", "linked memory"))
+    os.symlink(target, root / "memory/project_linked.md")
+    sync(root, CFG)
+    assert "memory/project_linked.md" in mirror_paths(root)
+    target.unlink()
+    report = sync(root, CFG)
+    assert "memory/project_linked.md" in mirror_paths(root)
+    assert report.removed == 0 and "memory/project_linked.md" in report.unreadable
+
+
+def test_rebuild_after_deleting_mirror_gives_identical_rows_and_results(root: Path, run) -> None:
+    corpus(root)
+    write(root, "memory/feedback_broken.md", b'---\nname: "x\n---\nbroken apples\n')
+    assert run(root, "sync").exit_code == 0
+    rows = mirror_rows(root)
+    results = [run(root, "search", q, "--json").stdout for q in ("apples", "summary 3", "lens body pears")]
+    for suffix in ("", "-wal", "-shm"):
+        p = root / "runtime" / f"memstore.db{suffix}"
+        if p.exists():
+            p.unlink()
+    assert run(root, "rebuild").exit_code == 0
+    assert mirror_rows(root) == rows
+    assert [run(root, "search", q, "--json").stdout for q in ("apples", "summary 3", "lens body pears")] == results
+
+
+def test_rebuild_while_healthy_swaps_in_place(root: Path) -> None:
+    corpus(root)
+    sync(root, CFG)
+    reader = sqlite3.connect(root / "runtime" / "memstore.db")
+    reader.execute("BEGIN")
+    seen_before = reader.execute("SELECT count(*) FROM files").fetchone()[0]
+    write(root, "memory/feedback_extra.md", memory("feedback_extra", "extra"))
+    rebuild(root, CFG)
+    # The open read transaction still sees its snapshot: never half a mirror.
+    assert reader.execute("SELECT count(*) FROM files").fetchone()[0] == seen_before
+    reader.execute("COMMIT")
+    assert reader.execute("SELECT count(*) FROM files").fetchone()[0] == seen_before + 1
+    reader.close()
+    assert not list((root / "runtime").glob("memstore.db.rebuild-*"))
+
+
+def test_corrupt_mirror_is_rebuilt_with_one_line(root: Path, run) -> None:
+    corpus(root)
+    assert run(root, "sync").exit_code == 0
+    db = root / "runtime" / "memstore.db"
+    for suffix in ("-wal", "-shm"):
+        (root / "runtime" / f"memstore.db{suffix}").unlink(missing_ok=True)
+    db.write_bytes(b"garbage, not a database" * 100)
+    result = run(root, "search", "apples", "--json")
+    assert result.exit_code == 0
+    lines = [line for line in result.stderr.splitlines() if line]
+    assert len(lines) == 1 and "corrupt" in lines[0] and "rebuilt" in lines[0]
+    assert len(json.loads(result.stdout)) == 10
+
+
+def test_truncated_mirror_is_rebuilt(root: Path, run) -> None:
+    corpus(root)
+    assert run(root, "sync").exit_code == 0
+    conn = sqlite3.connect(root / "runtime" / "memstore.db")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    db = root / "runtime" / "memstore.db"
+    db.write_bytes(db.read_bytes()[:4096])
+    result = run(root, "status", "--json")
+    assert result.exit_code == 0, result.output
+    assert "rebuilt" in result.stderr
+    assert json.loads(result.stdout)["kinds"]["t2"] == 12
+
+
+def test_foreign_schema_is_rebuilt(root: Path, run) -> None:
+    corpus(root)
+    assert run(root, "sync").exit_code == 0
+    conn = sqlite3.connect(root / "runtime" / "memstore.db")
+    conn.execute(
+        "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES ('memstore', 'm999_future', 'x')"
+    )
+    conn.commit()
+    conn.close()
+    result = run(root, "status")
+    assert result.exit_code == 0
+    assert "another schema version" in result.stderr
