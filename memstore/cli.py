@@ -351,5 +351,76 @@ def lint(app: App, as_json: bool) -> None:
         sys.exit(1)
 
 
+# ---------------------------------------------------------------- policy: touch / render / flush / list
+
+
+@cli.command()
+@click.argument("path")
+@click.option("--tool", default="Read", show_default=True, help="The tool the access came from.")
+@click.option("--session", default=None, help="Session id to record with the event.")
+@common
+def touch(app: App, path: str, tool: str, session: str | None) -> None:
+    """Record one access of a memory file, exactly as the hook does."""
+    from memstore.policy import record_touch
+
+    result = record_touch(app.root, path, tool, app.now, app.config, session=session)
+    if not result.recorded:
+        app.say(f"ignored: {result.message}")
+        return
+    click.echo(f"{result.rel}: {result.message}")
+
+
+@cli.command()
+@common
+def render(app: App) -> None:
+    """Regenerate MEMORY.md, MEMORY-archive.md and current-state.md from the mirror."""
+    from memstore.render import render as do_render
+    from memstore.sync import sync_locked
+
+    def run(conn: sqlite3.Connection) -> str:
+        sync_locked(conn, app.root, app.config)
+        return do_render(conn, app.root, app.now, app.config).summary()
+
+    click.echo(app.with_mirror(run))
+
+
+@cli.command()
+@click.option("--force", is_flag=True, help="Include files modified in the last few minutes.")
+@common
+def flush(app: App, force: bool) -> None:
+    """Fold policy state from the mirror into each memory file's frontmatter."""
+    from memstore.flush import flush as do_flush
+    from memstore.locks import file_lock
+    from memstore.sync import sync_into
+
+    def run(conn: sqlite3.Connection) -> str:
+        with file_lock(app.root / "runtime" / "state" / "mirror.lock"):
+            sync_into(conn, app.root, app.config)
+            report = do_flush(conn, app.root, app.now, app.config, force)
+            sync_into(conn, app.root, app.config)
+        for rel, why in report.refused:
+            app.say(f"left alone: {rel}: {why}")
+        return report.summary()
+
+    click.echo(app.with_mirror(run))
+
+
+@cli.command(name="list")
+@click.option("--band", type=click.Choice(["hot", "new", "cold", "archive", "superseded"]), default=None)
+@click.option("--json", "as_json", is_flag=True)
+@common
+def list_(app: App, band: str | None, as_json: bool) -> None:
+    """T2 memories with their band, score and policy state, in rank order."""
+    from memstore.views import list_view
+
+    rows = app.with_mirror(lambda conn: list_view(conn, app.root, app.now, app.config, band))
+    if as_json:
+        emit_json(rows)
+        return
+    shown = [{**r, "score": f"{r['score']:.4f}", "pin": "pin" if r["pin"] else ""} for r in rows]
+    click.echo(table(shown, ["band", "score", "access_count", "stability", "pin", "name"],
+                     ["band", "score", "reinf", "stability", "", "name"]))
+
+
 def main(argv: list[str] | None = None) -> None:
     cli.main(args=argv, prog_name="memstore")

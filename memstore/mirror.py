@@ -15,8 +15,6 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
-from sqlite_utils import Database
-
 from memstore.errors import MirrorError
 
 BUSY_TIMEOUT_MS = 10_000
@@ -57,6 +55,9 @@ def applied_migrations(conn: sqlite3.Connection) -> list[str]:
 
 
 def apply_migrations(conn: sqlite3.Connection) -> None:
+    # Imported here: the hook opens the mirror through connect() and must not load sqlite-utils.
+    from sqlite_utils import Database
+
     from memstore.migrations import migrations
 
     migrations.apply(Database(conn))

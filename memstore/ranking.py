@@ -54,7 +54,8 @@ def apply_touch(state: PolicyState, when: dt.datetime, config: Config) -> Policy
         return PolicyState(state.access_count, state.stability, last_accessed, state.last_reinforced)
     return PolicyState(
         access_count=state.access_count + 1,
-        stability=min(state.stability * config.stability_growth, config.stability_cap),
+        # Rounded so the value a flush writes into the file reads back as exactly this state.
+        stability=round(min(state.stability * config.stability_growth, config.stability_cap), 4),
         last_accessed=last_accessed,
         last_reinforced=when,
     )

@@ -23,8 +23,8 @@ from memstore.config import Config, load_config
 from memstore.locks import file_lock
 from memstore.parsing import WARNING, Parsed, Problem, parse_bytes
 from memstore.paths import SKIP_DIRS, classify, db_path, state_dir
-from memstore.ranking import apply_touch, baseline
-from memstore.timeutil import fmt, parse_when
+from memstore.policy import recompute_policy
+from memstore.timeutil import fmt
 
 Progress = Callable[[int, int], None]
 Notify = Callable[[str], None]
@@ -164,66 +164,6 @@ COLUMNS = (
 )
 _INSERT = f"INSERT INTO files ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
 _UPDATE = f"UPDATE files SET {', '.join(f'{c} = ?' for c in COLUMNS[1:])} WHERE path = ?"
-
-
-def recompute_policy(conn: sqlite3.Connection, paths: list[str], config: Config) -> None:
-    """Policy state of T2 files = their frontmatter, then journal events newer than it.
-
-    The checkpoint is the file's own last_accessed: every event at or before it was
-    folded into the file by a flush. Events are applied in (ts, id) order so any
-    machine replaying the same journals reaches the same state.
-    """
-    for start in range(0, len(paths), BATCH):
-        chunk = paths[start : start + BATCH]
-        marks = ",".join("?" * len(chunk))
-        rows = conn.execute(
-            f"SELECT path, kind, fm_access_count, fm_stability, fm_last_accessed, fm_last_reinforced "
-            f"FROM files WHERE path IN ({marks})",
-            chunk,
-        ).fetchall()
-        present = {r["path"]: r for r in rows if r["kind"] == "t2"}
-        gone = [p for p in chunk if p not in present]
-        if gone:
-            conn.executemany("DELETE FROM policy WHERE path = ?", [(p,) for p in gone])
-        events: dict[str, list[tuple[str, str]]] = {}
-        for ev in conn.execute(f"SELECT path, ts, id FROM events WHERE path IN ({marks}) ORDER BY path, ts, id", chunk):
-            events.setdefault(ev["path"], []).append((ev["ts"], ev["id"]))
-        out = []
-        for path, row in present.items():
-            checkpoint = row["fm_last_accessed"]
-            state = baseline(
-                row["fm_access_count"],
-                row["fm_stability"],
-                parse_when(row["fm_last_accessed"]),
-                parse_when(row["fm_last_reinforced"]),
-                config,
-            )
-            applied = 0
-            for ts, _id in events.get(path, ()):
-                if checkpoint is not None and ts <= checkpoint:
-                    continue
-                when = parse_when(ts)
-                if when is None:
-                    continue
-                state = apply_touch(state, when, config)
-                applied += 1
-            out.append(
-                (
-                    path,
-                    state.access_count,
-                    state.stability,
-                    fmt(state.last_accessed) if state.last_accessed else None,
-                    fmt(state.last_reinforced) if state.last_reinforced else None,
-                    applied,
-                )
-            )
-        conn.executemany(
-            "INSERT INTO policy (path, access_count, stability, last_accessed, last_reinforced, touches) "
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET access_count=excluded.access_count, "
-            "stability=excluded.stability, last_accessed=excluded.last_accessed, "
-            "last_reinforced=excluded.last_reinforced, touches=excluded.touches",
-            out,
-        )
 
 
 def sync_into(

@@ -56,6 +56,36 @@ def lint_view(conn: sqlite3.Connection) -> list[dict[str, str]]:
     return found
 
 
+def list_view(
+    conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config, band: str | None = None
+) -> list[dict[str, Any]]:
+    from memstore.render import compute_bands
+
+    bands = compute_bands(conn, now, config)
+    rows = []
+    for entry in bands.entries:
+        if band is not None and entry.band != band:
+            continue
+        rows.append(
+            {
+                "path": entry.path,
+                "name": entry.name,
+                "type": entry.name.split("_", 1)[0],
+                "band": entry.band,
+                "score": round(entry.score, 6),
+                "access_count": entry.access_count,
+                "stability": entry.stability,
+                "last_accessed": entry.last_accessed,
+                "last_reinforced": entry.last_reinforced,
+                "importance": entry.importance,
+                "pin": entry.pin,
+                "created": entry.created.isoformat() if entry.created else None,
+                "summary": entry.summary,
+            }
+        )
+    return rows
+
+
 def status_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config) -> dict[str, Any]:
     kinds = {kind: 0 for kind in KINDS}
     for row in conn.execute("SELECT kind, count(*) AS n FROM files GROUP BY kind"):
@@ -67,8 +97,24 @@ def status_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: 
                 errors += 1
             else:
                 warnings += 1
+    from memstore.render import compute_bands
+
+    bands = compute_bands(conn, now, config)
+    budgets = {"hot": config.hot_budget, "new": config.new_budget, "cold": config.cold_budget}
+    band_rows = [
+        {
+            "band": name,
+            "rows": len(getattr(bands, name)),
+            "chars": bands.used.get(name),
+            "budget": budgets.get(name),
+            "use": f"{100 * bands.used[name] / budgets[name]:.0f}%" if name in budgets else "",
+        }
+        for name in ("hot", "new", "cold", "archive", "superseded")
+    ]
     path = db_path(root)
     return {
+        "bands": band_rows,
+        "rolled_by_guard": sum(1 for e in bands.entries if e.rolled),
         "root": str(root),
         "mirror": str(path),
         "mirror_bytes": sum(p.stat().st_size for p in path.parent.glob("memstore.db*") if p.is_file()),

@@ -1,0 +1,181 @@
+"""Derived policy state in the mirror, and the one function that records a touch.
+
+Standard library only: `record_touch` is the hook's whole job, and `memstore touch`
+calls the very same function, so what the CLI shows is what the hook does.
+
+The state of a T2 file is its frontmatter's policy fields (the checkpoint a flush
+wrote), then every journal event newer than that checkpoint, applied in (ts, id)
+order through the spacing gate. The hook applies its one event incrementally, which
+gives the same state whenever events arrive in time order; when one arrives out of
+order the path is recomputed from scratch, so the mirror always equals a replay.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from memstore import journal
+from memstore.config import Config
+from memstore.paths import T2_NAME
+from memstore.ranking import PolicyState, apply_touch, baseline
+from memstore.timeutil import fmt, parse_when
+
+REINFORCING_TOOLS = ("Read", "Edit", "Write", "MultiEdit")
+BATCH = 500
+
+
+def _state_row(path: str, state: PolicyState, touches: int) -> tuple[object, ...]:
+    return (
+        path,
+        state.access_count,
+        state.stability,
+        fmt(state.last_accessed) if state.last_accessed else None,
+        fmt(state.last_reinforced) if state.last_reinforced else None,
+        touches,
+    )
+
+
+_UPSERT = (
+    "INSERT INTO policy (path, access_count, stability, last_accessed, last_reinforced, touches) "
+    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET access_count=excluded.access_count, "
+    "stability=excluded.stability, last_accessed=excluded.last_accessed, "
+    "last_reinforced=excluded.last_reinforced, touches=excluded.touches"
+)
+
+
+def recompute_policy(conn: sqlite3.Connection, paths: list[str], config: Config) -> None:
+    """Recompute the policy rows of `paths` from the files table and the events table."""
+    for start in range(0, len(paths), BATCH):
+        chunk = paths[start : start + BATCH]
+        marks = ",".join("?" * len(chunk))
+        rows = conn.execute(
+            "SELECT path, kind, fm_access_count, fm_stability, fm_last_accessed, fm_last_reinforced "
+            f"FROM files WHERE path IN ({marks})",
+            chunk,
+        ).fetchall()
+        present = {r[0]: r for r in rows if r[1] == "t2"}
+        gone = [p for p in chunk if p not in present]
+        if gone:
+            conn.executemany("DELETE FROM policy WHERE path = ?", [(p,) for p in gone])
+        events: dict[str, list[str]] = {}
+        for path, ts in conn.execute(
+            f"SELECT path, ts FROM events WHERE path IN ({marks}) ORDER BY path, ts, id", chunk
+        ):
+            events.setdefault(path, []).append(ts)
+        out = []
+        for path, row in present.items():
+            checkpoint = row[4]
+            state = baseline(row[2], row[3], parse_when(row[4]), parse_when(row[5]), config)
+            applied = 0
+            for ts in events.get(path, ()):
+                if checkpoint is not None and ts <= checkpoint:
+                    continue  # folded into the file by an earlier flush
+                when = parse_when(ts)
+                if when is not None:
+                    state = apply_touch(state, when, config)
+                    applied += 1
+            out.append(_state_row(path, state, applied))
+        conn.executemany(_UPSERT, out)
+
+
+@dataclass
+class TouchResult:
+    recorded: bool  # a journal line was written
+    applied: bool  # the mirror was updated in this call (else the next sync folds it in)
+    rel: str | None
+    message: str
+
+
+def memory_rel(root: Path, file_path: str, cwd: Path | None = None) -> str | None:
+    """The root-relative path of a T2 memory file, or None if the path is anything else.
+
+    The real path is used (symlinks and `..` resolved), so a link inside memory/ that
+    points elsewhere is not a memory, and a path that wanders out and back in is.
+    """
+    if not file_path:
+        return None
+    candidate = Path(file_path)
+    if not candidate.is_absolute():
+        candidate = (cwd or Path.cwd()) / candidate
+    try:
+        real = Path(os.path.realpath(candidate))
+        real_root = Path(os.path.realpath(root))
+        rel = real.relative_to(real_root)
+    except (ValueError, OSError):
+        return None
+    parts = rel.parts
+    if len(parts) != 2 or parts[0] != "memory" or not T2_NAME.match(parts[1]):
+        return None
+    return rel.as_posix()
+
+
+def record_touch(
+    root: Path,
+    file_path: str,
+    tool: str,
+    now: dt.datetime,
+    config: Config,
+    *,
+    session: str | None = None,
+    cwd: Path | None = None,
+    lock_budget_ms: int | None = None,
+) -> TouchResult:
+    """Record one access: a journal line first, then one SQLite transaction.
+
+    The journal line lands even when the mirror is locked past the budget, missing or
+    broken; the next sync folds it in. Nothing here raises for a locked database.
+    """
+    if tool not in REINFORCING_TOOLS:
+        return TouchResult(False, False, None, f"{tool} does not reinforce (only {', '.join(REINFORCING_TOOLS)})")
+    rel = memory_rel(root, file_path, cwd)
+    if rel is None:
+        return TouchResult(False, False, None, f"not a T2 memory file under {root}/memory: {file_path}")
+    event = journal.new_event(rel, tool, now, session)
+    journal.append(root, event)
+    db = root / "runtime" / "memstore.db"
+    if not db.exists():
+        return TouchResult(True, False, rel, "journaled; the mirror does not exist yet (next sync folds it in)")
+    budget = config.hook_lock_budget_ms if lock_budget_ms is None else lock_budget_ms
+    try:
+        conn = sqlite3.connect(str(db), timeout=budget / 1000, isolation_level=None)
+    except sqlite3.Error as exc:
+        return TouchResult(True, False, rel, f"journaled; mirror not opened ({exc})")
+    try:
+        conn.execute(f"PRAGMA busy_timeout={int(budget)}")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            apply_event(conn, event, config)
+            # The offset is not advanced: sync re-reads this line and skips it by id.
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return TouchResult(True, True, rel, "reinforced")
+    except sqlite3.Error as exc:
+        return TouchResult(True, False, rel, f"journaled; mirror busy or unusable ({exc})")
+    finally:
+        conn.close()
+
+
+def apply_event(conn: sqlite3.Connection, event: dict[str, str | None], config: Config) -> None:
+    """Insert one event and bring its path's policy row up to date (caller holds a transaction)."""
+    if not journal.insert_event(conn, event):
+        return
+    path = str(event["path"])
+    row = conn.execute(
+        "SELECT access_count, stability, last_accessed, last_reinforced, touches FROM policy WHERE path = ?", (path,)
+    ).fetchone()
+    if row is None:
+        recompute_policy(conn, [path], config)  # known file not yet in policy, or not synced yet
+        return
+    when = parse_when(event["ts"])
+    last = parse_when(row[2])
+    if when is None or (last is not None and when < last):
+        recompute_policy(conn, [path], config)  # out of order: only a full replay is exact
+        return
+    state = apply_touch(PolicyState(row[0], row[1], last, parse_when(row[3])), when, config)
+    conn.execute(_UPSERT, _state_row(path, state, row[4] + 1))

@@ -1,0 +1,277 @@
+"""Rank the T2 memories into bands and render MEMORY.md, MEMORY-archive.md, current-state.md.
+
+A pure function of the mirror and `now`: the index never reads its own previous
+output, so regenerating it can never lose anything, and curated summaries live in
+the memory files, not here. The four passes:
+
+1. superseded files go straight to the archive;
+2. Hot takes rows in (-score, filename) order while they fit its budget (pins always);
+3. New takes files born within `new_days`, newest birth first (every newborn scores
+   about the same, so score order would really be filename order), rows cut to
+   `new_row_chars`;
+4. Cold takes the rest by score within its budget; everything else is archived in
+   the same order, unbudgeted.
+
+A row that does not fit is pushed down, never cut. Budgets count the rendered row
+including its newline. A final guard keeps the whole of MEMORY.md within the line
+and byte limits of harnesses that auto-load it and silently drop what is past them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memstore.config import Config
+from memstore.locks import atomic_write, file_lock
+from memstore.ranking import score
+from memstore.timeutil import UTC, parse_date, parse_when, to_utc
+
+BANDS = ("hot", "new", "cold", "archive", "superseded")
+
+
+@dataclass
+class Entry:
+    path: str
+    name: str
+    filename: str
+    summary: str
+    score: float
+    created: dt.date | None
+    pin: bool
+    superseded: bool
+    in_flight: bool
+    state: str | None
+    access_count: int
+    stability: float
+    last_accessed: str | None
+    last_reinforced: str | None
+    importance: float
+    band: str = "archive"
+    row: str = ""
+    rolled: bool = False  # pushed to the archive by the whole-index guard
+
+
+@dataclass
+class Bands:
+    entries: list[Entry]
+    hot: list[Entry] = field(default_factory=list)
+    new: list[Entry] = field(default_factory=list)
+    cold: list[Entry] = field(default_factory=list)
+    archive: list[Entry] = field(default_factory=list)
+    superseded: list[Entry] = field(default_factory=list)
+    used: dict[str, int] = field(default_factory=dict)
+
+
+def render_minute(now: dt.datetime) -> dt.datetime:
+    """Scores are taken at the minute, so two renders within one minute are byte-identical."""
+    return to_utc(now).replace(second=0)
+
+
+def load_entries(conn: sqlite3.Connection, now: dt.datetime, config: Config) -> list[Entry]:
+    """Every T2 file with its score, in the total order (-score, filename)."""
+    entries = []
+    sql = """
+        SELECT f.path, f.name, f.row_text, f.created, f.pin, f.status, f.in_flight, f.state, f.importance,
+               f.mtime_ns, p.access_count, p.stability, p.last_accessed, p.last_reinforced
+        FROM files f LEFT JOIN policy p ON p.path = f.path
+        WHERE f.kind = 't2'
+    """
+    for row in conn.execute(sql):
+        access_count = row["access_count"] if row["access_count"] is not None else 0
+        stability = row["stability"] if row["stability"] is not None else config.initial_stability
+        last = parse_when(row["last_accessed"]) if row["last_accessed"] else None
+        if last is None:
+            last = to_utc(dt.datetime.fromtimestamp(row["mtime_ns"] / 1e9, UTC))
+        status = (row["status"] or "").strip().lower()
+        filename = row["path"].rsplit("/", 1)[-1]
+        entries.append(
+            Entry(
+                path=row["path"],
+                name=filename[:-3],
+                filename=filename,
+                summary=row["row_text"] or "",
+                score=score(access_count, stability, last, row["importance"], now, config),
+                created=parse_date(row["created"]) if row["created"] else None,
+                pin=bool(row["pin"]),
+                superseded=status.startswith("superseded"),
+                in_flight=bool(row["in_flight"]),
+                state=row["state"],
+                access_count=access_count,
+                stability=stability,
+                last_accessed=row["last_accessed"],
+                last_reinforced=row["last_reinforced"],
+                importance=row["importance"],
+            )
+        )
+    entries.sort(key=lambda e: (-e.score, e.filename))
+    return entries
+
+
+def row_for(entry: Entry) -> str:
+    """One index line: a link the agent can Read, and the file's own summary."""
+    summary = " ".join(entry.summary.split())
+    text = f"- [{entry.name}]({entry.filename})"
+    return f"{text}: {summary}" if summary else text
+
+
+def cut(row: str, limit: int) -> str:
+    return row if len(row) <= limit else row[: limit - 1].rstrip() + "…"
+
+
+HEADER = """\
+# Memory index
+
+Rows are one-line summaries of memory files in this folder. When a row looks
+relevant to the task, Read that file: reading is what keeps a memory in this index.
+Hot holds the most used, New the recently written, Cold the tail. Everything else
+is listed in MEMORY-archive.md and found with `memstore search "words"`.
+"""
+
+
+def assign(entries: list[Entry], now: dt.datetime, config: Config) -> Bands:
+    """The four passes, then the whole-index guard."""
+    bands = Bands(entries)
+    live: list[Entry] = []
+    for entry in entries:
+        entry.row = row_for(entry)
+        if entry.superseded:
+            entry.band = "superseded"
+            bands.superseded.append(entry)
+        else:
+            live.append(entry)
+
+    used_hot = 0
+    rest: list[Entry] = []
+    for entry in live:
+        size = len(entry.row) + 1
+        if entry.pin or used_hot + size <= config.hot_budget:
+            entry.band = "hot"
+            bands.hot.append(entry)
+            used_hot += size
+        else:
+            rest.append(entry)
+
+    today = now.date()
+    newborns = [e for e in rest if e.created is not None and 0 <= (today - e.created).days <= config.new_days]
+    newborns.sort(key=lambda e: (-(e.created.toordinal() if e.created else 0), e.filename))
+    used_new = 0
+    for entry in newborns:
+        row = cut(entry.row, config.new_row_chars)
+        if used_new + len(row) + 1 <= config.new_budget:
+            entry.row = row
+            entry.band = "new"
+            bands.new.append(entry)
+            used_new += len(row) + 1
+
+    used_cold = 0
+    for entry in rest:
+        if entry.band == "new":
+            continue
+        entry.row = row_for(entry)  # a newborn that did not fit New competes uncut
+        size = len(entry.row) + 1
+        if used_cold + size <= config.cold_budget:
+            entry.band = "cold"
+            bands.cold.append(entry)
+            used_cold += size
+        else:
+            entry.band = "archive"
+
+    _guard(bands, config)
+    bands.used = {
+        "hot": sum(len(e.row) + 1 for e in bands.hot),
+        "new": sum(len(e.row) + 1 for e in bands.new),
+        "cold": sum(len(e.row) + 1 for e in bands.cold),
+    }
+    bands.archive = [e for e in live if e.band == "archive"]
+    return bands
+
+
+def _guard(bands: Bands, config: Config) -> None:
+    """Roll rows off the tail (Cold, then New, then Hot) until MEMORY.md fits its limits."""
+
+    def fits() -> bool:
+        text = compose_index(bands.hot, bands.new, bands.cold)
+        return len(text.splitlines()) <= config.index_max_lines and len(text.encode()) <= config.index_max_bytes
+
+    while not fits():
+        group = bands.cold or bands.new or bands.hot
+        if not group:
+            return
+        entry = group.pop()
+        entry.band = "archive"
+        entry.rolled = True
+        entry.row = row_for(entry)
+
+
+def compose_index(hot: list[Entry], new: list[Entry], cold: list[Entry]) -> str:
+    parts = [HEADER]
+    for title, group in (("Hot", hot), ("New", new), ("Cold", cold)):
+        if group:
+            parts.append(f"\n## {title}\n\n" + "".join(e.row + "\n" for e in group))
+    return "".join(parts)
+
+
+def compose_archive(bands: Bands) -> str:
+    parts = [
+        "# Memory archive\n\n"
+        "Every memory that is not in MEMORY.md, most relevant first. Nothing here is deleted:\n"
+        "Read a file and it climbs back into the index.\n"
+    ]
+    if bands.archive:
+        parts.append("\n## Rolled off\n\n" + "".join(row_for(e) + "\n" for e in bands.archive))
+    if bands.superseded:
+        parts.append("\n## Superseded\n\n" + "".join(row_for(e) + "\n" for e in bands.superseded))
+    return "".join(parts)
+
+
+def compose_state(entries: list[Entry]) -> str:
+    flying = sorted((e for e in entries if e.in_flight and not e.superseded), key=lambda e: e.filename)
+    lines = ["# In flight\n", "\nRendered from the `in_flight` and `state` fields of the memory files.\n\n"]
+    if not flying:
+        lines.append("Nothing is in flight.\n")
+    for entry in flying:
+        state = " ".join((entry.state or "").split()) or "(no state given)"
+        lines.append(f"- [{entry.name}]({entry.filename}): {state}\n")
+    return "".join(lines)
+
+
+@dataclass
+class RenderResult:
+    bands: Bands
+    written: list[str]
+
+    def summary(self) -> str:
+        b = self.bands
+        rolled = sum(1 for e in b.entries if e.rolled)
+        text = (
+            f"hot {len(b.hot)}, new {len(b.new)}, cold {len(b.cold)}, archive {len(b.archive)}, "
+            f"superseded {len(b.superseded)}"
+        )
+        if rolled:
+            text += f" ({rolled} rolled off by the index size guard)"
+        return text + (f"; wrote {', '.join(self.written)}" if self.written else "; unchanged")
+
+
+def compute_bands(conn: sqlite3.Connection, now: dt.datetime, config: Config) -> Bands:
+    minute = render_minute(now)
+    return assign(load_entries(conn, minute, config), minute, config)
+
+
+def render(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config) -> RenderResult:
+    """Write the three derived files atomically, under the render lock."""
+    bands = compute_bands(conn, now, config)
+    outputs = {
+        "MEMORY.md": compose_index(bands.hot, bands.new, bands.cold),
+        "MEMORY-archive.md": compose_archive(bands),
+        "current-state.md": compose_state(bands.entries),
+    }
+    memory = root / "memory"
+    written = []
+    with file_lock(root / "runtime" / "state" / "render.lock"):
+        for name, text in outputs.items():
+            if atomic_write(memory / name, text.encode("utf-8")):
+                written.append(name)
+    return RenderResult(bands, written)
