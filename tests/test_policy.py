@@ -152,6 +152,20 @@ def test_replay_after_deleting_mirror_gives_same_policy(corpus: Path) -> None:
     assert [policy(corpus, "memory/feedback_a.md"), policy(corpus, "memory/feedback_b.md")] == live
 
 
+def test_out_of_order_event_gives_the_replay_state(corpus: Path) -> None:
+    a = str(corpus / "memory/feedback_a.md")
+    record_touch(corpus, a, "Read", T0, CFG)
+    record_touch(corpus, a, "Read", T0 + dt.timedelta(days=1), CFG)
+    record_touch(corpus, a, "Read", T0 + dt.timedelta(hours=21), CFG)  # late arrival from a slow clock
+    # In time order the +21h read passes the gate and the +1d read (3h later) does not.
+    expected = (2, 35.84, "2026-07-02T09:00:00Z", "2026-07-02T06:00:00Z")
+    assert policy(corpus, "memory/feedback_a.md") == expected
+    for suffix in ("", "-wal", "-shm"):
+        (corpus / "runtime" / f"memstore.db{suffix}").unlink(missing_ok=True)
+    rebuild(corpus, CFG)
+    assert policy(corpus, "memory/feedback_a.md") == expected
+
+
 def test_journal_written_while_mirror_missing_is_folded_in(corpus: Path) -> None:
     for suffix in ("", "-wal", "-shm"):
         (corpus / "runtime" / f"memstore.db{suffix}").unlink(missing_ok=True)

@@ -66,9 +66,10 @@ def test_nothing_lost_every_live_file_in_exactly_one_place(root: Path, run) -> N
 
 def test_budgets_hold(root: Path, run) -> None:
     build(root, 400)
-    for i in range(40):  # newborns, to fill New past its budget
+    for i in range(40):  # newborns, to fill New past its budget; some rows far over 160 chars
         write(root, f"memory/project_born-{i:02d}.md",
-              memory(f"project_born-{i:02d}", "newborn " + words(100 + i, 12), created=f"2026-07-{10 + i % 19:02d}"))
+              memory(f"project_born-{i:02d}", "newborn " + words(100 + i, 12 + (i % 3) * 15),
+                     created=f"2026-07-{10 + i % 19:02d}"))
     index, _ = rendered(root, run)
     for title, budget in (("Hot", CFG.hot_budget), ("New", CFG.new_budget), ("Cold", CFG.cold_budget)):
         rows = section(index, title)
@@ -76,6 +77,7 @@ def test_budgets_hold(root: Path, run) -> None:
         assert rows and used <= budget, title
         assert used > budget * 0.9, f"{title} should be nearly full: {used}/{budget}"
     assert all(len(r) <= CFG.new_row_chars for r in section(index, "New"))
+    assert any(r.endswith("…") for r in section(index, "New"))  # long rows were cut, not dropped
     assert len(index.splitlines()) <= CFG.index_max_lines and len(index.encode()) <= CFG.index_max_bytes
 
 
@@ -88,10 +90,14 @@ def test_total_order_tie_break_is_filename(root: Path, tmp_path: Path, run) -> N
         (base / "memory").mkdir(parents=True)
         names = [f"reference_tie-{i:03d}" for i in range(250)]
         random.Random(seed).shuffle(names)
-        for name in names:
-            write(base, f"memory/{name}.md", memory(name, "same summary text for every file in this corpus",
-                                                   access_count=0, stability=14, last_accessed="2026-07-01T00:00:00Z",
-                                                   created="2026-01-01"))
+        # Sync in shuffled chunks, so the mirror's row order is not filename order either:
+        # only an explicit tie-break can give filename order.
+        for start in range(0, len(names), 25):
+            for name in names[start : start + 25]:
+                write(base, f"memory/{name}.md", memory(name, "same summary text for every file in this corpus",
+                                                       access_count=0, stability=14,
+                                                       last_accessed="2026-07-01T00:00:00Z", created="2026-01-01"))
+            assert run(base, "sync").exit_code == 0
         outputs.append(rendered(base, run))
     assert outputs[0] == outputs[1]
     hot = LINK.findall("\n".join(section(outputs[0][0], "Hot")))
@@ -110,13 +116,17 @@ def test_render_is_deterministic_within_a_minute(root: Path, run) -> None:
 
 def test_pins_always_enter_hot(root: Path, run) -> None:
     build(root)
+    write(root, "memstore.toml", "hot_budget = 2000\n")
+    # The pinned row is longer than any gap Hot's ~130-char rows can leave, and its score is
+    # the lowest of all: only the pin can put it in Hot.
     write(root, "memory/feedback_pinned-rule.md",
-          memory("feedback_pinned-rule", "pinned but cold", pin="true", access_count=0, stability=14,
-                 last_accessed="2025-01-01T00:00:00Z", created="2025-01-01"))
+          memory("feedback_pinned-rule", "pinned but cold " + words(3, 30), pin="true", access_count=0,
+                 stability=14, last_accessed="2025-01-01T00:00:00Z", created="2025-01-01"))
     index, _ = rendered(root, run)
     hot = section(index, "Hot")
     assert any("feedback_pinned-rule" in r for r in hot)
-    assert sum(len(r) + 1 for r in hot) > CFG.hot_budget - 200  # Hot was full all the same
+    assert len(next(r for r in hot if "feedback_pinned-rule" in r)) > 200
+    assert sum(len(r) + 1 for r in hot if "pinned" not in r) > 2000 - 200  # Hot was full all the same
 
 
 def test_born_visible_even_when_hot_is_full(root: Path, run) -> None:

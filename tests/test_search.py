@@ -65,7 +65,9 @@ def test_unknown_type_is_bad_usage(run, turns: Path) -> None:
 @pytest.mark.parametrize(
     "query",
     ['"unbalanced', "dog AND (", "NEAR(", "*", "^", "dog OR", "col:dog", "Maria's dog?!", "((()))", "AND",
-     '""', "🐕 dog", "dog -x", "dog NOT", "a the of", "   "],
+     '""', "🐕 dog", "dog -x", "dog NOT", "a the of", "   ",
+     # a real question that once crashed search (an unbalanced quote inside a title)
+     'When did Joanna first watch "Eternal Sunshine of the Spotless Mind? dog'],
 )
 def test_broken_queries_never_raise(run, turns: Path, query: str) -> None:
     result = run(turns, "search", query, "--json")

@@ -200,3 +200,9 @@ def test_foreign_schema_is_rebuilt(root: Path, run) -> None:
     result = run(root, "status")
     assert result.exit_code == 0
     assert "another schema version" in result.stderr
+
+
+def test_known_migrations_match_the_migrations_package() -> None:
+    from memstore import migrations, mirror
+
+    assert list(mirror.KNOWN_MIGRATIONS) == migrations.names()
