@@ -422,5 +422,33 @@ def list_(app: App, band: str | None, as_json: bool) -> None:
                      ["band", "score", "reinf", "stability", "", "name"]))
 
 
+# ---------------------------------------------------------------- Claude Code: hook / context
+
+
+@cli.command(context_settings={"ignore_unknown_options": True})
+@click.pass_context
+def hook(ctx: click.Context) -> None:
+    """The Claude Code hook: one JSON object on stdin; always exits 0."""
+    from memstore.hook import main as hook_main
+
+    app: App = ctx.obj
+    args = []
+    if app.root_opt:
+        args += ["--root", app.root_opt]
+    if app.now_opt:
+        args += ["--now", app.now_opt]
+    stdout = click.get_text_stream("stdout")
+    hook_main(args, stdin=click.get_binary_stream("stdin"), stdout=stdout)
+
+
+@cli.command()
+@common
+def context(app: App) -> None:
+    """Print the cold-start bundle that SessionStart injects."""
+    from memstore.context import bundle
+
+    click.echo(bundle(app.root, app.now, app.config), nl=False)
+
+
 def main(argv: list[str] | None = None) -> None:
     cli.main(args=argv, prog_name="memstore")

@@ -1,0 +1,119 @@
+"""The cold-start bundle: what SessionStart injects and `memstore context` prints. Standard library only.
+
+It is read straight from the files (they are the truth, and always fresh): the
+in-flight list (current-state.md), T1 facts inside their visibility window, the
+latest dream-journal entries and the open bugs. Each part is trimmed by priority so
+the whole stays within the budget: Claude Code moves a longer SessionStart output
+into a file and shows the model only a short preview. Identity and MEMORY.md arrive
+through CLAUDE.md imports instead, which are loaded whole.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+
+from memstore.config import Config
+
+_DATED = re.compile(r"^(\d{2})(\d{2})(\d{2})-.+\.md$")
+_STATUS = re.compile(r"^status:\s*['\"]?([A-Za-z-]+)", re.M)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").replace("\r\n", "\n").lstrip("\ufeff")
+    except OSError:
+        return ""
+
+
+def split_front(text: str) -> tuple[str, str]:
+    """(frontmatter text, body) by the --- fences; no YAML parsing on this path."""
+    if text.startswith("---\n"):
+        end = text.find("\n---", 4)
+        if end != -1:
+            after = text.find("\n", end + 4)
+            return text[4:end], text[after + 1 :] if after != -1 else ""
+    return "", text
+
+
+def _dated(folder: Path) -> list[tuple[dt.date, Path]]:
+    found = []
+    if folder.is_dir():
+        for path in folder.glob("*.md"):
+            match = _DATED.match(path.name)
+            if match:
+                try:
+                    day = dt.date(2000 + int(match.group(1)), int(match.group(2)), int(match.group(3)))
+                except ValueError:
+                    continue
+                found.append((day, path))
+    found.sort(key=lambda pair: (pair[0], pair[1].name), reverse=True)
+    return found
+
+
+def _entry(path: Path, limit: int) -> str:
+    body = split_front(_read(path))[1].strip()
+    if len(body) > limit:
+        body = body[: limit - 1].rstrip() + "…"
+    return f"### {path.name}\n{body}\n"
+
+
+def sections(root: Path, now: dt.datetime, config: Config) -> list[tuple[str, list[str]]]:
+    """The parts of the bundle in priority order, each a heading and its entries (newest first)."""
+    memory = root / "memory"
+    parts: list[tuple[str, list[str]]] = []
+
+    state = split_front(_read(memory / "current-state.md"))[1]
+    flying = [line for line in state.splitlines() if line.startswith("- ")]
+    parts.append(("In flight", [line + "\n" for line in flying]))
+
+    bugs = []
+    for path in sorted((memory / "bugs").glob("*.md")) if (memory / "bugs").is_dir() else []:
+        front, body = split_front(_read(path))
+        match = _STATUS.search(front)
+        if match and match.group(1).lower() != "open":
+            continue
+        title = re.search(r"^title:\s*(.+)$", front, re.M)
+        line = title.group(1).strip().strip("'\"") if title else (body.strip().splitlines() or [path.stem])[0]
+        bugs.append(f"- {path.name}: {line}\n")
+    parts.append(("Open bugs", bugs))
+
+    today = now.date()
+    facts = [
+        _entry(path, 1200)
+        for day, path in _dated(memory / "short-term")
+        if 0 <= (today - day).days <= config.short_term_days
+    ]
+    parts.append((f"Short-term facts (last {config.short_term_days} days)", facts))
+
+    dreams = [_entry(path, 1500) for day, path in _dated(memory / "dream-journal") if day <= today]
+    parts.append(("Dream journal (latest)", dreams[: config.dream_entries]))
+    return parts
+
+
+def bundle(root: Path, now: dt.datetime, config: Config) -> str:
+    """The whole bundle within config.context_budget characters; lower-priority entries go first."""
+    budget = config.context_budget
+    header = "# memstore: where things stand\n"
+    out = [header]
+    used = len(header)
+    dropped = 0
+    for title, entries in sections(root, now, config):
+        if not entries:
+            continue
+        heading = f"\n## {title}\n"
+        if used + len(heading) + len(entries[0]) > budget:
+            dropped += len(entries)
+            continue
+        out.append(heading)
+        used += len(heading)
+        for entry in entries:
+            if used + len(entry) > budget - 120:  # keep room for the note below
+                dropped += 1
+                continue
+            out.append(entry)
+            used += len(entry)
+    if dropped:
+        out.append(f"\n({dropped} older entries left out to stay within {budget} characters; see memory/)\n")
+    return "".join(out)
