@@ -146,6 +146,11 @@ class Group(click.Group):
             raise CliFailure(str(exc), exc.exit_code, exc.hint) from None
         except sqlite3.DatabaseError as exc:
             raise CliFailure(f"database: {exc}", 1, "run: memstore rebuild") from None
+        except BrokenPipeError:
+            # The reader went away (`| head`): stop quietly, as other command-line tools do.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            sys.exit(0)
         except OSError as exc:
             where = f" {exc.filename}" if exc.filename else ""
             raise CliFailure(f"{exc.strerror or exc}{where}", 1, None) from None
@@ -448,6 +453,111 @@ def context(app: App) -> None:
     from memstore.context import bundle
 
     click.echo(bundle(app.root, app.now, app.config), nl=False)
+
+
+# ---------------------------------------------------------------- install / verify / tick
+
+
+def _claude_paths(scope: str, settings: str | None, claude_md: str | None) -> tuple[Path, Path]:
+    home = Path.home() / ".claude"
+    base = Path.cwd() / ".claude" if scope == "project" else home
+    settings_path = Path(settings) if settings else base / "settings.json"
+    md_path = Path(claude_md) if claude_md else (Path.cwd() / "CLAUDE.md" if scope == "project" else home / "CLAUDE.md")
+    return settings_path.expanduser().absolute(), md_path.expanduser().absolute()
+
+
+def _lens_matcher(app: App) -> str | None:
+    from memstore.lenses import tool_union
+    from memstore.sync import sync_locked
+
+    def run(conn: sqlite3.Connection) -> str | None:
+        sync_locked(conn, app.root, app.config)
+        return tool_union(conn)
+
+    return app.with_mirror(run)
+
+
+@cli.command()
+@click.option("--apply", "do_apply", is_flag=True, help="Write the changes (default: print a diff only).")
+@click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True,
+              help="project: ./.claude/settings.json and ./CLAUDE.md; user: ~/.claude/...")
+@click.option("--settings", default=None, help="The settings.json to merge into (overrides --scope).")
+@click.option("--claude-md", default=None, help="The CLAUDE.md to add the import block to (overrides --scope).")
+@click.option("--cron", is_flag=True, help="Also install the nightly tick in the user's crontab.")
+@click.option("--crontab-file", default=None, help="Merge the cron line into this file instead of `crontab`.")
+@click.option("--keep-auto-memory", is_flag=True, help="Leave Claude Code's own auto memory switched on.")
+@common
+def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_md: str | None, cron: bool,
+            crontab_file: str | None, keep_auto_memory: bool) -> None:
+    """Register the hooks, add the CLAUDE.md imports, optionally the cron line (dry run unless --apply)."""
+    from memstore.install import plan_install, read_system_crontab
+    from memstore.render import render as do_render
+
+    settings_path, md_path = _claude_paths(scope, settings, claude_md)
+    matcher = _lens_matcher(app)
+    cron_file = Path(crontab_file).expanduser().absolute() if crontab_file else None
+    cron_text = read_system_crontab() if cron and cron_file is None else None
+    plan = plan_install(app.root, settings_path, md_path, matcher, disable_auto_memory=not keep_auto_memory,
+                        crontab_file=cron_file, crontab_text=cron_text)
+    changed = [c for c in plan.changes if c.changed]
+    for change in changed:
+        click.echo(change.diff())
+    if not do_apply:
+        click.echo(f"{len(changed)} file(s) would change; nothing written. Run again with --apply.")
+        return
+    written = plan.apply()
+    app.with_mirror(lambda conn: do_render(conn, app.root, app.now, app.config))
+    click.echo(f"{len(written)} file(s) changed; index rendered. Check the wiring with: "
+               f"memstore --root {app.root} verify --settings {settings_path} --claude-md {md_path}")
+
+
+@cli.command()
+@click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True)
+@click.option("--settings", default=None, help="The settings.json to check (overrides --scope).")
+@click.option("--claude-md", default=None, help="The CLAUDE.md to check (overrides --scope).")
+@click.option("--cron", is_flag=True, help="Also require the nightly tick in the user's crontab.")
+@click.option("--crontab-file", default=None, help="Require the nightly tick in this file.")
+@click.option("--json", "as_json", is_flag=True)
+@common
+def verify(app: App, scope: str, settings: str | None, claude_md: str | None, cron: bool,
+           crontab_file: str | None, as_json: bool) -> None:
+    """Prove the wiring: hooks, imports, index, mirror, and a real reinforcement. Exit 1 if anything is missing."""
+    from memstore import verify as v
+    from memstore.install import read_system_crontab
+
+    settings_path, md_path = _claude_paths(scope, settings, claude_md)
+    checks, command = v.check_settings(settings_path, app.root, _lens_matcher(app))
+    checks += v.check_claude_md(md_path, app.root)
+    checks.append(v.check_index(app.root, app.config))
+    checks.append(v.check_mirror(app.root))
+    if crontab_file:
+        path = Path(crontab_file).expanduser()
+        checks.append(v.check_cron(path.read_text() if path.exists() else "", app.root))
+    elif cron:
+        checks.append(v.check_cron(read_system_crontab(), app.root))
+    if command:
+        checks.append(v.check_reinforcement(app.root, command, app.now))
+    failed = [c for c in checks if not c.ok]
+    if as_json:
+        emit_json([c.__dict__ for c in checks])
+    else:
+        for check in checks:
+            mark = "ok  " if check.ok else "MISSING"
+            click.echo(f"{mark:8} {check.name}: {check.detail}" + (f"  -> {check.fix}" if not check.ok and check.fix
+                                                                     else ""))
+        click.echo(f"{len(checks) - len(failed)}/{len(checks)} checks passed")
+    if failed:
+        sys.exit(1)
+
+
+@cli.command()
+@common
+def tick(app: App) -> None:
+    """The nightly tick: sync, flush (skipping files in use), render, record status."""
+    from memstore.nightly import tick as do_tick
+
+    status = do_tick(app.root, app.now, app.config, app.say)
+    click.echo(f"tick {status['ran_at']}: {status['sync']} | {status['flush']} | {status['render']}")
 
 
 def main(argv: list[str] | None = None) -> None:

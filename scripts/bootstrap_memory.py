@@ -1,0 +1,33 @@
+#!/usr/bin/env python3
+"""Lay out an agent root and build its mirror (memstore init). Dry run unless --apply.
+
+Usage: python scripts/bootstrap_memory.py [--root DIR] ROOT [--apply]
+
+A thin wrapper kept for people following the seed's three-script install; it runs
+`memstore init` with the same arguments.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+try:
+    from memstore.cli import main
+except ImportError:  # running from a checkout without an install
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from memstore.cli import main
+
+
+def run(argv: list[str]) -> None:
+    options = []
+    rest = list(argv)
+    # --root belongs before the command name
+    if "--root" in rest:
+        at = rest.index("--root")
+        options, rest = rest[at : at + 2], rest[:at] + rest[at + 2 :]
+    main([*options, "init", *rest])
+
+
+if __name__ == "__main__":
+    run(sys.argv[1:])
