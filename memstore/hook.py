@@ -77,7 +77,7 @@ def _log(root: Path | None, message: str) -> None:
         log.parent.mkdir(parents=True, exist_ok=True)
         if log.exists() and log.stat().st_size > 1_000_000:
             os.replace(log, log.with_suffix(".log.1"))  # keep the log from growing without end
-        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         with open(log, "a", encoding="utf-8") as handle:
             handle.write(f"{stamp} {message}\n")
     except OSError:
@@ -130,7 +130,7 @@ def _session(payload: dict[str, Any]) -> str | None:
 
 def handle(payload: dict[str, Any], root: Path, now: dt.datetime) -> dict[str, Any] | None:
     """The response object for one payload (None: print nothing)."""
-    from memstore.config import ConfigError, Config, load_config
+    from memstore.config import Config, ConfigError, load_config
 
     try:
         config = load_config(root)
@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None, stdin: Any = None, stdout: Any = None) -
             out = stdout or sys.stdout
             out.write(json.dumps(response, ensure_ascii=False))
             out.flush()
-    except BaseException as exc:  # noqa: BLE001 - the hook must never fail the agent
+    except BaseException as exc:
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             return 0
         _log(root, f"{type(exc).__name__}: {exc} | {traceback.format_exc(limit=3)!r}")

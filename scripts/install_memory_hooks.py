@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Register the Claude Code hooks and CLAUDE.md imports, optionally the nightly cron line (memstore install). Dry run unless --apply.
+"""Register the Claude Code hooks and CLAUDE.md imports, optionally the nightly cron line
+(memstore install). Dry run unless --apply.
 
-Usage: python scripts/install_memory_hooks.py [--root DIR] [--apply] [--cron] [--scope project|user] [--settings F] [--claude-md F]
+Usage: python scripts/install_memory_hooks.py [--root DIR] [--apply] [--cron]
+           [--scope project|user] [--settings F] [--claude-md F]
 
 A thin wrapper kept for people following the seed's three-script install; it runs
 `memstore install` with the same arguments.

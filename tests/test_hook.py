@@ -195,12 +195,12 @@ def test_hook_path_imports_only_the_standard_library(agent: Path) -> None:
 def test_session_start_bundle(agent: Path, run) -> None:
     write(agent, "memory/short-term/260728-recent-fact.md", "---\ncreated: 2026-07-28\n---\nFACTMARK recent\n")
     write(agent, "memory/short-term/260701-old-fact.md", "OLDMARK too old for the window\n")
-    write(agent, "memory/bugs/0001-open.md", "---\nid: '0001'\ntitle: OPENBUG the flush skips files\nstatus: open\n---\n")
+    write(agent, "memory/bugs/0001-open.md", "---\nid: '0001'\ntitle: OPENBUG flush skips\nstatus: open\n---\n")
     write(agent, "memory/bugs/0002-closed.md", "---\ntitle: CLOSEDBUG\nstatus: closed\n---\n")
     for day in range(20, 26):
         write(agent, f"memory/dream-journal/2607{day}-sit.md", f"DREAM{day} residue\n")
     write(agent, "memory/current-state.md", "# In flight\n\n- [project_x](project_x.md): FLIGHTMARK migrating\n")
-    code, response = call(agent, {"hook_event_name": "SessionStart", "session_id": "s", "cwd": str(agent)})
+    _code, response = call(agent, {"hook_event_name": "SessionStart", "session_id": "s", "cwd": str(agent)})
     text = response["hookSpecificOutput"]["additionalContext"]
     for marker in ("FACTMARK", "OPENBUG", "FLIGHTMARK", "DREAM25", "DREAM24", "DREAM23"):
         assert marker in text, marker
