@@ -368,7 +368,10 @@ def touch(app: App, path: str, tool: str, session: str | None) -> None:
     """Record one access of a memory file, exactly as the hook does."""
     from memstore.policy import record_touch
 
-    result = record_touch(app.root, path, tool, app.now, app.config, session=session)
+    target = Path(path).expanduser()
+    if not target.is_absolute() and not target.exists() and (app.root / target).exists():
+        target = app.root / target  # a path given relative to the root, e.g. memory/x.md
+    result = record_touch(app.root, str(target), tool, app.now, app.config, session=session)
     if not result.recorded:
         app.say(f"ignored: {result.message}")
         return

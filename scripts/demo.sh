@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install memstore into .venv and run the main job on a copy of the bundled fixture
-# corpus: build the mirror, search it, record a reinforcement, show the result.
+# corpus: build the mirror, render the bands, search, record a reinforcement, re-rank.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
@@ -12,13 +12,27 @@ echo "installing memstore into .venv ..." >&2
 ms=.venv/bin/memstore
 demo="${DEMO_DIR:-demo}"
 rm -rf "$demo" && mkdir -p "$demo" && cp -R fixtures/corpus/. "$demo/"
+# The fixture's dates count back from this instant; pin the clock so the demo is repeatable.
 export MEMSTORE_ROOT="$demo" MEMSTORE_NOW="2026-07-30T12:00:00Z"
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+memory=reference_tallyhook-dates-in-local-time
 
-step memstore rebuild;                     $ms rebuild
-step memstore status;                      $ms status
-step memstore search "vendor api returns dates in local time"
-$ms search "vendor api returns dates in local time" --limit 3
-step memstore lint "(the fixture has malformed files on purpose)"
-$ms lint | tail -4 || true
-printf '\nThe demo root is %s; try: MEMSTORE_ROOT=%s %s search "your words"\n' "$demo" "$demo" "$ms"
+step memstore rebuild;  $ms rebuild
+step memstore render;   $ms render
+step memstore status;   $ms status
+step "memstore list --band hot | head -8"; $ms list --band hot | head -8
+step "head -20 $demo/memory/MEMORY.md"; head -20 "$demo/memory/MEMORY.md"
+step memstore search "which API returns invoice dates in local time?" --limit 3
+$ms search "which API returns invoice dates in local time?" --limit 3
+policy() { $ms show "$memory" | grep -E '^(access_count|stability|last_accessed|last_reinforced|score) '; }
+step "memstore show $memory  (policy state before)"; policy
+# Two reads a day apart: the second passes the 20-hour spacing gate and reinforces again.
+step memstore touch "memory/$memory.md" --now 2026-07-29T09:00:00Z
+$ms touch "memory/$memory.md" --now 2026-07-29T09:00:00Z
+step memstore touch "memory/$memory.md" --now 2026-07-30T11:00:00Z
+$ms touch "memory/$memory.md" --now 2026-07-30T11:00:00Z
+step "memstore show $memory  (after: two spaced reinforcements)"; policy
+step memstore render;   $ms render
+step "memstore lint | tail -3  (the fixture carries malformed files on purpose)"
+$ms lint | tail -3 || true
+printf '\nThe demo agent root is %s/. Try: MEMSTORE_ROOT=%s %s search "your words"\n' "$demo" "$demo" "$ms"
