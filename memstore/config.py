@@ -3,18 +3,19 @@
 Every number the ranking, rendering and hook use lives here, so a person can tune
 one agent's memory without touching code. Unknown keys are reported, not ignored
 silently, because a misspelt override that does nothing is worse than an error.
+
+Config is a plain class rather than a dataclass: this module is on the hook's path,
+and importing dataclasses (with inspect behind it) costs more than the rest of the
+hook's own work.
 """
 
 from __future__ import annotations
 
-import tomllib
-from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
+import os
 
 from memstore.errors import MemstoreError
 
 
-@dataclass(frozen=True)
 class Config:
     # ranking (seed section 08)
     initial_stability: float = 14.0
@@ -31,7 +32,7 @@ class Config:
     # a guard on the whole auto-loaded index: harnesses drop what is past their limit
     index_max_lines: int = 200
     index_max_bytes: int = 25_000
-    # windows of the cold-start bundle
+    # the cold-start bundle
     short_term_days: int = 7
     dream_entries: int = 3
     context_budget: int = 10_000
@@ -39,12 +40,30 @@ class Config:
     flush_quiet_minutes: int = 10
     # hygiene
     lint_max_bytes: int = 16_384
-    # the hook waits for SQLite at most this long before giving up (journal still lands)
+    # the hook waits for SQLite at most this long before giving up (its journal line still lands)
     hook_lock_budget_ms: int = 250
     # search: bm25 weights for (name, summary, description, body)
-    search_weights: tuple[float, float, float, float] = field(default=(1.5, 2.0, 1.0, 1.0))
+    search_weights: tuple[float, float, float, float] = (1.5, 2.0, 1.0, 1.0)
     # how strongly the share of query words a document covers scales its bm25 score
     search_coverage: float = 1.0
+
+    def __init__(self, **overrides: object) -> None:
+        for key, value in overrides.items():
+            if key not in FIELDS:
+                raise TypeError(f"unknown setting {key!r}")
+            setattr(self, key, value)
+
+    def __setattr__(self, key: str, value: object) -> None:
+        if key not in FIELDS:
+            raise AttributeError(f"unknown setting {key!r}")
+        object.__setattr__(self, key, value)
+
+    def __repr__(self) -> str:
+        changed = {k: v for k, v in vars(self).items() if v != getattr(type(self), k)}
+        return f"Config({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
+
+
+FIELDS: tuple[str, ...] = tuple(Config.__annotations__)
 
 
 class ConfigError(MemstoreError):
@@ -54,36 +73,35 @@ class ConfigError(MemstoreError):
 CONFIG_FILE = "memstore.toml"
 
 
-def load_config(root: Path | None) -> Config:
+def load_config(root: str | os.PathLike[str] | None) -> Config:
     """Defaults overlaid with <root>/memstore.toml (flat keys, or under [memstore])."""
-    base = Config()
     if root is None:
-        return base
-    path = Path(root) / CONFIG_FILE
-    if not path.is_file():
-        return base
+        return Config()
+    path = os.path.join(root, CONFIG_FILE)
+    if not os.path.isfile(path):
+        return Config()
+    import tomllib  # only when there is a file to read: keeps the hook's common path lean
+
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}", hint="fix or remove memstore.toml") from exc
     if isinstance(data.get("memstore"), dict):
         data = data["memstore"]
-    known = {f.name: f for f in fields(Config)}
     changes: dict[str, object] = {}
     for key, value in data.items():
-        if key not in known:
-            raise ConfigError(f"{path}: unknown setting {key!r}", hint=f"known: {', '.join(known)}")
-        default = getattr(base, key)
+        if key not in FIELDS:
+            raise ConfigError(f"{path}: unknown setting {key!r}", hint=f"known: {', '.join(FIELDS)}")
+        default = getattr(Config, key)
         try:
             if isinstance(default, tuple):
                 value = tuple(float(v) for v in value)
                 if len(value) != len(default):
                     raise ValueError("wrong length")
-            elif isinstance(default, bool):
-                value = bool(value)
             else:
                 value = type(default)(value)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{path}: bad value for {key}: {value!r} ({exc})") from exc
         changes[key] = value
-    return replace(base, **changes)
+    return Config(**changes)

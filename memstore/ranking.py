@@ -14,18 +14,41 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass
 
 from memstore.config import Config
 from memstore.timeutil import days_between
 
 
-@dataclass(frozen=True)
 class PolicyState:
-    access_count: int
-    stability: float
-    last_accessed: dt.datetime | None
-    last_reinforced: dt.datetime | None
+    """Policy state of one memory. A plain class: dataclasses are too slow to import on the hook's path."""
+
+    __slots__ = ("access_count", "last_accessed", "last_reinforced", "stability")
+
+    def __init__(
+        self,
+        access_count: int,
+        stability: float,
+        last_accessed: dt.datetime | None,
+        last_reinforced: dt.datetime | None,
+    ) -> None:
+        self.access_count = access_count
+        self.stability = stability
+        self.last_accessed = last_accessed
+        self.last_reinforced = last_reinforced
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.access_count, self.stability, self.last_accessed, self.last_reinforced)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PolicyState) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return "PolicyState(access_count={!r}, stability={!r}, last_accessed={!r}, last_reinforced={!r})".format(
+            *self._key()
+        )
 
 
 def baseline(

@@ -1,0 +1,383 @@
+"""End to end with the real Claude Code binary, its model replaced by a scripted fake.
+
+The binary runs `claude -p PROMPT --output-format json` in a temp project whose agent
+root is the project itself (PROJECT/memory, PROJECT/lenses), with HOME in a temp
+folder and ANTHROPIC_BASE_URL pointing at tests/e2e/fake_anthropic.py. The hooks are
+the real `memstore --root PROJECT hook`. The scripted model:
+
+  0. Reads memory/feedback_x.md             -> PostToolUse reinforces it (journal + mirror)
+  1. Writes memory/project_new-thing.md      -> PreToolUse approves it (else `-p` denies it)
+  2. Writes lenses/sneaky.md                 -> nobody approves it: denied, file absent
+  3. Bash `echo hi`                          -> the ^Bash$ lens fires: its text follows the result
+  4. Bash `echo again`                       -> the same lens does not fire twice in a session
+  5. final text
+
+Where things land in the request bodies (Claude Code 2.1.332):
+- CLAUDE.md, its `@memory/MEMORY.md` import expanded, is a <system-reminder> text block
+  of the first user message.
+- SessionStart additionalContext is prepended to messages[1], a role "system" message
+  that also carries the "# Environment" section: "SessionStart hook additional context: <text>".
+- PreToolUse additionalContext is a role "system" message right after the user message
+  holding that tool's tool_result: "PreToolUse:Bash hook additional context: <text>".
+The assertions below look for the text between a tool_result and the next assistant
+turn, so they hold whether a version uses a system message or an extra text block.
+
+Binary: $CLAUDE_BIN, else ./.claude-bin/claude (scripts/install_claude.sh), else
+`claude` on PATH; none found means the test is skipped, saying so.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .fake_anthropic import FakeAnthropic, Recorded, text, tool_use
+
+REPO = Path(__file__).resolve().parents[2]
+CLAUDE_TIMEOUT = 90  # seconds; a normal run takes 1-3 s
+CLI_TIMEOUT = 30
+PROMPT = "Look at your memory, record what you learn, then check the shell."
+
+# ---------------------------------------------------------------- locating the programs
+
+
+def find_claude() -> str:
+    """The Claude Code binary to drive, or pytest.skip with where we looked."""
+    explicit = os.environ.get("CLAUDE_BIN")
+    if explicit:
+        if not (os.path.isfile(explicit) and os.access(explicit, os.X_OK)):
+            pytest.fail(f"$CLAUDE_BIN={explicit!r} is not an executable file")
+        return explicit
+    local = REPO / ".claude-bin" / "claude"
+    packages = REPO / ".claude-bin" / "node_modules" / "@anthropic-ai"
+    candidates = [local, *sorted(packages.glob("claude-code-*/claude"))]
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    on_path = shutil.which("claude")
+    if on_path:
+        return on_path
+    pytest.skip(
+        "Claude Code binary not found: set $CLAUDE_BIN, or run scripts/install_claude.sh "
+        f"(installs into {REPO / '.claude-bin'}), or put `claude` on PATH"
+    )
+
+
+def find_memstore() -> str:
+    beside = Path(sys.executable).parent / "memstore"
+    if beside.is_file():
+        return str(beside)
+    found = shutil.which("memstore")
+    if not found:
+        pytest.fail("the memstore console script is not installed (pip install -e . in the venv)")
+    return found
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The environment minus anything that could steer Claude Code or memstore elsewhere."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANTHROPIC_", "CLAUDE", "MEMSTORE_", "AWS_", "GOOGLE_", "VERTEX_"))
+        and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")
+    }
+    env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
+    env.update(extra)
+    return env
+
+
+# ---------------------------------------------------------------- the project
+
+
+def write(path: Path, content: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content, encoding="utf-8")
+    return path
+
+
+class Markers:
+    """Unique strings, so a hit can only come from the one place that holds them."""
+
+    def __init__(self) -> None:
+        tag = uuid.uuid4().hex[:10]
+        self.hot = f"HOTROW-{tag}"
+        self.t1 = f"SHORTTERM-{tag}"
+        self.lens = f"LENSBODY-{tag}"
+        self.identity = f"IDENTITY-{tag}"
+
+
+def make_project(project: Path, markers: Markers, now: dt.datetime) -> None:
+    write(
+        project / "identity.md",
+        f"---\ntype: identity\n---\n\n# Identity\n\n- Name: e2e agent ({markers.identity})\n",
+    )
+    write(
+        project / "memory" / "feedback_x.md",
+        "---\n"
+        "name: feedback_x\n"
+        "type: feedback\n"
+        f"summary: Always run the e2e test before merging ({markers.hot})\n"
+        "importance: 5\n"
+        "---\n\n"
+        "# feedback_x\n\nThe e2e test drives the real binary; unit tests alone missed a hook bug.\n",
+    )
+    write(
+        project / "memory" / "short-term" / f"{now:%y%m%d}-e2e-fact.md",
+        f"---\ntype: short-term\n---\n\nThe e2e run started today; remember {markers.t1}.\n",
+    )
+    write(
+        project / "lenses" / "shell-discipline.md",
+        "---\n"
+        "name: shell-discipline\n"
+        "type: lens\n"
+        "trigger:\n"
+        '  tool_match: "^Bash$"\n'
+        "body_token_cap: 200\n"
+        "---\n\n"
+        f"# Before running shell commands\n\n- Quote every path. ({markers.lens})\n",
+    )
+
+
+def wire(project: Path, run: Any) -> None:
+    """Register the hooks and the CLAUDE.md imports exactly as a user would: `memstore install`."""
+    settings = project / ".claude" / "settings.json"
+    claude_md = project / "CLAUDE.md"
+    run("install", "--apply", "--scope", "project", "--settings", str(settings), "--claude-md", str(claude_md))
+    registered = json.loads(settings.read_text(encoding="utf-8"))
+    for event in ("SessionStart", "PreToolUse", "PostToolUse"):
+        assert registered.get("hooks", {}).get(event), f"memstore install registered no {event} hook in {settings}"
+    imports = claude_md.read_text(encoding="utf-8")
+    assert "@memory/MEMORY.md" in imports, f"memstore install left out the MEMORY.md import:\n{imports}"
+
+
+# ---------------------------------------------------------------- reading request bodies
+
+
+def block_texts(content: Any) -> Iterator[str]:
+    """Every string a message's content carries (text blocks and tool_result contents)."""
+    if isinstance(content, str):
+        yield content
+        return
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        if isinstance(block.get("text"), str):
+            yield block["text"]
+        if block.get("type") == "tool_result":
+            yield from block_texts(block.get("content"))
+
+
+def message_text(message: dict[str, Any]) -> str:
+    return "\n".join(block_texts(message.get("content")))
+
+
+def request_text(body: dict[str, Any]) -> str:
+    parts = list(block_texts(body.get("system")))
+    parts += [message_text(m) for m in body.get("messages", [])]
+    return "\n".join(parts)
+
+
+def result_index(messages: list[dict[str, Any]], tool_use_id: str) -> int:
+    for i, m in enumerate(messages):
+        content = m.get("content")
+        if isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") == tool_use_id
+            for b in content
+        ):
+            return i
+    raise AssertionError(f"no tool_result for {tool_use_id} in the conversation")
+
+
+def after_result(messages: list[dict[str, Any]], tool_use_id: str) -> str:
+    """Text from the tool_result's message up to (not including) the next assistant turn."""
+    start = result_index(messages, tool_use_id)
+    out = []
+    for m in messages[start:]:
+        if m.get("role") == "assistant":
+            break
+        out.append(message_text(m))
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------- the test
+
+
+def test_claude_code_session_with_memstore_hooks(tmp_path: Path) -> None:
+    started = time.monotonic()
+    claude = find_claude()
+    memstore = find_memstore()
+    project = (tmp_path / "project").resolve()
+    home = (tmp_path / "home").resolve()
+    home.mkdir()
+    now = dt.datetime.now(dt.UTC)
+    markers = Markers()
+    make_project(project, markers, now)
+    base_env = clean_env()
+
+    def run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(
+            [memstore, "--root", str(project), *args],
+            cwd=project,
+            env=base_env,
+            capture_output=True,
+            text=True,
+            timeout=CLI_TIMEOUT,
+        )
+        if check:
+            command = " ".join(args)
+            assert proc.returncode == 0, f"memstore {command} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
+        return proc
+
+    version = subprocess.run([claude, "--version"], capture_output=True, text=True, timeout=CLI_TIMEOUT, env=base_env)
+    assert version.returncode == 0, f"{claude} --version failed: {version.stderr}"
+
+    # The mirror must exist before the session: lenses are read from it by the hook.
+    run("sync")
+    run("render")
+    memory_md = (project / "memory" / "MEMORY.md").read_text(encoding="utf-8")
+    assert markers.hot in memory_md, f"render did not put feedback_x in MEMORY.md:\n{memory_md}"
+    listed = {row["name"]: row for row in json.loads(run("list", "--json").stdout)}
+    assert listed["feedback_x"]["band"] == "hot", listed["feedback_x"]
+    assert listed["feedback_x"]["access_count"] == 0
+    bundle = run("context").stdout
+    assert markers.t1 in bundle, f"memstore context left out the T1 fact:\n{bundle}"
+    wire(project, run)
+    memory_md = (project / "memory" / "MEMORY.md").read_text(encoding="utf-8")  # install renders it again
+
+    mem = project / "memory"
+    new_memory = (
+        "---\nname: project_new-thing\ntype: project\nsummary: A thing the e2e session learned\n---\n\n"
+        "# project_new-thing\n\nWritten by the scripted session.\n"
+    )
+    steps = [
+        [text("Reading my notes first."), tool_use("Read", file_path=str(mem / "feedback_x.md"))],
+        [tool_use("Write", file_path=str(mem / "project_new-thing.md"), content=new_memory)],
+        [tool_use("Write", file_path=str(project / "lenses" / "sneaky.md"), content="---\ntype: lens\n---\nsneaky\n")],
+        [tool_use("Bash", command="echo hi", description="Say hi")],
+        [tool_use("Bash", command="echo again", description="Say it again")],
+        [text("All done with the scripted session.")],
+    ]
+    first_bash, second_bash = "toolu_e2e_03_0", "toolu_e2e_04_0"
+
+    with FakeAnthropic(steps) as fake:
+        env = clean_env(
+            HOME=str(home),
+            ANTHROPIC_API_KEY="sk-ant-e2e-fake",
+            ANTHROPIC_BASE_URL=fake.url,
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        )
+        t0 = time.monotonic()
+        try:
+            proc = subprocess.run(
+                [claude, "-p", PROMPT, "--output-format", "json"],
+                cwd=project,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=CLAUDE_TIMEOUT,
+                stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired as exc:
+            pytest.fail(
+                f"claude did not finish within {CLAUDE_TIMEOUT}s\n--- stdout ---\n{exc.stdout!r}\n"
+                f"--- stderr ---\n{exc.stderr!r}\n--- requests ---\n{fake.summary()}"
+            )
+        claude_seconds = time.monotonic() - t0
+
+    main = [r for r in fake.requests if r.is_main]
+    hook_log = project / "runtime" / "state" / "hook-errors.log"
+
+    def diagnostics() -> str:
+        return "\n".join(
+            [
+                f"claude: {claude} ({version.stdout.strip()}), exit {proc.returncode}, {claude_seconds:.1f}s",
+                f"--- claude stdout ---\n{proc.stdout[-6000:]}",
+                f"--- claude stderr ---\n{proc.stderr[-4000:]}",
+                f"--- requests ---\n{fake.summary()}",
+                f"--- hook-errors.log ---\n{hook_log.read_text() if hook_log.exists() else '(none)'}",
+                f"--- settings.json ---\n{(project / '.claude' / 'settings.json').read_text()}",
+            ]
+        )
+
+    try:
+        check_session(proc, main, project, markers, bundle, memory_md, first_bash, second_bash, run)
+        assert not hook_log.exists(), "the hook logged errors"
+    except AssertionError:
+        print(diagnostics())
+        raise
+    print(f"claude {version.stdout.strip()}: session {claude_seconds:.1f}s, test {time.monotonic() - started:.1f}s")
+
+
+def check_session(
+    proc: subprocess.CompletedProcess[str],
+    main: list[Recorded],
+    project: Path,
+    markers: Markers,
+    bundle: str,
+    memory_md: str,
+    first_bash: str,
+    second_bash: str,
+    run: Any,
+) -> None:
+    assert proc.returncode == 0, "claude exited non-zero"
+    result = json.loads(proc.stdout)
+    assert result.get("is_error") is False and result.get("result") == "All done with the scripted session.", result
+    assert len(main) == 6, f"expected 6 model turns, saw {len(main)}"
+    first = main[0].body
+    final_messages = main[-1].body["messages"]
+
+    # (a) The Read was reinforced: a journal line now, the mirror after sync.
+    events = [
+        json.loads(line)
+        for path in sorted((project / "runtime" / "journal").glob("*.jsonl"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    reads = [e for e in events if e.get("path") == "memory/feedback_x.md" and e.get("tool") == "Read"]
+    assert len(reads) == 1, f"journal events: {events}"
+    assert reads[0].get("session") == result["session_id"], (reads[0], result["session_id"])
+    run("sync")
+    shown = json.loads(run("show", "feedback_x", "--json").stdout)
+    assert shown["access_count"] == 1, shown
+
+    # (b) The memory write went through (approved by the hook); the lens write did not.
+    new_file = project / "memory" / "project_new-thing.md"
+    assert new_file.is_file(), "the Write to memory/ was not approved"
+    assert "Written by the scripted session." in new_file.read_text(encoding="utf-8")
+    writes = [e for e in events if e.get("path") == "memory/project_new-thing.md" and e.get("tool") == "Write"]
+    assert len(writes) == 1, f"journal events: {events}"
+    denied = [(d.get("tool_name"), (d.get("tool_input") or {}).get("file_path")) for d in result["permission_denials"]]
+    assert denied == [("Write", str(project / "lenses" / "sneaky.md"))], denied
+    assert not (project / "lenses" / "sneaky.md").exists()
+
+    # (c) The lens reached the model once, right after the first Bash result, not after the second.
+    final_text = request_text(main[-1].body)
+    assert final_text.count(markers.lens) == 1, f"lens text occurs {final_text.count(markers.lens)} times"
+    assert markers.lens in after_result(final_messages, first_bash)
+    assert markers.lens not in after_result(final_messages, second_bash)
+    for earlier in main[:4]:  # before any Bash ran, no request carried it
+        assert markers.lens not in request_text(earlier.body)
+
+    # (d) The SessionStart bundle reached the model whole, in the first request.
+    first_text = request_text(first)
+    assert markers.t1 in first_text, "SessionStart bundle missing from the first request"
+    assert bundle.strip() in first_text, "the first request holds only part of the bundle"
+
+    # (e) CLAUDE.md's imports delivered MEMORY.md whole, and identity.md.
+    first_user = message_text(first["messages"][0])
+    assert markers.identity in first_user, "identity.md missing from the first user message"
+    assert markers.hot in first_user, "MEMORY.md's Hot row missing from the first user message"
+    assert memory_md.strip() in first_user, "MEMORY.md arrived only in part"
