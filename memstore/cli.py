@@ -22,7 +22,7 @@ import click
 from memstore import __version__
 from memstore.config import Config, load_config
 from memstore.errors import BadUsage, MemstoreError, NotFound
-from memstore.paths import find_root
+from memstore.locations import find_root
 
 T = TypeVar("T")
 

@@ -15,30 +15,21 @@ One JSON object arrives on stdin, as Claude Code sends it. By `hook_event_name`:
 
 Every failure is written to runtime/state/hook-errors.log and swallowed: a memory
 bookkeeping bug must never stop the agent from working.
+
+Start-up is most of a hook's cost, and every memory Read pays it, so this path avoids
+pathlib, dataclasses, typing and friends; each import here is one the work needs.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
-import sqlite3
 import sys
-import traceback
-from pathlib import Path
-from typing import Any
 
 MAX_STDIN = 4 * 1024 * 1024  # a hook payload is small; anything larger is not ours to parse
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit")
 
-
-def _now(argv_now: str | None) -> dt.datetime:
-    from memstore.timeutil import parse_now
-
-    try:
-        return parse_now(argv_now if argv_now is not None else os.environ.get("MEMSTORE_NOW"))
-    except ValueError:
-        return parse_now(None)
+Payload = dict[str, object]
 
 
 def _args(argv: list[str]) -> tuple[str | None, str | None]:
@@ -56,133 +47,148 @@ def _args(argv: list[str]) -> tuple[str | None, str | None]:
     return root, now
 
 
-def _find_root(explicit: str | None, payload: dict[str, Any]) -> Path | None:
+def _find_root(explicit: str | None, payload: Payload) -> str | None:
     for candidate in (explicit, os.environ.get("MEMSTORE_ROOT")):
-        if candidate and Path(candidate).is_dir():
-            return Path(candidate).resolve()
-    cwd = payload.get("cwd")
-    if isinstance(cwd, str) and cwd:
-        here = Path(cwd)
-        for folder in (here, *here.parents):
-            if (folder / "memory").is_dir():
-                return folder.resolve()
+        if candidate and os.path.isdir(candidate):
+            return os.path.abspath(candidate)
+    folder = payload.get("cwd")
+    if isinstance(folder, str) and folder and "\x00" not in folder:
+        folder = os.path.abspath(folder)
+        while True:
+            if os.path.isdir(os.path.join(folder, "memory")):
+                return folder
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                return None
+            folder = parent
     return None
 
 
-def _log(root: Path | None, message: str) -> None:
+def _log(root: str | None, message: str) -> None:
     if root is None:
         return
     try:
-        log = root / "runtime" / "state" / "hook-errors.log"
-        log.parent.mkdir(parents=True, exist_ok=True)
-        if log.exists() and log.stat().st_size > 1_000_000:
-            os.replace(log, log.with_suffix(".log.1"))  # keep the log from growing without end
-        stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        import time
+
+        log = os.path.join(root, "runtime", "state", "hook-errors.log")
+        os.makedirs(os.path.dirname(log), exist_ok=True)
+        if os.path.exists(log) and os.path.getsize(log) > 1_000_000:
+            os.replace(log, log + ".1")  # keep the log from growing without end
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         with open(log, "a", encoding="utf-8") as handle:
             handle.write(f"{stamp} {message}\n")
     except OSError:
         pass
 
 
-def read_payload(stream: Any) -> dict[str, Any] | None:
-    raw = stream.read(MAX_STDIN + 1)
+def read_payload(stream: object) -> Payload | None:
+    raw = stream.read(MAX_STDIN + 1)  # type: ignore[attr-defined]
     if len(raw) > MAX_STDIN:
         return None
     try:
-        payload = json.loads(raw.decode("utf-8", errors="replace"))
+        payload = json.loads(raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw)
     except ValueError:
         return None
     return payload if isinstance(payload, dict) else None
 
 
-def in_memory(root: Path, file_path: str, cwd: str | None) -> bool:
+def in_memory(root: str, file_path: object, cwd: str | None) -> bool:
     """Is the real path (symlinks and .. resolved) a markdown file inside root/memory/, not derived?"""
     from memstore.paths import DERIVED
 
     if not file_path or not isinstance(file_path, str) or "\x00" in file_path:
         return False
-    path = Path(file_path)
-    if not path.is_absolute():
-        path = Path(cwd or os.getcwd()) / path
     try:
-        real = Path(os.path.realpath(path))
-        memory = Path(os.path.realpath(root / "memory"))
-        rel = real.relative_to(memory)
-    except (ValueError, OSError):
+        real = os.path.realpath(os.path.join(cwd or os.getcwd(), file_path))
+        memory = os.path.realpath(os.path.join(root, "memory"))
+    except (OSError, ValueError):
         return False
-    if not rel.parts or real.suffix != ".md":
+    if not real.startswith(memory + os.sep) or not real.endswith(".md"):
         return False
-    return not (len(rel.parts) == 1 and rel.parts[0] in DERIVED)
+    rel = real[len(memory) + 1 :]
+    return rel not in DERIVED
 
 
-def _tool_input(payload: dict[str, Any]) -> tuple[str, str | None]:
+def _tool_input(payload: Payload) -> tuple[str, str | None]:
     tool = payload.get("tool_name")
-    tool = tool if isinstance(tool, str) else ""
     data = payload.get("tool_input")
     file_path = data.get("file_path") if isinstance(data, dict) else None
-    return tool, file_path if isinstance(file_path, str) else None
+    return (tool if isinstance(tool, str) else ""), (file_path if isinstance(file_path, str) else None)
 
 
-def _session(payload: dict[str, Any]) -> str | None:
-    session = payload.get("session_id")
-    return session if isinstance(session, str) and session else None
+def _text(payload: Payload, key: str) -> str | None:
+    value = payload.get(key)
+    return value if isinstance(value, str) and value and "\x00" not in value else None
 
 
-def handle(payload: dict[str, Any], root: Path, now: dt.datetime) -> dict[str, Any] | None:
+def handle(payload: Payload, root: str, now_opt: str | None) -> Payload | None:
     """The response object for one payload (None: print nothing)."""
     from memstore.config import Config, ConfigError, load_config
+    from memstore.timeutil import parse_now
 
     try:
         config = load_config(root)
     except ConfigError as exc:
         _log(root, f"config: {exc}; using defaults")
         config = Config()
+    try:
+        now = parse_now(now_opt if now_opt is not None else os.environ.get("MEMSTORE_NOW"))
+    except ValueError:
+        now = parse_now(None)
     event = payload.get("hook_event_name")
     tool, file_path = _tool_input(payload)
-    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+    cwd = _text(payload, "cwd")
+    session = _text(payload, "session_id")
 
     if event == "PostToolUse":
         from memstore.policy import REINFORCING_TOOLS, record_touch
 
         if tool in REINFORCING_TOOLS and file_path:
-            result = record_touch(root, file_path, tool, now, config, session=_session(payload),
-                                  cwd=Path(cwd) if cwd else None)
+            result = record_touch(root, file_path, tool, now, config, session=session, cwd=cwd)
             if result.recorded and not result.applied:
                 _log(root, f"touch of {result.rel} journaled only: {result.message}")
         return None
 
     if event == "PreToolUse":
-        output: dict[str, Any] = {"hookEventName": "PreToolUse"}
-        if tool in WRITE_TOOLS and file_path and in_memory(root, file_path, cwd):
+        output: Payload = {"hookEventName": "PreToolUse"}
+        if tool in WRITE_TOOLS and in_memory(root, file_path, cwd):
             output["permissionDecision"] = "allow"
             output["permissionDecisionReason"] = "memstore: writes to memory files are pre-approved"
-        texts = _lens_texts(root, tool, file_path, _session(payload), now, config)
+        texts = _lens_texts(root, tool, file_path, session, now, config)
         if texts:
             output["additionalContext"] = "\n\n".join(texts)
         return {"hookSpecificOutput": output} if len(output) > 1 else None
 
     if event == "SessionStart":
+        from pathlib import Path
+
         from memstore.context import bundle
 
-        text = bundle(root, now, config)
+        text = bundle(Path(root), now, config)
         return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
     return None
 
 
-def _lens_texts(root: Path, tool: str, file_path: str | None, session: str | None, now: dt.datetime,
-                config: Any) -> list[str]:
+def _lens_texts(root: str, tool: str, file_path: str | None, session: str | None, now: object,
+                config: object) -> list[str]:
+    import sqlite3
+
     from memstore.lenses import fire
 
-    db = root / "runtime" / "memstore.db"
-    if not db.exists():
+    db = os.path.join(root, "runtime", "memstore.db")
+    if not os.path.exists(db):
         return []
-    budget = config.hook_lock_budget_ms
-    conn = sqlite3.connect(str(db), timeout=budget / 1000, isolation_level=None)
+    budget = config.hook_lock_budget_ms  # type: ignore[attr-defined]
+    try:
+        conn = sqlite3.connect(db, timeout=budget / 1000, isolation_level=None)
+    except sqlite3.Error as exc:
+        _log(root, f"lenses skipped: {exc}")
+        return []
     try:
         conn.execute(f"PRAGMA busy_timeout={int(budget)}")
         conn.execute("BEGIN IMMEDIATE")
         try:
-            lenses = fire(conn, tool, file_path, session, now)
+            lenses = fire(conn, tool, file_path, session, now)  # type: ignore[arg-type]
         except BaseException:
             conn.execute("ROLLBACK")
             raise
@@ -195,28 +201,28 @@ def _lens_texts(root: Path, tool: str, file_path: str | None, session: str | Non
         conn.close()
 
 
-def main(argv: list[str] | None = None, stdin: Any = None, stdout: Any = None) -> int:
+def main(argv: list[str] | None = None, stdin: object = None, stdout: object = None) -> int:
     """Entry point. Returns 0 whatever happens."""
-    root: Path | None = None
+    root: str | None = None
     try:
-        args = list(sys.argv[1:] if argv is None else argv)
-        root_opt, now_opt = _args(args)
+        root_opt, now_opt = _args(list(sys.argv[1:] if argv is None else argv))
         payload = read_payload(stdin or sys.stdin.buffer)
         if payload is None:
-            root = _find_root(root_opt, {})
-            _log(root, "payload is not a JSON object; ignored")
+            _log(_find_root(root_opt, {}), "payload is not a JSON object; ignored")
             return 0
         root = _find_root(root_opt, payload)
         if root is None:
             return 0
-        response = handle(payload, root, _now(now_opt))
+        response = handle(payload, root, now_opt)
         if response is not None:
             out = stdout or sys.stdout
-            out.write(json.dumps(response, ensure_ascii=False))
-            out.flush()
-    except BaseException as exc:
+            out.write(json.dumps(response, ensure_ascii=False))  # type: ignore[attr-defined]
+            out.flush()  # type: ignore[attr-defined]
+    except BaseException as exc:  # the hook must never fail the agent, whatever went wrong
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             return 0
+        import traceback
+
         _log(root, f"{type(exc).__name__}: {exc} | {traceback.format_exc(limit=3)!r}")
     return 0
 

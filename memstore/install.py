@@ -34,7 +34,7 @@ HOOK_TIMEOUT_S = 10
 BEGIN = "<!-- memstore:begin (managed by `memstore install`; edits between these lines are replaced) -->"
 END = "<!-- memstore:end -->"
 CRON_MARK = "# memstore nightly tick"
-_OUR_COMMAND = re.compile(r"memstore\S*(\s.*)?\shook\s*$")
+_OUR_COMMAND = re.compile(r"(memstore\S*(\s.*)?\shook|memstore/hookrun\.py(\s.*)?)\s*$")
 
 
 class InstallError(MemstoreError):
@@ -53,7 +53,10 @@ def memstore_command() -> list[str]:
 
 
 def hook_command(root: Path) -> str:
-    return shlex.join([*memstore_command(), "--root", str(root), "hook"])
+    """`python -S .../memstore/hookrun.py --root ROOT`: the same code as `memstore hook`, started
+    without site-packages, which the standard-library-only hook does not need (see hookrun.py)."""
+    launcher = Path(__file__).resolve().parent / "hookrun.py"
+    return shlex.join([sys.executable, "-S", str(launcher), "--root", str(root)])
 
 
 def permission_glob(tool: str, root: Path) -> str:
@@ -187,6 +190,7 @@ class InstallPlan:
     def apply(self) -> list[Path]:
         from memstore.locks import atomic_write
 
+        compile_package()
         written = []
         for change in self.changes:
             if change.changed and change.system_crontab:
@@ -197,6 +201,17 @@ class InstallPlan:
                 atomic_write(change.path, change.after.encode("utf-8"))
                 written.append(change.path)
         return written
+
+
+def compile_package() -> None:
+    """Write the package's bytecode now, so the hook never compiles source at start-up.
+
+    Compiling costs more than the hook's own work; an environment with
+    PYTHONDONTWRITEBYTECODE set would otherwise pay it on every call.
+    """
+    import compileall
+
+    compileall.compile_dir(str(Path(__file__).resolve().parent), quiet=2, force=False)
 
 
 def read_settings(path: Path) -> tuple[str | None, dict[str, Any]]:

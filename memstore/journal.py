@@ -16,20 +16,21 @@ import datetime as dt
 import json
 import os
 import re
-import socket
 import sqlite3
-from dataclasses import dataclass, field
-from pathlib import Path
 
-from memstore.paths import journal_dir
 from memstore.timeutil import fmt
 
 _HOST_SAFE = re.compile(r"[^A-Za-z0-9.-]+")
 
 
 def host_name() -> str:
-    name = os.environ.get("MEMSTORE_HOST") or socket.gethostname() or "host"
+    # os.uname, not socket.gethostname: the same name, without importing socket on the hook's path
+    name = os.environ.get("MEMSTORE_HOST") or os.uname().nodename or "host"
     return _HOST_SAFE.sub("-", name)[:64] or "host"
+
+
+def journal_dir(root: str | os.PathLike[str]) -> str:
+    return os.path.join(root, "runtime", "journal")
 
 
 def new_event(path: str, tool: str, when: dt.datetime, session: str | None = None) -> dict[str, str | None]:
@@ -39,15 +40,15 @@ def new_event(path: str, tool: str, when: dt.datetime, session: str | None = Non
     return {"id": ident, "ts": stamp, "path": path, "tool": tool, "session": session, "host": host}
 
 
-def journal_file(root: Path, event: dict[str, str | None]) -> Path:
+def journal_file(root: str | os.PathLike[str], event: dict[str, str | None]) -> str:
     day = str(event["ts"])[:10].replace("-", "")
-    return journal_dir(root) / f"{event['host']}-{day}.jsonl"
+    return os.path.join(journal_dir(root), f"{event['host']}-{day}.jsonl")
 
 
-def append(root: Path, event: dict[str, str | None]) -> Path:
+def append(root: str | os.PathLike[str], event: dict[str, str | None]) -> str:
     """Append one event as one line with one write(2) on an O_APPEND descriptor."""
     target = journal_file(root, event)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
     line = (json.dumps(event, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
     fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
@@ -65,11 +66,13 @@ def insert_event(conn: sqlite3.Connection, event: dict[str, str | None]) -> bool
     return cur.rowcount == 1
 
 
-@dataclass
 class Ingested:
-    new_events: int = 0
-    bad_lines: int = 0
-    paths: set[str] = field(default_factory=set)
+    __slots__ = ("bad_lines", "new_events", "paths")
+
+    def __init__(self) -> None:
+        self.new_events = 0
+        self.bad_lines = 0
+        self.paths: set[str] = set()
 
 
 def _valid(event: object) -> bool:
@@ -78,18 +81,18 @@ def _valid(event: object) -> bool:
     )
 
 
-def ingest(conn: sqlite3.Connection, root: Path) -> Ingested:
+def ingest(conn: sqlite3.Connection, root: str | os.PathLike[str]) -> Ingested:
     """Read what is new in every journal file into the events table (caller holds a transaction)."""
     result = Ingested()
     folder = journal_dir(root)
-    if not folder.is_dir():
+    if not os.path.isdir(folder):
         return result
     offsets = {r[0]: r[1] for r in conn.execute("SELECT file, offset FROM journal_offsets")}
-    for path in sorted(folder.glob("*.jsonl")):
-        name = path.name
+    for name in sorted(n for n in os.listdir(folder) if n.endswith(".jsonl")):
+        path = os.path.join(folder, name)
         start = offsets.get(name, 0)
         try:
-            size = path.stat().st_size
+            size = os.stat(path).st_size
             if size < start:  # rewritten or truncated by hand: read it all again
                 start = 0
             if size == start:

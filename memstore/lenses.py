@@ -13,7 +13,6 @@ import datetime as dt
 import json
 import re
 import sqlite3
-from dataclasses import dataclass
 
 from memstore.timeutil import fmt
 
@@ -21,15 +20,26 @@ DEFAULT_TOKEN_CAP = 400
 CHARS_PER_TOKEN = 4  # a rough, conservative rule for English prose
 
 
-@dataclass
 class Lens:
-    path: str
-    name: str
-    tool_match: re.Pattern[str] | None
-    path_pattern: re.Pattern[str] | None
-    token_cap: int
-    body: str
-    problem: str | None = None
+    """One lens, as the mirror holds it. A plain class: dataclasses cost too much to import here."""
+
+    def __init__(
+        self,
+        path: str,
+        name: str,
+        tool_match: re.Pattern[str] | None,
+        path_pattern: re.Pattern[str] | None,
+        token_cap: int,
+        body: str,
+        problem: str | None = None,
+    ) -> None:
+        self.path = path
+        self.name = name
+        self.tool_match = tool_match
+        self.path_pattern = path_pattern
+        self.token_cap = token_cap
+        self.body = body
+        self.problem = problem
 
     def matches(self, tool: str, file_path: str | None) -> bool:
         if self.tool_match is None or not self.tool_match.search(tool or ""):

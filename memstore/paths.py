@@ -1,12 +1,8 @@
-"""Where things live in an agent root, and what kind of file a path is. Standard library only."""
+"""What kind of file a path is in an agent root. Standard library only: on the hook's path."""
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
-
-from memstore.errors import RootNotFound
 
 MEMORY_TYPES = ("feedback", "project", "reference", "user", "process", "handoff")
 
@@ -50,45 +46,3 @@ def classify(rel: str) -> str:
     if parts[0] == "meditations":
         return "meditation"
     return "other"
-
-
-def find_root(explicit: str | os.PathLike[str] | None, env: str | None, cwd: Path) -> Path:
-    """--root, else $MEMSTORE_ROOT, else the nearest folder at or above cwd holding memory/."""
-    if explicit:
-        root = Path(explicit).expanduser()
-        if not root.is_dir():
-            raise RootNotFound(f"root {root} does not exist", hint=f"create it with: memstore init {root} --apply")
-        return root.resolve()
-    if env:
-        root = Path(env).expanduser()
-        if not root.is_dir():
-            raise RootNotFound(f"$MEMSTORE_ROOT={env} does not exist", hint="fix MEMSTORE_ROOT or pass --root")
-        return root.resolve()
-    here = cwd.resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / "memory").is_dir():
-            return candidate
-    raise RootNotFound(
-        f"no agent root at or above {here} (no memory/ folder found)",
-        hint="pass --root DIR, set MEMSTORE_ROOT, or create one with: memstore init DIR --apply",
-    )
-
-
-def runtime_dir(root: Path) -> Path:
-    return root / "runtime"
-
-
-def state_dir(root: Path) -> Path:
-    return root / "runtime" / "state"
-
-
-def journal_dir(root: Path) -> Path:
-    return root / "runtime" / "journal"
-
-
-def db_path(root: Path) -> Path:
-    return root / "runtime" / "memstore.db"
-
-
-def relpath(root: Path, path: Path) -> str:
-    return path.relative_to(root).as_posix()

@@ -15,8 +15,6 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sqlite3
-from dataclasses import dataclass
-from pathlib import Path
 
 from memstore import journal
 from memstore.config import Config
@@ -82,46 +80,47 @@ def recompute_policy(conn: sqlite3.Connection, paths: list[str], config: Config)
         conn.executemany(_UPSERT, out)
 
 
-@dataclass
 class TouchResult:
-    recorded: bool  # a journal line was written
-    applied: bool  # the mirror was updated in this call (else the next sync folds it in)
-    rel: str | None
-    message: str
+    """What one touch did. (A plain class: this module is on the hook's path.)"""
+
+    __slots__ = ("applied", "message", "recorded", "rel")
+
+    def __init__(self, recorded: bool, applied: bool, rel: str | None, message: str) -> None:
+        self.recorded = recorded  # a journal line was written
+        self.applied = applied  # the mirror was updated now (else the next sync folds it in)
+        self.rel = rel
+        self.message = message
 
 
-def memory_rel(root: Path, file_path: str, cwd: Path | None = None) -> str | None:
+def memory_rel(root: str | os.PathLike[str], file_path: str, cwd: str | os.PathLike[str] | None = None) -> str | None:
     """The root-relative path of a T2 memory file, or None if the path is anything else.
 
     The real path is used (symlinks and `..` resolved), so a link inside memory/ that
     points elsewhere is not a memory, and a path that wanders out and back in is.
     """
-    if not file_path:
+    if not file_path or "\x00" in file_path:
         return None
-    candidate = Path(file_path)
-    if not candidate.is_absolute():
-        candidate = (cwd or Path.cwd()) / candidate
+    candidate = os.path.join(cwd or os.getcwd(), file_path)  # an absolute file_path wins
     try:
-        real = Path(os.path.realpath(candidate))
-        real_root = Path(os.path.realpath(root))
-        rel = real.relative_to(real_root)
-    except (ValueError, OSError):
+        real = os.path.realpath(candidate)
+        real_memory = os.path.join(os.path.realpath(root), "memory")
+    except (OSError, ValueError):
         return None
-    parts = rel.parts
-    if len(parts) != 2 or parts[0] != "memory" or not T2_NAME.match(parts[1]):
+    folder, name = os.path.split(real)
+    if folder != real_memory or not T2_NAME.match(name):
         return None
-    return rel.as_posix()
+    return f"memory/{name}"
 
 
 def record_touch(
-    root: Path,
+    root: str | os.PathLike[str],
     file_path: str,
     tool: str,
     now: dt.datetime,
     config: Config,
     *,
     session: str | None = None,
-    cwd: Path | None = None,
+    cwd: str | os.PathLike[str] | None = None,
     lock_budget_ms: int | None = None,
 ) -> TouchResult:
     """Record one access: a journal line first, then one SQLite transaction.
@@ -136,16 +135,17 @@ def record_touch(
         return TouchResult(False, False, None, f"not a T2 memory file under {root}/memory: {file_path}")
     event = journal.new_event(rel, tool, now, session)
     journal.append(root, event)
-    db = root / "runtime" / "memstore.db"
-    if not db.exists():
+    db = os.path.join(root, "runtime", "memstore.db")
+    if not os.path.exists(db):
         return TouchResult(True, False, rel, "journaled; the mirror does not exist yet (next sync folds it in)")
     budget = config.hook_lock_budget_ms if lock_budget_ms is None else lock_budget_ms
     try:
-        conn = sqlite3.connect(str(db), timeout=budget / 1000, isolation_level=None)
+        conn = sqlite3.connect(db, timeout=budget / 1000, isolation_level=None)
     except sqlite3.Error as exc:
         return TouchResult(True, False, rel, f"journaled; mirror not opened ({exc})")
     try:
         conn.execute(f"PRAGMA busy_timeout={int(budget)}")
+        conn.execute("PRAGMA synchronous=NORMAL")  # WAL: no fsync per commit; the journal is the durable record
         conn.execute("BEGIN IMMEDIATE")
         try:
             apply_event(conn, event, config)

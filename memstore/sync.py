@@ -20,9 +20,10 @@ from pathlib import Path
 
 from memstore import mirror
 from memstore.config import Config, load_config
+from memstore.locations import db_path, state_dir
 from memstore.locks import file_lock
 from memstore.parsing import WARNING, Parsed, Problem, parse_bytes
-from memstore.paths import SKIP_DIRS, classify, db_path, state_dir
+from memstore.paths import SKIP_DIRS, classify
 from memstore.policy import recompute_policy
 from memstore.timeutil import fmt
 

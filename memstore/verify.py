@@ -22,7 +22,7 @@ from typing import Any
 from memstore import mirror
 from memstore.config import Config
 from memstore.install import APPROVED, BEGIN, CRON_MARK, END, REINFORCING, is_ours
-from memstore.paths import db_path
+from memstore.locations import db_path
 
 PROBE = "process_memstore-verify-probe"
 

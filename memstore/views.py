@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from memstore.config import Config
-from memstore.paths import KINDS, db_path
+from memstore.locations import db_path
+from memstore.paths import KINDS
 from memstore.ranking import score
 from memstore.timeutil import UTC, parse_when, to_utc
 

@@ -62,7 +62,7 @@ def test_apply_merges_keeps_everything_else_and_is_idempotent(run, project) -> N
     ours = [h for g in settings["hooks"]["PostToolUse"] for h in g["hooks"]]
     root = str(project["root"])
     assert {h["if"] for h in ours} == {f"{t}(/{root}/memory/**)" for t in ("Read", "Edit", "Write", "MultiEdit")}
-    assert all(h["command"].endswith(f"--root {root} hook") for h in ours)
+    assert all(h["command"].endswith(f"memstore/hookrun.py --root {root}") and " -S " in h["command"] for h in ours)
     lens_groups = [g for g in settings["hooks"]["PreToolUse"] if g.get("matcher") == "^Bash$"]
     assert len(lens_groups) == 1
     claude = project["claude_md"].read_text()
@@ -86,6 +86,19 @@ def test_reinstall_after_lens_change_replaces_not_duplicates(run, project) -> No
     matchers = [g.get("matcher") for g in settings["hooks"]["PreToolUse"] if not any("if" in h for h in g["hooks"])]
     assert matchers == ["Bash", "(?:^Bash$)|(?:^Edit$)"]
     assert len(settings["hooks"]["SessionStart"]) == 1
+
+
+def test_older_style_registrations_are_replaced(run, project) -> None:
+    old = json.loads(project["settings"].read_text())
+    old["hooks"]["PostToolUse"] = [{"matcher": "Read", "hooks": [
+        {"type": "command", "command": f"/old/venv/bin/memstore --root {project['root']} hook"},
+        {"type": "command", "command": "their-logger"}]}]
+    project["settings"].write_text(json.dumps(old))
+    install(run, project, "--apply")
+    post = json.loads(project["settings"].read_text())["hooks"]["PostToolUse"]
+    commands = [h["command"] for g in post for h in g["hooks"]]
+    assert "their-logger" in commands and not any(c.startswith("/old/") for c in commands)
+    assert sum("hookrun.py" in c for c in commands) == 4
 
 
 def test_invalid_settings_json_is_refused_untouched(run, project) -> None:
