@@ -173,70 +173,80 @@ def sync_into(
     config: Config,
     progress: Progress | None = None,
 ) -> SyncReport:
-    """Incremental sync of `conn` against the files under `root` in one transaction."""
+    """Incremental sync of `conn` against the files under `root`.
+
+    The walk, the reads and the parsing happen outside any write transaction, and the
+    writes go in short transactions of BATCH files, so a hook recording a touch meanwhile
+    waits milliseconds, not the length of the sync. Each file's row is always whole.
+    """
     from memstore import journal  # local: journal ingestion is a separate concern
 
     report = SyncReport()
     found, blocked_dirs, blocked_files = walk(root)
     report.scanned = len(found)
     known = {r[0]: (r[1], r[2], r[3]) for r in conn.execute("SELECT path, mtime_ns, size, digest FROM files")}
-    todo = [rel for rel, st in found.items() if known.get(rel, (None, None))[:2] != st]
+    todo = sorted(rel for rel, st in found.items() if known.get(rel, (None, None))[:2] != st)
     report.unchanged = len(found) - len(todo)
-    todo.sort()
+    blocked = set(blocked_files)
 
     def shielded(rel: str) -> bool:
-        if rel in blocked_files:
-            return True
-        return any(rel.startswith(d + "/") or d == "" for d in blocked_dirs)
+        return rel in blocked or any(d == "" or rel.startswith(d + "/") for d in blocked_dirs)
 
     removed = [rel for rel in known if rel not in found and not shielded(rel)]
     report.unreadable.extend(rel for rel in known if rel not in found and shielded(rel))
+
+    inserts: list[tuple[object, ...]] = []
+    updates: list[tuple[object, ...]] = []
+    stat_only: list[tuple[int, int, str]] = []
     policy_paths: list[str] = []
 
-    with mirror.transaction(conn):
-        inserts: list[tuple[object, ...]] = []
-        updates: list[tuple[object, ...]] = []
-        stat_only: list[tuple[int, int, str]] = []
-
-        def flush_batches() -> None:
+    def write_batch() -> None:
+        with mirror.transaction(conn):
             if inserts:
                 conn.executemany(_INSERT, inserts)
-                inserts.clear()
             if updates:
                 conn.executemany(_UPDATE, updates)
-                updates.clear()
             if stat_only:
                 conn.executemany("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", stat_only)
-                stat_only.clear()
+            if policy_paths:
+                recompute_policy(conn, policy_paths, config)
+        inserts.clear()
+        updates.clear()
+        stat_only.clear()
+        policy_paths.clear()
 
-        total = len(todo)
-        for index, rel in enumerate(todo, 1):
-            mtime_ns = found[rel][0]
-            try:
-                raw = (root / rel).read_bytes()
-            except OSError:
-                report.unreadable.append(rel)
-                continue
-            old = known.get(rel)
-            if old is not None and old[2] == digest(raw):
-                stat_only.append((mtime_ns, len(raw), rel))
-                report.touched_only += 1
+    total = len(todo)
+    for index, rel in enumerate(todo, 1):
+        mtime_ns = found[rel][0]
+        try:
+            raw = (root / rel).read_bytes()
+        except OSError:
+            report.unreadable.append(rel)
+            continue
+        old = known.get(rel)
+        if old is not None and old[2] == digest(raw):
+            stat_only.append((mtime_ns, len(raw), rel))
+            report.touched_only += 1
+        else:
+            row = build_row(rel, raw, mtime_ns, len(raw), config)
+            values = tuple(row[c] for c in COLUMNS)
+            if old is None:
+                inserts.append(values)
+                report.added += 1
             else:
-                row = build_row(rel, raw, mtime_ns, len(raw), config)
-                values = tuple(row[c] for c in COLUMNS)
-                if old is None:
-                    inserts.append(values)
-                    report.added += 1
-                else:
-                    updates.append((*values[1:], rel))
-                    report.changed += 1
-                if row["kind"] == "t2" or old is not None:
-                    policy_paths.append(rel)
-            if len(inserts) + len(updates) >= BATCH:
-                flush_batches()
-            if progress and (index % 1000 == 0 or index == total):
-                progress(index, total)
-        flush_batches()
+                updates.append((*values[1:], rel))
+                report.changed += 1
+            if row["kind"] == "t2" or old is not None:
+                policy_paths.append(rel)
+        if len(inserts) + len(updates) + len(stat_only) >= BATCH:
+            write_batch()
+        if progress and (index % 1000 == 0 or index == total):
+            progress(index, total)
+    with mirror.transaction(conn):
+        if inserts or updates or stat_only:
+            conn.executemany(_INSERT, inserts)
+            conn.executemany(_UPDATE, updates)
+            conn.executemany("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", stat_only)
         if removed:
             conn.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in removed])
             report.removed = len(removed)
