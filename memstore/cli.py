@@ -97,19 +97,23 @@ class App:
             conn.close()
 
 
+root_option = click.option(
+    "--root",
+    "root_opt",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Agent root (default: $MEMSTORE_ROOT, else nearest folder holding memory/).",
+)
+now_option = click.option(
+    "--now", "now_opt", default=None, metavar="ISO8601", help="Pin the clock (default: $MEMSTORE_NOW, else now)."
+)
+
+
 def common(fn: Callable[..., Any]) -> Callable[..., Any]:
     """--root and --now on every subcommand too (they override the group's)."""
 
-    @click.option(
-        "--root",
-        "root_opt",
-        type=click.Path(file_okay=False),
-        default=None,
-        help="Agent root (default: $MEMSTORE_ROOT, else nearest folder holding memory/).",
-    )
-    @click.option(
-        "--now", "now_opt", default=None, metavar="ISO8601", help="Pin the clock (default: $MEMSTORE_NOW, else now)."
-    )
+    @root_option
+    @now_option
     @click.pass_context
     @functools.wraps(fn)
     def wrapper(ctx: click.Context, root_opt: str | None, now_opt: str | None, **kwargs: Any) -> Any:
@@ -160,16 +164,8 @@ class Group(click.Group):
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--root",
-    "root_opt",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Agent root (default: $MEMSTORE_ROOT, else nearest folder holding memory/).",
-)
-@click.option(
-    "--now", "now_opt", default=None, metavar="ISO8601", help="Pin the clock (default: $MEMSTORE_NOW, else now)."
-)
+@root_option
+@now_option
 @click.version_option(__version__, prog_name="memstore")
 @click.pass_context
 def cli(ctx: click.Context, root_opt: str | None, now_opt: str | None) -> None:
@@ -565,3 +561,13 @@ def tick(app: App) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     cli.main(args=argv, prog_name="memstore")
+
+
+def run_as(command: str, argv: list[str]) -> None:
+    """`memstore COMMAND ARGV` for the seed-style wrapper scripts; --root may come anywhere in ARGV."""
+    rest = list(argv)
+    options: list[str] = []
+    if "--root" in rest:
+        at = rest.index("--root")
+        options, rest = rest[at : at + 2], rest[:at] + rest[at + 2 :]
+    main([*options, command, *rest])

@@ -13,21 +13,10 @@ import sys
 from pathlib import Path
 
 try:
-    from memstore.cli import main
+    from memstore.cli import run_as
 except ImportError:  # running from a checkout without an install
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from memstore.cli import main
-
-
-def run(argv: list[str]) -> None:
-    options = []
-    rest = list(argv)
-    # --root belongs before the command name
-    if "--root" in rest:
-        at = rest.index("--root")
-        options, rest = rest[at : at + 2], rest[:at] + rest[at + 2 :]
-    main([*options, "init", *rest])
-
+    from memstore.cli import run_as
 
 if __name__ == "__main__":
-    run(sys.argv[1:])
+    run_as("init", sys.argv[1:])
