@@ -77,6 +77,16 @@ class App:
 
         return report
 
+    def fresh(self, fn: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite3.Connection], T]:
+        """fn, after a quick sync: what a read-only command shows matches the files."""
+        from memstore.sync import sync_locked
+
+        def run(conn: sqlite3.Connection) -> T:
+            sync_locked(conn, self.root, self.config, quick=True)
+            return fn(conn)
+
+        return run
+
     def with_mirror(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run fn on the live mirror; a mirror found corrupt mid-way is rebuilt and fn re-run once."""
         from memstore import mirror
@@ -245,16 +255,21 @@ def rebuild(app: App) -> None:
 @click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(min=1))
 @click.option("--type", "type_", default=None, help="Only this memory type or kind (feedback, lens, ...).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.option("--no-sync", is_flag=True, help="Search the mirror as it is, without syncing first.")
+@click.option("--no-sync", is_flag=True, help="Search the mirror as it is, without looking at the files first.")
+@click.option("--full", is_flag=True, help="Walk every file first (also sees files edited in place by other tools).")
 @common
-def search(app: App, query: str, limit: int, type_: str | None, as_json: bool, no_sync: bool) -> None:
-    """Ranked full-text search; a plain-English question works."""
+def search(app: App, query: str, limit: int, type_: str | None, as_json: bool, no_sync: bool, full: bool) -> None:
+    """Ranked full-text search; a plain-English question works.
+
+    By default it first catches up with files added, removed or replaced since the last
+    sync, and with files the hook saw written (a quick check of folders, not of every file).
+    """
     from memstore.search import search as do_search
     from memstore.sync import sync_locked
 
     def run(conn: sqlite3.Connection) -> list[dict[str, Any]]:
         if not no_sync:
-            sync_locked(conn, app.root, app.config)
+            sync_locked(conn, app.root, app.config, quick=not full)
         return do_search(conn, query, limit, type_, app.config)
 
     hits = app.with_mirror(run)
@@ -295,7 +310,7 @@ def show(app: App, name: str, as_json: bool) -> None:
     """One memory: where it is, its policy state, its problems and its text."""
     from memstore.views import file_view
 
-    view = app.with_mirror(lambda conn: file_view(conn, _find(conn, name), app.now, app.config))
+    view = app.with_mirror(app.fresh(lambda conn: file_view(conn, _find(conn, name), app.now, app.config)))
     if as_json:
         emit_json(view)
         return
@@ -317,7 +332,7 @@ def status(app: App, as_json: bool) -> None:
     """What the mirror holds: files by kind, problems, journal, mirror size."""
     from memstore.views import status_view
 
-    view = app.with_mirror(lambda conn: status_view(conn, app.root, app.now, app.config))
+    view = app.with_mirror(app.fresh(lambda conn: status_view(conn, app.root, app.now, app.config)))
     if as_json:
         emit_json(view)
         return
@@ -339,7 +354,7 @@ def lint(app: App, as_json: bool) -> None:
     """Hygiene: malformed or missing fields, name mismatches, oversize files. Exit 1 on errors."""
     from memstore.views import lint_view
 
-    found = app.with_mirror(lambda conn: lint_view(conn))
+    found = app.with_mirror(app.fresh(lint_view))
     errors = sum(1 for f in found if f["level"] == "error")
     if as_json:
         emit_json(found)
@@ -417,7 +432,7 @@ def list_(app: App, band: str | None, as_json: bool) -> None:
     """T2 memories with their band, score and policy state, in rank order."""
     from memstore.views import list_view
 
-    rows = app.with_mirror(lambda conn: list_view(conn, app.root, app.now, app.config, band))
+    rows = app.with_mirror(app.fresh(lambda conn: list_view(conn, app.root, app.now, app.config, band)))
     if as_json:
         emit_json(rows)
         return

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from memstore.config import Config
 from memstore.fmedit import CannotEdit, set_fields
+from memstore.indexing import digest
 from memstore.locks import atomic_write
-from memstore.sync import digest
 from memstore.timeutil import UTC, parse_when
 
 

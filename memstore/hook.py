@@ -147,6 +147,11 @@ def handle(payload: Payload, root: str, now_opt: str | None) -> Payload | None:
             result = record_touch(root, file_path, tool, now, config, session=session, cwd=cwd)
             if result.recorded and not result.applied:
                 _log(root, f"touch of {result.rel} journaled only: {result.message}")
+        if tool in WRITE_TOOLS and in_memory(root, file_path, cwd):
+            from memstore.policy import mark_dirty
+
+            real = os.path.realpath(os.path.join(cwd or os.getcwd(), str(file_path)))
+            mark_dirty(root, os.path.relpath(real, os.path.realpath(root)).replace(os.sep, "/"), config)
         return None
 
     if event == "PreToolUse":

@@ -161,6 +161,25 @@ def record_touch(
         conn.close()
 
 
+def mark_dirty(root: str | os.PathLike[str], rel: str, config: Config) -> bool:
+    """Note that the agent wrote `rel` (root-relative), so the next quick sync re-reads it."""
+    db = os.path.join(root, "runtime", "memstore.db")
+    if not os.path.exists(db):
+        return False
+    budget = config.hook_lock_budget_ms
+    try:
+        conn = sqlite3.connect(db, timeout=budget / 1000, isolation_level=None)
+        try:
+            conn.execute(f"PRAGMA busy_timeout={int(budget)}")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("INSERT OR IGNORE INTO dirty (path) VALUES (?)", (rel,))
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False  # the next full sync finds the change anyway
+    return True
+
+
 def apply_event(conn: sqlite3.Connection, event: dict[str, str | None], config: Config) -> None:
     """Insert one event and bring its path's policy row up to date (caller holds a transaction)."""
     if not journal.insert_event(conn, event):

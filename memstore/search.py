@@ -153,16 +153,16 @@ def search(
 
 
 def search_root(
-    root: Path, query: str, limit: int = 10, type: str | None = None, *, sync_first: bool = True
+    root: Path, query: str, limit: int = 10, type: str | None = None, *, sync_first: bool = True, full: bool = False
 ) -> list[dict[str, Any]]:
-    """Library entry point: sync the mirror (unless told not to) and search it."""
+    """Library entry point: catch the mirror up (quick, or a full walk) unless told not to, and search it."""
     from memstore.sync import open_mirror, sync_locked
 
     config = load_config(root)
     conn = open_mirror(root, config)
     try:
         if sync_first:
-            sync_locked(conn, root, config)
+            sync_locked(conn, root, config, quick=not full)
         return search(conn, query, limit, type, config)
     finally:
         conn.close()

@@ -1,36 +1,51 @@
-"""Bring the mirror in line with the files: incremental sync, full rebuild, self-repair.
+"""Bring the mirror in line with the files: full and quick sync, rebuild, self-repair.
 
-Sync compares each file's (mtime, size) with the mirror and reads only what moved;
-a content digest then decides whether it really changed. A file that disappeared
-leaves the mirror; a file that cannot be read keeps its row, and a folder that cannot
-be listed keeps the rows under it, so a permissions hiccup never becomes a mass
-deletion. Rebuild builds a fresh mirror beside the live one and swaps it in whole.
+A full sync walks every folder and compares each file's (mtime, size, inode) with the
+mirror, reading only what moved; a content digest then decides whether it really
+changed. A file that disappeared leaves the mirror; a file that cannot be read keeps
+its row, and a folder that cannot be listed keeps the rows under it, so a permissions
+hiccup never becomes a mass deletion. Rebuild builds a fresh mirror beside the live
+one and swaps it in whole.
+
+A quick sync (what search and the read-only commands run first) stats only the
+folders: adding, removing or renaming a file changes its folder's mtime, and a folder
+listing gives each file's inode without a stat, so a file replaced by rename shows
+too. Files the hook saw written or edited are in the `dirty` table. What a quick sync
+cannot see is a file rewritten in place by something other than the agent's tools;
+the next full sync (`memstore sync`, the nightly tick, render) picks that up.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sqlite3
 import stat as statmod
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memstore import mirror
 from memstore.config import Config, load_config
+from memstore.indexing import COLUMNS, INSERT_SQL, UPDATE_SQL, build_row, digest
 from memstore.locations import db_path, state_dir
 from memstore.locks import file_lock
-from memstore.parsing import WARNING, Parsed, Problem, parse_bytes
-from memstore.paths import SKIP_DIRS, classify
+from memstore.paths import SKIP_DIRS
 from memstore.policy import recompute_policy
-from memstore.timeutil import fmt
 
 Progress = Callable[[int, int], None]
 Notify = Callable[[str], None]
+Stat = tuple[int, int, int]  # mtime_ns, size, inode
 
 BATCH = 500
+# A stamp this close to the moment we record it may be followed by another change in the
+# same clock tick (the "racily clean" problem); such stamps are recorded as unknown (-1),
+# so the next sync looks again instead of trusting them.
+RACY_NS = 2_000_000_000
+
+
+def _trusted(stamp_ns: int, now_ns: int) -> bool:
+    return now_ns - stamp_ns >= RACY_NS
 
 
 @dataclass
@@ -56,168 +71,106 @@ class SyncReport:
         return text
 
 
-def walk(root: Path) -> tuple[dict[str, tuple[int, int]], list[str], list[str]]:
-    """Every markdown file under root: rel path -> (mtime_ns, size).
+@dataclass
+class Walk:
+    files: dict[str, Stat] = field(default_factory=dict)
+    dirs: dict[str, int] = field(default_factory=dict)  # folder -> its mtime_ns, taken before listing it
+    blocked_dirs: list[str] = field(default_factory=list)
+    blocked_files: set[str] = field(default_factory=set)
 
-    Returns also the folders that could not be listed (rows under them are kept) and
-    the files that could not be stat'ed.
-    """
-    found: dict[str, tuple[int, int]] = {}
-    blocked_dirs: list[str] = []
-    blocked_files: list[str] = []
-    stack = [("", str(root))]
+    def shielded(self, rel: str) -> bool:
+        """Is this path's absence unknown rather than real (unlistable folder, unstattable file)?"""
+        return rel in self.blocked_files or any(d == "" or rel.startswith(d + "/") for d in self.blocked_dirs)
+
+
+def _skip_dir(name: str) -> bool:
+    return name.startswith(".") or name in SKIP_DIRS
+
+
+def walk(root: Path, start: str = "", into: Walk | None = None) -> Walk:
+    """Every markdown file under root/start, with its stat, and every folder's mtime."""
+    result = into or Walk()
+    stack = [start]
     while stack:
-        rel_dir, abs_dir = stack.pop()
+        rel_dir = stack.pop()
+        abs_dir = os.path.join(root, rel_dir)
         try:
+            mtime = os.stat(abs_dir).st_mtime_ns
             entries = list(os.scandir(abs_dir))
         except OSError:
-            blocked_dirs.append(rel_dir)
+            result.blocked_dirs.append(rel_dir)
             continue
+        result.dirs[rel_dir] = mtime
         for entry in entries:
             name = entry.name
             rel = f"{rel_dir}/{name}" if rel_dir else name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if name.startswith(".") or (name in SKIP_DIRS):
-                        continue
-                    stack.append((rel, entry.path))
+                    if not _skip_dir(name):
+                        stack.append(rel)
                     continue
                 if not name.endswith(".md") or name.startswith("."):
                     continue
                 info = entry.stat()  # follows a symlinked file
-                if not statmod.S_ISREG(info.st_mode):
-                    continue
-                found[rel] = (info.st_mtime_ns, info.st_size)
+                if statmod.S_ISREG(info.st_mode):
+                    result.files[rel] = (info.st_mtime_ns, info.st_size, info.st_ino)
             except OSError:
-                blocked_files.append(rel)
-    return found, blocked_dirs, blocked_files
+                result.blocked_files.add(rel)
+    return result
 
 
-def digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def _iso(value: object) -> str | None:
-    return value.isoformat() if value is not None else None  # type: ignore[attr-defined]
-
-
-def build_row(rel: str, raw: bytes, mtime_ns: int, size: int, config: Config) -> dict[str, object]:
-    kind = classify(rel)
-    stem = rel.rsplit("/", 1)[-1][:-3]
-    parsed: Parsed = parse_bytes(raw, stem, config, is_t2=(kind == "t2"))
-    if size > config.lint_max_bytes and kind == "t2":
-        parsed.problems.append(
-            Problem(WARNING, f"{size} bytes; a memory over {config.lint_max_bytes} stops being retrievable")
-        )
-    return {
-        "path": rel,
-        "kind": kind,
-        "type": parsed.type,
-        "name": parsed.name,
-        "summary": parsed.summary,
-        "description": parsed.description,
-        "body": parsed.body,
-        "row_text": parsed.row_text,
-        "created": _iso(parsed.created),
-        "last_updated": _iso(parsed.last_updated),
-        "status": parsed.status,
-        "in_flight": int(parsed.in_flight),
-        "state": parsed.state,
-        "pin": int(parsed.pin),
-        "importance": parsed.importance,
-        "fm_access_count": parsed.access_count,
-        "fm_stability": parsed.stability,
-        "fm_last_accessed": fmt(parsed.last_accessed) if parsed.last_accessed else None,
-        "fm_last_reinforced": fmt(parsed.last_reinforced) if parsed.last_reinforced else None,
-        "meta": json.dumps(parsed.meta, default=str, ensure_ascii=False, sort_keys=True),
-        "problems": json.dumps([p.as_dict() for p in parsed.problems]),
-        "mtime_ns": mtime_ns,
-        "size": size,
-        "digest": digest(raw),
-    }
-
-
-COLUMNS = (
-    "path",
-    "kind",
-    "type",
-    "name",
-    "summary",
-    "description",
-    "body",
-    "row_text",
-    "created",
-    "last_updated",
-    "status",
-    "in_flight",
-    "state",
-    "pin",
-    "importance",
-    "fm_access_count",
-    "fm_stability",
-    "fm_last_accessed",
-    "fm_last_reinforced",
-    "meta",
-    "problems",
-    "mtime_ns",
-    "size",
-    "digest",
-)
-_INSERT = f"INSERT INTO files ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
-_UPDATE = f"UPDATE files SET {', '.join(f'{c} = ?' for c in COLUMNS[1:])} WHERE path = ?"
-
-
-def sync_into(
+def _apply(
     conn: sqlite3.Connection,
     root: Path,
     config: Config,
+    found: dict[str, Stat],
+    known: dict[str, tuple[int, int, str, int | None]],
+    removed: list[str],
+    report: SyncReport,
     progress: Progress | None = None,
-) -> SyncReport:
-    """Incremental sync of `conn` against the files under `root`.
+) -> list[str]:
+    """Write what changed among `found` (compared with `known`) and drop `removed`.
 
-    The walk, the reads and the parsing happen outside any write transaction, and the
-    writes go in short transactions of BATCH files, so a hook recording a touch meanwhile
-    waits milliseconds, not the length of the sync. Each file's row is always whole.
+    Reads and parses happen outside write transactions; writes go in short transactions
+    of BATCH files, so a hook recording a touch meanwhile waits milliseconds. Returns the
+    paths whose rows now match the disk.
     """
     from memstore import journal  # local: journal ingestion is a separate concern
 
-    report = SyncReport()
-    found, blocked_dirs, blocked_files = walk(root)
-    report.scanned = len(found)
-    known = {r[0]: (r[1], r[2], r[3]) for r in conn.execute("SELECT path, mtime_ns, size, digest FROM files")}
-    todo = sorted(rel for rel, st in found.items() if known.get(rel, (None, None))[:2] != st)
-    report.unchanged = len(found) - len(todo)
-    blocked = set(blocked_files)
-
-    def shielded(rel: str) -> bool:
-        return rel in blocked or any(d == "" or rel.startswith(d + "/") for d in blocked_dirs)
-
-    removed = [rel for rel in known if rel not in found and not shielded(rel)]
-    report.unreadable.extend(rel for rel in known if rel not in found and shielded(rel))
-
+    todo = sorted(rel for rel, st in found.items() if known.get(rel, (None, None, None, None))[:2] != st[:2]
+                  or known[rel][3] != st[2])
+    report.unchanged += len(found) - len(todo)
     inserts: list[tuple[object, ...]] = []
     updates: list[tuple[object, ...]] = []
-    stat_only: list[tuple[int, int, str]] = []
+    stat_only: list[tuple[int, int, int, str]] = []
     policy_paths: list[str] = []
+    done = [rel for rel in found if rel not in set(todo)]
 
-    def write_batch() -> None:
+    def write(final: bool = False) -> None:
         with mirror.transaction(conn):
-            if inserts:
-                conn.executemany(_INSERT, inserts)
-            if updates:
-                conn.executemany(_UPDATE, updates)
-            if stat_only:
-                conn.executemany("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", stat_only)
+            conn.executemany(INSERT_SQL, inserts)
+            conn.executemany(UPDATE_SQL, updates)
+            conn.executemany("UPDATE files SET mtime_ns = ?, size = ?, inode = ? WHERE path = ?", stat_only)
+            if final:
+                if removed:
+                    conn.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in removed])
+                    policy_paths.extend(removed)
+                touched = journal.ingest(conn, root)
+                report.events += touched.new_events
+                policy_paths.extend(touched.paths)
             if policy_paths:
-                recompute_policy(conn, policy_paths, config)
+                recompute_policy(conn, sorted(set(policy_paths)), config)
         inserts.clear()
         updates.clear()
         stat_only.clear()
         policy_paths.clear()
 
     total = len(todo)
+    now_ns = time.time_ns()
     for index, rel in enumerate(todo, 1):
-        mtime_ns = found[rel][0]
+        mtime_ns, _size, inode = found[rel]
+        if not _trusted(mtime_ns, now_ns):
+            inode = -1  # look at this file again next time
         try:
             raw = (root / rel).read_bytes()
         except OSError:
@@ -225,10 +178,10 @@ def sync_into(
             continue
         old = known.get(rel)
         if old is not None and old[2] == digest(raw):
-            stat_only.append((mtime_ns, len(raw), rel))
+            stat_only.append((mtime_ns, len(raw), inode, rel))
             report.touched_only += 1
         else:
-            row = build_row(rel, raw, mtime_ns, len(raw), config)
+            row = build_row(rel, raw, mtime_ns, len(raw), config, inode)
             values = tuple(row[c] for c in COLUMNS)
             if old is None:
                 inserts.append(values)
@@ -238,22 +191,124 @@ def sync_into(
                 report.changed += 1
             if row["kind"] == "t2" or old is not None:
                 policy_paths.append(rel)
+        done.append(rel)
         if len(inserts) + len(updates) + len(stat_only) >= BATCH:
-            write_batch()
+            write()
         if progress and (index % 1000 == 0 or index == total):
             progress(index, total)
+    write(final=True)
+    report.removed += len(removed)
+    return done
+
+
+def _known(conn: sqlite3.Connection, paths: list[str] | None = None) -> dict[str, tuple[int, int, str, int | None]]:
+    sql = "SELECT path, mtime_ns, size, digest, inode FROM files"
+    if paths is None:
+        return {r[0]: (r[1], r[2], r[3], r[4]) for r in conn.execute(sql)}
+    out: dict[str, tuple[int, int, str, int | None]] = {}
+    for start in range(0, len(paths), BATCH):
+        chunk = paths[start : start + BATCH]
+        rows = conn.execute(f"{sql} WHERE path IN ({','.join('?' * len(chunk))})", chunk)
+        out.update({r[0]: (r[1], r[2], r[3], r[4]) for r in rows})
+    return out
+
+
+def _record_dirs(conn: sqlite3.Connection, dirs: dict[str, int], gone: list[str], clean: list[str],
+                 replace_all: bool) -> None:
     with mirror.transaction(conn):
-        if inserts or updates or stat_only:
-            conn.executemany(_INSERT, inserts)
-            conn.executemany(_UPDATE, updates)
-            conn.executemany("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", stat_only)
-        if removed:
-            conn.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in removed])
-            report.removed = len(removed)
-            policy_paths.extend(removed)
-        touched = journal.ingest(conn, root)
-        report.events = touched.new_events
-        recompute_policy(conn, sorted(set(policy_paths) | touched.paths), config)
+        if replace_all:
+            conn.execute("DELETE FROM dirs")
+        conn.executemany("DELETE FROM dirs WHERE path = ? OR path LIKE ? || '/%'", [(d, d) for d in gone])
+        now_ns = time.time_ns()
+        conn.executemany(
+            "INSERT OR REPLACE INTO dirs (path, mtime_ns) VALUES (?, ?)",
+            [(d, m if _trusted(m, now_ns) else -1) for d, m in dirs.items()],
+        )
+        conn.executemany("DELETE FROM dirty WHERE path = ?", [(p,) for p in clean])
+
+
+def sync_into(conn: sqlite3.Connection, root: Path, config: Config, progress: Progress | None = None) -> SyncReport:
+    """Full incremental sync of `conn` against every file under `root`."""
+    report = SyncReport()
+    tree = walk(root)
+    report.scanned = len(tree.files)
+    known = _known(conn)
+    removed = [rel for rel in known if rel not in tree.files and not tree.shielded(rel)]
+    report.unreadable.extend(rel for rel in known if rel not in tree.files and tree.shielded(rel))
+    clean = _apply(conn, root, config, tree.files, known, removed, report, progress)
+    _record_dirs(conn, tree.dirs, [], [*clean, *removed], replace_all=True)
+    return report
+
+
+def quick_sync(conn: sqlite3.Connection, root: Path, config: Config) -> SyncReport:
+    """Catch up with files added, removed or replaced since the last sync, statting folders only."""
+    stored = dict(conn.execute("SELECT path, mtime_ns FROM dirs").fetchall())
+    if not stored:
+        return sync_into(conn, root, config)  # no folder record yet: a full walk makes one
+    report = SyncReport()
+    tree = Walk()
+    candidates: dict[str, Stat | None] = {}  # None: gone
+    gone_dirs: list[str] = []
+    for rel_dir, mtime in stored.items():
+        abs_dir = os.path.join(root, rel_dir)
+        try:
+            now_mtime = os.stat(abs_dir).st_mtime_ns
+        except FileNotFoundError:
+            gone_dirs.append(rel_dir)
+            continue
+        except OSError:
+            continue  # unreadable now: leave its rows as they are
+        if now_mtime == mtime:
+            continue
+        try:
+            entries = list(os.scandir(abs_dir))
+        except OSError:
+            continue
+        tree.dirs[rel_dir] = now_mtime
+        listed: dict[str, int] = {}
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if not _skip_dir(entry.name) and rel not in stored:
+                        walk(root, rel, tree)  # a new folder: everything in it is new
+                elif entry.name.endswith(".md") and not entry.name.startswith("."):
+                    listed[rel] = entry.inode()
+            except OSError:
+                continue
+        mirrored = dict(conn.execute("SELECT path, inode FROM files WHERE dir = ?", (rel_dir,)).fetchall())
+        for rel, inode in listed.items():
+            if mirrored.get(rel, -1) != inode:
+                candidates[rel] = None  # new, or replaced by rename: stat it below
+        for rel in mirrored:
+            if rel not in listed:
+                candidates[rel] = None
+    for rel_dir in gone_dirs:
+        for (rel,) in conn.execute("SELECT path FROM files WHERE dir = ? OR dir LIKE ? || '/%'", (rel_dir, rel_dir)):
+            candidates[rel] = None
+    for (rel,) in conn.execute("SELECT path FROM dirty"):
+        candidates.setdefault(rel, None)
+    found: dict[str, Stat] = dict(tree.files)
+    removed: list[str] = []
+    for rel in candidates:
+        if rel in found:
+            continue
+        try:
+            info = os.stat(os.path.join(root, rel))
+        except FileNotFoundError:
+            removed.append(rel)
+            continue
+        except OSError:
+            continue
+        if statmod.S_ISREG(info.st_mode):
+            found[rel] = (info.st_mtime_ns, info.st_size, info.st_ino)
+    if not found and not removed and not tree.dirs and not gone_dirs:
+        return report
+    known = _known(conn, sorted(set(found) | set(removed)))
+    removed = [rel for rel in removed if rel in known]
+    report.scanned = len(found)
+    clean = _apply(conn, root, config, found, known, removed, report)
+    _record_dirs(conn, tree.dirs, gone_dirs, [*clean, *removed, *candidates], replace_all=False)
     return report
 
 
@@ -320,7 +375,9 @@ def sync(
         conn.close()
 
 
-def sync_locked(conn: sqlite3.Connection, root: Path, config: Config, progress: Progress | None = None) -> SyncReport:
-    """sync_into under the mirror lock, so two syncs never interleave."""
+def sync_locked(
+    conn: sqlite3.Connection, root: Path, config: Config, progress: Progress | None = None, *, quick: bool = False
+) -> SyncReport:
+    """A full (or quick) sync under the mirror lock, so two syncs never interleave."""
     with file_lock(_lock_path(root)):
-        return sync_into(conn, root, config, progress)
+        return quick_sync(conn, root, config) if quick else sync_into(conn, root, config, progress)

@@ -108,6 +108,34 @@ def m001_files_and_search(db: Database) -> None:
     )
 
 
+@migrations()
+def m002_quick_freshness(db: Database) -> None:
+    """What a search needs to see new and changed files without statting every one of them."""
+    db.executescript(
+        """
+        -- readdir gives the inode for free: a file replaced by rename shows without a stat
+        ALTER TABLE files ADD COLUMN inode INTEGER;
+        ALTER TABLE files ADD COLUMN dir TEXT;
+        UPDATE files SET dir = CASE WHEN instr(path, '/') = 0 THEN ''
+            ELSE rtrim(path, replace(path, '/', '')) END;
+        UPDATE files SET dir = substr(dir, 1, length(dir) - 1) WHERE dir != '';
+        CREATE INDEX files_dir ON files(dir);
+
+        -- every folder the last full walk listed, with its mtime then: adding, removing or
+        -- renaming a file changes its folder's mtime
+        CREATE TABLE dirs (
+            path TEXT PRIMARY KEY,
+            mtime_ns INTEGER NOT NULL
+        );
+
+        -- files the hook saw written or edited since the last sync
+        CREATE TABLE dirty (
+            path TEXT PRIMARY KEY
+        );
+        """
+    )
+
+
 def names() -> list[str]:
     """Names of every migration this version knows, in order."""
     return [m.name for m in migrations.pending(Database(memory=True))]

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 from memstore.config import Config
-from memstore.sync import rebuild, sync
+from memstore.sync import SyncReport, open_mirror, quick_sync, rebuild, sync
 from tests.conftest import memory, write
 
 CFG = Config()
@@ -106,6 +107,7 @@ def test_same_size_edit_is_seen(root: Path) -> None:
 
 def test_touch_without_change_rehashes_but_keeps_row(root: Path) -> None:
     corpus(root)
+    _age(root)
     sync(root, CFG)
     before = mirror_rows(root)
     os.utime(root / "memory/project_topic-02.md", None)
@@ -206,3 +208,125 @@ def test_known_migrations_match_the_migrations_package() -> None:
     from memstore import migrations, mirror
 
     assert list(mirror.KNOWN_MIGRATIONS) == migrations.names()
+
+
+# ---------------------------------------------------------------- quick sync (what search runs first)
+
+
+def _age(root: Path) -> None:
+    """Age every stamp under root past the racy window, as if the last sync were minutes ago."""
+    old = time.time() - 600
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, (old, old), follow_symlinks=False)
+
+
+def _quick(root: Path) -> SyncReport:
+    conn = open_mirror(root)
+    try:
+        return quick_sync(conn, root, CFG)
+    finally:
+        conn.close()
+
+
+def test_quick_sync_sees_added_removed_renamed_and_replaced_files(root: Path) -> None:
+    corpus(root)
+    _age(root)
+    sync(root, CFG)
+    write(root, "memory/feedback_added.md", memory("feedback_added", "added kiwis"))
+    (root / "memory/project_topic-01.md").unlink()
+    os.rename(root / "memory/project_topic-02.md", root / "memory/project_topic-22.md")
+    tmp = root / "memory/.project_topic-03.md.tmp"  # an editor's save: write aside, rename over
+    tmp.write_text(memory("project_topic-03", "replaced with mangoes"))
+    os.replace(tmp, root / "memory/project_topic-03.md")
+    write(root, "memory/bugs/0009-new-folder-bug.md", "---\ntitle: nested\nstatus: open\n---\nnested figs\n")
+    report = _quick(root)
+    assert (report.added, report.changed, report.removed) == (3, 1, 2)
+    assert set(mirror_paths(root)) == set(disk_state(root))
+    assert fts_count(root, "mangoes") == 1 and fts_count(root, "figs") == 1 and fts_count(root, "kiwis") == 1
+
+
+def test_quick_sync_after_folder_removal(root: Path) -> None:
+    corpus(root)
+    write(root, "memory/short-term/sub/260701-deep.md", "deep\n")
+    _age(root)
+    sync(root, CFG)
+    import shutil
+
+    shutil.rmtree(root / "memory/short-term")
+    _quick(root)
+    assert set(mirror_paths(root)) == set(disk_state(root))
+
+
+def test_quick_sync_misses_in_place_edits_by_other_tools_until_a_full_sync(root: Path) -> None:
+    """The documented gap: same inode, same folder mtime. A full sync (or the hook's dirty mark) catches it."""
+    corpus(root)
+    _age(root)
+    sync(root, CFG)
+    path = root / "memory/project_topic-04.md"
+    with open(path, "a") as handle:
+        handle.write("appended papayas\n")
+    _quick(root)
+    assert fts_count(root, "papayas") == 0
+    sync(root, CFG)
+    assert fts_count(root, "papayas") == 1
+
+
+def test_quick_sync_reads_files_the_hook_saw_written(root: Path) -> None:
+    from memstore.hook import main as hook_main
+
+    corpus(root)
+    _age(root)
+    sync(root, CFG)
+    path = root / "memory/short-term/260729-fact.md"
+    with open(path, "a") as handle:  # edited in place, as the Edit tool does
+        handle.write("guavas\n")
+    payload = {"hook_event_name": "PostToolUse", "tool_name": "Edit", "cwd": str(root),
+               "tool_input": {"file_path": "memory/short-term/260729-fact.md"}}
+    import io
+
+    hook_main(["--root", str(root)], stdin=io.BytesIO(json.dumps(payload).encode()), stdout=io.StringIO())
+    _quick(root)
+    assert fts_count(root, "guavas") == 1
+    conn = sqlite3.connect(root / "runtime" / "memstore.db")
+    assert conn.execute("SELECT count(*) FROM dirty").fetchone()[0] == 0
+    conn.close()
+
+
+def test_quick_sync_does_nothing_when_nothing_moved(root: Path) -> None:
+    corpus(root)
+    _age(root)
+    sync(root, CFG)
+    report = _quick(root)
+    assert (report.scanned, report.added, report.changed, report.removed) == (0, 0, 0, 0)
+
+
+def test_mirror_of_an_older_schema_is_migrated_in_place(root: Path, run) -> None:
+    from sqlite_utils import Database
+
+    from memstore.migrations import migrations
+
+    corpus(root)
+    db = root / "runtime" / "memstore.db"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(db)
+    migrations.apply(Database(conn), stop_before="m002_quick_freshness")
+    conn.close()
+    result = run(root, "search", "apples", "--json")
+    assert result.exit_code == 0 and "rebuilt" not in result.stderr  # upgraded, not rebuilt
+    assert len(json.loads(result.stdout)) == 10
+    conn = sqlite3.connect(db)
+    assert [r[0] for r in conn.execute("SELECT name FROM _sqlite_migrations ORDER BY id")] == [
+        "m001_files_and_search", "m002_quick_freshness"]
+    conn.close()
+
+
+def test_racily_clean_file_is_looked_at_again(root: Path) -> None:
+    """A file changed within the same clock tick as the sync that read it must not stay stale."""
+    corpus(root)
+    path = root / "memory/project_topic-05.md"
+    stamp = path.stat().st_mtime_ns
+    sync(root, CFG)  # the file's stamp is seconds old at most: racy
+    path.write_text(path.read_text().replace("apples", "quince"))  # same size
+    os.utime(path, ns=(stamp, stamp))  # ... and, on a coarse clock, the same mtime
+    sync(root, CFG)
+    assert fts_count(root, "quince") == 1
