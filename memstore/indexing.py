@@ -6,7 +6,6 @@ import hashlib
 import json
 
 from memstore.config import Config
-from memstore.parsing import WARNING, Parsed, Problem, parse_bytes
 from memstore.paths import classify
 from memstore.timeutil import fmt
 
@@ -20,9 +19,13 @@ def _iso(value: object) -> str | None:
 
 
 def build_row(rel: str, raw: bytes, mtime_ns: int, size: int, config: Config, inode: int = 0) -> dict[str, object]:
+    # Imported here: YAML and python-frontmatter are only needed when a file is really read,
+    # and a search whose quick sync finds nothing new should not pay for loading them.
+    from memstore.parsing import WARNING, Problem, parse_bytes
+
     kind = classify(rel)
     stem = rel.rsplit("/", 1)[-1][:-3]
-    parsed: Parsed = parse_bytes(raw, stem, config, is_t2=(kind == "t2"))
+    parsed = parse_bytes(raw, stem, config, is_t2=(kind == "t2"))
     if size > config.lint_max_bytes and kind == "t2":
         parsed.problems.append(
             Problem(WARNING, f"{size} bytes; a memory over {config.lint_max_bytes} stops being retrievable")
