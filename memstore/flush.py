@@ -18,7 +18,7 @@ from pathlib import Path
 from memstore.config import Config
 from memstore.fmedit import CannotEdit, set_fields
 from memstore.indexing import digest
-from memstore.locks import atomic_write
+from memstore.locks import atomic_write, sweep_stale
 from memstore.timeutil import UTC, parse_when
 
 
@@ -59,6 +59,7 @@ def pending(conn: sqlite3.Connection, config: Config) -> list[sqlite3.Row]:
 def flush(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config, force: bool = False) -> FlushReport:
     """Write policy state into frontmatter. The caller holds the mirror lock and syncs after."""
     report = FlushReport()
+    sweep_stale(root / "memory")  # temp files of a flush that was killed
     quiet_after = now - dt.timedelta(minutes=config.flush_quiet_minutes)
     for row in pending(conn, config):
         path = root / row["path"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,18 +45,68 @@ def file_lock(path: Path, timeout: float | None = None, poll: float = 0.01) -> I
 def atomic_write(path: Path, data: bytes) -> bool:
     """Write `data` to a temp file beside `path` and rename it into place.
 
+    A reader sees the old bytes or the new, never a mix; a crash leaves the old file and
+    a stray temp file (swept by `sweep_stale`). The file keeps its permission bits.
     Returns False (and writes nothing) when the file already holds exactly these bytes,
     so an unchanged render does not touch mtimes.
     """
+    mode = None
     try:
         if path.read_bytes() == data:
             return False
+        mode = os.stat(path).st_mode & 0o7777
     except FileNotFoundError:
         pass
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     return True
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+STALE = re.compile(
+    r"^(?:\.(?P<name>.+)\.(?P<pid>\d+)\.tmp|memstore\.db\.rebuild-(?P<rpid>\d+)(?:-wal|-shm|-journal)?)$"
+)
+
+
+def sweep_stale(folder: Path) -> list[str]:
+    """Remove temp files left in `folder` by writers that died (kill -9, power cut).
+
+    Only files whose writing process is gone are removed, so a concurrent writer's temp
+    file is left alone.
+    """
+    removed = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in names:
+        match = STALE.match(name)
+        if not match:
+            continue
+        pid = int(match.group("pid") or match.group("rpid"))
+        if pid != os.getpid() and _pid_alive(pid):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(folder, name))
+            removed.append(name)
+    return removed

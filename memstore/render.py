@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memstore.config import Config
-from memstore.locks import atomic_write, file_lock
+from memstore.locks import atomic_write, file_lock, sweep_stale
 from memstore.ranking import score
 from memstore.timeutil import UTC, parse_date, parse_when, to_utc
 
@@ -271,6 +271,7 @@ def render(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Confi
     memory = root / "memory"
     written = []
     with file_lock(root / "runtime" / "state" / "render.lock"):
+        sweep_stale(memory)  # temp files of a render or flush that was killed
         for name, text in outputs.items():
             if atomic_write(memory / name, text.encode("utf-8")):
                 written.append(name)

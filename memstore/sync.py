@@ -29,7 +29,7 @@ from memstore import mirror
 from memstore.config import Config, load_config
 from memstore.indexing import COLUMNS, INSERT_SQL, UPDATE_SQL, build_row, digest
 from memstore.locations import db_path, state_dir
-from memstore.locks import file_lock
+from memstore.locks import file_lock, sweep_stale
 from memstore.paths import SKIP_DIRS
 from memstore.policy import recompute_policy
 
@@ -338,6 +338,7 @@ def rebuild(
             live_healthy = False
         if live_healthy and only_if_unhealthy:
             return None
+        sweep_stale(live.parent)  # half-built mirrors of a rebuild that was killed
         fresh_path = live.with_name(f"memstore.db.rebuild-{os.getpid()}")
         fresh = mirror.create_fresh(fresh_path)
         try:
