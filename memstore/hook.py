@@ -49,7 +49,7 @@ def _args(argv: list[str]) -> tuple[str | None, str | None]:
 
 def _find_root(explicit: str | None, payload: Payload) -> str | None:
     for candidate in (explicit, os.environ.get("MEMSTORE_ROOT")):
-        if candidate and os.path.isdir(candidate):
+        if candidate and "\x00" not in candidate and os.path.isdir(os.path.join(candidate, "memory")):
             return os.path.abspath(candidate)
     folder = payload.get("cwd")
     if isinstance(folder, str) and folder and "\x00" not in folder:

@@ -50,10 +50,16 @@ def file_view(conn: sqlite3.Connection, row: sqlite3.Row, now: dt.datetime, conf
 
 
 def lint_view(conn: sqlite3.Connection) -> list[dict[str, str]]:
+    from memstore.lenses import load_lenses
+
     found = []
     for row in conn.execute("SELECT path, problems FROM files WHERE problems != '[]' ORDER BY path"):
         for problem in json.loads(row["problems"]):
             found.append({"path": row["path"], **problem})
+    for lens in load_lenses(conn):
+        if lens.problem:
+            found.append({"path": lens.path, "level": "error", "message": f"lens: {lens.problem}"})
+    found.sort(key=lambda item: item["path"])
     return found
 
 

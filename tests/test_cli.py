@@ -113,3 +113,20 @@ def test_console_script_runs_end_to_end(tmp_path: Path) -> None:
     bad = subprocess.run([sys.executable, "-m", "memstore", "--root", str(target), "search", "x", "--limit", "0"],
                          capture_output=True, text=True, env=env)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_a_named_folder_without_memory_is_not_treated_as_a_root(run, tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    write(tmp_path, "notes/readme.md", "# not a memory\n")
+    result = run(tmp_path / "notes", "sync")
+    assert result.exit_code == 1 and "not an agent root" in result.stderr and "memstore init" in result.stderr
+    assert not (tmp_path / "notes" / "runtime").exists()  # nothing left behind
+
+
+def test_lint_reports_broken_lenses(run, root: Path) -> None:
+    write(root, "lenses/bad-regex.md", "---\ntype: lens\ntrigger:\n  tool_match: '(unclosed'\n---\nbody\n")
+    write(root, "lenses/no-trigger.md", "---\ntype: lens\n---\nbody\n")
+    items = json.loads(run(root, "lint", "--json").stdout)
+    messages = {i["path"]: i["message"] for i in items}
+    assert "bad regex" in messages["lenses/bad-regex.md"]
+    assert "never fires" in messages["lenses/no-trigger.md"]
