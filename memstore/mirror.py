@@ -86,7 +86,7 @@ def open_checked(path: Path) -> sqlite3.Connection:
     try:
         conn = connect(path)
     except sqlite3.DatabaseError as exc:
-        raise MirrorUnhealthy(f"mirror cannot be opened ({exc})") from exc
+        raise MirrorUnhealthy(f"mirror is corrupt or unreadable ({exc})") from exc
     try:
         applied = applied_migrations(conn)
         known = migration_names()

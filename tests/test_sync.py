@@ -330,3 +330,27 @@ def test_racily_clean_file_is_looked_at_again(root: Path) -> None:
     os.utime(path, ns=(stamp, stamp))  # ... and, on a coarse clock, the same mtime
     sync(root, CFG)
     assert fts_count(root, "quince") == 1
+
+
+def test_damage_inside_the_file_is_detected_and_rebuilt_with_one_line(root: Path, run) -> None:
+    for i in range(400):  # enough rows that the damage lands in table pages, past the header
+        write(root, f"memory/reference_bulk-{i:03d}.md", memory(f"reference_bulk-{i:03d}", f"bulk apples {i}",
+                                                                 body="filler text " * 40))
+    assert run(root, "sync").exit_code == 0
+    conn = sqlite3.connect(root / "runtime" / "memstore.db")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    db = root / "runtime" / "memstore.db"
+    data = bytearray(db.read_bytes())
+    page = 4096
+    for start in range(page * 2, len(data) - page, page * 3):  # scribble over every third page
+        data[start + 100 : start + 1100] = os.urandom(1000)
+    db.write_bytes(bytes(data))
+    result = run(root, "search", "bulk apples", "--json")
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if line]
+    assert len(lines) == 1 and "corrupt" in lines[0] and "rebuil" in lines[0], lines
+    assert len(json.loads(result.stdout)) == 10
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()
