@@ -86,6 +86,8 @@ def flush(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config
         except CannotEdit as exc:
             report.refused.append((row["path"], str(exc)))
             continue
-        atomic_write(path, new)
-        report.written.append(row["path"])
+        if atomic_write(path, new, expect=raw):
+            report.written.append(row["path"])
+        else:
+            report.skipped_changed.append(row["path"])
     return report

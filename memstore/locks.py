@@ -42,21 +42,24 @@ def file_lock(path: Path, timeout: float | None = None, poll: float = 0.01) -> I
         os.close(fd)  # closing the descriptor releases the lock
 
 
-def atomic_write(path: Path, data: bytes) -> bool:
+def atomic_write(path: Path, data: bytes, expect: bytes | None = None) -> bool:
     """Write `data` to a temp file beside `path` and rename it into place.
 
     A reader sees the old bytes or the new, never a mix; a crash leaves the old file and
     a stray temp file (swept by `sweep_stale`). The file keeps its permission bits.
     Returns False (and writes nothing) when the file already holds exactly these bytes,
-    so an unchanged render does not touch mtimes.
+    so an unchanged render does not touch mtimes, or when `expect` is given and the file
+    no longer holds it (someone edited it meanwhile: their edit wins).
     """
     mode = None
     try:
-        if path.read_bytes() == data:
+        current = path.read_bytes()
+        if current == data or (expect is not None and current != expect):
             return False
         mode = os.stat(path).st_mode & 0o7777
     except FileNotFoundError:
-        pass
+        if expect is not None:
+            return False
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as handle:
@@ -65,6 +68,9 @@ def atomic_write(path: Path, data: bytes) -> bool:
             os.fsync(handle.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
+        if expect is not None and path.read_bytes() != expect:
+            os.unlink(tmp)  # edited while we wrote: leave the person's (or agent's) bytes alone
+            return False
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -102,3 +102,17 @@ def test_flush_leaves_unsafe_frontmatter_alone(root: Path, run) -> None:
     result = run(root, "flush", "--force")
     assert "left alone" in result.stderr
     assert weird.read_text() == "---\nname: feedback_weird\naccess_count:\n  - 1\n---\nbody\n"
+
+
+def test_atomic_write_never_overwrites_an_edit_made_meanwhile(tmp_path: Path) -> None:
+    from memstore.locks import atomic_write
+
+    path = tmp_path / "feedback_x.md"
+    path.write_bytes(b"what flush read\n")
+    read = path.read_bytes()
+    path.write_bytes(b"what the agent wrote since\n")  # the edit lands between read and write
+    assert atomic_write(path, b"flushed bytes\n", expect=read) is False
+    assert path.read_bytes() == b"what the agent wrote since\n"
+    assert atomic_write(path, b"flushed bytes\n", expect=path.read_bytes()) is True
+    assert path.read_bytes() == b"flushed bytes\n"
+    assert not list(tmp_path.glob(".*.tmp"))
