@@ -93,6 +93,11 @@ def score(
     config: Config,
 ) -> float:
     """The retrieval score. Time before last_accessed (a future stamp) counts as zero days."""
-    days = max(days_between(last_accessed, now), 0.0)
+    return score_days(access_count, stability, days_between(last_accessed, now), importance, config)
+
+
+def score_days(access_count: int, stability: float, days: float, importance: float, config: Config) -> float:
+    """The score from the days since last access (render computes those in SQL, for speed)."""
+    days = max(days, 0.0)
     stability = stability if stability > 0 else config.initial_stability
     return (access_count + 1) * math.exp(-days / stability) + config.importance_weight * importance

@@ -26,13 +26,13 @@ from pathlib import Path
 
 from memstore.config import Config
 from memstore.locks import atomic_write, file_lock, sweep_stale
-from memstore.ranking import score
-from memstore.timeutil import UTC, parse_date, parse_when, to_utc
+from memstore.ranking import score_days
+from memstore.timeutil import to_utc
 
 BANDS = ("hot", "new", "cold", "archive", "superseded")
 
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
     path: str
     name: str
@@ -49,8 +49,9 @@ class Entry:
     last_accessed: str | None
     last_reinforced: str | None
     importance: float
+    full_row: str = ""  # the row as the archive and Hot/Cold show it
+    row: str = ""  # the row as its band shows it (New cuts it)
     band: str = "archive"
-    row: str = ""
     rolled: bool = False  # pushed to the archive by the whole-index guard
 
 
@@ -70,40 +71,63 @@ def render_minute(now: dt.datetime) -> dt.datetime:
     return to_utc(now).replace(second=0)
 
 
+_ENTRIES_SQL = """
+    SELECT f.path, f.row_text, f.created, f.pin, f.status, f.in_flight, f.state, f.importance,
+           COALESCE(p.access_count, 0), COALESCE(p.stability, ?),
+           -- days since last access; a never-touched file counts from its mtime
+           CASE WHEN p.last_accessed IS NOT NULL THEN julianday(?) - julianday(p.last_accessed)
+                ELSE (? - f.mtime_ns / 1e9) / 86400.0 END,
+           p.last_accessed, p.last_reinforced
+    FROM files f LEFT JOIN policy p ON p.path = f.path
+    WHERE f.kind = 't2'
+"""
+
+
+def _date(text: str | None) -> dt.date | None:
+    if not text:
+        return None
+    try:
+        return dt.date.fromisoformat(text[:10])
+    except ValueError:
+        return None
+
+
 def load_entries(conn: sqlite3.Connection, now: dt.datetime, config: Config) -> list[Entry]:
-    """Every T2 file with its score, in the total order (-score, filename)."""
-    entries = []
-    sql = """
-        SELECT f.path, f.name, f.row_text, f.created, f.pin, f.status, f.in_flight, f.state, f.importance,
-               f.mtime_ns, p.access_count, p.stability, p.last_accessed, p.last_reinforced
-        FROM files f LEFT JOIN policy p ON p.path = f.path
-        WHERE f.kind = 't2'
+    """Every T2 file with its score, in the total order (-score, filename).
+
+    The days since last access come from SQLite's julianday over the mirror's canonical
+    timestamps: parsing each one into a datetime in Python cost more than the rest of a render.
     """
-    for row in conn.execute(sql):
-        access_count = row["access_count"] if row["access_count"] is not None else 0
-        stability = row["stability"] if row["stability"] is not None else config.initial_stability
-        last = parse_when(row["last_accessed"]) if row["last_accessed"] else None
-        if last is None:
-            last = to_utc(dt.datetime.fromtimestamp(row["mtime_ns"] / 1e9, UTC))
-        status = (row["status"] or "").strip().lower()
-        filename = row["path"].rsplit("/", 1)[-1]
+    entries = []
+    params = (config.initial_stability, now.strftime("%Y-%m-%dT%H:%M:%S"), now.timestamp())
+    cursor = conn.cursor()
+    cursor.row_factory = None  # plain tuples: much cheaper than sqlite3.Row over every T2 file
+    for path, row_text, created, pin, status, in_flight, state, importance, count, stability, days, last, reinf in (
+        cursor.execute(_ENTRIES_SQL, params)
+    ):
+        filename = path.rsplit("/", 1)[-1]
+        name = filename[:-3]
+        summary = row_text or ""
+        full_row = f"- [{name}]({filename}): {summary}" if summary else f"- [{name}]({filename})"
         entries.append(
             Entry(
-                path=row["path"],
-                name=filename[:-3],
+                path=path,
+                name=name,
                 filename=filename,
-                summary=row["row_text"] or "",
-                score=score(access_count, stability, last, row["importance"], now, config),
-                created=parse_date(row["created"]) if row["created"] else None,
-                pin=bool(row["pin"]),
-                superseded=status.startswith("superseded"),
-                in_flight=bool(row["in_flight"]),
-                state=row["state"],
-                access_count=access_count,
+                summary=summary,
+                score=score_days(count, stability, days if days is not None else 0.0, importance, config),
+                created=_date(created),
+                pin=bool(pin),
+                superseded=(status or "").strip().lower().startswith("superseded"),
+                in_flight=bool(in_flight),
+                state=state,
+                access_count=count,
                 stability=stability,
-                last_accessed=row["last_accessed"],
-                last_reinforced=row["last_reinforced"],
-                importance=row["importance"],
+                last_accessed=last,
+                last_reinforced=reinf,
+                importance=importance,
+                full_row=full_row,
+                row=full_row,
             )
         )
     entries.sort(key=lambda e: (-e.score, e.filename))
@@ -112,9 +136,7 @@ def load_entries(conn: sqlite3.Connection, now: dt.datetime, config: Config) -> 
 
 def row_for(entry: Entry) -> str:
     """One index line: a link the agent can Read, and the file's own summary."""
-    summary = " ".join(entry.summary.split())
-    text = f"- [{entry.name}]({entry.filename})"
-    return f"{text}: {summary}" if summary else text
+    return entry.full_row
 
 
 def cut(row: str, limit: int) -> str:
@@ -136,7 +158,7 @@ def assign(entries: list[Entry], now: dt.datetime, config: Config) -> Bands:
     bands = Bands(entries)
     live: list[Entry] = []
     for entry in entries:
-        entry.row = row_for(entry)
+        entry.row = entry.full_row
         if entry.superseded:
             entry.band = "superseded"
             bands.superseded.append(entry)
@@ -170,7 +192,7 @@ def assign(entries: list[Entry], now: dt.datetime, config: Config) -> Bands:
     for entry in rest:
         if entry.band == "new":
             continue
-        entry.row = row_for(entry)  # a newborn that did not fit New competes uncut
+        entry.row = entry.full_row  # a newborn that did not fit New competes uncut
         size = len(entry.row) + 1
         if used_cold + size <= config.cold_budget:
             entry.band = "cold"
@@ -203,7 +225,7 @@ def _guard(bands: Bands, config: Config) -> None:
         entry = group.pop()
         entry.band = "archive"
         entry.rolled = True
-        entry.row = row_for(entry)
+        entry.row = entry.full_row
 
 
 def compose_index(hot: list[Entry], new: list[Entry], cold: list[Entry]) -> str:
