@@ -252,7 +252,7 @@ def rebuild(app: App) -> None:
 
 @cli.command()
 @click.argument("query")
-@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(min=1))
+@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(min=1, max=100_000))
 @click.option("--type", "type_", default=None, help="Only this memory type or kind (feedback, lens, ...).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--no-sync", is_flag=True, help="Search the mirror as it is, without looking at the files first.")

@@ -58,7 +58,8 @@ def _looks_numeric(text: str) -> bool:
 
 
 def _key_line(key: str) -> re.Pattern[str]:
-    return re.compile(r"^(" + re.escape(key) + r"[ \t]*:)([ \t]*)(.*?)([ \t]+#.*)?$")
+    # key, colon, the gap, then the value up to a comment (YAML: a # after white space)
+    return re.compile(r"^(" + re.escape(key) + r"[ \t]*:)([ \t]*)((?:(?![ \t]#)[^#])*?|)((?:^|[ \t]*)#.*)?$")
 
 
 def set_fields(raw: bytes, updates: dict[str, Any]) -> bytes:
@@ -70,19 +71,28 @@ def set_fields(raw: bytes, updates: dict[str, Any]) -> bytes:
     bom = ""
     if text.startswith("\ufeff"):
         bom, text = "\ufeff", text[1:]
+    if "\x00" in text:
+        raise CannotEdit("contains NUL bytes")
     newline = "\r\n" if "\r\n" in text else "\n"
+    if newline == "\r\n" and text.replace("\r\n", "").count("\n"):
+        raise CannotEdit("mixed line endings")
     lines = text.split(newline)
+    if lines and _FENCE.match(lines[0]) and lines[0].rstrip() != "---":
+        raise CannotEdit("frontmatter fence is not exactly ---")
 
     if not lines or lines[0].rstrip() != "---":
         block = ["---", *(f"{k}: {render_value(v)}".rstrip() for k, v in updates.items()), "---"]
         result = bom + newline.join(block) + newline + text
         _verify(result, newline, updates, original=None)
+        _agrees_with_parser(raw, result.encode("utf-8"), updates)
         return result.encode("utf-8")
 
     try:
-        close = next(i for i in range(1, len(lines)) if lines[i].rstrip() == "---")
+        close = next(i for i in range(1, len(lines)) if _FENCE.match(lines[i]))
     except StopIteration:
         raise CannotEdit("frontmatter is never closed") from None
+    if lines[close].rstrip() != "---":
+        raise CannotEdit("frontmatter fence is not exactly ---")
     head = lines[1:close]
     original = _load("\n".join(head))
     pending = dict(updates)
@@ -96,19 +106,49 @@ def set_fields(raw: bytes, updates: dict[str, Any]) -> bytes:
                 raise CannotEdit(f"{key} spans several lines")
             value = render_value(pending.pop(key))
             gap = match.group(2) or " "
-            head[index] = (match.group(1) + (gap + value if value else "") + (match.group(4) or "")).rstrip()
+            comment = match.group(4) or ""
+            if comment and not match.group(3):
+                gap, comment = " ", gap + comment  # `key:   # note`: the spaces belong to the comment
+            if comment and not comment[0].isspace():
+                comment = " " + comment
+            head[index] = (match.group(1) + (gap + value if value else "") + comment).rstrip()
             break
     for key, value in pending.items():
         head.append(f"{key}: {render_value(value)}".rstrip())
     result = bom + newline.join([lines[0], *head, *lines[close:]])
     _verify(result, newline, updates, original)
+    _agrees_with_parser(raw, result.encode("utf-8"), updates)
     return result.encode("utf-8")
+
+
+_FENCE = re.compile(r"^-{3,}\s*$")
+
+
+def _agrees_with_parser(before: bytes, after: bytes, updates: dict[str, Any]) -> None:
+    """The last word: memstore's own parser must read the same body and the same other keys.
+
+    fmedit and the parser find frontmatter in separate ways; if they ever disagree (odd
+    fences, stray bytes), refusing is safe and guessing is not.
+    """
+    from memstore.config import Config
+    from memstore.parsing import parse_bytes
+
+    old = parse_bytes(before, "x", Config())
+    new = parse_bytes(after, "x", Config())
+    if new.body != old.body:
+        raise CannotEdit("the edit would change the body")
+    for key, value in old.meta.items():
+        if key not in updates and new.meta.get(key) != value:
+            raise CannotEdit(f"the edit would change {key}")
+    for key, value in updates.items():
+        if _normal(new.meta.get(key)) != _normal(value):
+            raise CannotEdit(f"{key} would not read back as {value!r}")
 
 
 def _load(text: str) -> dict[str, Any]:
     try:
         loaded = yaml.load(text, Loader=SafeLoader)
-    except yaml.YAMLError as exc:
+    except Exception as exc:  # PyYAML's constructors raise more than YAMLError (2026-02-30, !!bool maybe)
         raise CannotEdit("frontmatter is not valid YAML") from exc
     if loaded is None:
         return {}

@@ -87,7 +87,7 @@ def read_payload(stream: object) -> Payload | None:
         return None
     try:
         payload = json.loads(raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
         return None
     return payload if isinstance(payload, dict) else None
 
@@ -106,6 +106,8 @@ def in_memory(root: str, file_path: object, cwd: str | None) -> bool:
     if not real.startswith(memory + os.sep) or not real.endswith(".md"):
         return False
     rel = real[len(memory) + 1 :]
+    if os.path.basename(real).startswith("."):
+        return False  # hidden files are never indexed; approving them would hide a write
     return rel not in DERIVED
 
 
@@ -113,12 +115,22 @@ def _tool_input(payload: Payload) -> tuple[str, str | None]:
     tool = payload.get("tool_name")
     data = payload.get("tool_input")
     file_path = data.get("file_path") if isinstance(data, dict) else None
-    return (tool if isinstance(tool, str) else ""), (file_path if isinstance(file_path, str) else None)
+    return (tool if isinstance(tool, str) else ""), _usable(file_path)
+
+
+def _usable(value: object) -> str | None:
+    """A non-empty string that a path and a journal line can carry (no NUL, no lone surrogate)."""
+    if not isinstance(value, str) or not value or "\x00" in value:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value
 
 
 def _text(payload: Payload, key: str) -> str | None:
-    value = payload.get(key)
-    return value if isinstance(value, str) and value and "\x00" not in value else None
+    return _usable(payload.get(key))
 
 
 def handle(payload: Payload, root: str, now_opt: str | None) -> Payload | None:

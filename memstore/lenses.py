@@ -80,8 +80,8 @@ def lens_from_row(path: str, meta_json: str, body: str) -> Lens:
     if tool_match is None and problem is None:
         problem = "no trigger.tool_match: this lens never fires"
     try:
-        cap = int(meta.get("body_token_cap", DEFAULT_TOKEN_CAP))
-    except (TypeError, ValueError):
+        cap = min(max(int(meta.get("body_token_cap", DEFAULT_TOKEN_CAP)), 1), 100_000)
+    except (TypeError, ValueError, OverflowError):  # "lots", null, .inf
         cap = DEFAULT_TOKEN_CAP
     name = str(meta.get("name") or path.rsplit("/", 1)[-1][:-3])
     return Lens(path, name, tool_match, path_pattern, cap, body or "", problem or path_problem)

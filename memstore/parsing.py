@@ -120,9 +120,18 @@ def split_frontmatter(text: str, problems: list[Problem]) -> tuple[dict[str, Any
     if not isinstance(loaded, dict):
         problems.append(Problem(ERROR, f"frontmatter is a {type(loaded).__name__}, not a mapping"))
         return {}, body.lstrip("\n"), True
-    # YAML allows non-string keys (1: x, null: y); we only know string keys.
-    clean = {str(k): v for k, v in loaded.items()}
+    # YAML allows non-string keys (1: x, null: y) at any depth; we keep string keys only,
+    # so the frontmatter always serialises (the mirror stores it as JSON).
+    clean = _string_keys(loaded)
     return clean, body.lstrip("\n"), True
+
+
+def _string_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _string_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_string_keys(v) for v in value]
+    return value
 
 
 def _text(meta: dict[str, Any], key: str, problems: list[Problem]) -> str | None:
@@ -138,14 +147,14 @@ def _text(meta: dict[str, Any], key: str, problems: list[Problem]) -> str | None
 def _number(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
+    try:
+        if isinstance(value, (int, float)):
+            number = float(value)
+        elif isinstance(value, str):
             number = float(value.strip())
-        except ValueError:
+        else:
             return None
-    else:
+    except (ValueError, OverflowError):  # "many", or an integer too large for a float
         return None
     return number if math.isfinite(number) else None
 

@@ -39,6 +39,7 @@ _TOKEN = re.compile(r"\w+", re.UNICODE)
 _ADVANCED = re.compile(r'"|\b(?:AND|OR|NOT|NEAR)\b|\*|\^|[()]|\b\w+\s*:\s*\S|\+')
 
 SNIPPET_TOKENS = 14
+MAX_LIMIT = 100_000
 
 
 def terms(text: str) -> list[str]:
@@ -128,6 +129,9 @@ def search(
     _validate_type(type_)
     if limit < 1:
         raise BadUsage("--limit must be at least 1")
+    limit = min(limit, MAX_LIMIT)
+    # Text that cannot be UTF-8 (lone surrogates from undecodable argv bytes) cannot reach SQLite.
+    query = query.encode("utf-8", "replace").decode("utf-8")
     if looks_advanced(query):
         try:
             rows = _candidates(conn, query, limit, type_, config)

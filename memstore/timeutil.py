@@ -20,28 +20,32 @@ def to_utc(value: dt.datetime) -> dt.datetime:
 
 
 def parse_when(value: object) -> dt.datetime | None:
-    """A datetime from a YAML date/datetime or an ISO 8601 string; None if it is neither."""
-    if isinstance(value, dt.datetime):
-        return to_utc(value)
-    if isinstance(value, dt.date):
-        return dt.datetime(value.year, value.month, value.day, tzinfo=UTC)
-    if isinstance(value, str):
-        text = value.strip()
-        if not text:
-            return None
-        if text.endswith(("Z", "z")):
-            text = text[:-1] + "+00:00"
-        try:
+    """A datetime from a YAML date/datetime or an ISO 8601 string; None if it is neither.
+
+    None also for instants UTC cannot hold (year 9999 at -05:00, year 1 at +01:00).
+    """
+    try:
+        if isinstance(value, dt.datetime):
+            return to_utc(value)
+        if isinstance(value, dt.date):
+            return dt.datetime(value.year, value.month, value.day, tzinfo=UTC)
+        if isinstance(value, str):
+            text = value.strip()
+            if not text:
+                return None
+            if text.endswith(("Z", "z")):
+                text = text[:-1] + "+00:00"
             return to_utc(dt.datetime.fromisoformat(text))
-        except ValueError:
-            return None
+    except (ValueError, OverflowError):
+        return None
     return None
 
 
 def parse_date(value: object) -> dt.date | None:
     """A calendar date from a YAML date, a datetime or an ISO string."""
     if isinstance(value, dt.datetime):
-        return to_utc(value).date()
+        when = parse_when(value)
+        return when.date() if when else None
     if isinstance(value, dt.date):
         return value
     when = parse_when(value)
@@ -50,7 +54,8 @@ def parse_date(value: object) -> dt.date | None:
 
 def fmt(value: dt.datetime) -> str:
     """The one textual form of an instant: 2026-07-30T06:12:00Z."""
-    return to_utc(value).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # isoformat, not strftime: %Y is not zero-padded below year 1000
+    return to_utc(value).isoformat().replace("+00:00", "Z")
 
 
 def parse_now(value: str | None) -> dt.datetime:
