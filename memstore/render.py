@@ -108,7 +108,7 @@ def load_entries(conn: sqlite3.Connection, now: dt.datetime, config: Config) -> 
         filename = path.rsplit("/", 1)[-1]
         name = filename[:-3]
         summary = row_text or ""
-        full_row = f"- [{name}]({filename}): {summary}" if summary else f"- [{name}]({filename})"
+        full_row = make_row(name, filename, summary)
         entries.append(
             Entry(
                 path=path,
@@ -136,7 +136,11 @@ def load_entries(conn: sqlite3.Connection, now: dt.datetime, config: Config) -> 
 
 def row_for(entry: Entry) -> str:
     """One index line: a link the agent can Read, and the file's own summary."""
-    return entry.full_row
+    return make_row(entry.name, entry.filename, entry.summary)
+
+
+def make_row(name: str, filename: str, summary: str) -> str:
+    return f"- [{name}]({filename}): {summary}" if summary else f"- [{name}]({filename})"
 
 
 def cut(row: str, limit: int) -> str:
