@@ -144,7 +144,8 @@ def _apply(
     updates: list[tuple[object, ...]] = []
     stat_only: list[tuple[int, int, int, str]] = []
     policy_paths: list[str] = []
-    done = [rel for rel in found if rel not in set(todo)]
+    pending = set(todo)
+    done = [rel for rel in found if rel not in pending]
 
     def write(final: bool = False) -> None:
         with mirror.transaction(conn):
@@ -224,7 +225,8 @@ def _record_dirs(conn: sqlite3.Connection, dirs: dict[str, int], gone: list[str]
             "INSERT OR REPLACE INTO dirs (path, mtime_ns) VALUES (?, ?)",
             [(d, m if _trusted(m, now_ns) else -1) for d, m in dirs.items()],
         )
-        conn.executemany("DELETE FROM dirty WHERE path = ?", [(p,) for p in clean])
+        dirty = {row[0] for row in conn.execute("SELECT path FROM dirty")}
+        conn.executemany("DELETE FROM dirty WHERE path = ?", [(p,) for p in dirty.intersection(clean)])
 
 
 def sync_into(conn: sqlite3.Connection, root: Path, config: Config, progress: Progress | None = None) -> SyncReport:
