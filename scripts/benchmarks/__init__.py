@@ -1,0 +1,11 @@
+"""The sections of scripts/bench.py, one module per subject.
+
+- `common`: timing, child processes, tables, the corpus cache (`Bench`), `Goal`/`Outcome`;
+- `sync`: first sync and rebuild throughput, incremental sync, a profile of a rebuild;
+- `search`: search latency against `grep -ril`;
+- `render`: render from the mirror against parsing every file each run;
+- `hook`: the Claude Code hook's wall time against a bare interpreter start.
+
+Each section is a function `section_NAME(bench) -> Outcome`; scripts/bench.py holds the
+registry, the command line and the report writing.
+"""
