@@ -203,6 +203,7 @@ def _lens_texts(root: str, tool: str, file_path: str | None, session: str | None
         return []
     try:
         conn.execute(f"PRAGMA busy_timeout={int(budget)}")
+        conn.execute("PRAGMA synchronous=OFF")  # lens bookkeeping is not worth an fsync per tool call
         conn.execute("BEGIN IMMEDIATE")
         try:
             lenses = fire(conn, tool, file_path, session, now)  # type: ignore[arg-type]
