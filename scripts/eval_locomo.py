@@ -30,6 +30,7 @@ measuring stick, not a training set: do not tune to individual questions.
 
 from __future__ import annotations
 
+import abc
 import argparse
 import json
 import os
@@ -243,7 +244,7 @@ def reader_text(path: Path) -> str:
 # -------------------------------------------------------------------------- backends
 
 
-class Backend:
+class Backend(abc.ABC):
     """One way of searching a conversation's root. Subclasses fill in the hooks."""
 
     name = "?"
@@ -255,12 +256,12 @@ class Backend:
         self.first_error: str | None = None
         self.errors = 0
 
-    def prepare(self, conv: Conversation) -> None:
+    def prepare(self, conv: Conversation) -> None:  # noqa: B027 - optional hook, most backends need none
         """Index one conversation's root (timed by the caller)."""
 
+    @abc.abstractmethod
     def search(self, conv: Conversation, query: str) -> list[dict[str, Any]]:
         """Top results as dicts with at least 'path' relative to the root."""
-        raise NotImplementedError
 
 
 class BM25Backend(Backend):
