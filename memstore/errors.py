@@ -23,9 +23,6 @@ class BadUsage(MemstoreError):
     exit_code = 2
 
 
-class MirrorError(MemstoreError):
-    """The SQLite mirror could not be opened or rebuilt."""
-
 
 class NotFound(MemstoreError):
     """A named memory or path does not exist."""

@@ -155,11 +155,14 @@ def handle(payload: Payload, root: str, now_opt: str | None) -> Payload | None:
     if event == "PostToolUse":
         from memstore.policy import REINFORCING_TOOLS, record_touch
 
+        written = tool in WRITE_TOOLS
+        marked = False
         if tool in REINFORCING_TOOLS and file_path:
-            result = record_touch(root, file_path, tool, now, config, session=session, cwd=cwd)
+            result = record_touch(root, file_path, tool, now, config, session=session, cwd=cwd, written=written)
+            marked = result.applied and written  # the dirty mark went in the same transaction
             if result.recorded and not result.applied:
                 _log(root, f"touch of {result.rel} journaled only: {result.message}")
-        if tool in WRITE_TOOLS and in_memory(root, file_path, cwd):
+        if written and not marked and in_memory(root, file_path, cwd):
             from memstore.policy import mark_dirty
 
             real = os.path.realpath(os.path.join(cwd or os.getcwd(), str(file_path)))

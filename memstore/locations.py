@@ -36,17 +36,9 @@ def find_root(explicit: str | os.PathLike[str] | None, env: str | None, cwd: Pat
     )
 
 
-def runtime_dir(root: Path) -> Path:
-    return root / "runtime"
-
-
 def state_dir(root: Path) -> Path:
     return root / "runtime" / "state"
 
 
 def db_path(root: Path) -> Path:
     return root / "runtime" / "memstore.db"
-
-
-def relpath(root: Path, path: Path) -> str:
-    return path.relative_to(root).as_posix()

@@ -15,8 +15,6 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
-from memstore.errors import MirrorError
-
 BUSY_TIMEOUT_MS = 10_000
 
 
@@ -165,7 +163,3 @@ def corrupt_error(exc: BaseException) -> bool:
     return any(
         marker in text for marker in ("malformed", "not a database", "corrupt", "no such table", "disk i/o error")
     )
-
-
-def raise_mirror_error(exc: BaseException, path: Path) -> None:
-    raise MirrorError(f"mirror {path}: {exc}", hint="run: memstore rebuild") from exc

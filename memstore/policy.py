@@ -122,6 +122,7 @@ def record_touch(
     session: str | None = None,
     cwd: str | os.PathLike[str] | None = None,
     lock_budget_ms: int | None = None,
+    written: bool = False,
 ) -> TouchResult:
     """Record one access: a journal line first, then one SQLite transaction.
 
@@ -151,6 +152,8 @@ def record_touch(
         conn.execute("BEGIN IMMEDIATE")
         try:
             apply_event(conn, event, config)
+            if written:  # the agent changed the file: the next quick sync re-reads it
+                conn.execute("INSERT OR IGNORE INTO dirty (path) VALUES (?)", (rel,))
             # The offset is not advanced: sync re-reads this line and skips it by id.
         except BaseException:
             conn.execute("ROLLBACK")
