@@ -23,6 +23,5 @@ class BadUsage(MemstoreError):
     exit_code = 2
 
 
-
 class NotFound(MemstoreError):
     """A named memory or path does not exist."""

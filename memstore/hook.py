@@ -194,19 +194,18 @@ def _lens_texts(root: str, tool: str, file_path: str | None, session: str | None
     import sqlite3
 
     from memstore.lenses import fire
+    from memstore.policy import hook_connect
 
     db = os.path.join(root, "runtime", "memstore.db")
     if not os.path.exists(db):
         return []
     budget = config.hook_lock_budget_ms  # type: ignore[attr-defined]
     try:
-        conn = sqlite3.connect(db, timeout=budget / 1000, isolation_level=None)
+        conn = hook_connect(db, budget)
     except sqlite3.Error as exc:
         _log(root, f"lenses skipped: {exc}")
         return []
     try:
-        conn.execute(f"PRAGMA busy_timeout={int(budget)}")
-        conn.execute("PRAGMA synchronous=OFF")  # lens bookkeeping is not worth an fsync per tool call
         conn.execute("BEGIN IMMEDIATE")
         try:
             lenses = fire(conn, tool, file_path, session, now)  # type: ignore[arg-type]

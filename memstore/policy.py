@@ -80,6 +80,22 @@ def recompute_policy(conn: sqlite3.Connection, paths: list[str], config: Config)
         conn.executemany(_UPSERT, out)
 
 
+def hook_connect(db: str, budget_ms: int) -> sqlite3.Connection:
+    """A connection for the hook's short writes: waits at most `budget_ms` for a lock, never fsyncs.
+
+    No fsync: the journal line is the durable record and the mirror is rebuilt from it;
+    fsyncs here made the hook slow whenever the disk was busy.
+    """
+    conn = sqlite3.connect(db, timeout=budget_ms / 1000, isolation_level=None)
+    try:
+        conn.execute(f"PRAGMA busy_timeout={int(budget_ms)}")
+        conn.execute("PRAGMA synchronous=OFF")
+    except sqlite3.Error:
+        conn.close()
+        raise
+    return conn
+
+
 class TouchResult:
     """What one touch did. (A plain class: this module is on the hook's path.)"""
 
@@ -141,14 +157,10 @@ def record_touch(
         return TouchResult(True, False, rel, "journaled; the mirror does not exist yet (next sync folds it in)")
     budget = config.hook_lock_budget_ms if lock_budget_ms is None else lock_budget_ms
     try:
-        conn = sqlite3.connect(db, timeout=budget / 1000, isolation_level=None)
+        conn = hook_connect(db, budget)
     except sqlite3.Error as exc:
         return TouchResult(True, False, rel, f"journaled; mirror not opened ({exc})")
     try:
-        conn.execute(f"PRAGMA busy_timeout={int(budget)}")
-        # No fsync at all on the hook's path: the journal line is the durable record and the
-        # mirror is rebuilt from it; fsyncs here made the hook slow whenever the disk was busy.
-        conn.execute("PRAGMA synchronous=OFF")
         conn.execute("BEGIN IMMEDIATE")
         try:
             apply_event(conn, event, config)
@@ -173,10 +185,8 @@ def mark_dirty(root: str | os.PathLike[str], rel: str, config: Config) -> bool:
         return False
     budget = config.hook_lock_budget_ms
     try:
-        conn = sqlite3.connect(db, timeout=budget / 1000, isolation_level=None)
+        conn = hook_connect(db, budget)
         try:
-            conn.execute(f"PRAGMA busy_timeout={int(budget)}")
-            conn.execute("PRAGMA synchronous=OFF")  # as in record_touch: the journal is the record
             conn.execute("INSERT OR IGNORE INTO dirty (path) VALUES (?)", (rel,))
         finally:
             conn.close()
