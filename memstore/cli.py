@@ -92,7 +92,7 @@ class App:
         from memstore import mirror
         from memstore.sync import open_mirror, rebuild
 
-        conn = open_mirror(self.root, self.config, self.say)
+        conn = open_mirror(self.root, self.config, self.say, self.progress("rebuild"))
         try:
             return fn(conn)
         except sqlite3.DatabaseError as exc:
@@ -101,7 +101,7 @@ class App:
             conn.close()
             self.say(f"mirror is corrupt ({exc}); rebuilding it from the files")
             rebuild(self.root, self.config, self.progress("rebuild"))
-            conn = open_mirror(self.root, self.config, self.say)
+            conn = open_mirror(self.root, self.config, self.say, self.progress("rebuild"))
             return fn(conn)
         finally:
             conn.close()
@@ -217,6 +217,7 @@ def init(app: App, target: str, do_apply: bool) -> None:
     report = rebuild(root, config, app.progress("index"))
     assert report is not None
     click.echo(f"{len(plan.actions)} change(s) made; mirror built: {report.summary()}")
+    click.echo(f"next, wire it into Claude Code for every project: memstore --root {root} install --scope user")
 
 
 # ---------------------------------------------------------------- sync / rebuild
@@ -264,8 +265,11 @@ def search(app: App, query: str, limit: int, type_: str | None, as_json: bool, n
     By default it first catches up with files added, removed or replaced since the last
     sync, and with files the hook saw written (a quick check of folders, not of every file).
     """
+    from memstore.search import check_query
     from memstore.search import search as do_search
     from memstore.sync import sync_locked
+
+    check_query(query)  # an empty query is bad usage, said before the mirror is opened
 
     def run(conn: sqlite3.Connection) -> list[dict[str, Any]]:
         if not no_sync:
@@ -376,16 +380,25 @@ def lint(app: App, as_json: bool) -> None:
 @click.option("--session", default=None, help="Session id to record with the event.")
 @common
 def touch(app: App, path: str, tool: str, session: str | None) -> None:
-    """Record one access of a memory file, exactly as the hook does."""
-    from memstore.policy import record_touch
+    """Record one access of a memory file, exactly as the hook does.
 
+    Exit 1 if PATH is missing or is not a T2 memory file (where the hook would silently
+    do nothing); exit 2 for a --tool that never reinforces.
+    """
+    from memstore.policy import REINFORCING_TOOLS, record_touch
+
+    if tool not in REINFORCING_TOOLS:
+        raise BadUsage(f"{tool} does not reinforce (only {', '.join(REINFORCING_TOOLS)})",
+                       hint=f"use --tool {'|'.join(REINFORCING_TOOLS)}")
     target = Path(path).expanduser()
     if not target.is_absolute() and not target.exists() and (app.root / target).exists():
         target = app.root / target  # a path given relative to the root, e.g. memory/x.md
+    hint = f"give a T2 memory file: {app.root}/memory/<type>_<topic>.md"
+    if not target.is_file():  # else a touch of a file that is not there would be journaled
+        raise NotFound(f"{'not a file' if target.exists() else 'no such file'}: {path}", hint=hint)
     result = record_touch(app.root, str(target), tool, app.now, app.config, session=session)
     if not result.recorded:
-        app.say(f"ignored: {result.message}")
-        return
+        raise NotFound(result.message, hint=hint)
     click.echo(f"{result.rel}: {result.message}")
 
 
@@ -438,16 +451,21 @@ def list_(app: App, band: str | None, as_json: bool) -> None:
         return
     shown = [{**r, "score": f"{r['score']:.4f}", "pin": "pin" if r["pin"] else ""} for r in rows]
     click.echo(table(shown, ["band", "score", "access_count", "stability", "pin", "name"],
-                     ["band", "score", "reinf", "stability", "", "name"]))
+                     ["band", "score", "reinf", "stability", "pin", "name"]))
 
 
 # ---------------------------------------------------------------- Claude Code: hook / context
 
 
 @cli.command(context_settings={"ignore_unknown_options": True})
+@click.argument("extra", nargs=-1, type=click.UNPROCESSED, metavar="[ARGS]...")
 @click.pass_context
-def hook(ctx: click.Context) -> None:
-    """The Claude Code hook: one JSON object on stdin; always exits 0."""
+def hook(ctx: click.Context, extra: tuple[str, ...]) -> None:
+    """The Claude Code hook: one JSON object on stdin; always exits 0.
+
+    Options after `hook` go to the hook as they are (it ignores any it does not know),
+    so no argument can make it fail; only -h/--help is taken here, and prints this.
+    """
     from memstore.hook import main as hook_main
 
     app: App = ctx.obj
@@ -456,8 +474,8 @@ def hook(ctx: click.Context) -> None:
         args += ["--root", app.root_opt]
     if app.now_opt:
         args += ["--now", app.now_opt]
-    stdout = click.get_text_stream("stdout")
-    hook_main(args, stdin=click.get_binary_stream("stdin"), stdout=stdout)
+    args += extra
+    hook_main(args, stdin=getattr(sys.stdin, "buffer", sys.stdin), stdout=sys.stdout)
 
 
 @cli.command()
@@ -472,12 +490,10 @@ def context(app: App) -> None:
 # ---------------------------------------------------------------- install / verify / tick
 
 
-def _claude_paths(scope: str, settings: str | None, claude_md: str | None) -> tuple[Path, Path]:
-    home = Path.home() / ".claude"
-    base = Path.cwd() / ".claude" if scope == "project" else home
-    settings_path = Path(settings) if settings else base / "settings.json"
-    md_path = Path(claude_md) if claude_md else (Path.cwd() / "CLAUDE.md" if scope == "project" else home / "CLAUDE.md")
-    return settings_path.expanduser().absolute(), md_path.expanduser().absolute()
+def _layout(app: App, scope: str, settings: str | None, claude_md: str | None) -> Any:
+    from memstore.install import layout_for
+
+    return layout_for(app.root, scope, settings, claude_md, Path.cwd())
 
 
 def _lens_matcher(app: App) -> str | None:
@@ -494,54 +510,62 @@ def _lens_matcher(app: App) -> str | None:
 @cli.command()
 @click.option("--apply", "do_apply", is_flag=True, help="Write the changes (default: print a diff only).")
 @click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True,
-              help="project: ./.claude/settings.json and ./CLAUDE.md; user: ~/.claude/...")
-@click.option("--settings", default=None, help="The settings.json to merge into (overrides --scope).")
-@click.option("--claude-md", default=None, help="The CLAUDE.md to add the import block to (overrides --scope).")
-@click.option("--cron", is_flag=True, help="Also install the nightly tick in the user's crontab.")
+              help="user: one agent for every project (~/.claude); project: this project (./.claude, ./CLAUDE.md).")
+@click.option("--settings", default=None, help="The settings.json to merge the hooks into (overrides --scope).")
+@click.option("--claude-md", default=None, help="The file to add the @ import block to (overrides --scope).")
+@click.option("--cron", is_flag=True, help="Also install the nightly tick in the user's crontab (needs `crontab`).")
 @click.option("--crontab-file", default=None, help="Merge the cron line into this file instead of `crontab`.")
 @click.option("--keep-auto-memory", is_flag=True, help="Leave Claude Code's own auto memory switched on.")
 @common
 def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_md: str | None, cron: bool,
             crontab_file: str | None, keep_auto_memory: bool) -> None:
-    """Register the hooks, add the CLAUDE.md imports, optionally the cron line (dry run unless --apply)."""
+    """Register the hooks, the read grant and the imports, optionally the cron line (dry run unless --apply)."""
     from memstore.install import plan_install, read_system_crontab
     from memstore.render import render as do_render
 
-    settings_path, md_path = _claude_paths(scope, settings, claude_md)
+    layout = _layout(app, scope, settings, claude_md)
     matcher = _lens_matcher(app)
     cron_file = Path(crontab_file).expanduser().absolute() if crontab_file else None
     cron_text = read_system_crontab() if cron and cron_file is None else None
-    plan = plan_install(app.root, settings_path, md_path, matcher, disable_auto_memory=not keep_auto_memory,
+    plan = plan_install(layout, matcher, disable_auto_memory=not keep_auto_memory,
                         crontab_file=cron_file, crontab_text=cron_text)
     changed = [c for c in plan.changes if c.changed]
     for change in changed:
         click.echo(change.diff())
+    for warning in plan.warnings:
+        app.say(f"warning: {warning}")
     if not do_apply:
         click.echo(f"{len(changed)} file(s) would change; nothing written. Run again with --apply.")
         return
     written = plan.apply()
     app.with_mirror(lambda conn: do_render(conn, app.root, app.now, app.config))
+    where = "--scope user" if layout.scope == "user" else f"--settings {layout.settings}"
+    if layout.imports is not None and layout.scope == "project":
+        where += f" --claude-md {layout.imports}"
     click.echo(f"{len(written)} file(s) changed; index rendered. Check the wiring with: "
-               f"memstore --root {app.root} verify --settings {settings_path} --claude-md {md_path}")
+               f"memstore --root {app.root} verify {where}")
 
 
 @cli.command()
 @click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True)
 @click.option("--settings", default=None, help="The settings.json to check (overrides --scope).")
-@click.option("--claude-md", default=None, help="The CLAUDE.md to check (overrides --scope).")
+@click.option("--claude-md", default=None, help="The file with the @ import block to check (overrides --scope).")
 @click.option("--cron", is_flag=True, help="Also require the nightly tick in the user's crontab.")
 @click.option("--crontab-file", default=None, help="Require the nightly tick in this file.")
 @click.option("--json", "as_json", is_flag=True)
 @common
 def verify(app: App, scope: str, settings: str | None, claude_md: str | None, cron: bool,
            crontab_file: str | None, as_json: bool) -> None:
-    """Prove the wiring: hooks, imports, index, mirror, and a real reinforcement. Exit 1 if anything is missing."""
+    """Say what Claude Code will do with the wiring, then prove a Read reinforces. Exit 1 if anything fails."""
     from memstore import verify as v
+    from memstore.claude_code import read_state
     from memstore.install import read_system_crontab
 
-    settings_path, md_path = _claude_paths(scope, settings, claude_md)
-    checks, command = v.check_settings(settings_path, app.root, _lens_matcher(app))
-    checks += v.check_claude_md(md_path, app.root)
+    layout = _layout(app, scope, settings, claude_md)
+    state = read_state()
+    checks, command = v.check_settings(layout, _lens_matcher(app))
+    checks.append(v.check_grant(layout, state))
+    checks += v.check_imports(layout, state, app.config)
     checks.append(v.check_index(app.root, app.config))
     checks.append(v.check_mirror(app.root))
     if crontab_file:
@@ -556,9 +580,9 @@ def verify(app: App, scope: str, settings: str | None, claude_md: str | None, cr
         emit_json([c.__dict__ for c in checks])
     else:
         for check in checks:
-            mark = "ok  " if check.ok else "MISSING"
-            click.echo(f"{mark:8} {check.name}: {check.detail}" + (f"  -> {check.fix}" if not check.ok and check.fix
-                                                                     else ""))
+            mark = "ok  " if check.ok else "FAIL"
+            click.echo(f"{mark:5} {check.name}: {check.detail}" + (f"\n      fix: {check.fix}"
+                                                                  if not check.ok and check.fix else ""))
         click.echo(f"{len(checks) - len(failed)}/{len(checks)} checks passed")
     if failed:
         sys.exit(1)

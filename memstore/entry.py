@@ -1,4 +1,4 @@
-"""Console-script entry point: `memstore hook` skips click entirely.
+"""Console-script entry point: `memstore hook` skips click entirely (`hook --help` does not).
 
 The hook runs on every Read in every session, so its path must load only the
 standard library. Every other command goes to the click CLI.
@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import sys
 
+HELP = ("-h", "--help")
+
 
 def _is_hook(argv: list[str]) -> bool:
+    """Is this a hook run? `hook --help` is not: click prints the help, and stdin is never read."""
     args = iter(argv)
     for arg in args:
         if arg in ("--root", "--now"):
@@ -17,7 +20,7 @@ def _is_hook(argv: list[str]) -> bool:
             continue
         if arg.startswith(("--root=", "--now=")):
             continue
-        return arg == "hook"
+        return arg == "hook" and not any(rest in HELP for rest in args)
     return False
 
 

@@ -10,8 +10,12 @@ One JSON object arrives on stdin, as Claude Code sends it. By `hook_event_name`:
   files under memory/, so other reads cost nothing.
 - PreToolUse: approve Write/Edit/MultiEdit of markdown files whose real path lies in
   memory/ (never identity.md, lenses/, meditations/, derived files or anything else),
-  and deliver matching lenses as additionalContext, once per session each.
-- SessionStart: the cold-start bundle as additionalContext.
+  and deliver matching lenses as additionalContext, once per session each. Where the
+  agent root lies outside the project, Reads of memory files are approved the same
+  way (by real path), as a fallback to the read grant `install` writes.
+- SessionStart: the cold-start bundle as additionalContext. With `--part imports:N`,
+  part N of identity.md + MEMORY.md instead: for a root outside the project, whose
+  `@` imports Claude Code would not expand (see context.imports_text).
 
 Every failure is written to runtime/state/hook-errors.log and swallowed: a memory
 bookkeeping bug must never stop the agent from working.
@@ -32,19 +36,17 @@ WRITE_TOOLS = ("Write", "Edit", "MultiEdit")
 Payload = dict[str, object]
 
 
-def _args(argv: list[str]) -> tuple[str | None, str | None]:
-    root = now = None
+def _args(argv: list[str]) -> dict[str, str | None]:
+    """--root, --now and --part, each as `--opt V` or `--opt=V`; anything else is ignored."""
+    found: dict[str, str | None] = {"root": None, "now": None, "part": None}
     items = iter(argv)
     for arg in items:
-        if arg == "--root":
-            root = next(items, None)
-        elif arg.startswith("--root="):
-            root = arg.split("=", 1)[1]
-        elif arg == "--now":
-            now = next(items, None)
-        elif arg.startswith("--now="):
-            now = arg.split("=", 1)[1]
-    return root, now
+        for key in found:
+            if arg == f"--{key}":
+                found[key] = next(items, None)
+            elif arg.startswith(f"--{key}="):
+                found[key] = arg.split("=", 1)[1]
+    return found
 
 
 def _find_root(explicit: str | None, payload: Payload) -> str | None:
@@ -92,8 +94,11 @@ def read_payload(stream: object) -> Payload | None:
     return payload if isinstance(payload, dict) else None
 
 
-def in_memory(root: str, file_path: object, cwd: str | None) -> bool:
-    """Is the real path (symlinks and .. resolved) a markdown file inside root/memory/, not derived?"""
+def in_memory(root: str, file_path: object, cwd: str | None, *, derived: bool = False) -> bool:
+    """Is the real path (symlinks and .. resolved) a markdown file inside root/memory/?
+
+    Derived files count only with `derived` (reading MEMORY.md is fine; writing it is not).
+    """
     from memstore.paths import DERIVED
 
     if not file_path or not isinstance(file_path, str) or "\x00" in file_path:
@@ -108,7 +113,16 @@ def in_memory(root: str, file_path: object, cwd: str | None) -> bool:
     rel = real[len(memory) + 1 :]
     if os.path.basename(real).startswith("."):
         return False  # hidden files are never indexed; approving them would hide a write
-    return rel not in DERIVED
+    return derived or rel not in DERIVED
+
+
+def _outside(root: str, cwd: str | None) -> bool:
+    """Is the root outside the session's project? Only then do reads need our approval."""
+    if not cwd:
+        return False
+    project = os.path.realpath(cwd)
+    real = os.path.realpath(root)
+    return real != project and not real.startswith(project.rstrip(os.sep) + os.sep)
 
 
 def _tool_input(payload: Payload) -> tuple[str, str | None]:
@@ -133,7 +147,7 @@ def _text(payload: Payload, key: str) -> str | None:
     return _usable(payload.get(key))
 
 
-def handle(payload: Payload, root: str, now_opt: str | None) -> Payload | None:
+def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = None) -> Payload | None:
     """The response object for one payload (None: print nothing)."""
     from memstore.config import Config, ConfigError, load_config
     from memstore.timeutil import parse_now
@@ -174,6 +188,9 @@ def handle(payload: Payload, root: str, now_opt: str | None) -> Payload | None:
         if tool in WRITE_TOOLS and in_memory(root, file_path, cwd):
             output["permissionDecision"] = "allow"
             output["permissionDecisionReason"] = "memstore: writes to memory files are pre-approved"
+        elif tool == "Read" and _outside(root, cwd) and in_memory(root, file_path, cwd, derived=True):
+            output["permissionDecision"] = "allow"
+            output["permissionDecisionReason"] = "memstore: reads of memory files are pre-approved"
         texts = _lens_texts(root, tool, file_path, session, now, config)
         if texts:
             output["additionalContext"] = "\n\n".join(texts)
@@ -182,9 +199,15 @@ def handle(payload: Payload, root: str, now_opt: str | None) -> Payload | None:
     if event == "SessionStart":
         from pathlib import Path
 
-        from memstore.context import bundle
+        from memstore.context import bundle, import_part
 
-        text = bundle(Path(root), now, config)
+        if part is not None:
+            kind, _, number = part.partition(":")
+            text = import_part(Path(root), int(number)) if kind == "imports" and number.isdigit() else ""
+            if not text:
+                return None
+        else:
+            text = bundle(Path(root), now, config)
         return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
     return None
 
@@ -225,15 +248,15 @@ def main(argv: list[str] | None = None, stdin: object = None, stdout: object = N
     """Entry point. Returns 0 whatever happens."""
     root: str | None = None
     try:
-        root_opt, now_opt = _args(list(sys.argv[1:] if argv is None else argv))
+        opts = _args(list(sys.argv[1:] if argv is None else argv))
         payload = read_payload(stdin or sys.stdin.buffer)
         if payload is None:
-            _log(_find_root(root_opt, {}), "payload is not a JSON object; ignored")
+            _log(_find_root(opts["root"], {}), "payload is not a JSON object; ignored")
             return 0
-        root = _find_root(root_opt, payload)
+        root = _find_root(opts["root"], payload)
         if root is None:
             return 0
-        response = handle(payload, root, now_opt)
+        response = handle(payload, root, opts["now"], opts["part"])
         if response is not None:
             out = stdout or sys.stdout
             out.write(json.dumps(response, ensure_ascii=False))  # type: ignore[attr-defined]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 
+from memstore.cjk import has_unspaced
 from memstore.config import Config
 from memstore.paths import classify
 from memstore.timeutil import fmt
@@ -30,6 +31,7 @@ def build_row(rel: str, raw: bytes, mtime_ns: int, size: int, config: Config, in
         parsed.problems.append(
             Problem(WARNING, f"{size} bytes; a memory over {config.lint_max_bytes} stops being retrievable")
         )
+    indexed = (parsed.name, parsed.summary, parsed.description, parsed.body)
     return {
         "path": rel,
         "kind": kind,
@@ -57,6 +59,8 @@ def build_row(rel: str, raw: bytes, mtime_ns: int, size: int, config: Config, in
         "digest": digest(raw),
         "inode": inode,
         "dir": rel.rpartition("/")[0],
+        # Text in CJK, Thai, ... : the row is also indexed by trigrams (files_cjk, migration m003).
+        "unspaced": int(any(text and has_unspaced(text) for text in indexed)),
     }
 
 
@@ -87,6 +91,7 @@ COLUMNS = (
     "digest",
     "inode",
     "dir",
+    "unspaced",
 )
 INSERT_SQL = f"INSERT INTO files ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
 UPDATE_SQL = f"UPDATE files SET {', '.join(f'{c} = ?' for c in COLUMNS[1:])} WHERE path = ?"

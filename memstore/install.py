@@ -11,6 +11,18 @@ Registrations (why each looks the way it does is in hook.py's docstring):
 - PreToolUse Write/Edit/MultiEdit filtered the same way: approvals.
 - PreToolUse with a matcher that is the union of the lenses' tool_match: lenses.
 - SessionStart: the cold-start bundle.
+
+Where things go depends on where the agent root lies (Layout):
+- user scope (one agent, every project): hooks and a read grant for the root in
+  ~/.claude/settings.json, the identity and MEMORY.md imports in ~/.claude/rules/memstore.md,
+  user memory, where Claude Code always expands them.
+- project scope, root inside the project: hooks in .claude/settings.json, imports in
+  ./CLAUDE.md; reads need no grant.
+- project scope, root elsewhere: hooks in .claude/settings.json, the read grant in
+  .claude/settings.local.json (kept out of git: Claude Code ignores it once tracked),
+  reads also approved by a PreToolUse hook, and identity + MEMORY.md delivered by
+  SessionStart handlers, since the project's CLAUDE.md cannot import files outside the
+  project without a one-time approval that no setting can give.
 """
 
 from __future__ import annotations
@@ -26,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memstore import claude_code
 from memstore.errors import MemstoreError
 
 REINFORCING = ("Read", "Edit", "Write", "MultiEdit")
@@ -52,11 +65,50 @@ def memstore_command() -> list[str]:
     return [sys.executable, "-m", "memstore"]
 
 
-def hook_command(root: Path) -> str:
+def hook_command(root: Path, *extra: str) -> str:
     """`python -S .../memstore/hookrun.py --root ROOT`: the same code as `memstore hook`, started
     without site-packages, which the standard-library-only hook does not need (see hookrun.py)."""
     launcher = Path(__file__).resolve().parent / "hookrun.py"
-    return shlex.join([sys.executable, "-S", str(launcher), "--root", str(root)])
+    return shlex.join([sys.executable, "-S", str(launcher), "--root", str(root), *extra])
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Which files carry what, for one agent root and one install scope."""
+
+    scope: str  # "user" or "project"
+    root: Path
+    project: Path | None  # the project folder (project scope)
+    settings: Path  # the hook registrations
+    grant: Path | None  # the read grant for the root; None: not needed (root inside the project)
+    imports: Path | None  # the file with the @ imports; None: SessionStart carries identity + MEMORY.md
+
+    @property
+    def external(self) -> bool:
+        """A project-scope root outside the project."""
+        return self.scope == "project" and self.grant is not None
+
+    @property
+    def session_imports(self) -> bool:
+        """Do SessionStart handlers deliver identity + MEMORY.md (imports would not be expanded)?"""
+        return self.external and (self.imports is None or not claude_code.is_user_memory(self.imports))
+
+
+def layout_for(root: Path, scope: str, settings: str | None, claude_md: str | None, cwd: Path) -> Layout:
+    """Where install writes (and verify looks) for this scope; --settings/--claude-md override."""
+    settings_path = Path(settings).expanduser().absolute() if settings else None
+    md_path = Path(claude_md).expanduser().absolute() if claude_md else None
+    if scope == "user":
+        return Layout("user", root, None, settings_path or claude_code.user_settings(),
+                      settings_path or claude_code.user_settings(), md_path or claude_code.user_rules_file())
+    if settings_path is not None and settings_path.parent.name == ".claude":
+        project = settings_path.parent.parent
+    else:
+        project = cwd.absolute()
+    settings_path = settings_path or project / ".claude" / "settings.json"
+    if claude_code.inside(root, project):
+        return Layout("project", root, project, settings_path, None, md_path or project / "CLAUDE.md")
+    return Layout("project", root, project, settings_path, settings_path.parent / "settings.local.json", md_path)
 
 
 def permission_glob(tool: str, root: Path) -> str:
@@ -64,15 +116,20 @@ def permission_glob(tool: str, root: Path) -> str:
     return f"{tool}(/{root.as_posix()}/memory/**)"
 
 
-def registrations(root: Path, command: str, lens_matcher: str | None) -> dict[str, list[dict[str, Any]]]:
-    def handler(extra: dict[str, Any] | None = None) -> dict[str, Any]:
-        return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S, **(extra or {})}
+def registrations(root: Path, command: str, lens_matcher: str | None, *, approve_reads: bool = False,
+                  import_parts: int = 0) -> dict[str, list[dict[str, Any]]]:
+    def handler(extra: dict[str, Any] | None = None, cmd: str = command) -> dict[str, Any]:
+        return {"type": "command", "command": cmd, "timeout": HOOK_TIMEOUT_S, **(extra or {})}
 
-    pre = [{"matcher": tool, "hooks": [handler({"if": permission_glob(tool, root)})]} for tool in APPROVED]
+    approved = (*APPROVED, "Read") if approve_reads else APPROVED
+    pre = [{"matcher": tool, "hooks": [handler({"if": permission_glob(tool, root)})]} for tool in approved]
     if lens_matcher:
         pre.append({"matcher": lens_matcher, "hooks": [handler()]})
+    # Claude Code keeps each handler's SessionStart output whole only up to 10,000
+    # characters, so identity + MEMORY.md take several handlers.
+    parts = [{"hooks": [handler(cmd=f"{command} --part imports:{n}")]} for n in range(1, import_parts + 1)]
     return {
-        "SessionStart": [{"hooks": [handler()]}],
+        "SessionStart": [{"hooks": [handler()]}, *parts],
         "PreToolUse": pre,
         "PostToolUse": [
             {"matcher": tool, "hooks": [handler({"if": permission_glob(tool, root)})]} for tool in REINFORCING
@@ -118,6 +175,32 @@ def merge_settings(existing: dict[str, Any], regs: dict[str, list[dict[str, Any]
     return merged
 
 
+def merge_grant(existing: dict[str, Any], root: Path) -> dict[str, Any]:
+    """existing with the root in permissions.additionalDirectories (a copy; idempotent).
+
+    additionalDirectories rather than a Read rule: it also lets the agent's shell `grep`
+    reach the memory, and Claude Code confines Bash to the folders it was granted.
+    """
+    merged = json.loads(json.dumps(existing))
+    permissions = merged.setdefault("permissions", {})
+    if not isinstance(permissions, dict):
+        raise InstallError("settings has a 'permissions' value that is not an object", hint="fix it by hand first")
+    folders = permissions.setdefault("additionalDirectories", [])
+    if not isinstance(folders, list):
+        raise InstallError("permissions.additionalDirectories is not a list", hint="fix it by hand first")
+    if not claude_code.grants_read(merged, root):
+        folders.append(str(root))
+    return merged
+
+
+def merge_gitignore(text: str, line: str) -> str:
+    if line in text.splitlines():
+        return text
+    if text and not text.endswith("\n"):
+        text += "\n"
+    return text + line + "\n"
+
+
 def import_lines(root: Path, claude_md: Path) -> list[str]:
     lines = []
     for target in (root / "identity.md", root / "memory" / "MEMORY.md"):
@@ -137,6 +220,11 @@ def merge_claude_md(text: str, lines: list[str]) -> str:
     if text and not text.endswith("\n"):
         text += "\n"
     return text + ("\n" if text else "") + block + "\n"
+
+
+def remove_block(text: str) -> str:
+    pattern = re.compile(r"\n?" + re.escape(BEGIN) + r".*?" + re.escape(END) + r"\n?", re.S)
+    return pattern.sub("\n", text, count=1).rstrip("\n") + "\n" if pattern.search(text) else text
 
 
 def cron_lines(root: Path, hour: int = 3, minute: int = 30) -> list[str]:
@@ -186,6 +274,7 @@ class Change:
 @dataclass
 class InstallPlan:
     changes: list[Change] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def apply(self) -> list[Path]:
         from memstore.locks import atomic_write
@@ -229,10 +318,12 @@ def read_settings(path: Path) -> tuple[str | None, dict[str, Any]]:
     return text, data
 
 
+def _json_text(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
 def plan_install(
-    root: Path,
-    settings: Path,
-    claude_md: Path,
+    layout: Layout,
     lens_matcher: str | None,
     *,
     disable_auto_memory: bool = True,
@@ -240,12 +331,42 @@ def plan_install(
     crontab_text: str | None = None,
 ) -> InstallPlan:
     """crontab_file: merge the cron line into that file; crontab_text: into the user's crontab."""
+    from memstore.context import IMPORT_PARTS
+
+    root = layout.root
     plan = InstallPlan()
-    before, data = read_settings(settings)
-    merged = merge_settings(data, registrations(root, hook_command(root), lens_matcher), disable_auto_memory)
-    plan.changes.append(Change(settings, before, json.dumps(merged, indent=2, ensure_ascii=False) + "\n"))
-    md_before = claude_md.read_text(encoding="utf-8") if claude_md.exists() else None
-    plan.changes.append(Change(claude_md, md_before, merge_claude_md(md_before or "", import_lines(root, claude_md))))
+    before, data = read_settings(layout.settings)
+    regs = registrations(root, hook_command(root), lens_matcher, approve_reads=layout.external,
+                         import_parts=IMPORT_PARTS if layout.session_imports else 0)
+    merged = merge_settings(data, regs, disable_auto_memory)
+    if layout.grant == layout.settings:
+        merged = merge_grant(merged, root)
+    plan.changes.append(Change(layout.settings, before, _json_text(merged)))
+    if layout.grant is not None and layout.grant != layout.settings:
+        grant_before, grant_data = read_settings(layout.grant)
+        plan.changes.append(Change(layout.grant, grant_before, _json_text(merge_grant(grant_data, root))))
+        tracked = claude_code.git_tracks(layout.grant) if layout.grant.exists() else False
+        if tracked:
+            plan.warnings.append(f"git tracks {layout.grant}, so Claude Code ignores the read grant in it; "
+                                 f"untrack it with: git -C {layout.grant.parent} rm --cached {layout.grant.name}")
+        elif claude_code.git_ignores(layout.grant) is False:
+            top = claude_code.git_toplevel(layout.project or layout.grant.parent)
+            if top is not None:
+                ignore = top / ".gitignore"
+                rel = layout.grant.resolve().relative_to(top.resolve()).as_posix()
+                ignore_before = ignore.read_text(encoding="utf-8") if ignore.exists() else None
+                plan.changes.append(Change(ignore, ignore_before, merge_gitignore(ignore_before or "", rel)))
+    if layout.imports is not None:
+        md = layout.imports
+        md_before = md.read_text(encoding="utf-8") if md.exists() else None
+        plan.changes.append(Change(md, md_before, merge_claude_md(md_before or "", import_lines(root, md))))
+    elif layout.project is not None:
+        # An import block an earlier install left in the project's CLAUDE.md would never be
+        # expanded (and would double the index once approved): SessionStart carries it now.
+        md = layout.project / "CLAUDE.md"
+        md_before = md.read_text(encoding="utf-8") if md.exists() else None
+        if md_before is not None and BEGIN in md_before:
+            plan.changes.append(Change(md, md_before, remove_block(md_before)))
     if crontab_file is not None:
         cron_before = crontab_file.read_text(encoding="utf-8") if crontab_file.exists() else None
         plan.changes.append(Change(crontab_file, cron_before, merge_crontab(cron_before or "", root)))

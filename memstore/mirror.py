@@ -40,7 +40,7 @@ def connect(path: Path, *, timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connect
 
 # The names of the migrations in migrations/, kept here so that opening the mirror does
 # not import sqlite-utils (a test holds the two lists equal).
-KNOWN_MIGRATIONS = ("m001_files_and_search", "m002_quick_freshness")
+KNOWN_MIGRATIONS = ("m001_files_and_search", "m002_quick_freshness", "m003_unspaced_scripts")
 
 
 def migration_names() -> list[str]:

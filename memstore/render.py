@@ -20,6 +20,7 @@ and byte limits of harnesses that auto-load it and silently drop what is past th
 from __future__ import annotations
 
 import datetime as dt
+import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,8 +140,56 @@ def row_for(entry: Entry) -> str:
     return make_row(entry.name, entry.filename, entry.summary)
 
 
+# What never reaches a derived file. MEMORY.md is loaded into every session, so a binary
+# or garbled memory must not put control bytes, replacement characters or bidi overrides
+# there (nor a line break: every row is one line).
+# - garbage: C0 and C1 controls (tab, CR and LF aside), lone surrogates, U+FFFD and the
+#   noncharacters U+FFFE/U+FFFF; each becomes a space, and counts towards "mostly garbage";
+# - invisible: bidi marks, embeddings, overrides and isolates, and U+FEFF; dropped;
+# - line breaks of any kind (tab, CR, LF, U+2028, U+2029, ...): whitespace, collapsed.
+_GARBAGE = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffd\ufffe\uffff"
+_INVISIBLE = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff"
+_GARBAGE_RE = re.compile(f"[{_GARBAGE}]")
+_INVISIBLE_RE = re.compile(f"[{_INVISIBLE}]")
+_UNCLEAN_RE = re.compile(f"[{_GARBAGE}{_INVISIBLE}]")
+_NAME_UNSAFE_RE = re.compile(f"[{_GARBAGE}{_INVISIBLE}\\t\\n\\r\\u2028\\u2029]")
+GARBAGE_SHARE = 0.3  # above this share of garbage characters, a text is not a readable summary
+NO_SUMMARY = "(no readable summary: run memstore lint)"
+
+
+def clean_text(text: str) -> str:
+    """`text` as one clean line, or "" when nothing readable is left (empty, or mostly garbage)."""
+    if _UNCLEAN_RE.search(text) is None:
+        return " ".join(text.split())
+    garbage = len(_GARBAGE_RE.findall(text))
+    text = _INVISIBLE_RE.sub("", _GARBAGE_RE.sub(" ", text))
+    cleaned = " ".join(text.split())
+    kept = len(cleaned) - cleaned.count(" ")
+    if garbage > GARBAGE_SHARE * (kept + garbage):
+        return ""
+    return cleaned
+
+
+def _safe_name(text: str) -> str:
+    """A file name shown in a row: any unsafe character spelled out as an escape (\\x07, \\u202e)."""
+    if _NAME_UNSAFE_RE.search(text) is None:
+        return text
+    return _NAME_UNSAFE_RE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def link(name: str, filename: str) -> str:
+    return f"[{_safe_name(name)}]({_safe_name(filename)})"
+
+
 def make_row(name: str, filename: str, summary: str) -> str:
-    return f"- [{name}]({filename}): {summary}" if summary else f"- [{name}]({filename})"
+    """The one place a row's text is built: clean text, and a placeholder when nothing readable is left."""
+    if summary:
+        row = f"- [{name}]({filename}): {summary}"
+        # Most rows are clean already, and these checks run in C. isprintable() is False for
+        # every control, surrogate, format (bidi) character, noncharacter and space but " ".
+        if row.isprintable() and "\ufffd" not in row and "  " not in row and row[-1] != " ":
+            return row  # exactly what the cleaning below would build
+    return f"- {link(name, filename)}: {clean_text(summary) or NO_SUMMARY}"
 
 
 def cut(row: str, limit: int) -> str:
@@ -247,9 +296,9 @@ def compose_archive(bands: Bands) -> str:
         "Read a file and it climbs back into the index.\n"
     ]
     if bands.archive:
-        parts.append("\n## Rolled off\n\n" + "".join(row_for(e) + "\n" for e in bands.archive))
+        parts.append("\n## Rolled off\n\n" + "".join(e.full_row + "\n" for e in bands.archive))
     if bands.superseded:
-        parts.append("\n## Superseded\n\n" + "".join(row_for(e) + "\n" for e in bands.superseded))
+        parts.append("\n## Superseded\n\n" + "".join(e.full_row + "\n" for e in bands.superseded))
     return "".join(parts)
 
 
@@ -259,8 +308,9 @@ def compose_state(entries: list[Entry]) -> str:
     if not flying:
         lines.append("Nothing is in flight.\n")
     for entry in flying:
-        state = " ".join((entry.state or "").split()) or "(no state given)"
-        lines.append(f"- [{entry.name}]({entry.filename}): {state}\n")
+        raw = entry.state or ""
+        state = clean_text(raw) or ("(no readable state: run memstore lint)" if raw.strip() else "(no state given)")
+        lines.append(f"- {link(entry.name, entry.filename)}: {state}\n")
     return "".join(lines)
 
 

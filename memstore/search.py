@@ -6,15 +6,22 @@ says "when") returns nothing. A plain question is therefore turned into an OR of
 content words, and bm25 ranks the documents that match more and rarer words first.
 A query written in FTS5 syntax is tried as such, and if FTS5 rejects it, it is
 searched as plain words: a syntax error never reaches the user.
+
+Text in scripts written without spaces (CJK, Thai, ...; see memstore/cjk.py) is also
+looked up as substrings: each run of such letters in the query is a term of its own,
+found through the trigram table files_cjk. A query with no letters or digits at all is
+a usage error, not a search that finds nothing.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import sqlite3
 from pathlib import Path
 from typing import Any
 
+from memstore import cjk
 from memstore.config import Config, load_config
 from memstore.errors import BadUsage
 from memstore.paths import KINDS, MEMORY_TYPES
@@ -64,17 +71,32 @@ def _validate_type(type_: str | None) -> None:
         raise BadUsage(f"unknown type {type_!r}", hint=f"use one of: {', '.join(sorted(allowed))}")
 
 
+def check_query(query: str) -> None:
+    """Raise BadUsage for a query with nothing to search for (empty, blank, only punctuation)."""
+    if not any(ch.isalnum() for ch in query):
+        shown = query if len(query) <= 40 else query[:40] + "…"
+        what = "empty query" if not query.strip() else f"nothing to search for in {shown!r}"
+        raise BadUsage(
+            f"{what}: a query needs at least one letter or digit",
+            hint='give words to search for, e.g. memstore search "database migration"',
+        )
+
+
+def _type_filter(type_: str | None) -> tuple[str, list[Any]]:
+    if type_ is None:
+        return "f.kind != 'derived'", []
+    return "(f.type = ? OR f.kind = ?)", [type_, type_]
+
+
 def _candidates(
     conn: sqlite3.Connection, expression: str, limit: int, type_: str | None, config: Config
 ) -> list[sqlite3.Row]:
     weights = ", ".join(f"{w:g}" for w in config.search_weights)
     where = ["files_fts MATCH ?"]
     params: list[Any] = [expression]
-    if type_ is None:
-        where.append("f.kind != 'derived'")
-    else:
-        where.append("(f.type = ? OR f.kind = ?)")
-        params += [type_, type_]
+    type_sql, type_params = _type_filter(type_)
+    where.append(type_sql)
+    params += type_params
     params.append(limit)
     sql = f"""
         SELECT f.id, f.path, f.name, f.type, f.kind, f.row_text AS summary,
@@ -100,7 +122,7 @@ def _coverage(conn: sqlite3.Connection, words: list[str], ids: list[int]) -> dic
     return found
 
 
-def _hit(row: sqlite3.Row, score: float) -> dict[str, Any]:
+def _hit(row: sqlite3.Row, score: float, snippet: str | None = None) -> dict[str, Any]:
     return {
         "path": row["path"],
         "name": row["name"],
@@ -108,13 +130,211 @@ def _hit(row: sqlite3.Row, score: float) -> dict[str, Any]:
         "kind": row["kind"],
         "summary": row["summary"] or "",
         "score": round(score, 6),
-        "snippet": " ".join((row["snippet"] or "").split()),
+        "snippet": " ".join(((row["snippet"] if snippet is None else snippet) or "").split()),
     }
 
 
 def _is_query_error(exc: sqlite3.OperationalError) -> bool:
     text = str(exc).lower()
     return not any(word in text for word in ("locked", "busy", "no such table", "disk", "malformed"))
+
+
+# ---------------------------------------------------------------- scripts written without spaces
+
+# bm25's constants, as FTS5 uses them, for the runs scored here.
+BM25_K1 = 1.2
+BM25_B = 0.75
+# A run's snippet: this many characters before the first match, this many in all.
+SNIPPET_BEFORE = 16
+SNIPPET_CHARS = 64
+CHUNK = 500  # ids per `IN (...)`, well under SQLite's limit on bound variables
+MAX_TRIGRAMS = 12  # a longer run is narrowed by 12 of its trigrams, then counted exactly
+_COLUMNS = ("name", "summary", "description", "body")
+# Which column a run's snippet comes from when several hold it equally often.
+_SNIPPET_PREFERENCE = ("body", "summary", "description", "name")
+
+
+def _chunks(ids: list[int]) -> list[list[int]]:
+    return [ids[i : i + CHUNK] for i in range(0, len(ids), CHUNK)]
+
+
+def _has_trigram(conn: sqlite3.Connection) -> bool:
+    """Is files_cjk a trigram index? (Migration m003 makes it a plain table on SQLite < 3.34.)"""
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'files_cjk'").fetchone()
+    return row is not None and "trigram" in (row[0] or "").lower()
+
+
+def _trigrams(run: str) -> str:
+    """An FTS5 query for the files holding every trigram of `run` (at most MAX_TRIGRAMS of them, spread out)."""
+    grams = [run[i : i + 3] for i in range(len(run) - 2)]
+    if len(grams) > MAX_TRIGRAMS:
+        step = (len(grams) - 1) / (MAX_TRIGRAMS - 1)
+        grams = [grams[round(i * step)] for i in range(MAX_TRIGRAMS)]
+    return " AND ".join(f'"{gram}"' for gram in dict.fromkeys(grams))
+
+
+def _run_rows(
+    conn: sqlite3.Connection, run: str, trigram: bool, type_: str | None, config: Config
+) -> list[sqlite3.Row]:
+    """Every file holding `run` as a substring: id, path, weighted count of the run, length in characters.
+
+    A run of three or more characters is looked up in the trigram index (which knows
+    which files hold a trigram, not where: the count below weeds out files holding the
+    run's trigrams but not the run). A shorter one
+    has no trigram, so it is found by instr() over files_cjk, which holds only the files
+    with such text. (Not LIKE: SQLite 3.40's trigram tables answer `LIKE '%数据%'`, a
+    pattern of two multi-byte characters, with no rows at all.) Without the trigram
+    tokenizer every run takes the instr() scan.
+    """
+    cols = [f"coalesce(c.{col}, '')" for col in _COLUMNS]
+    count = " + ".join(
+        f"{w:g} * ((length({col}) - length(replace({col}, :run, ''))) / :len)"
+        for w, col in zip(config.search_weights, cols, strict=True)
+    )
+    if trigram and len(run) >= 3:
+        match = "files_cjk MATCH :trigrams"
+    else:
+        match = "(" + " OR ".join(f"instr({col}, :run) > 0" for col in cols) + ")"
+    type_sql = "f.kind != 'derived'" if type_ is None else "(f.type = :type OR f.kind = :type)"
+    sql = f"""
+        SELECT c.rowid AS id, f.path AS path, {count} AS tf, {" + ".join(f"length({col})" for col in cols)} AS dl
+        FROM files_cjk c JOIN files f ON f.id = c.rowid
+        WHERE {match} AND {type_sql}
+    """
+    params = {"run": run, "len": len(run), "trigrams": _trigrams(run), "type": type_}
+    return [row for row in conn.execute(sql, params) if row["tf"] > 0]  # tf 0: the trigrams, apart
+
+
+def _word_scores(conn: sqlite3.Connection, expression: str, ids: list[int], config: Config) -> dict[int, float]:
+    """bm25 (positive, higher is better) of the word part of a query, for these files only."""
+    weights = ", ".join(f"{w:g}" for w in config.search_weights)
+    out: dict[int, float] = {}
+    for chunk in _chunks(ids):
+        rows = conn.execute(
+            f"SELECT rowid, bm25(files_fts, {weights}) FROM files_fts "
+            f"WHERE files_fts MATCH ? AND rowid IN ({','.join('?' * len(chunk))})",
+            [expression, *chunk],
+        )
+        out.update((rowid, -rank) for rowid, rank in rows)
+    return out
+
+
+def _spaced_letter(ch: str) -> bool:
+    return ch.isalnum() and not cjk.has_unspaced(ch)
+
+
+def _run_snippet(texts: dict[str, str], runs: list[str], words: list[str]) -> str:
+    """A window of the text around the first run found; runs (and whole query words) in it marked [so]."""
+    run_pattern = re.compile("|".join(re.escape(r) for r in sorted(runs, key=len, reverse=True)))
+    best = max(
+        _SNIPPET_PREFERENCE, key=lambda col: (len(run_pattern.findall(texts[col])), -_SNIPPET_PREFERENCE.index(col))
+    )
+    text = texts[best]
+    first = run_pattern.search(text)
+    if first is None:
+        return ""
+    start = max(0, first.start() - SNIPPET_BEFORE)
+    end = min(len(text), max(first.end(), start + SNIPPET_CHARS))
+    # Do not cut a space-separated word in two at either edge.
+    while 0 < start < first.start() and _spaced_letter(text[start - 1]) and _spaced_letter(text[start]):
+        start += 1
+    while end < len(text) and _spaced_letter(text[end - 1]) and _spaced_letter(text[end]):
+        end += 1
+    alternatives = [re.escape(r) for r in sorted(runs, key=len, reverse=True)]
+    alternatives += [rf"\b{re.escape(w)}\b" for w in words]
+    parts = ["…" if start > 0 else ""]
+    at = start
+    for m in re.finditer("|".join(alternatives), text[start:end], re.IGNORECASE):
+        parts += [text[at : start + m.start()], "[", m.group(), "]"]
+        at = start + m.end()
+    parts += [text[at:end], "…" if end < len(text) else ""]
+    return "".join(parts)
+
+
+def _content_words(text: str) -> list[str]:
+    seen: dict[str, None] = {}
+    for word in _TOKEN.findall(text):
+        if word.lower() not in STOP_WORDS:
+            seen.setdefault(word.lower(), None)
+    return list(seen)
+
+
+def _search_unspaced(
+    conn: sqlite3.Connection, query: str, runs: list[str], limit: int, type_: str | None, config: Config
+) -> list[dict[str, Any]]:
+    """A query holding runs of CJK (or other unspaced) letters: runs as substrings, the rest as words.
+
+    Every run and every content word is one term. A file's score is the bm25 of its
+    words (from files_fts) plus a bm25 of each run it holds (computed here with the run
+    as one term and characters as the unit of length), times the share of terms it
+    holds, as for a plain query; a file holding every run ranks above any that does not.
+    FTS5 syntax is not honoured in such a query: quotes and operators are separators.
+    """
+    words = _content_words(cjk.strip_runs(query))
+    terms_total = len(words) + len(runs)
+    trigram = _has_trigram(conn)
+
+    run_score: dict[int, float] = {}
+    run_count: dict[int, int] = {}
+    paths: dict[int, str] = {}
+    found = [_run_rows(conn, run, trigram, type_, config) for run in runs]
+    lengths = {row["id"]: row["dl"] for rows in found for row in rows}
+    if lengths:
+        total = conn.execute("SELECT count(*) FROM files").fetchone()[0]
+        # The mean length of the files found stands in for the mean over all files: it
+        # costs no scan of files_cjk, which a trigram lookup exists to avoid.
+        avgdl = max(sum(lengths.values()) / len(lengths), 1.0)
+    for rows in found:
+        idf = max(math.log((total - len(rows) + 0.5) / (len(rows) + 0.5)), 1e-6) if rows else 0.0
+        for row in rows:
+            tf, norm = row["tf"], BM25_K1 * (1 - BM25_B + BM25_B * row["dl"] / avgdl)
+            run_score[row["id"]] = run_score.get(row["id"], 0.0) + idf * tf * (BM25_K1 + 1) / (tf + norm)
+            run_count[row["id"]] = run_count.get(row["id"], 0) + 1
+            paths[row["id"]] = row["path"]
+
+    word_score: dict[int, float] = {}
+    word_cover: dict[int, int] = {}
+    fts_snippet: dict[int, str] = {}
+    if words:
+        expression = " OR ".join(f'"{w}"' for w in words)
+        for row in _candidates(conn, expression, max(limit * 5, 50), type_, config):
+            word_score[row["id"]] = -row["rank"]
+            fts_snippet[row["id"]] = row["snippet"] or ""
+            paths[row["id"]] = row["path"]
+        word_score.update(_word_scores(conn, expression, [i for i in run_count if i not in word_score], config))
+        for chunk in _chunks(list(word_score)):
+            word_cover.update(_coverage(conn, words, chunk) if len(words) > 1 else dict.fromkeys(chunk, 1))
+
+    ranked = []
+    for file_id in set(word_score) | set(run_count):
+        held = word_cover.get(file_id, 0) + run_count.get(file_id, 0)
+        score = (word_score.get(file_id, 0.0) + run_score.get(file_id, 0.0)) * (
+            held / terms_total
+        ) ** config.search_coverage
+        ranked.append((run_count.get(file_id, 0) == len(runs), score, paths[file_id], file_id))
+    ranked.sort(key=lambda item: (not item[0], -item[1], item[2]))
+    top = ranked[:limit]
+    if not top:
+        return []
+    marks = ",".join("?" * len(top))
+    rows = {
+        row["id"]: row
+        for row in conn.execute(
+            f"SELECT id, path, name, type, kind, row_text AS summary, name AS t_name, summary AS t_summary, "
+            f"description AS t_description, body AS t_body FROM files WHERE id IN ({marks})",
+            [item[3] for item in top],
+        )
+    }
+    hits = []
+    for _, score, _, file_id in top:
+        row = rows[file_id]
+        if file_id in run_count:
+            texts = {col: row[f"t_{col}"] or "" for col in _COLUMNS}
+            snippet = _run_snippet(texts, runs, words)
+        else:
+            snippet = fts_snippet.get(file_id, "")
+        hits.append(_hit(row, score, snippet))
+    return hits
 
 
 def search(
@@ -132,6 +352,10 @@ def search(
     limit = min(limit, MAX_LIMIT)
     # Text that cannot be UTF-8 (lone surrogates from undecodable argv bytes) cannot reach SQLite.
     query = query.encode("utf-8", "replace").decode("utf-8")
+    check_query(query)
+    runs = cjk.runs(query)
+    if runs:
+        return _search_unspaced(conn, query, runs, limit, type_, config)
     if looks_advanced(query):
         try:
             rows = _candidates(conn, query, limit, type_, config)
@@ -162,6 +386,7 @@ def search_root(
     """Library entry point: catch the mirror up (quick, or a full walk) unless told not to, and search it."""
     from memstore.sync import open_mirror, sync_locked
 
+    check_query(query)  # before the mirror is opened (and perhaps rebuilt) for nothing
     config = load_config(root)
     conn = open_mirror(root, config)
     try:

@@ -324,22 +324,27 @@ def rebuild(
     progress: Progress | None = None,
     *,
     only_if_unhealthy: bool = False,
+    notify: Notify | None = None,
 ) -> SyncReport | None:
     """Build a fresh mirror from the files and journal beside the live one, then swap it in.
 
     With only_if_unhealthy, a mirror that another process repaired while we waited for
-    the lock is left alone (returns None).
+    the lock is left alone (returns None). `notify` hears one line, before the work
+    starts, saying that the mirror is being rebuilt and why.
     """
     config = config or load_config(root)
     live = db_path(root)
     with file_lock(_lock_path(root)):
+        reason: str | None = None  # why the live mirror is unhealthy; None while it is healthy
         try:
             mirror.open_checked(live).close()
-            live_healthy = True
-        except mirror.MirrorUnhealthy:
-            live_healthy = False
+        except mirror.MirrorUnhealthy as exc:
+            reason = exc.reason
+        live_healthy = reason is None
         if live_healthy and only_if_unhealthy:
             return None
+        if notify:
+            notify(f"{reason or 'mirror rebuild asked for'}; rebuilding it from the files")
         sweep_stale(live.parent)  # half-built mirrors of a rebuild that was killed
         fresh_path = live.with_name(f"memstore.db.rebuild-{os.getpid()}")
         fresh = mirror.create_fresh(fresh_path)
@@ -353,16 +358,20 @@ def rebuild(
     return report
 
 
-def open_mirror(root: Path, config: Config | None = None, notify: Notify | None = None) -> sqlite3.Connection:
-    """The live mirror, rebuilt first (and said in one line) if it is missing, corrupt or foreign."""
+def open_mirror(
+    root: Path, config: Config | None = None, notify: Notify | None = None, progress: Progress | None = None
+) -> sqlite3.Connection:
+    """The live mirror, rebuilt first if it is missing, corrupt or foreign.
+
+    A rebuild is said in one line before it starts (the reason), then reported through
+    `progress` as it goes: on a large root it takes seconds.
+    """
     config = config or load_config(root)
     live = db_path(root)
     try:
         return mirror.open_checked(live)
-    except mirror.MirrorUnhealthy as exc:
-        report = rebuild(root, config, only_if_unhealthy=True)
-        if notify and report is not None:
-            notify(f"{exc.reason}; rebuilt it from the files ({report.scanned} files)")
+    except mirror.MirrorUnhealthy:
+        rebuild(root, config, progress, only_if_unhealthy=True, notify=notify)
     return mirror.open_checked(live)
 
 
@@ -371,7 +380,7 @@ def sync(
 ) -> SyncReport:
     """Open (repairing if needed) and sync incrementally, under the mirror lock."""
     config = config or load_config(root)
-    conn = open_mirror(root, config, notify)
+    conn = open_mirror(root, config, notify, progress)
     try:
         return sync_locked(conn, root, config, progress)
     finally:

@@ -1,9 +1,14 @@
-"""`memstore verify`: prove the wiring on the real files, then prove a Read really reinforces.
+"""`memstore verify`: say what the real Claude Code will do with the wiring, then prove a Read reinforces.
 
-Each check says what is wrong and what to run. The last check feeds a synthetic
-PostToolUse Read of a throwaway probe memory through the command registered in
-settings.json, exactly as Claude Code would run it, and looks at the policy state
-that results; the probe file is removed again afterwards.
+Each check judges a piece by what the client does with it, not by whether a file holds
+the right text: a read grant in a file Claude Code ignores, `@` imports it will not
+expand, or a settings file git tracks are failures, each with the fix in one line.
+Claude Code's state file is read for that (trust and import approvals), never written.
+
+The last check feeds a synthetic PostToolUse Read of a throwaway probe memory through
+the command registered in settings.json, exactly as Claude Code would run it, and
+looks at the policy state that results. The probe leaves no trace: its journal line
+goes to a file of its own host name, which is removed with every row it made.
 """
 
 from __future__ import annotations
@@ -19,12 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memstore import mirror
+from memstore import claude_code, mirror
 from memstore.config import Config
-from memstore.install import APPROVED, BEGIN, CRON_MARK, END, REINFORCING, is_ours
+from memstore.install import APPROVED, BEGIN, CRON_MARK, END, REINFORCING, Layout, is_ours
 from memstore.locations import db_path
 
 PROBE = "process_memstore-verify-probe"
+PROBE_HOST = "memstore-verify-probe"
 
 
 @dataclass
@@ -45,20 +51,34 @@ def _handlers(settings: dict[str, Any], event: str) -> list[tuple[str | None, di
     return found
 
 
-def check_settings(settings_path: Path, root: Path, lens_matcher: str | None) -> tuple[list[Check], str | None]:
-    fix = f"memstore --root {root} install --apply --settings {settings_path}"
+def _load(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def install_fix(layout: Layout) -> str:
+    where = "--scope user" if layout.scope == "user" else f"--settings {layout.settings}"
+    return f"memstore --root {layout.root} install --apply {where}"
+
+
+def check_settings(layout: Layout, lens_matcher: str | None) -> tuple[list[Check], str | None]:
+    settings_path, root = layout.settings, layout.root
+    fix = install_fix(layout)
     if not settings_path.is_file():
         return [Check("settings", False, f"{settings_path} does not exist", fix)], None
-    try:
-        settings = json.loads(settings_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        return [Check("settings", False, f"{settings_path} is not readable JSON ({exc})", "fix the file by hand")], None
+    settings = _load(settings_path)
+    if settings is None:
+        return [Check("settings", False, f"{settings_path} is not readable JSON", "fix the file by hand")], None
     checks = [Check("settings", True, str(settings_path))]
     command = None
-    for event, tools in (("SessionStart", (None,)), ("PreToolUse", APPROVED), ("PostToolUse", REINFORCING)):
+    approved = (*APPROVED, "Read") if layout.external else APPROVED
+    for event, tools in (("SessionStart", (None,)), ("PreToolUse", approved), ("PostToolUse", REINFORCING)):
         handlers = _handlers(settings, event)
         for tool in tools:
-            hit = [h for m, h in handlers if tool is None or m == tool]
+            hit = [h for m, h in handlers if (tool is None and "--part" not in h["command"]) or m == tool]
             label = f"hook {event}" + (f" {tool}" if tool else "")
             if not hit:
                 checks.append(Check(label, False, "not registered", fix))
@@ -69,6 +89,12 @@ def check_settings(settings_path: Path, root: Path, lens_matcher: str | None) ->
                 checks.append(Check(label, False, f"filter {handler.get('if')!r} does not name {root}/memory", fix))
             else:
                 checks.append(Check(label, True, "registered"))
+    if layout.session_imports:
+        from memstore.context import IMPORT_PARTS
+
+        parts = [h for _m, h in _handlers(settings, "SessionStart") if "--part imports:" in h["command"]]
+        checks.append(Check("hook SessionStart imports", len(parts) == IMPORT_PARTS,
+                            f"{len(parts)} of {IMPORT_PARTS} handlers that carry identity.md and MEMORY.md", fix))
     if lens_matcher:
         matchers = [m for m, h in _handlers(settings, "PreToolUse") if "if" not in h]
         ok = lens_matcher in matchers
@@ -82,24 +108,97 @@ def check_settings(settings_path: Path, root: Path, lens_matcher: str | None) ->
     return checks, command
 
 
-def check_claude_md(claude_md: Path, root: Path) -> list[Check]:
-    fix = f"memstore --root {root} install --apply --claude-md {claude_md}"
-    if not claude_md.is_file():
-        return [Check("CLAUDE.md", False, f"{claude_md} does not exist", fix)]
-    text = claude_md.read_text(encoding="utf-8", errors="replace")
+def check_grant(layout: Layout, state: dict[str, Any]) -> Check:
+    """Will Claude Code let the agent Read files under the root without asking?"""
+    root, fix = layout.root, install_fix(layout)
+    if layout.scope == "project" and layout.grant is None:
+        return Check("read grant", True, f"not needed: the root is inside the project {layout.project}")
+    user = _load(claude_code.user_settings()) or {}
+    if claude_code.grants_read(user, root):
+        return Check("read grant", True, f"granted in {claude_code.user_settings()}")
+    if layout.scope == "user":
+        return Check("read grant", False, f"{layout.settings} grants no read of {root}", fix)
+    assert layout.grant is not None and layout.project is not None
+    local = _load(layout.grant) or {}
+    if claude_code.grants_read(local, root):
+        if claude_code.git_tracks(layout.grant):
+            return Check("read grant", False, f"git tracks {layout.grant}, so Claude Code ignores the grant in it",
+                         f"git -C {layout.grant.parent} rm --cached {layout.grant.name}")
+        return Check("read grant", True, f"granted in {layout.grant} (not tracked by git)")
+    shared = _load(layout.settings) or {}
+    if claude_code.grants_read(shared, root):
+        if claude_code.trust_accepted(state, layout.project):
+            return Check("read grant", True, f"granted in {layout.settings} (folder trusted)")
+        return Check("read grant", False, f"the grant in {layout.settings} is ignored until the folder's trust "
+                                          "dialog is accepted", fix)
+    return Check("read grant", False, f"no file Claude Code reads grants access to {root}", fix)
+
+
+def _imports_in(path: Path) -> list[str] | None:
+    """The @ lines of memstore's block in path; None when the file or the block is absent."""
+    if not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8", errors="replace")
     match = re.search(re.escape(BEGIN) + r"(.*?)" + re.escape(END), text, re.S)
     if not match:
-        return [Check("CLAUDE.md", False, "no memstore import block", fix)]
+        return None
+    return [line for line in match.group(1).split("\n") if line.startswith("@")]
+
+
+def _target(line: str, base: Path) -> Path:
+    target = Path(line[1:]).expanduser()
+    return target if target.is_absolute() else base / target
+
+
+def check_imports(layout: Layout, state: dict[str, Any], config: Config) -> list[Check]:
+    """Will identity.md and MEMORY.md reach the model, whole, at every start?"""
     checks = []
-    for line in match.group(1).split("\n"):
-        if line.startswith("@"):
-            target = Path(line[1:]).expanduser()
-            if not target.is_absolute():
-                target = claude_md.parent / target
+    if layout.imports is not None:
+        md = layout.imports
+        lines = _imports_in(md)
+        if lines is None:
+            return [Check("imports", False, f"{md} has no memstore import block" if md.is_file()
+                          else f"{md} does not exist", install_fix(layout))]
+        for line in lines:
+            target = _target(line, md.parent)
             hint = "memstore render" if target.name == "MEMORY.md" else f"create {target}"
             checks.append(Check(f"import {line}", target.is_file(),
                                 "resolves" if target.is_file() else f"{target} does not exist", hint))
-    return checks or [Check("CLAUDE.md", False, "import block is empty", fix)]
+        expands, why = _expansion(md, [_target(line, md.parent) for line in lines], layout, state)
+        checks.append(Check("imports expanded", expands, why, "" if expands else
+                            f"run `claude` once in {layout.project} and approve external imports, "
+                            f"or use: memstore --root {layout.root} install --apply --scope user"))
+    elif layout.project is not None:
+        stale = _imports_in(layout.project / "CLAUDE.md")
+        if stale:
+            expands, why = _expansion(layout.project / "CLAUDE.md", [_target(x, layout.project) for x in stale],
+                                      layout, state)
+            if not expands:
+                checks.append(Check("imports expanded", False, f"{layout.project / 'CLAUDE.md'}: {why}",
+                                    install_fix(layout)))
+    if layout.session_imports:
+        from memstore.context import IMPORT_PARTS, PART_CHARS, imports_text
+
+        size = len(imports_text(layout.root))
+        room = IMPORT_PARTS * PART_CHARS
+        checks.append(Check("identity and index via SessionStart", size <= room,
+                            f"{size:,} characters in SessionStart parts of {PART_CHARS:,} (room for {room:,}), "
+                            "because Claude Code does not import files outside the project",
+                            "shorten identity.md, or lower the index budgets in memstore.toml"))
+    return checks
+
+
+def _expansion(md: Path, targets: list[Path], layout: Layout, state: dict[str, Any]) -> tuple[bool, str]:
+    if claude_code.is_user_memory(md):
+        return True, f"{md} is user memory: Claude Code expands its imports in every project"
+    project = layout.project or md.parent
+    outside = [t for t in targets if not claude_code.inside(t, project)]
+    if not outside:
+        return True, f"every import lies inside the project {project}"
+    if claude_code.external_imports_approved(state, project):
+        return True, f"external imports approved for {project} ({claude_code.state_file()})"
+    return False, (f"Claude Code will not expand {len(outside)} import(s) of files outside {project} "
+                   "until external imports are approved once")
 
 
 def check_index(root: Path, config: Config) -> Check:
@@ -131,17 +230,37 @@ def check_cron(crontab_text: str, root: Path) -> Check:
                  f"memstore --root {root} install --apply --cron")
 
 
+def _forget_probe(root: Path) -> None:
+    """Remove every trace of the probe: its journal file and the rows it made."""
+    for path in (root / "runtime" / "journal").glob(f"{PROBE_HOST}-*.jsonl"):
+        path.unlink(missing_ok=True)
+    if not db_path(root).exists():
+        return
+    conn = sqlite3.connect(db_path(root), timeout=10)
+    try:
+        with conn:
+            rel = f"memory/{PROBE}.md"
+            conn.execute("DELETE FROM events WHERE host = ? OR path = ?", (PROBE_HOST, rel))
+            conn.execute("DELETE FROM journal_offsets WHERE file LIKE ?", (f"{PROBE_HOST}-%",))
+            conn.execute("DELETE FROM policy WHERE path = ?", (rel,))
+            conn.execute("DELETE FROM dirty WHERE path = ?", (rel,))
+    finally:
+        conn.close()
+
+
 def check_reinforcement(root: Path, command: str, now: dt.datetime) -> Check:
     """Run the registered command on a synthetic Read of a probe memory and look at its state."""
     from memstore.sync import sync
 
     probe = root / "memory" / f"{PROBE}.md"
+    journal = root / "runtime" / "journal"
+    had_journal = journal.is_dir()
     probe.write_text(f"---\nname: {PROBE}\ntype: process\nsummary: written and removed by memstore verify\n---\n")
     try:
         sync(root)
         payload = {"hook_event_name": "PostToolUse", "session_id": "memstore-verify", "cwd": str(root),
                    "tool_name": "Read", "tool_input": {"file_path": str(probe)}}
-        env = {**os.environ, "MEMSTORE_NOW": now.strftime("%Y-%m-%dT%H:%M:%SZ")}
+        env = {**os.environ, "MEMSTORE_NOW": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "MEMSTORE_HOST": PROBE_HOST}
         try:
             proc = subprocess.run(shlex.split(command), input=json.dumps(payload), capture_output=True, text=True,
                                   timeout=30, env=env)
@@ -163,4 +282,7 @@ def check_reinforcement(root: Path, command: str, now: dt.datetime) -> Check:
                                             f"access_count {row[0]}, last_accessed {row[1]}")
     finally:
         probe.unlink(missing_ok=True)
+        _forget_probe(root)
+        if not had_journal and journal.is_dir() and not any(journal.iterdir()):
+            journal.rmdir()
         sync(root)

@@ -7,6 +7,9 @@ A new migration is appended here, never edited in place once released.
 
 from __future__ import annotations
 
+import re
+import sqlite3
+
 from sqlite_utils import Database, Migrations
 
 migrations = Migrations("memstore")
@@ -132,6 +135,81 @@ def m002_quick_freshness(db: Database) -> None:
         CREATE TABLE dirty (
             path TEXT PRIMARY KEY
         );
+        """
+    )
+
+
+# m003's frozen copy of memstore.cjk.RANGES, the Unicode blocks of the scripts written
+# without spaces between words, for the backfill below (a test holds the two equal:
+# changing the ranges needs a migration that recomputes files.unspaced).
+M003_RANGES: tuple[tuple[int, int], ...] = (
+    (0x0E00, 0x0EFF), (0x0F00, 0x0FFF), (0x1000, 0x109F), (0x1100, 0x11FF), (0x1780, 0x17FF),
+    (0x3005, 0x3007), (0x3040, 0x30FF), (0x3130, 0x318F), (0x31F0, 0x31FF), (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF), (0xA960, 0xA97F), (0xAC00, 0xD7FF), (0xF900, 0xFAFF), (0xFF66, 0xFF9F),
+    (0x20000, 0x323AF),
+)
+
+
+def trigram_supported() -> bool:
+    """SQLite's trigram tokenizer arrived in 3.34.0."""
+    return sqlite3.sqlite_version_info >= (3, 34, 0)
+
+
+@migrations()
+def m003_unspaced_scripts(db: Database) -> None:
+    """A trigram index of the files written (partly) in CJK, Thai and other unspaced scripts.
+
+    unicode61 makes a whole clause of such text one token, so a word inside it is never
+    found (see memstore/cjk.py). files_cjk holds the same four columns as files_fts, but
+    only for the files whose text has a character of those scripts, so a mirror of
+    English memories does not grow. Which files those are is files.unspaced, set by
+    indexing.build_row (a compiled regex; the same test as a GLOB in the trigger cost
+    as much as the rest of a sync). The triggers keep files_cjk in step with files on
+    insert, update and delete, as files_ai/au/ad do for files_fts.
+
+    files_cjk keeps its own copy of the text: a scan for one- and two-character runs
+    (which have no trigram) then reads only these rows, and snippets can be cut from it.
+    detail=none: the index holds which files have a trigram, not where (about 35% smaller
+    than detail=full on Chinese text). A run is looked up as the AND of its trigrams and
+    then counted exactly in the text, so positions would buy nothing.
+    With an SQLite older than 3.34 (no trigram tokenizer) it is a plain table of the
+    same columns, and search finds every run by scanning it with instr() instead of a
+    trigram MATCH: slower, same results.
+    """
+    if trigram_supported():
+        table = (
+            "CREATE VIRTUAL TABLE files_cjk USING fts5(name, summary, description, body, "
+            "tokenize='trigram', detail=none)"
+        )
+    else:
+        table = "CREATE TABLE files_cjk (name TEXT, summary TEXT, description TEXT, body TEXT)"
+    stretch = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in M003_RANGES) + "]")
+
+    def unspaced(*texts: str | None) -> int:
+        return int(any(text and stretch.search(text) for text in texts))
+
+    db.conn.create_function("m003_unspaced", 4, unspaced, deterministic=True)
+    db.executescript(
+        f"""
+        ALTER TABLE files ADD COLUMN unspaced INTEGER NOT NULL DEFAULT 0;
+        -- an existing mirror: flag the rows it already holds (before the triggers exist) ...
+        UPDATE files SET unspaced = m003_unspaced(name, summary, description, body);
+        {table};
+        CREATE TRIGGER files_cjk_ai AFTER INSERT ON files WHEN new.unspaced BEGIN
+            INSERT INTO files_cjk(rowid, name, summary, description, body)
+            VALUES (new.id, new.name, new.summary, new.description, new.body);
+        END;
+        CREATE TRIGGER files_cjk_ad AFTER DELETE ON files WHEN old.unspaced BEGIN
+            DELETE FROM files_cjk WHERE rowid = old.id;
+        END;
+        CREATE TRIGGER files_cjk_au AFTER UPDATE OF name, summary, description, body, unspaced ON files BEGIN
+            DELETE FROM files_cjk WHERE rowid = old.id;
+            INSERT INTO files_cjk(rowid, name, summary, description, body)
+            SELECT new.id, new.name, new.summary, new.description, new.body WHERE new.unspaced;
+        END;
+        -- ... and index them
+        INSERT INTO files_cjk(rowid, name, summary, description, body)
+        SELECT id, name, summary, description, body FROM files WHERE unspaced;
         """
     )
 

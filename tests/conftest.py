@@ -40,6 +40,15 @@ def memory(
     return "\n".join(lines)
 
 
+@pytest.fixture(autouse=True)
+def private_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own HOME: no test may read or write the real ~/.claude or ~/.claude.json."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    return home
+
+
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     """An empty agent root (memory/ only)."""

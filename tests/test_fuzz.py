@@ -40,6 +40,7 @@ from memstore.hook import main as hook_main
 from memstore.indexing import build_row
 from memstore.parsing import parse_bytes
 from memstore.paths import T2_NAME
+from memstore.render import link
 from memstore.sync import rebuild, sync
 from tests import fuzz_strategies as fz
 from tests.conftest import memory, write
@@ -107,7 +108,7 @@ def test_parse_never_raises(raw: bytes, name: str) -> None:
 
 
 def _link(filename: str) -> str:
-    return f"- [{filename[:-3]}]({filename})"
+    return f"- {link(filename[:-3], filename)}"  # a name with unsafe characters is shown escaped
 
 
 def _rows(text: str) -> list[str]:
@@ -626,7 +627,9 @@ def search_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_search_any_query(search_root: Path, query: str, json_out: bool, dashdash: bool) -> None:
     args = ["search", *(["--json"] if json_out else []), *(["--"] if dashdash else []), query]
     result = invoke(search_root, *args)
-    if dashdash or not query.startswith("-"):
+    if not any(ch.isalnum() for ch in query):  # nothing to search for: bad usage (or an unknown option)
+        clean_exit(result, (2,))
+    elif dashdash or not query.startswith("-"):
         clean_exit(result, (0,))
         if json_out:
             hits = json.loads(result.stdout)
@@ -657,7 +660,8 @@ def test_search_real_process(search_root: Path) -> None:
     for query in SUBPROCESS_QUERIES:
         proc = subprocess.run([sys.executable, "-m", "memstore", "--root", str(search_root), "search", query],
                               capture_output=True, timeout=60, env=env)
-        allowed = (0, 2) if query.startswith(b"-") else (0,)
+        wordless = not any(ch.isalnum() for ch in query.decode("utf-8", "surrogateescape"))
+        allowed = (0, 2) if query.startswith(b"-") else (2,) if wordless else (0,)  # wordless: bad usage
         if proc.returncode not in allowed or b"Traceback" in proc.stderr:
             failures.append((query, proc.returncode, proc.stderr.decode(errors="replace")[-300:]))
     assert not failures, failures

@@ -107,6 +107,24 @@ def test_approves_memory_writes_only(agent: Path, tmp_path: Path) -> None:
     assert decision(call(agent, pre("Bash", None))[1]) is None
 
 
+def test_reads_are_approved_only_for_a_root_outside_the_project(agent: Path, tmp_path: Path) -> None:
+    """Failure caught: with the root outside the project, `claude -p` denies the Read of a
+    memory file unless something approves it, and nothing is reinforced."""
+    mem = agent / "memory"
+    project = tmp_path / "elsewhere"
+    project.mkdir()
+    os.symlink(tmp_path / "secret.md", mem / "feedback_link-out.md")
+    (tmp_path / "secret.md").write_text("x")
+    away = str(project)
+    for path in (mem / "feedback_alpha.md", mem / "MEMORY.md", mem / "short-term/260730-x.md"):
+        assert decision(call(agent, pre("Read", str(path), cwd=away))[1]) == "allow", path
+    for path in (agent / "identity.md", agent / "lenses/bash-care.md", mem / "feedback_link-out.md",
+                 tmp_path / "secret.md", mem / "notes.txt", Path("/etc/passwd")):
+        assert decision(call(agent, pre("Read", str(path), cwd=away))[1]) is None, path
+    # inside the project reads need no approval, so the hook gives none
+    assert decision(call(agent, pre("Read", str(mem / "feedback_alpha.md"), cwd=str(agent)))[1]) is None
+
+
 def test_lens_fires_once_per_session_and_again_in_a_new_one(agent: Path) -> None:
     first = call(agent, pre("Bash", session="one"))[1]
     text = first["hookSpecificOutput"]["additionalContext"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +23,9 @@ EXISTING = {
 
 
 @pytest.fixture
-def project(root: Path, tmp_path: Path) -> dict[str, Path]:
+def project(tmp_path: Path) -> dict[str, Path]:
+    """A project whose agent root lies inside it (proj/agent); other layouts: test_install_layouts.py."""
+    root = tmp_path / "proj" / "agent"
     write(root, "memory/feedback_alpha.md", memory("feedback_alpha", "alpha"))
     write(root, "identity.md", "# who I am\n")
     write(root, "lenses/git.md", "---\ntype: lens\ntrigger:\n  tool_match: ^Bash$\n---\ngit care\n")
@@ -67,7 +70,7 @@ def test_apply_merges_keeps_everything_else_and_is_idempotent(run, project) -> N
     assert len(lens_groups) == 1
     claude = project["claude_md"].read_text()
     assert claude.startswith("# Project rules\n\nBe careful.\n") and claude.count("memstore:begin") == 1
-    assert f"@{root}/memory/MEMORY.md" in claude
+    assert "@agent/memory/MEMORY.md" in claude and "@agent/identity.md" in claude
     assert (project["root"] / "memory/MEMORY.md").is_file()  # so the import resolves
     cron = project["cron"].read_text()
     assert cron.startswith("MAILTO=me\n0 1 * * * backup.sh\n") and cron.count(" tick >> ") == 1
@@ -114,7 +117,7 @@ def test_verify_lists_what_is_missing_then_passes(run, project) -> None:
     before = run(project["root"], *args)
     assert before.exit_code == 1
     missing = {c["name"] for c in json.loads(before.stdout) if not c["ok"]}
-    assert {"hook SessionStart", "hook PostToolUse Read", "CLAUDE.md", "cron", "index"} <= missing
+    assert {"hook SessionStart", "hook PostToolUse Read", "imports", "cron", "index"} <= missing
 
     install(run, project, "--apply")
     after = run(project["root"], *args)
@@ -146,13 +149,14 @@ def test_seed_style_wrapper_scripts(project, tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and (target / "memory").is_dir()
     settings = tmp_path / "s.json"
+    env = {**os.environ, "HOME": str(tmp_path / "home")}  # never the real ~/.claude
     inst = subprocess.run([sys.executable, str(repo / "scripts/install_memory_hooks.py"), "--root", str(target),
                            "--settings", str(settings), "--claude-md", str(tmp_path / "C.md"), "--apply"],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env)
     assert inst.returncode == 0, inst.stderr
     ver = subprocess.run([sys.executable, str(repo / "scripts/verify_memory_install.py"), "--root", str(target),
                           "--settings", str(settings), "--claude-md", str(tmp_path / "C.md")],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env)
     assert ver.returncode == 0, ver.stdout + ver.stderr
 
 

@@ -111,12 +111,13 @@ def test_search_tools_never_reinforce(corpus: Path, tool: str) -> None:
     assert not (corpus / "runtime" / "journal").exists() or not list((corpus / "runtime" / "journal").iterdir())
 
 
-def test_touch_cli_ignores_non_memories(corpus: Path, run) -> None:
+def test_touch_cli_refuses_non_memories(corpus: Path, run) -> None:
+    # The CLI says so and exits 1 (the hook, calling record_touch, silently does nothing).
     for target in ("identity.md", "memory/short-term/x.md", str(corpus.parent / "feedback_a.md")):
         result = run(corpus, "touch", target)
-        assert result.exit_code == 0 and "ignored" in result.stderr
+        assert result.exit_code == 1 and result.stderr.startswith("memstore: error: ")
     result = run(corpus, "touch", str(corpus / "memory/feedback_a.md"), "--tool", "Grep")
-    assert "does not reinforce" in result.stderr
+    assert result.exit_code == 2 and "does not reinforce" in result.stderr
 
 
 def test_touch_cli_and_library_agree(corpus: Path, run) -> None:

@@ -64,8 +64,9 @@ def test_unknown_type_is_bad_usage(run, turns: Path) -> None:
 
 @pytest.mark.parametrize(
     "query",
-    ['"unbalanced', "dog AND (", "NEAR(", "*", "^", "dog OR", "col:dog", "Maria's dog?!", "((()))", "AND",
-     '""', "🐕 dog", "dog -x", "dog NOT", "a the of", "   ",
+    # (a query with no letter or digit at all, "" or "   " or "*", is bad usage: tests/test_search_scripts.py)
+    ['"unbalanced', "dog AND (", "NEAR(", "dog OR", "col:dog", "Maria's dog?!", "AND",
+     "🐕 dog", "dog -x", "dog NOT", "a the of",
      # a real question that once crashed search (an unbalanced quote inside a title)
      'When did Joanna first watch "Eternal Sunshine of the Spotless Mind? dog'],
 )

@@ -118,6 +118,7 @@ class Markers:
 
 
 def make_project(project: Path, markers: Markers, now: dt.datetime) -> None:
+    """The agent root's files (the project itself in the "inside" layout)."""
     write(
         project / "identity.md",
         f"---\ntype: identity\n---\n\n# Identity\n\n- Name: e2e agent ({markers.identity})\n",
@@ -149,16 +150,44 @@ def make_project(project: Path, markers: Markers, now: dt.datetime) -> None:
     )
 
 
-def wire(project: Path, run: Any) -> None:
-    """Register the hooks and the CLAUDE.md imports exactly as a user would: `memstore install`."""
-    settings = project / ".claude" / "settings.json"
-    claude_md = project / "CLAUDE.md"
-    run("install", "--apply", "--scope", "project", "--settings", str(settings), "--claude-md", str(claude_md))
+# project-hook-only: the project layout with its read grant removed, so the Read must be
+# approved by the PreToolUse hook alone (the fallback), and verify must say the grant is gone.
+LAYOUTS = ("inside", "user", "project", "project-hook-only")
+
+
+def wire(layout: str, root: Path, project: Path, home: Path, run: Any) -> tuple[Path, list[str]]:
+    """Wire memstore in exactly as a user of this layout would, with `memstore install`.
+
+    Returns the settings file that holds the hooks and the arguments `verify` needs.
+    - inside: the agent root is the project itself; project scope.
+    - user: one agent root in ~/agents/me for every project; `install --scope user`.
+    - project: the same root outside the project; plain `install` run in the project.
+    """
+    if layout == "inside":
+        settings = project / ".claude" / "settings.json"
+        args = ["--scope", "project", "--settings", str(settings), "--claude-md", str(project / "CLAUDE.md")]
+    elif layout == "user":
+        settings = home / ".claude" / "settings.json"
+        args = ["--scope", "user"]
+    else:
+        settings = project / ".claude" / "settings.json"
+        args = []
+    run("install", "--apply", *args)
     registered = json.loads(settings.read_text(encoding="utf-8"))
     for event in ("SessionStart", "PreToolUse", "PostToolUse"):
         assert registered.get("hooks", {}).get(event), f"memstore install registered no {event} hook in {settings}"
-    imports = claude_md.read_text(encoding="utf-8")
-    assert "@memory/MEMORY.md" in imports, f"memstore install left out the MEMORY.md import:\n{imports}"
+    if layout == "inside":
+        imports = (project / "CLAUDE.md").read_text(encoding="utf-8")
+        assert "@memory/MEMORY.md" in imports, f"memstore install left out the MEMORY.md import:\n{imports}"
+    elif layout == "user":
+        rules = (home / ".claude" / "rules" / "memstore.md").read_text(encoding="utf-8")
+        assert f"@{root}/memory/MEMORY.md" in rules, rules
+    else:
+        local = json.loads((project / ".claude" / "settings.local.json").read_text(encoding="utf-8"))
+        assert str(root) in local["permissions"]["additionalDirectories"], local
+        ignored = subprocess.run(["git", "-C", str(project), "check-ignore", "-q", ".claude/settings.local.json"])
+        assert ignored.returncode == 0, "install left the read grant where git would commit it"
+    return settings, args
 
 
 # ---------------------------------------------------------------- reading request bodies
@@ -215,21 +244,29 @@ def after_result(messages: list[dict[str, Any]], tool_use_id: str) -> str:
 # ---------------------------------------------------------------- the test
 
 
-def test_claude_code_session_with_memstore_hooks(tmp_path: Path) -> None:
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_claude_code_session_with_memstore_hooks(tmp_path: Path, layout: str) -> None:
     started = time.monotonic()
     claude = find_claude()
     memstore = find_memstore()
-    project = (tmp_path / "project").resolve()
     home = (tmp_path / "home").resolve()
     home.mkdir()
+    if layout == "inside":
+        project = root = (tmp_path / "project").resolve()
+    else:  # where a person keeps one agent for every project, and a project of theirs
+        root = home / "agents" / "me"
+        project = home / "code" / "my-project"
+    project.mkdir(parents=True, exist_ok=True)
+    if layout.startswith("project") and shutil.which("git"):
+        subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=CLI_TIMEOUT)
     now = dt.datetime.now(dt.UTC)
     markers = Markers()
-    make_project(project, markers, now)
-    base_env = clean_env()
+    make_project(root, markers, now)
+    base_env = clean_env(HOME=str(home))
 
     def run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         proc = subprocess.run(
-            [memstore, "--root", str(project), *args],
+            [memstore, "--root", str(root), *args],
             cwd=project,
             env=base_env,
             capture_output=True,
@@ -247,17 +284,33 @@ def test_claude_code_session_with_memstore_hooks(tmp_path: Path) -> None:
     # The mirror must exist before the session: lenses are read from it by the hook.
     run("sync")
     run("render")
-    memory_md = (project / "memory" / "MEMORY.md").read_text(encoding="utf-8")
+    memory_md = (root / "memory" / "MEMORY.md").read_text(encoding="utf-8")
     assert markers.hot in memory_md, f"render did not put feedback_x in MEMORY.md:\n{memory_md}"
     listed = {row["name"]: row for row in json.loads(run("list", "--json").stdout)}
     assert listed["feedback_x"]["band"] == "hot", listed["feedback_x"]
     assert listed["feedback_x"]["access_count"] == 0
     bundle = run("context").stdout
     assert markers.t1 in bundle, f"memstore context left out the T1 fact:\n{bundle}"
-    wire(project, run)
-    memory_md = (project / "memory" / "MEMORY.md").read_text(encoding="utf-8")  # install renders it again
+    settings, install_args = wire(layout, root, project, home, run)
+    memory_md = (root / "memory" / "MEMORY.md").read_text(encoding="utf-8")  # install renders it again
 
-    mem = project / "memory"
+    # verify passes, and its probe leaves the journal and the policy state as they were
+    journal_before = sorted(p.name for p in (root / "runtime" / "journal").glob("*")) if (
+        root / "runtime" / "journal").exists() else []
+    if layout == "project-hook-only":
+        (project / ".claude" / "settings.local.json").unlink()
+    verified = run("verify", *install_args, "--json", check=False)
+    failed = [c for c in json.loads(verified.stdout) if not c["ok"]]
+    if layout == "project-hook-only":
+        assert [c["name"] for c in failed] == ["read grant"] and "install --apply" in failed[0]["fix"], failed
+    else:
+        assert verified.returncode == 0 and not failed, f"verify failed in layout {layout}:\n{failed}"
+    journal_after = sorted(p.name for p in (root / "runtime" / "journal").glob("*")) if (
+        root / "runtime" / "journal").exists() else []
+    assert journal_after == journal_before, "verify left a journal file behind"
+    assert "verify-probe" not in run("list", "--json").stdout
+
+    mem = root / "memory"
     new_memory = (
         "---\nname: project_new-thing\ntype: project\nsummary: A thing the e2e session learned\n---\n\n"
         "# project_new-thing\n\nWritten by the scripted session.\n"
@@ -265,7 +318,7 @@ def test_claude_code_session_with_memstore_hooks(tmp_path: Path) -> None:
     steps = [
         [text("Reading my notes first."), tool_use("Read", file_path=str(mem / "feedback_x.md"))],
         [tool_use("Write", file_path=str(mem / "project_new-thing.md"), content=new_memory)],
-        [tool_use("Write", file_path=str(project / "lenses" / "sneaky.md"), content="---\ntype: lens\n---\nsneaky\n")],
+        [tool_use("Write", file_path=str(root / "lenses" / "sneaky.md"), content="---\ntype: lens\n---\nsneaky\n")],
         [tool_use("Bash", command="echo hi", description="Say hi")],
         [tool_use("Bash", command="echo again", description="Say it again")],
         [text("All done with the scripted session.")],
@@ -298,33 +351,35 @@ def test_claude_code_session_with_memstore_hooks(tmp_path: Path) -> None:
         claude_seconds = time.monotonic() - t0
 
     main = [r for r in fake.requests if r.is_main]
-    hook_log = project / "runtime" / "state" / "hook-errors.log"
+    hook_log = root / "runtime" / "state" / "hook-errors.log"
 
     def diagnostics() -> str:
         return "\n".join(
             [
-                f"claude: {claude} ({version.stdout.strip()}), exit {proc.returncode}, {claude_seconds:.1f}s",
+                f"layout {layout}: claude {claude} ({version.stdout.strip()}), exit {proc.returncode}, "
+                f"{claude_seconds:.1f}s",
                 f"--- claude stdout ---\n{proc.stdout[-6000:]}",
                 f"--- claude stderr ---\n{proc.stderr[-4000:]}",
                 f"--- requests ---\n{fake.summary()}",
                 f"--- hook-errors.log ---\n{hook_log.read_text() if hook_log.exists() else '(none)'}",
-                f"--- settings.json ---\n{(project / '.claude' / 'settings.json').read_text()}",
+                f"--- {settings} ---\n{settings.read_text()}",
             ]
         )
 
     try:
-        check_session(proc, main, project, markers, bundle, memory_md, first_bash, second_bash, run)
+        check_session(proc, main, root, markers, bundle, memory_md, first_bash, second_bash, run)
         assert not hook_log.exists(), "the hook logged errors"
     except AssertionError:
         print(diagnostics())
         raise
-    print(f"claude {version.stdout.strip()}: session {claude_seconds:.1f}s, test {time.monotonic() - started:.1f}s")
+    print(f"claude {version.stdout.strip()} ({layout}): session {claude_seconds:.1f}s, "
+          f"test {time.monotonic() - started:.1f}s")
 
 
 def check_session(
     proc: subprocess.CompletedProcess[str],
     main: list[Recorded],
-    project: Path,
+    root: Path,
     markers: Markers,
     bundle: str,
     memory_md: str,
@@ -342,7 +397,7 @@ def check_session(
     # (a) The Read was reinforced: a journal line now, the mirror after sync.
     events = [
         json.loads(line)
-        for path in sorted((project / "runtime" / "journal").glob("*.jsonl"))
+        for path in sorted((root / "runtime" / "journal").glob("*.jsonl"))
         for line in path.read_text(encoding="utf-8").splitlines()
         if line.strip()
     ]
@@ -354,14 +409,14 @@ def check_session(
     assert shown["access_count"] == 1, shown
 
     # (b) The memory write went through (approved by the hook); the lens write did not.
-    new_file = project / "memory" / "project_new-thing.md"
+    new_file = root / "memory" / "project_new-thing.md"
     assert new_file.is_file(), "the Write to memory/ was not approved"
     assert "Written by the scripted session." in new_file.read_text(encoding="utf-8")
     writes = [e for e in events if e.get("path") == "memory/project_new-thing.md" and e.get("tool") == "Write"]
     assert len(writes) == 1, f"journal events: {events}"
     denied = [(d.get("tool_name"), (d.get("tool_input") or {}).get("file_path")) for d in result["permission_denials"]]
-    assert denied == [("Write", str(project / "lenses" / "sneaky.md"))], denied
-    assert not (project / "lenses" / "sneaky.md").exists()
+    assert denied == [("Write", str(root / "lenses" / "sneaky.md"))], denied
+    assert not (root / "lenses" / "sneaky.md").exists()
 
     # (c) The lens reached the model once, right after the first Bash result, not after the second.
     final_text = request_text(main[-1].body)
@@ -376,8 +431,8 @@ def check_session(
     assert markers.t1 in first_text, "SessionStart bundle missing from the first request"
     assert bundle.strip() in first_text, "the first request holds only part of the bundle"
 
-    # (e) CLAUDE.md's imports delivered MEMORY.md whole, and identity.md.
-    first_user = message_text(first["messages"][0])
-    assert markers.identity in first_user, "identity.md missing from the first user message"
-    assert markers.hot in first_user, "MEMORY.md's Hot row missing from the first user message"
-    assert memory_md.strip() in first_user, "MEMORY.md arrived only in part"
+    # (e) identity.md and MEMORY.md reached the model whole before its first turn: through
+    # the CLAUDE.md or user-memory imports, or (root outside the project) SessionStart.
+    assert markers.identity in first_text, "identity.md missing from the first request"
+    assert markers.hot in first_text, "MEMORY.md's Hot row missing from the first request"
+    assert memory_md.strip() in first_text, "MEMORY.md arrived only in part"
