@@ -20,9 +20,9 @@ from typing import Any, TypeVar
 import click
 
 from memstore import __version__
+from memstore.agent_root import RootPaths, find_root
 from memstore.config import Config, load_config
 from memstore.errors import BadUsage, MemstoreError, NotFound
-from memstore.locations import find_root
 
 T = TypeVar("T")
 
@@ -36,7 +36,7 @@ class App:
 
     @functools.cached_property
     def root(self) -> Path:
-        return find_root(self.root_opt, os.environ.get("MEMSTORE_ROOT"), Path.cwd())
+        return Path(find_root(self.root_opt, os.environ.get("MEMSTORE_ROOT"), Path.cwd()))
 
     @functools.cached_property
     def now(self) -> dt.datetime:
@@ -202,7 +202,7 @@ def table(rows: list[dict[str, Any]], columns: list[str], headers: list[str] | N
 @common
 def init(app: App, target: str, do_apply: bool) -> None:
     """Lay out an agent root at ROOT (dry run unless --apply)."""
-    from memstore.layout import apply_plan, plan_init
+    from memstore.scaffold import apply_plan, plan_init
     from memstore.sync import rebuild
 
     root = Path(target).expanduser().resolve()
@@ -426,7 +426,7 @@ def flush(app: App, force: bool) -> None:
     from memstore.sync import sync_into
 
     def run(conn: sqlite3.Connection) -> str:
-        with file_lock(app.root / "runtime" / "state" / "mirror.lock"):
+        with file_lock(Path(RootPaths(app.root).mirror_lock)):
             sync_into(conn, app.root, app.config)
             report = do_flush(conn, app.root, app.now, app.config, force)
             sync_into(conn, app.root, app.config)

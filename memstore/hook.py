@@ -31,7 +31,6 @@ import os
 import sys
 
 MAX_STDIN = 4 * 1024 * 1024  # a hook payload is small; anything larger is not ours to parse
-WRITE_TOOLS = ("Write", "Edit", "MultiEdit")
 
 Payload = dict[str, object]
 
@@ -50,20 +49,10 @@ def _args(argv: list[str]) -> dict[str, str | None]:
 
 
 def _find_root(explicit: str | None, payload: Payload) -> str | None:
-    for candidate in (explicit, os.environ.get("MEMSTORE_ROOT")):
-        if candidate and "\x00" not in candidate and os.path.isdir(os.path.join(candidate, "memory")):
-            return os.path.abspath(candidate)
-    folder = payload.get("cwd")
-    if isinstance(folder, str) and folder and "\x00" not in folder:
-        folder = os.path.abspath(folder)
-        while True:
-            if os.path.isdir(os.path.join(folder, "memory")):
-                return folder
-            parent = os.path.dirname(folder)
-            if parent == folder:
-                return None
-            folder = parent
-    return None
+    from memstore.agent_root import locate
+
+    cwd = payload.get("cwd")
+    return locate(explicit, os.environ.get("MEMSTORE_ROOT"), cwd if isinstance(cwd, str) else None)
 
 
 def _log(root: str | None, message: str) -> None:
@@ -72,7 +61,9 @@ def _log(root: str | None, message: str) -> None:
     try:
         import time
 
-        log = os.path.join(root, "runtime", "state", "hook-errors.log")
+        from memstore.agent_root import hook_log
+
+        log = hook_log(root)
         os.makedirs(os.path.dirname(log), exist_ok=True)
         if os.path.exists(log) and os.path.getsize(log) > 1_000_000:
             os.replace(log, log + ".1")  # keep the log from growing without end
@@ -99,7 +90,7 @@ def in_memory(root: str, file_path: object, cwd: str | None, *, derived: bool = 
 
     Derived files count only with `derived` (reading MEMORY.md is fine; writing it is not).
     """
-    from memstore.paths import DERIVED
+    from memstore.kinds import DERIVED
 
     if not file_path or not isinstance(file_path, str) or "\x00" in file_path:
         return False
@@ -161,13 +152,15 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
         now = parse_now(now_opt if now_opt is not None else os.environ.get("MEMSTORE_NOW"))
     except ValueError:
         now = parse_now(None)
+    from memstore.policy import REINFORCING_TOOLS, WRITE_TOOLS
+
     event = payload.get("hook_event_name")
     tool, file_path = _tool_input(payload)
     cwd = _text(payload, "cwd")
     session = _text(payload, "session_id")
 
     if event == "PostToolUse":
-        from memstore.policy import REINFORCING_TOOLS, record_touch
+        from memstore.policy import record_touch
 
         written = tool in WRITE_TOOLS
         marked = False
@@ -216,10 +209,11 @@ def _lens_texts(root: str, tool: str, file_path: str | None, session: str | None
                 config: object) -> list[str]:
     import sqlite3
 
+    from memstore.agent_root import db_file
     from memstore.lenses import fire
-    from memstore.policy import hook_connect
+    from memstore.transactions import hook_connect, transaction
 
-    db = os.path.join(root, "runtime", "memstore.db")
+    db = db_file(root)
     if not os.path.exists(db):
         return []
     budget = config.hook_lock_budget_ms  # type: ignore[attr-defined]
@@ -229,13 +223,8 @@ def _lens_texts(root: str, tool: str, file_path: str | None, session: str | None
         _log(root, f"lenses skipped: {exc}")
         return []
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             lenses = fire(conn, tool, file_path, session, now)  # type: ignore[arg-type]
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
         return [lens.text() for lens in lenses]
     except sqlite3.Error as exc:
         _log(root, f"lenses skipped: {exc}")

@@ -7,7 +7,7 @@ import json
 
 from memstore.cjk import has_unspaced
 from memstore.config import Config
-from memstore.paths import classify
+from memstore.kinds import classify
 from memstore.timeutil import fmt
 
 

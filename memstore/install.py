@@ -39,10 +39,10 @@ from pathlib import Path
 from typing import Any
 
 from memstore import claude_code
+from memstore.agent_root import RootPaths
 from memstore.errors import MemstoreError
+from memstore.policy import REINFORCING_TOOLS, WRITE_TOOLS
 
-REINFORCING = ("Read", "Edit", "Write", "MultiEdit")
-APPROVED = ("Write", "Edit", "MultiEdit")
 HOOK_TIMEOUT_S = 10
 BEGIN = "<!-- memstore:begin (managed by `memstore install`; edits between these lines are replaced) -->"
 END = "<!-- memstore:end -->"
@@ -121,7 +121,7 @@ def registrations(root: Path, command: str, lens_matcher: str | None, *, approve
     def handler(extra: dict[str, Any] | None = None, cmd: str = command) -> dict[str, Any]:
         return {"type": "command", "command": cmd, "timeout": HOOK_TIMEOUT_S, **(extra or {})}
 
-    approved = (*APPROVED, "Read") if approve_reads else APPROVED
+    approved = (*WRITE_TOOLS, "Read") if approve_reads else WRITE_TOOLS
     pre = [{"matcher": tool, "hooks": [handler({"if": permission_glob(tool, root)})]} for tool in approved]
     if lens_matcher:
         pre.append({"matcher": lens_matcher, "hooks": [handler()]})
@@ -132,7 +132,7 @@ def registrations(root: Path, command: str, lens_matcher: str | None, *, approve
         "SessionStart": [{"hooks": [handler()]}, *parts],
         "PreToolUse": pre,
         "PostToolUse": [
-            {"matcher": tool, "hooks": [handler({"if": permission_glob(tool, root)})]} for tool in REINFORCING
+            {"matcher": tool, "hooks": [handler({"if": permission_glob(tool, root)})]} for tool in REINFORCING_TOOLS
         ],
     }
 
@@ -203,7 +203,7 @@ def merge_gitignore(text: str, line: str) -> str:
 
 def import_lines(root: Path, claude_md: Path) -> list[str]:
     lines = []
-    for target in (root / "identity.md", root / "memory" / "MEMORY.md"):
+    for target in (Path(RootPaths(root).identity), Path(RootPaths(root).index)):
         try:
             rel = target.relative_to(claude_md.parent.resolve())
             lines.append(f"@{rel.as_posix()}")
@@ -229,7 +229,7 @@ def remove_block(text: str) -> str:
 
 def cron_lines(root: Path, hour: int = 3, minute: int = 30) -> list[str]:
     command = shlex.join([*memstore_command(), "--root", str(root), "tick"])
-    log = shlex.quote(str(root / "runtime" / "state" / "tick.log"))
+    log = shlex.quote(RootPaths(root).tick_log)
     return [f"{CRON_MARK} for {root}", f"{minute} {hour} * * * {command} >> {log} 2>&1"]
 
 

@@ -18,6 +18,7 @@ import os
 import re
 import sqlite3
 
+from memstore.agent_root import journal_dir
 from memstore.timeutil import fmt
 
 _HOST_SAFE = re.compile(r"[^A-Za-z0-9.-]+")
@@ -27,10 +28,6 @@ def host_name() -> str:
     # os.uname, not socket.gethostname: the same name, without importing socket on the hook's path
     name = os.environ.get("MEMSTORE_HOST") or os.uname().nodename or "host"
     return _HOST_SAFE.sub("-", name)[:64] or "host"
-
-
-def journal_dir(root: str | os.PathLike[str]) -> str:
-    return os.path.join(root, "runtime", "journal")
 
 
 def new_event(path: str, tool: str, when: dt.datetime, session: str | None = None) -> dict[str, str | None]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 
 BUSY_TIMEOUT_MS = 10_000
@@ -139,18 +138,6 @@ def swap_in(fresh: sqlite3.Connection, fresh_path: Path, live_path: Path, live_h
         with contextlib.suppress(FileNotFoundError):
             os.unlink(f"{live_path}{suffix}")
     os.replace(fresh_path, live_path)
-
-
-@contextlib.contextmanager
-def transaction(conn: sqlite3.Connection, *, immediate: bool = True) -> Iterator[sqlite3.Connection]:
-    conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
-    try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    else:
-        conn.execute("COMMIT")
 
 
 def corrupt_error(exc: BaseException) -> bool:

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from memstore.agent_root import RootPaths
 from memstore.config import Config
 from memstore.flush import flush
 from memstore.locks import atomic_write, file_lock
@@ -25,7 +26,7 @@ from memstore.views import lint_view
 def tick(root: Path, now: dt.datetime, config: Config, notify: Any = None) -> dict[str, Any]:
     conn = open_mirror(root, config, notify)
     try:
-        with file_lock(root / "runtime" / "state" / "mirror.lock"):
+        with file_lock(Path(RootPaths(root).mirror_lock)):
             synced = sync_into(conn, root, config)
             flushed = flush(conn, root, now, config)
             sync_into(conn, root, config)
@@ -42,7 +43,7 @@ def tick(root: Path, now: dt.datetime, config: Config, notify: Any = None) -> di
         "lint_warnings": sum(1 for p in problems if p["level"] != "error"),
         "live_session": bool(flushed.skipped_recent),
     }
-    target = root / "runtime" / "state" / "tick-status.json"
+    target = Path(RootPaths(root).tick_status)
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(target, (json.dumps(status, indent=2) + "\n").encode())
     return status

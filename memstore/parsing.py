@@ -17,7 +17,7 @@ import yaml
 from frontmatter.default_handlers import YAMLHandler
 
 from memstore.config import Config
-from memstore.paths import KEBAB, memory_type
+from memstore.kinds import KEBAB, memory_type
 from memstore.timeutil import parse_date, parse_when
 
 _HANDLER = YAMLHandler()

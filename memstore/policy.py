@@ -1,7 +1,14 @@
-"""Derived policy state in the mirror, and the one function that records a touch.
+"""Policy in one place: the arithmetic, the score, and the one function that records a touch.
 
 Standard library only: `record_touch` is the hook's whole job, and `memstore touch`
-calls the very same function, so what the CLI shows is what the hook does.
+and `Store.touch` call the very same function, so what they show is what the hook does.
+
+    score = (access_count + 1) * exp(-days_since(last_accessed) / stability) + w * importance
+
+Two timestamps, never one: every touch refreshes last_accessed (recency), while
+access_count and stability move only when the last reinforcement is at least
+`spacing_hours` old (storage strength). Massed re-reads therefore move a memory to
+the front without pretending it became durable.
 
 The state of a T2 file is its frontmatter's policy fields (the checkpoint a flush
 wrote), then every journal event newer than that checkpoint, applied in (ts, id)
@@ -13,17 +20,106 @@ order the path is recomputed from scratch, so the mirror always equals a replay.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import os
 import sqlite3
 
 from memstore import journal
+from memstore.agent_root import db_file
 from memstore.config import Config
-from memstore.paths import T2_NAME
-from memstore.ranking import PolicyState, apply_touch, baseline
-from memstore.timeutil import fmt, parse_when
+from memstore.kinds import T2_NAME
+from memstore.timeutil import days_between, fmt, parse_when
+from memstore.transactions import hook_connect, transaction
 
+# The one list of tools whose use of a T2 file reinforces it (Grep/Glob hits never do).
 REINFORCING_TOOLS = ("Read", "Edit", "Write", "MultiEdit")
+# The tools that change a file: the hook approves them for memory files, and a write marks the file dirty.
+WRITE_TOOLS = ("Write", "Edit", "MultiEdit")
 BATCH = 500
+
+
+class PolicyState:
+    """Policy state of one memory. A plain class: dataclasses are too slow to import on the hook's path."""
+
+    __slots__ = ("access_count", "last_accessed", "last_reinforced", "stability")
+
+    def __init__(
+        self,
+        access_count: int,
+        stability: float,
+        last_accessed: dt.datetime | None,
+        last_reinforced: dt.datetime | None,
+    ) -> None:
+        self.access_count = access_count
+        self.stability = stability
+        self.last_accessed = last_accessed
+        self.last_reinforced = last_reinforced
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.access_count, self.stability, self.last_accessed, self.last_reinforced)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PolicyState) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return "PolicyState(access_count={!r}, stability={!r}, last_accessed={!r}, last_reinforced={!r})".format(
+            *self._key()
+        )
+
+
+def baseline(
+    access_count: int | None,
+    stability: float | None,
+    last_accessed: dt.datetime | None,
+    last_reinforced: dt.datetime | None,
+    config: Config,
+) -> PolicyState:
+    """The state written in a file's frontmatter, with defaults for what is missing."""
+    return PolicyState(
+        access_count=access_count if access_count is not None else 0,
+        stability=stability if stability is not None else config.initial_stability,
+        last_accessed=last_accessed,
+        last_reinforced=last_reinforced,
+    )
+
+
+def apply_touch(state: PolicyState, when: dt.datetime, config: Config) -> PolicyState:
+    """One Read/Edit/Write/MultiEdit at `when`, through the spacing gate."""
+    last_accessed = when if state.last_accessed is None else max(state.last_accessed, when)
+    gate_open = state.last_reinforced is None or (
+        (when - state.last_reinforced).total_seconds() >= config.spacing_hours * 3600
+    )
+    if not gate_open:
+        return PolicyState(state.access_count, state.stability, last_accessed, state.last_reinforced)
+    return PolicyState(
+        access_count=state.access_count + 1,
+        # Rounded so the value a flush writes into the file reads back as exactly this state.
+        stability=round(min(state.stability * config.stability_growth, config.stability_cap), 4),
+        last_accessed=last_accessed,
+        last_reinforced=when,
+    )
+
+
+def score(
+    access_count: int,
+    stability: float,
+    last_accessed: dt.datetime,
+    importance: float,
+    now: dt.datetime,
+    config: Config,
+) -> float:
+    """The retrieval score. Time before last_accessed (a future stamp) counts as zero days."""
+    return score_days(access_count, stability, days_between(last_accessed, now), importance, config)
+
+
+def score_days(access_count: int, stability: float, days: float, importance: float, config: Config) -> float:
+    """The score from the days since last access (render computes those in SQL, for speed)."""
+    days = max(days, 0.0)
+    stability = stability if stability > 0 else config.initial_stability
+    return (access_count + 1) * math.exp(-days / stability) + config.importance_weight * importance
 
 
 def _state_row(path: str, state: PolicyState, touches: int) -> tuple[object, ...]:
@@ -78,22 +174,6 @@ def recompute_policy(conn: sqlite3.Connection, paths: list[str], config: Config)
                     applied += 1
             out.append(_state_row(path, state, applied))
         conn.executemany(_UPSERT, out)
-
-
-def hook_connect(db: str, budget_ms: int) -> sqlite3.Connection:
-    """A connection for the hook's short writes: waits at most `budget_ms` for a lock, never fsyncs.
-
-    No fsync: the journal line is the durable record and the mirror is rebuilt from it;
-    fsyncs here made the hook slow whenever the disk was busy.
-    """
-    conn = sqlite3.connect(db, timeout=budget_ms / 1000, isolation_level=None)
-    try:
-        conn.execute(f"PRAGMA busy_timeout={int(budget_ms)}")
-        conn.execute("PRAGMA synchronous=OFF")
-    except sqlite3.Error:
-        conn.close()
-        raise
-    return conn
 
 
 class TouchResult:
@@ -152,7 +232,7 @@ def record_touch(
         return TouchResult(False, False, None, f"not a T2 memory file under {root}/memory: {file_path}")
     event = journal.new_event(rel, tool, now, session)
     journal.append(root, event)
-    db = os.path.join(root, "runtime", "memstore.db")
+    db = db_file(root)
     if not os.path.exists(db):
         return TouchResult(True, False, rel, "journaled; the mirror does not exist yet (next sync folds it in)")
     budget = config.hook_lock_budget_ms if lock_budget_ms is None else lock_budget_ms
@@ -161,16 +241,11 @@ def record_touch(
     except sqlite3.Error as exc:
         return TouchResult(True, False, rel, f"journaled; mirror not opened ({exc})")
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             apply_event(conn, event, config)
             if written:  # the agent changed the file: the next quick sync re-reads it
                 conn.execute("INSERT OR IGNORE INTO dirty (path) VALUES (?)", (rel,))
             # The offset is not advanced: sync re-reads this line and skips it by id.
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
         return TouchResult(True, True, rel, "reinforced")
     except sqlite3.Error as exc:
         return TouchResult(True, False, rel, f"journaled; mirror busy or unusable ({exc})")
@@ -180,7 +255,7 @@ def record_touch(
 
 def mark_dirty(root: str | os.PathLike[str], rel: str, config: Config) -> bool:
     """Note that the agent wrote `rel` (root-relative), so the next quick sync re-reads it."""
-    db = os.path.join(root, "runtime", "memstore.db")
+    db = db_file(root)
     if not os.path.exists(db):
         return False
     budget = config.hook_lock_budget_ms

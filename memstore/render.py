@@ -25,9 +25,10 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memstore.agent_root import RootPaths
 from memstore.config import Config
 from memstore.locks import atomic_write, file_lock, sweep_stale
-from memstore.ranking import score_days
+from memstore.policy import score_days
 from memstore.timeutil import to_utc
 
 BANDS = ("hot", "new", "cold", "archive", "superseded")
@@ -346,7 +347,7 @@ def render(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Confi
     }
     memory = root / "memory"
     written = []
-    with file_lock(root / "runtime" / "state" / "render.lock"):
+    with file_lock(Path(RootPaths(root).render_lock)):
         sweep_stale(memory)  # temp files of a render or flush that was killed
         for name, text in outputs.items():
             if atomic_write(memory / name, text.encode("utf-8")):

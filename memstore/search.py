@@ -24,7 +24,7 @@ from typing import Any
 from memstore import cjk
 from memstore.config import Config, load_config
 from memstore.errors import BadUsage
-from memstore.paths import KINDS, MEMORY_TYPES
+from memstore.kinds import KINDS, MEMORY_TYPES
 
 # Function words that carry no topic; removing them keeps bm25 from rewarding
 # documents for sharing "the" and "did" with the question.

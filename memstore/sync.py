@@ -26,12 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memstore import mirror
+from memstore.agent_root import RootPaths
 from memstore.config import Config, load_config
 from memstore.indexing import COLUMNS, INSERT_SQL, UPDATE_SQL, build_row, digest
-from memstore.locations import db_path, state_dir
+from memstore.kinds import SKIP_DIRS
 from memstore.locks import file_lock, sweep_stale
-from memstore.paths import SKIP_DIRS
 from memstore.policy import recompute_policy
+from memstore.transactions import transaction
 
 Progress = Callable[[int, int], None]
 Notify = Callable[[str], None]
@@ -148,7 +149,7 @@ def _apply(
     done = [rel for rel in found if rel not in pending]
 
     def write(final: bool = False) -> None:
-        with mirror.transaction(conn):
+        with transaction(conn):
             conn.executemany(INSERT_SQL, inserts)
             conn.executemany(UPDATE_SQL, updates)
             conn.executemany("UPDATE files SET mtime_ns = ?, size = ?, inode = ? WHERE path = ?", stat_only)
@@ -216,7 +217,7 @@ def _known(conn: sqlite3.Connection, paths: list[str] | None = None) -> dict[str
 
 def _record_dirs(conn: sqlite3.Connection, dirs: dict[str, int], gone: list[str], clean: list[str],
                  replace_all: bool) -> None:
-    with mirror.transaction(conn):
+    with transaction(conn):
         if replace_all:
             conn.execute("DELETE FROM dirs")
         conn.executemany("DELETE FROM dirs WHERE path = ? OR path LIKE ? || '/%'", [(d, d) for d in gone])
@@ -315,7 +316,7 @@ def quick_sync(conn: sqlite3.Connection, root: Path, config: Config) -> SyncRepo
 
 
 def _lock_path(root: Path) -> Path:
-    return state_dir(root) / "mirror.lock"
+    return Path(RootPaths(root).mirror_lock)
 
 
 def rebuild(
@@ -333,7 +334,7 @@ def rebuild(
     starts, saying that the mirror is being rebuilt and why.
     """
     config = config or load_config(root)
-    live = db_path(root)
+    live = Path(RootPaths(root).db)
     with file_lock(_lock_path(root)):
         reason: str | None = None  # why the live mirror is unhealthy; None while it is healthy
         try:
@@ -367,7 +368,7 @@ def open_mirror(
     `progress` as it goes: on a large root it takes seconds.
     """
     config = config or load_config(root)
-    live = db_path(root)
+    live = Path(RootPaths(root).db)
     try:
         return mirror.open_checked(live)
     except mirror.MirrorUnhealthy:

@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from memstore import claude_code, mirror
+from memstore.agent_root import RootPaths
 from memstore.config import Config
-from memstore.install import APPROVED, BEGIN, CRON_MARK, END, REINFORCING, Layout, is_ours
-from memstore.locations import db_path
+from memstore.install import BEGIN, CRON_MARK, END, Layout, is_ours
+from memstore.policy import REINFORCING_TOOLS, WRITE_TOOLS
 
 PROBE = "process_memstore-verify-probe"
 PROBE_HOST = "memstore-verify-probe"
@@ -74,8 +75,8 @@ def check_settings(layout: Layout, lens_matcher: str | None) -> tuple[list[Check
         return [Check("settings", False, f"{settings_path} is not readable JSON", "fix the file by hand")], None
     checks = [Check("settings", True, str(settings_path))]
     command = None
-    approved = (*APPROVED, "Read") if layout.external else APPROVED
-    for event, tools in (("SessionStart", (None,)), ("PreToolUse", approved), ("PostToolUse", REINFORCING)):
+    approved = (*WRITE_TOOLS, "Read") if layout.external else WRITE_TOOLS
+    for event, tools in (("SessionStart", (None,)), ("PreToolUse", approved), ("PostToolUse", REINFORCING_TOOLS)):
         handlers = _handlers(settings, event)
         for tool in tools:
             hit = [h for m, h in handlers if (tool is None and "--part" not in h["command"]) or m == tool]
@@ -202,7 +203,7 @@ def _expansion(md: Path, targets: list[Path], layout: Layout, state: dict[str, A
 
 
 def check_index(root: Path, config: Config) -> Check:
-    index = root / "memory" / "MEMORY.md"
+    index = Path(RootPaths(root).index)
     if not index.is_file():
         return Check("index", False, "memory/MEMORY.md does not exist", "memstore render")
     data = index.read_bytes()
@@ -214,7 +215,7 @@ def check_index(root: Path, config: Config) -> Check:
 
 def check_mirror(root: Path) -> Check:
     try:
-        conn = mirror.open_checked(db_path(root))
+        conn = mirror.open_checked(Path(RootPaths(root).db))
     except mirror.MirrorUnhealthy as exc:
         return Check("mirror", False, exc.reason, "memstore rebuild")
     try:
@@ -232,11 +233,11 @@ def check_cron(crontab_text: str, root: Path) -> Check:
 
 def _forget_probe(root: Path) -> None:
     """Remove every trace of the probe: its journal file and the rows it made."""
-    for path in (root / "runtime" / "journal").glob(f"{PROBE_HOST}-*.jsonl"):
+    for path in Path(RootPaths(root).journal).glob(f"{PROBE_HOST}-*.jsonl"):
         path.unlink(missing_ok=True)
-    if not db_path(root).exists():
+    if not Path(RootPaths(root).db).exists():
         return
-    conn = sqlite3.connect(db_path(root), timeout=10)
+    conn = sqlite3.connect(RootPaths(root).db, timeout=10)
     try:
         with conn:
             rel = f"memory/{PROBE}.md"
@@ -253,7 +254,7 @@ def check_reinforcement(root: Path, command: str, now: dt.datetime) -> Check:
     from memstore.sync import sync
 
     probe = root / "memory" / f"{PROBE}.md"
-    journal = root / "runtime" / "journal"
+    journal = Path(RootPaths(root).journal)
     had_journal = journal.is_dir()
     probe.write_text(f"---\nname: {PROBE}\ntype: process\nsummary: written and removed by memstore verify\n---\n")
     try:
@@ -267,7 +268,7 @@ def check_reinforcement(root: Path, command: str, now: dt.datetime) -> Check:
         except (OSError, subprocess.TimeoutExpired) as exc:
             return Check("reinforcement", False, f"the registered command could not run: {exc}",
                          "memstore install --apply")
-        conn = sqlite3.connect(db_path(root))
+        conn = sqlite3.connect(RootPaths(root).db)
         try:
             row = conn.execute("SELECT access_count, last_accessed FROM policy WHERE path = ?",
                                (f"memory/{PROBE}.md",)).fetchone()
@@ -277,7 +278,7 @@ def check_reinforcement(root: Path, command: str, now: dt.datetime) -> Check:
             return Check("reinforcement", False, f"hook exited {proc.returncode}: {proc.stderr.strip()[:200]}")
         if not row or row[0] != 1:
             return Check("reinforcement", False, f"a Read through the hook left the probe at {row}",
-                         f"see {root}/runtime/state/hook-errors.log")
+                         f"see {RootPaths(root).hook_log}")
         return Check("reinforcement", True, f"a Read through the registered hook moved the probe to "
                                             f"access_count {row[0]}, last_accessed {row[1]}")
     finally:

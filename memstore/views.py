@@ -8,10 +8,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from memstore.agent_root import RootPaths
 from memstore.config import Config
-from memstore.locations import db_path
-from memstore.paths import KINDS
-from memstore.ranking import score
+from memstore.kinds import KINDS
+from memstore.policy import score
 from memstore.timeutil import UTC, parse_when, to_utc
 
 
@@ -118,7 +118,7 @@ def status_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: 
         }
         for name in ("hot", "new", "cold", "archive", "superseded")
     ]
-    path = db_path(root)
+    path = Path(RootPaths(root).db)
     return {
         "bands": band_rows,
         "rolled_by_guard": sum(1 for e in bands.entries if e.rolled),

@@ -38,8 +38,8 @@ from memstore.config import Config
 from memstore.fmedit import CannotEdit, set_fields
 from memstore.hook import main as hook_main
 from memstore.indexing import build_row
+from memstore.kinds import T2_NAME
 from memstore.parsing import parse_bytes
-from memstore.paths import T2_NAME
 from memstore.render import link
 from memstore.sync import rebuild, sync
 from tests import fuzz_strategies as fz

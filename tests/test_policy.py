@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from memstore.config import Config, load_config
-from memstore.policy import record_touch
-from memstore.ranking import PolicyState, apply_touch, baseline, score
+from memstore.policy import PolicyState, apply_touch, baseline, record_touch, score
 from memstore.sync import rebuild, sync
 from tests.conftest import memory, write
 

@@ -64,7 +64,7 @@ def _seed_entry(path: Path, minute: dt.datetime, config: Any) -> tuple[Any, bool
     """One file into a render Entry, parsed with python-frontmatter. (entry, parsed ok)."""
     import frontmatter
 
-    from memstore.ranking import score
+    from memstore.policy import score
     from memstore.render import Entry
     from memstore.timeutil import parse_date, parse_when
 
@@ -122,7 +122,7 @@ def _seed_entry(path: Path, minute: dt.datetime, config: Any) -> tuple[Any, bool
 def seed_render(root: Path, now: dt.datetime, config: Any, out: Path) -> tuple[Any, int]:
     """The seed's render: parse every T2 file, score, band, write three files to `out`.
     Returns (bands, files python-frontmatter could not parse)."""
-    from memstore.paths import MEMORY_TYPES
+    from memstore.kinds import MEMORY_TYPES
     from memstore.render import assign, compose_archive, compose_index, compose_state, render_minute
 
     minute = render_minute(now)

@@ -98,7 +98,7 @@ def make_root(folder: Path, t2: int, seed: int = 7) -> Path:
 
 
 def t2_files(root: Path) -> list[Path]:
-    from memstore.paths import T2_NAME
+    from memstore.kinds import T2_NAME
 
     return sorted(p for p in (root / "memory").iterdir() if p.is_file() and T2_NAME.match(p.name))
 
@@ -201,7 +201,7 @@ def replay(checkpoint: Table, events: Iterable[dict[str, str]]) -> Table:
     checkpoint (its frontmatter last_accessed) were folded in by a flush and are skipped.
     """
     from memstore.config import Config
-    from memstore.ranking import apply_touch, baseline
+    from memstore.policy import apply_touch, baseline
     from memstore.timeutil import fmt, parse_when
 
     config = Config()

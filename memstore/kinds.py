@@ -1,8 +1,10 @@
-"""What kind of file a path is in an agent root. Standard library only: on the hook's path."""
+"""What kind of file a path is in an agent root (T2 memory, lens, derived, ...). Standard library only."""
 
 from __future__ import annotations
 
 import re
+
+from memstore.agent_root import ARCHIVE, CURRENT_STATE, INDEX
 
 MEMORY_TYPES = ("feedback", "project", "reference", "user", "process", "handoff")
 
@@ -10,7 +12,7 @@ MEMORY_TYPES = ("feedback", "project", "reference", "user", "process", "handoff"
 T2_NAME = re.compile(r"^({})_([^/\\]+)\.md$".format("|".join(MEMORY_TYPES)))
 KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
-DERIVED = ("MEMORY.md", "MEMORY-archive.md", "current-state.md")
+DERIVED = (INDEX, ARCHIVE, CURRENT_STATE)
 # Folders never walked: machine state, VCS metadata, virtualenvs.
 SKIP_DIRS = frozenset({"runtime", ".git", ".hg", ".svn", ".venv", "node_modules", "__pycache__"})
 

@@ -1,4 +1,5 @@
-"""`memstore init`: lay out an agent root and bring existing memory files into shape.
+"""`memstore init`: lay out an agent root (folders and starter files) and bring existing
+memory files into shape.
 
 Planning and applying are separate steps over the same list of actions, so the dry
 run prints exactly what --apply would do. Existing files are never overwritten; only
@@ -14,99 +15,20 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memstore.agent_root import FOLDERS
 from memstore.config import Config
 from memstore.fmedit import CannotEdit, set_fields
+from memstore.kinds import T2_NAME
 from memstore.parsing import parse_bytes
-from memstore.paths import T2_NAME
-from memstore.timeutil import UTC, to_utc
-
-FOLDERS = (
-    "memory",
-    "memory/short-term",
-    "memory/dream-journal",
-    "memory/bugs",
-    "lenses",
-    "meditations",
-    "runtime",
-    "runtime/journal",
-    "runtime/state",
+from memstore.starter_templates import (
+    EXAMPLE_LENS,
+    IDENTITY,
+    MEDITATIONS,
+    MEMORY_GITIGNORE,
+    RUNTIME_GITIGNORE,
+    meditation,
 )
-
-IDENTITY = """\
----
-type: identity
----
-
-# Identity
-
-Who this agent is, in a few lines that hold in every session. Loaded whole at every
-start, so every line here is paid for every time: keep only what would make a
-decision wrong if it were missing. Situational rules belong in lenses/, facts to look
-up belong in memory/.
-
-- Name: (the agent chooses one)
-- Works for: (the person, and the kind of work)
-- Standing rules: (at most a handful)
-"""
-
-EXAMPLE_LENS = """\
----
-name: delegation-discipline
-type: lens
-trigger:
-  tool_match: "^(Task|Agent)$"
-body_token_cap: 200
----
-
-# Before handing work to a helper agent
-
-- Give the helper everything it needs in the prompt: it sees none of this session.
-- Name the files it owns, so two helpers never edit the same one.
-- Ask for figures and failures, not reassurance, in its final message.
-- Check what it did before building on it.
-"""
-
-MEDITATIONS = {
-    "attention-to-the-present-task.md": (
-        "awareness",
-        1.0,
-        "Attention to the present task",
-        "Sit with what the current work actually is, before what it could become.",
-    ),
-    "not-knowing.md": (
-        "awareness",
-        0.95,
-        "Not knowing",
-        "Notice where the last sessions acted as if they knew, and what that cost.",
-    ),
-    "the-memory-itself.md": (
-        "instrumental",
-        0.9,
-        "The memory itself",
-        "Read the Cold band: which rows would you miss, which would you not notice gone?",
-    ),
-    "recurring-mistakes.md": (
-        "instrumental",
-        0.9,
-        "Recurring mistakes",
-        "Look at the open bugs and corrections: is one shape behind several of them?",
-    ),
-}
-
-RUNTIME_GITIGNORE = """\
-# Derived or machine-local state: rebuilt on each machine by `memstore rebuild`.
-# The access journal is the exception: it travels in git (one file per host and day).
-/*
-!/.gitignore
-!/journal/
-"""
-
-MEMORY_GITIGNORE = """\
-# Rendered from the topic files by `memstore render`; regenerated on each machine.
-/MEMORY.md
-/MEMORY-archive.md
-/current-state.md
-"""
+from memstore.timeutil import UTC, to_utc
 
 
 @dataclass
@@ -128,10 +50,6 @@ class Plan:
             rel = os.path.relpath(action.path, self.root) if action.path != self.root else "."
             out.append(f"{action.kind:9} {rel}" + (f"  ({action.detail})" if action.detail else ""))
         return out
-
-
-def _meditation(title: str, shelf: str, weight: float, prompt: str) -> str:
-    return f"---\ntype: meditation\nshelf: {shelf}\ncadence_weight: {weight}\n---\n\n# {title}\n\n{prompt}\n"
 
 
 def plan_init(root: Path, config: Config) -> Plan:
@@ -156,7 +74,7 @@ def plan_init(root: Path, config: Config) -> Plan:
     meditations = root / "meditations"
     if not (meditations.is_dir() and any(meditations.glob("*.md"))):
         for filename, (shelf, weight, title, prompt) in MEDITATIONS.items():
-            new_file(f"meditations/{filename}", _meditation(title, shelf, weight, prompt), f"{shelf} shelf")
+            new_file(f"meditations/{filename}", meditation(title, shelf, weight, prompt), f"{shelf} shelf")
 
     memory = root / "memory"
     if memory.is_dir():
