@@ -1,4 +1,7 @@
-"""The command line: a thin click layer over the library.
+"""The command line: a thin click layer over the library (memstore.store.Store).
+
+Each command parses its options, calls one Store method and prints what it returns;
+no SQL, no orchestration lives here.
 
 Every error the library raises is a MemstoreError and becomes one line on stderr
 (plus a hint saying what to do next) with the exit code of DESIGN's contract:
@@ -11,32 +14,24 @@ import datetime as dt
 import functools
 import json
 import os
-import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
 from memstore import __version__
-from memstore.agent_root import RootPaths, find_root
-from memstore.config import Config, load_config
-from memstore.errors import BadUsage, MemstoreError, NotFound
-
-T = TypeVar("T")
+from memstore.errors import BadUsage, MemstoreError
+from memstore.store import Store
 
 
 class App:
-    """What every command needs: the root, the clock, the config, a way to speak."""
+    """What every command needs: the Store for the chosen root and clock, and a way to speak."""
 
     def __init__(self, root_opt: str | None, now_opt: str | None) -> None:
         self.root_opt = root_opt
         self.now_opt = now_opt
-
-    @functools.cached_property
-    def root(self) -> Path:
-        return Path(find_root(self.root_opt, os.environ.get("MEMSTORE_ROOT"), Path.cwd()))
 
     @functools.cached_property
     def now(self) -> dt.datetime:
@@ -49,8 +44,12 @@ class App:
             raise BadUsage(str(exc), hint="give --now as ISO 8601, e.g. 2026-07-30T12:00:00Z") from None
 
     @functools.cached_property
-    def config(self) -> Config:
-        return load_config(self.root)
+    def store(self) -> Store:
+        return Store.locate(self.root_opt, self.now, notify=self.say, progress=self.progress("rebuild"))
+
+    @property
+    def root(self) -> Path:
+        return self.store.root
 
     @staticmethod
     def say(message: str) -> None:
@@ -77,35 +76,6 @@ class App:
 
         return report
 
-    def fresh(self, fn: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite3.Connection], T]:
-        """fn, after a quick sync: what a read-only command shows matches the files."""
-        from memstore.sync import sync_locked
-
-        def run(conn: sqlite3.Connection) -> T:
-            sync_locked(conn, self.root, self.config, quick=True)
-            return fn(conn)
-
-        return run
-
-    def with_mirror(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run fn on the live mirror; a mirror found corrupt mid-way is rebuilt and fn re-run once."""
-        from memstore import mirror
-        from memstore.sync import open_mirror, rebuild
-
-        conn = open_mirror(self.root, self.config, self.say, self.progress("rebuild"))
-        try:
-            return fn(conn)
-        except sqlite3.DatabaseError as exc:
-            if not mirror.corrupt_error(exc):
-                raise
-            conn.close()
-            self.say(f"mirror is corrupt ({exc}); rebuilding it from the files")
-            rebuild(self.root, self.config, self.progress("rebuild"))
-            conn = open_mirror(self.root, self.config, self.say, self.progress("rebuild"))
-            return fn(conn)
-        finally:
-            conn.close()
-
 
 root_option = click.option(
     "--root",
@@ -130,11 +100,11 @@ def common(fn: Callable[..., Any]) -> Callable[..., Any]:
         app: App = ctx.ensure_object(App) if ctx.obj is None else ctx.obj
         if root_opt is not None:
             app.root_opt = root_opt
-            app.__dict__.pop("root", None)
-            app.__dict__.pop("config", None)
+            app.__dict__.pop("store", None)
         if now_opt is not None:
             app.now_opt = now_opt
             app.__dict__.pop("now", None)
+            app.__dict__.pop("store", None)
         return ctx.invoke(fn, app, **kwargs)
 
     return wrapper
@@ -158,8 +128,6 @@ class Group(click.Group):
             return super().invoke(ctx)
         except MemstoreError as exc:
             raise CliFailure(str(exc), exc.exit_code, exc.hint) from None
-        except sqlite3.DatabaseError as exc:
-            raise CliFailure(f"database: {exc}", 1, "run: memstore rebuild") from None
         except BrokenPipeError:
             # The reader went away (`| head`): stop quietly, as other command-line tools do.
             devnull = os.open(os.devnull, os.O_WRONLY)
@@ -193,7 +161,7 @@ def table(rows: list[dict[str, Any]], columns: list[str], headers: list[str] | N
     return tabulate([[r.get(c) for c in columns] for r in rows], headers=headers or columns)
 
 
-# ---------------------------------------------------------------- init
+# ---------------------------------------------------------------- init / sync / rebuild
 
 
 @cli.command()
@@ -202,25 +170,16 @@ def table(rows: list[dict[str, Any]], columns: list[str], headers: list[str] | N
 @common
 def init(app: App, target: str, do_apply: bool) -> None:
     """Lay out an agent root at ROOT (dry run unless --apply)."""
-    from memstore.scaffold import apply_plan, plan_init
-    from memstore.sync import rebuild
-
-    root = Path(target).expanduser().resolve()
-    config = load_config(root) if root.is_dir() else Config()
-    plan = plan_init(root, config)
+    plan = Store.plan_init(target)
     for line in plan.lines():
         click.echo(line)
     if not do_apply:
         click.echo(f"{len(plan.actions)} change(s) planned; nothing written. Run again with --apply.")
         return
-    apply_plan(plan)
-    report = rebuild(root, config, app.progress("index"))
-    assert report is not None
+    store, report = Store.init(plan, notify=app.say, progress=app.progress("index"))
     click.echo(f"{len(plan.actions)} change(s) made; mirror built: {report.summary()}")
-    click.echo(f"next, wire it into Claude Code for every project: memstore --root {root} install --scope user")
-
-
-# ---------------------------------------------------------------- sync / rebuild
+    click.echo(f"next, wire it into Claude Code: memstore --root {store.root} install --scope user  (every project)")
+    click.echo(f"   or, from inside one project:     memstore --root {store.root} install")
 
 
 @cli.command()
@@ -228,9 +187,7 @@ def init(app: App, target: str, do_apply: bool) -> None:
 @common
 def sync(app: App, quiet: bool) -> None:
     """Bring the mirror up to date with the files (incremental)."""
-    from memstore.sync import sync as do_sync
-
-    report = do_sync(app.root, app.config, app.progress("sync"), app.say)
+    report = app.store.sync()
     if not quiet:
         click.echo(report.summary())
     for rel in report.unreadable[:10]:
@@ -241,14 +198,10 @@ def sync(app: App, quiet: bool) -> None:
 @common
 def rebuild(app: App) -> None:
     """Build the mirror afresh from the files and the journal, and swap it in."""
-    from memstore.sync import rebuild as do_rebuild
-
-    report = do_rebuild(app.root, app.config, app.progress("rebuild"))
-    assert report is not None
-    click.echo(f"rebuilt: {report.summary()}")
+    click.echo(f"rebuilt: {app.store.rebuild().summary()}")
 
 
-# ---------------------------------------------------------------- search
+# ---------------------------------------------------------------- search / show / status / lint / list
 
 
 @cli.command()
@@ -265,45 +218,20 @@ def search(app: App, query: str, limit: int, type_: str | None, as_json: bool, n
     By default it first catches up with files added, removed or replaced since the last
     sync, and with files the hook saw written (a quick check of folders, not of every file).
     """
-    from memstore.search import check_query
-    from memstore.search import search as do_search
-    from memstore.sync import sync_locked
-
-    check_query(query)  # an empty query is bad usage, said before the mirror is opened
-
-    def run(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-        if not no_sync:
-            sync_locked(conn, app.root, app.config, quick=not full)
-        return do_search(conn, query, limit, type_, app.config)
-
-    hits = app.with_mirror(run)
+    catch_up = "none" if no_sync else "full" if full else "quick"
+    hits = app.store.search(query, limit, type_, catch_up=catch_up)
     if as_json:
-        emit_json(hits)
+        emit_json([hit.to_json() for hit in hits])
         return
     if not hits:
         click.echo("no matches")
         return
     for hit in hits:
-        click.echo(f"{hit['score']:7.2f}  {hit['path']}")
-        if hit["summary"]:
-            click.echo(f"         {hit['summary'][:150]}")
-        if hit["snippet"]:
-            click.echo(f"         …{hit['snippet'][:200]}")
-
-
-# ---------------------------------------------------------------- show / status / lint
-
-
-def _find(conn: sqlite3.Connection, name: str) -> sqlite3.Row:
-    key = name[:-3] if name.endswith(".md") else name
-    row = conn.execute(
-        "SELECT * FROM files WHERE path = ? OR path = ? OR name = ? OR path LIKE ? "
-        "ORDER BY kind = 't2' DESC, path LIMIT 1",
-        (name, name + ".md", key, f"%/{key}.md"),
-    ).fetchone()
-    if row is None:
-        raise NotFound(f"no memory named {name!r}", hint="try: memstore search " + json.dumps(key))
-    return row
+        click.echo(f"{hit.score:7.2f}  {hit.path}")
+        if hit.summary:
+            click.echo(f"         {hit.summary[:150]}")
+        if hit.snippet:
+            click.echo(f"         …{hit.snippet[:200]}")
 
 
 @cli.command()
@@ -312,9 +240,7 @@ def _find(conn: sqlite3.Connection, name: str) -> sqlite3.Row:
 @common
 def show(app: App, name: str, as_json: bool) -> None:
     """One memory: where it is, its policy state, its problems and its text."""
-    from memstore.views import file_view
-
-    view = app.with_mirror(app.fresh(lambda conn: file_view(conn, _find(conn, name), app.now, app.config)))
+    view = app.store.show(name).to_json()
     if as_json:
         emit_json(view)
         return
@@ -334,9 +260,7 @@ def show(app: App, name: str, as_json: bool) -> None:
 @common
 def status(app: App, as_json: bool) -> None:
     """What the mirror holds: files by kind, problems, journal, mirror size."""
-    from memstore.views import status_view
-
-    view = app.with_mirror(app.fresh(lambda conn: status_view(conn, app.root, app.now, app.config)))
+    view = app.store.status().to_json()
     if as_json:
         emit_json(view)
         return
@@ -356,9 +280,7 @@ def status(app: App, as_json: bool) -> None:
 @common
 def lint(app: App, as_json: bool) -> None:
     """Hygiene: malformed or missing fields, name mismatches, oversize files. Exit 1 on errors."""
-    from memstore.views import lint_view
-
-    found = app.with_mirror(app.fresh(lint_view))
+    found = [problem.to_json() for problem in app.store.lint()]
     errors = sum(1 for f in found if f["level"] == "error")
     if as_json:
         emit_json(found)
@@ -371,7 +293,22 @@ def lint(app: App, as_json: bool) -> None:
         sys.exit(1)
 
 
-# ---------------------------------------------------------------- policy: touch / render / flush / list
+@cli.command(name="list")
+@click.option("--band", type=click.Choice(["hot", "new", "cold", "archive", "superseded"]), default=None)
+@click.option("--json", "as_json", is_flag=True)
+@common
+def list_(app: App, band: str | None, as_json: bool) -> None:
+    """T2 memories with their band, score and policy state, in rank order."""
+    rows = [row.to_json() for row in app.store.list(band)]
+    if as_json:
+        emit_json(rows)
+        return
+    shown = [{**r, "score": f"{r['score']:.4f}", "pin": "pin" if r["pin"] else ""} for r in rows]
+    click.echo(table(shown, ["band", "score", "access_count", "stability", "pin", "name"],
+                     ["band", "score", "reinf", "stability", "pin", "name"]))
+
+
+# ---------------------------------------------------------------- policy: touch / render / flush / tick
 
 
 @cli.command()
@@ -385,35 +322,15 @@ def touch(app: App, path: str, tool: str, session: str | None) -> None:
     Exit 1 if PATH is missing or is not a T2 memory file (where the hook would silently
     do nothing); exit 2 for a --tool that never reinforces.
     """
-    from memstore.policy import REINFORCING_TOOLS, record_touch
-
-    if tool not in REINFORCING_TOOLS:
-        raise BadUsage(f"{tool} does not reinforce (only {', '.join(REINFORCING_TOOLS)})",
-                       hint=f"use --tool {'|'.join(REINFORCING_TOOLS)}")
-    target = Path(path).expanduser()
-    if not target.is_absolute() and not target.exists() and (app.root / target).exists():
-        target = app.root / target  # a path given relative to the root, e.g. memory/x.md
-    hint = f"give a T2 memory file: {app.root}/memory/<type>_<topic>.md"
-    if not target.is_file():  # else a touch of a file that is not there would be journaled
-        raise NotFound(f"{'not a file' if target.exists() else 'no such file'}: {path}", hint=hint)
-    result = record_touch(app.root, str(target), tool, app.now, app.config, session=session)
-    if not result.recorded:
-        raise NotFound(result.message, hint=hint)
-    click.echo(f"{result.rel}: {result.message}")
+    result = app.store.touch(path, tool, session=session)
+    click.echo(f"{result.path}: {result.message}")
 
 
 @cli.command()
 @common
 def render(app: App) -> None:
     """Regenerate MEMORY.md, MEMORY-archive.md and current-state.md from the mirror."""
-    from memstore.render import render as do_render
-    from memstore.sync import sync_locked
-
-    def run(conn: sqlite3.Connection) -> str:
-        sync_locked(conn, app.root, app.config)
-        return do_render(conn, app.root, app.now, app.config).summary()
-
-    click.echo(app.with_mirror(run))
+    click.echo(app.store.render().summary())
 
 
 @cli.command()
@@ -421,37 +338,17 @@ def render(app: App) -> None:
 @common
 def flush(app: App, force: bool) -> None:
     """Fold policy state from the mirror into each memory file's frontmatter."""
-    from memstore.flush import flush as do_flush
-    from memstore.locks import file_lock
-    from memstore.sync import sync_into
-
-    def run(conn: sqlite3.Connection) -> str:
-        with file_lock(Path(RootPaths(app.root).mirror_lock)):
-            sync_into(conn, app.root, app.config)
-            report = do_flush(conn, app.root, app.now, app.config, force)
-            sync_into(conn, app.root, app.config)
-        for rel, why in report.refused:
-            app.say(f"left alone: {rel}: {why}")
-        return report.summary()
-
-    click.echo(app.with_mirror(run))
+    report = app.store.flush(force)
+    for rel, why in report.refused:
+        app.say(f"left alone: {rel}: {why}")
+    click.echo(report.summary())
 
 
-@cli.command(name="list")
-@click.option("--band", type=click.Choice(["hot", "new", "cold", "archive", "superseded"]), default=None)
-@click.option("--json", "as_json", is_flag=True)
+@cli.command()
 @common
-def list_(app: App, band: str | None, as_json: bool) -> None:
-    """T2 memories with their band, score and policy state, in rank order."""
-    from memstore.views import list_view
-
-    rows = app.with_mirror(app.fresh(lambda conn: list_view(conn, app.root, app.now, app.config, band)))
-    if as_json:
-        emit_json(rows)
-        return
-    shown = [{**r, "score": f"{r['score']:.4f}", "pin": "pin" if r["pin"] else ""} for r in rows]
-    click.echo(table(shown, ["band", "score", "access_count", "stability", "pin", "name"],
-                     ["band", "score", "reinf", "stability", "pin", "name"]))
+def tick(app: App) -> None:
+    """The nightly tick: sync, flush (skipping files in use), render, record status."""
+    click.echo(app.store.tick().summary())
 
 
 # ---------------------------------------------------------------- Claude Code: hook / context
@@ -482,29 +379,10 @@ def hook(ctx: click.Context, extra: tuple[str, ...]) -> None:
 @common
 def context(app: App) -> None:
     """Print the cold-start bundle that SessionStart injects."""
-    from memstore.context import bundle
-
-    click.echo(bundle(app.root, app.now, app.config), nl=False)
+    click.echo(app.store.context(), nl=False)
 
 
-# ---------------------------------------------------------------- install / verify / tick
-
-
-def _layout(app: App, scope: str, settings: str | None, claude_md: str | None) -> Any:
-    from memstore.install import layout_for
-
-    return layout_for(app.root, scope, settings, claude_md, Path.cwd())
-
-
-def _lens_matcher(app: App) -> str | None:
-    from memstore.lenses import tool_union
-    from memstore.sync import sync_locked
-
-    def run(conn: sqlite3.Connection) -> str | None:
-        sync_locked(conn, app.root, app.config)
-        return tool_union(conn)
-
-    return app.with_mirror(run)
+# ---------------------------------------------------------------- install / verify
 
 
 @cli.command()
@@ -520,15 +398,8 @@ def _lens_matcher(app: App) -> str | None:
 def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_md: str | None, cron: bool,
             crontab_file: str | None, keep_auto_memory: bool) -> None:
     """Register the hooks, the read grant and the imports, optionally the cron line (dry run unless --apply)."""
-    from memstore.install import plan_install, read_system_crontab
-    from memstore.render import render as do_render
-
-    layout = _layout(app, scope, settings, claude_md)
-    matcher = _lens_matcher(app)
-    cron_file = Path(crontab_file).expanduser().absolute() if crontab_file else None
-    cron_text = read_system_crontab() if cron and cron_file is None else None
-    plan = plan_install(layout, matcher, disable_auto_memory=not keep_auto_memory,
-                        crontab_file=cron_file, crontab_text=cron_text)
+    layout = app.store.layout(scope, settings, claude_md)
+    plan = app.store.plan_install(layout, keep_auto_memory=keep_auto_memory, cron=cron, crontab_file=crontab_file)
     changed = [c for c in plan.changes if c.changed]
     for change in changed:
         click.echo(change.diff())
@@ -537,11 +408,14 @@ def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_m
     if not do_apply:
         click.echo(f"{len(changed)} file(s) would change; nothing written. Run again with --apply.")
         return
-    written = plan.apply()
-    app.with_mirror(lambda conn: do_render(conn, app.root, app.now, app.config))
+    written = app.store.install(plan)
     where = "--scope user" if layout.scope == "user" else f"--settings {layout.settings}"
     if layout.imports is not None and layout.scope == "project":
         where += f" --claude-md {layout.imports}"
+    if crontab_file:
+        where += f" --crontab-file {crontab_file}"
+    elif cron:
+        where += " --cron"
     click.echo(f"{len(written)} file(s) changed; index rendered. Check the wiring with: "
                f"memstore --root {app.root} verify {where}")
 
@@ -557,27 +431,11 @@ def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_m
 def verify(app: App, scope: str, settings: str | None, claude_md: str | None, cron: bool,
            crontab_file: str | None, as_json: bool) -> None:
     """Say what Claude Code will do with the wiring, then prove a Read reinforces. Exit 1 if anything fails."""
-    from memstore import verify as v
-    from memstore.claude_code import read_state
-    from memstore.install import read_system_crontab
-
-    layout = _layout(app, scope, settings, claude_md)
-    state = read_state()
-    checks, command = v.check_settings(layout, _lens_matcher(app))
-    checks.append(v.check_grant(layout, state))
-    checks += v.check_imports(layout, state, app.config)
-    checks.append(v.check_index(app.root, app.config))
-    checks.append(v.check_mirror(app.root))
-    if crontab_file:
-        path = Path(crontab_file).expanduser()
-        checks.append(v.check_cron(path.read_text() if path.exists() else "", app.root))
-    elif cron:
-        checks.append(v.check_cron(read_system_crontab(), app.root))
-    if command:
-        checks.append(v.check_reinforcement(app.root, command, app.now))
+    layout = app.store.layout(scope, settings, claude_md)
+    checks = app.store.verify(layout, cron=cron, crontab_file=crontab_file)
     failed = [c for c in checks if not c.ok]
     if as_json:
-        emit_json([c.__dict__ for c in checks])
+        emit_json([c.to_json() for c in checks])
     else:
         for check in checks:
             mark = "ok  " if check.ok else "FAIL"
@@ -588,18 +446,22 @@ def verify(app: App, scope: str, settings: str | None, claude_md: str | None, cr
         sys.exit(1)
 
 
-@cli.command()
-@common
-def tick(app: App) -> None:
-    """The nightly tick: sync, flush (skipping files in use), render, record status."""
-    from memstore.nightly import tick as do_tick
-
-    status = do_tick(app.root, app.now, app.config, app.say)
-    click.echo(f"tick {status['ran_at']}: {status['sync']} | {status['flush']} | {status['render']}")
-
-
 def main(argv: list[str] | None = None) -> None:
-    cli.main(args=argv, prog_name="memstore")
+    """The console script. Usage errors, like every other error, are one line plus a hint, exit 2."""
+    try:
+        code = cli.main(args=argv, prog_name="memstore", standalone_mode=False)
+    except click.UsageError as exc:
+        command = exc.ctx.command_path if exc.ctx is not None else "memstore"
+        click.echo(f"memstore: error: {exc.format_message()}", err=True)
+        click.echo(f"memstore: hint: see: {command} --help", err=True)
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        click.echo("memstore: interrupted", err=True)
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def run_as(command: str, argv: list[str]) -> None:

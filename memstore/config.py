@@ -42,6 +42,8 @@ class Config:
     lint_max_bytes: int = 16_384
     # the hook waits for SQLite at most this long before giving up (its journal line still lands)
     hook_lock_budget_ms: int = 250
+    # a command waits at most this long for another process's sync, rebuild or flush to finish
+    lock_timeout_s: float = 600.0
     # search: bm25 weights for (name, summary, description, body)
     search_weights: tuple[float, float, float, float] = (1.5, 2.0, 1.0, 1.0)
     # how strongly the share of query words a document covers scales its bm25 score

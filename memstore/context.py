@@ -116,6 +116,8 @@ def bundle(root: Path, now: dt.datetime, config: Config) -> str:
             used += len(entry)
     if dropped:
         out.append(f"\n({dropped} older entries left out to stay within {budget} characters; see memory/)\n")
+    if len(out) == 1:
+        return ""  # nothing in flight, no facts, dreams or bugs: a bare heading would only cost tokens
     return "".join(out)
 
 

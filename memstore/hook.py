@@ -201,6 +201,8 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
                 return None
         else:
             text = bundle(Path(root), now, config)
+            if not text:
+                return None
         return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
     return None
 

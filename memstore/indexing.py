@@ -1,13 +1,23 @@
-"""One markdown file into one mirror row: the columns, their values, the SQL that writes them."""
+"""One markdown file into one mirror row: the columns, their values, the SQL that writes and reads them.
+
+A file is one row of `files` (everything but the body), one row of the full-text table
+files_fts (name, summary, description, body; rowid = files.id) and, when its text has
+letters of a script written without spaces, one row of the trigram table files_cjk
+(same columns). Render scans `files` on every run, so the body is kept out of it
+(migration m004): body_of reads it back. No trigger ties the three together, so every
+writer goes through write_rows and delete_rows, inside its own transaction.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 
 from memstore.cjk import has_unspaced
 from memstore.config import Config
 from memstore.kinds import classify
+from memstore.render import make_row
 from memstore.timeutil import fmt
 
 
@@ -32,6 +42,7 @@ def build_row(rel: str, raw: bytes, mtime_ns: int, size: int, config: Config, in
             Problem(WARNING, f"{size} bytes; a memory over {config.lint_max_bytes} stops being retrievable")
         )
     indexed = (parsed.name, parsed.summary, parsed.description, parsed.body)
+    filename = rel.rsplit("/", 1)[-1]
     return {
         "path": rel,
         "kind": kind,
@@ -41,6 +52,8 @@ def build_row(rel: str, raw: bytes, mtime_ns: int, size: int, config: Config, in
         "description": parsed.description,
         "body": parsed.body,
         "row_text": parsed.row_text,
+        # A T2 file's row in MEMORY.md and the archive, built here once rather than by every render.
+        "index_row": make_row(filename[:-3], filename, parsed.row_text or "") if kind == "t2" else None,
         "created": _iso(parsed.created),
         "last_updated": _iso(parsed.last_updated),
         "status": parsed.status,
@@ -71,8 +84,8 @@ COLUMNS = (
     "name",
     "summary",
     "description",
-    "body",
     "row_text",
+    "index_row",
     "created",
     "last_updated",
     "status",
@@ -95,5 +108,57 @@ COLUMNS = (
 )
 INSERT_SQL = f"INSERT INTO files ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
 UPDATE_SQL = f"UPDATE files SET {', '.join(f'{c} = ?' for c in COLUMNS[1:])} WHERE path = ?"
+# What files_fts and files_cjk hold of each file, in their column order.
+TEXT_COLUMNS = ("name", "summary", "description", "body")
+_ID = "(SELECT id FROM files WHERE path = ?)"
+_TEXT_INSERT = f"(rowid, {', '.join(TEXT_COLUMNS)}) VALUES ({_ID}, {', '.join('?' * len(TEXT_COLUMNS))})"
+
+
+def write_rows(conn: sqlite3.Connection, inserts: list[dict[str, object]], updates: list[dict[str, object]]) -> None:
+    """Insert new files and update known ones (by path, so each keeps its id), text tables included.
+
+    The caller holds the transaction. An updated file's full-text and trigram rows are
+    deleted and written again: its text, or whether it has unspaced letters, may have changed.
+    """
+    conn.executemany(INSERT_SQL, [tuple(row[c] for c in COLUMNS) for row in inserts])
+    conn.executemany(UPDATE_SQL, [(*(row[c] for c in COLUMNS[1:]), row["path"]) for row in updates])
+    if updates:
+        gone = [(row["path"],) for row in updates]
+        conn.executemany(f"DELETE FROM files_fts WHERE rowid = {_ID}", gone)
+        conn.executemany(f"DELETE FROM files_cjk WHERE rowid = {_ID}", gone)
+    rows = [*inserts, *updates]
+    texts = [(row["path"], *(row[c] for c in TEXT_COLUMNS)) for row in rows]
+    conn.executemany(f"INSERT INTO files_fts {_TEXT_INSERT}", texts)
+    conn.executemany(
+        f"INSERT INTO files_cjk {_TEXT_INSERT}", [t for t, row in zip(texts, rows, strict=True) if row["unspaced"]]
+    )
+
+
+def delete_rows(conn: sqlite3.Connection, paths: list[str]) -> None:
+    """Remove these files from the mirror, text tables included (the caller holds the transaction)."""
+    gone = [(path,) for path in paths]
+    conn.executemany(f"DELETE FROM files_fts WHERE rowid = {_ID}", gone)
+    conn.executemany(f"DELETE FROM files_cjk WHERE rowid = {_ID}", gone)
+    conn.executemany("DELETE FROM files WHERE path = ?", gone)
+
+
+def optimize_text_tables(conn: sqlite3.Connection) -> None:
+    """Merge each full-text index into one segment, after a bulk build (rebuild).
+
+    A build of many batches leaves the index in many segments, and a query looks each of
+    its terms up in every one: at 100,000 files, merging (under a second) makes search's
+    per-word coverage lookups three times faster. Later syncs leave merging to FTS5.
+    """
+    conn.execute("INSERT INTO files_fts(files_fts) VALUES('optimize')")
+    cjk = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'files_cjk'").fetchone()
+    if cjk is not None and "fts5" in (cjk[0] or "").lower():  # not the plain table of SQLite < 3.34
+        conn.execute("INSERT INTO files_cjk(files_cjk) VALUES('optimize')")
+
+
+def body_of(conn: sqlite3.Connection, file: int | str) -> str:
+    """The body of a file, by files.id or by path ("" when it has none, or is not in the mirror)."""
+    where = "rowid = ?" if isinstance(file, int) else f"rowid = {_ID}"
+    row = conn.execute(f"SELECT body FROM files_fts WHERE {where}", (file,)).fetchone()
+    return (row[0] if row is not None else None) or ""
 
 

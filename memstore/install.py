@@ -345,17 +345,9 @@ def plan_install(
     if layout.grant is not None and layout.grant != layout.settings:
         grant_before, grant_data = read_settings(layout.grant)
         plan.changes.append(Change(layout.grant, grant_before, _json_text(merge_grant(grant_data, root))))
-        tracked = claude_code.git_tracks(layout.grant) if layout.grant.exists() else False
-        if tracked:
-            plan.warnings.append(f"git tracks {layout.grant}, so Claude Code ignores the read grant in it; "
-                                 f"untrack it with: git -C {layout.grant.parent} rm --cached {layout.grant.name}")
-        elif claude_code.git_ignores(layout.grant) is False:
-            top = claude_code.git_toplevel(layout.project or layout.grant.parent)
-            if top is not None:
-                ignore = top / ".gitignore"
-                rel = layout.grant.resolve().relative_to(top.resolve()).as_posix()
-                ignore_before = ignore.read_text(encoding="utf-8") if ignore.exists() else None
-                plan.changes.append(Change(ignore, ignore_before, merge_gitignore(ignore_before or "", rel)))
+    if layout.scope == "project":
+        for local in {p for p in (layout.settings, layout.grant) if p is not None and p.name == LOCAL_SETTINGS}:
+            _keep_out_of_git(plan, local, layout.project or local.parent)
     if layout.imports is not None:
         md = layout.imports
         md_before = md.read_text(encoding="utf-8") if md.exists() else None
@@ -375,6 +367,23 @@ def plan_install(
             Change(Path("crontab"), crontab_text, merge_crontab(crontab_text, root), system_crontab=True)
         )
     return plan
+
+
+LOCAL_SETTINGS = "settings.local.json"
+
+
+def _keep_out_of_git(plan: InstallPlan, local: Path, project: Path) -> None:
+    """Claude Code honours a settings.local.json only while git does not track it: ignore it, or warn."""
+    if local.exists() and claude_code.git_tracks(local):
+        plan.warnings.append(f"git tracks {local}, so Claude Code ignores the read grant in it; "
+                             f"untrack it with: git -C {local.parent} rm --cached {local.name}")
+    elif claude_code.git_ignores(local) is False:
+        top = claude_code.git_toplevel(project)
+        if top is not None:
+            ignore = top / ".gitignore"
+            rel = local.resolve().relative_to(top.resolve()).as_posix()
+            before = ignore.read_text(encoding="utf-8") if ignore.exists() else None
+            plan.changes.append(Change(ignore, before, merge_gitignore(before or "", rel)))
 
 
 def read_system_crontab() -> str:

@@ -88,7 +88,11 @@ def lens_from_row(path: str, meta_json: str, body: str) -> Lens:
 
 
 def load_lenses(conn: sqlite3.Connection) -> list[Lens]:
-    rows = conn.execute("SELECT path, meta, body FROM files WHERE kind = 'lens' ORDER BY path").fetchall()
+    # The body lives in the full-text table, not in `files` (migration m004; indexing.body_of).
+    rows = conn.execute(
+        "SELECT f.path, f.meta, t.body FROM files f LEFT JOIN files_fts t ON t.rowid = f.id "
+        "WHERE f.kind = 'lens' ORDER BY f.path"
+    ).fetchall()
     return [lens_from_row(r[0], r[1], r[2]) for r in rows]
 
 

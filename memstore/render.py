@@ -19,10 +19,16 @@ and byte limits of harnesses that auto-load it and silently drop what is past th
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import functools
+import gc
+import math
 import re
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 
 from memstore.agent_root import RootPaths
@@ -74,7 +80,7 @@ def render_minute(now: dt.datetime) -> dt.datetime:
 
 
 _ENTRIES_SQL = """
-    SELECT f.path, f.row_text, f.created, f.pin, f.status, f.in_flight, f.state, f.importance,
+    SELECT f.path, f.row_text, f.index_row, f.created, f.pin, f.status, f.in_flight, f.state, f.importance,
            COALESCE(p.access_count, 0), COALESCE(p.stability, ?),
            -- days since last access; a never-touched file counts from its mtime
            CASE WHEN p.last_accessed IS NOT NULL THEN julianday(?) - julianday(p.last_accessed)
@@ -94,46 +100,87 @@ def _date(text: str | None) -> dt.date | None:
         return None
 
 
-def load_entries(conn: sqlite3.Connection, now: dt.datetime, config: Config) -> list[Entry]:
+def load_entries(conn: sqlite3.Connection, now: dt.datetime, config: Config, only: str | None = None) -> list[Entry]:
     """Every T2 file with its score, in the total order (-score, filename).
 
     The days since last access come from SQLite's julianday over the mirror's canonical
     timestamps: parsing each one into a datetime in Python cost more than the rest of a render.
     """
-    entries = []
+    return _load(conn, now, config, only)[0]
+
+
+def _load(
+    conn: sqlite3.Connection, now: dt.datetime, config: Config, only: str | None = None
+) -> tuple[list[Entry], int]:
+    """load_entries, and the length of the shortest row (0 when there is none), for assign.
+
+    This runs once per T2 file, so it is written for speed: the row comes built from the
+    mirror (files.index_row, made by sync with make_row), dates are parsed once per distinct
+    value, Entry is built positionally (in field order), and the sort is two stable passes
+    on plain keys.
+    """
     params = (config.initial_stability, now.strftime("%Y-%m-%dT%H:%M:%S"), now.timestamp())
     cursor = conn.cursor()
     cursor.row_factory = None  # plain tuples: much cheaper than sqlite3.Row over every T2 file
-    for path, row_text, created, pin, status, in_flight, state, importance, count, stability, days, last, reinf in (
-        cursor.execute(_ENTRIES_SQL, params)
-    ):
-        filename = path.rsplit("/", 1)[-1]
-        name = filename[:-3]
-        summary = row_text or ""
-        full_row = make_row(name, filename, summary)
-        entries.append(
-            Entry(
-                path=path,
-                name=name,
-                filename=filename,
-                summary=summary,
-                score=score_days(count, stability, days if days is not None else 0.0, importance, config),
-                created=_date(created),
-                pin=bool(pin),
-                superseded=(status or "").strip().lower().startswith("superseded"),
-                in_flight=bool(in_flight),
-                state=state,
-                access_count=count,
-                stability=stability,
-                last_accessed=last,
-                last_reinforced=reinf,
-                importance=importance,
-                full_row=full_row,
-                row=full_row,
+    entries = []
+    append = entries.append
+    date = functools.lru_cache(maxsize=None)(_date)  # created dates repeat a lot
+    shortest = -1
+    with _gc_paused():
+        for (path, row_text, full_row, created, pin, status, in_flight, state, importance, count, stability, days,
+             last, reinf) in (
+            cursor.execute(_ENTRIES_SQL + " AND f.path = ?", (*params, only)) if only
+            else cursor.execute(_ENTRIES_SQL, params)
+        ):
+            filename = path.rsplit("/", 1)[-1]
+            name = filename[:-3]
+            summary = row_text or ""
+            if full_row is None:  # not built at sync (cannot happen after m004; kept as a safe default)
+                full_row = make_row(name, filename, summary)
+            if len(full_row) < shortest or shortest < 0:
+                shortest = len(full_row)
+            append(
+                Entry(
+                    path,
+                    name,
+                    filename,
+                    summary,
+                    score_days(count, stability, days if days is not None else 0.0, importance, config),
+                    date(created),
+                    bool(pin),
+                    status is not None and status.strip().lower().startswith("superseded"),
+                    bool(in_flight),
+                    state,
+                    count,
+                    stability,
+                    last,
+                    reinf,
+                    importance,
+                    full_row,
+                    full_row,
+                )
             )
-        )
-    entries.sort(key=lambda e: (-e.score, e.filename))
-    return entries
+    # = sort(key=(-score, filename)): the second sort is stable, reverse=True included, so
+    # files of equal score keep the filename order of the first (T2 filenames are unique).
+    entries.sort(key=attrgetter("filename"))
+    entries.sort(key=attrgetter("score"), reverse=True)
+    return entries, max(shortest, 0)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a render builds one object per T2 file.
+
+    Each allocation batch would otherwise start a collection that walks every Entry built
+    so far (a tenth of a render at 100,000 files). Nothing here makes reference cycles.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def row_for(entry: Entry) -> str:
@@ -209,29 +256,72 @@ is listed in MEMORY-archive.md and found with `memstore search "words"`.
 
 def assign(entries: list[Entry], now: dt.datetime, config: Config) -> Bands:
     """The four passes, then the whole-index guard."""
+    for entry in entries:  # as load_entries makes them
+        entry.row = entry.full_row
+        entry.band = "archive"
+    shortest = min(map(len, map(attrgetter("full_row"), entries)), default=0)
+    return _assign(entries, now, config, shortest)
+
+
+def _assign(entries: list[Entry], now: dt.datetime, config: Config, shortest: int) -> Bands:
+    """assign, for entries as load_entries makes them (row = full_row, band archive).
+
+    Every pass used to look at every T2 file, and after the sort the entries lie all over
+    memory, so each look is a cache miss: at 100,000 files the passes cost as much as the
+    query. Here one loop splits off the superseded and picks out the pins and the newborns;
+    Hot and Cold stop once their budget has no room for even the shortest row (`shortest`,
+    without its newline), and the files they did not reach stay in the archive untouched.
+    """
     bands = Bands(entries)
     live: list[Entry] = []
+    superseded = bands.superseded
+    pins: list[Entry] = []
+    born: list[Entry] = []
+    today = now.date()
+    new_days = math.floor(config.new_days)  # a whole number of days between dates is within it iff within this
+    try:
+        first_day = today - dt.timedelta(days=new_days)
+    except OverflowError:  # more days than the calendar holds
+        first_day = dt.date.min if new_days > 0 else dt.date.max
     for entry in entries:
-        entry.row = entry.full_row
         if entry.superseded:
             entry.band = "superseded"
-            bands.superseded.append(entry)
-        else:
-            live.append(entry)
+            superseded.append(entry)
+            continue
+        live.append(entry)
+        if entry.pin:
+            pins.append(entry)
+        created = entry.created
+        # = 0 <= (today - created).days <= new_days, without a timedelta per file
+        if created is not None and first_day <= created <= today:
+            born.append(entry)
+    shortest += 1  # budgets count the newline
 
     used_hot = 0
+    hot_budget = config.hot_budget
+    hot = bands.hot
     rest: list[Entry] = []
-    for entry in live:
+    for at, entry in enumerate(live):
+        if used_hot + shortest > hot_budget:
+            # Only pins still get in, whatever their size; every other file is in `rest`.
+            late_pins = [e for e in pins if e.band != "hot"]
+            if late_pins:
+                hot += late_pins
+                for pin in late_pins:
+                    pin.band = "hot"
+                rest += [e for e in live[at:] if not e.pin]
+            else:
+                rest += live[at:]
+            break
         size = len(entry.row) + 1
-        if entry.pin or used_hot + size <= config.hot_budget:
+        if entry.pin or used_hot + size <= hot_budget:
             entry.band = "hot"
-            bands.hot.append(entry)
+            hot.append(entry)
             used_hot += size
         else:
             rest.append(entry)
 
-    today = now.date()
-    newborns = [e for e in rest if e.created is not None and 0 <= (today - e.created).days <= config.new_days]
+    newborns = [e for e in born if e.band != "hot"]
     newborns.sort(key=lambda e: (-(e.created.toordinal() if e.created else 0), e.filename))
     used_new = 0
     for entry in newborns:
@@ -242,18 +332,20 @@ def assign(entries: list[Entry], now: dt.datetime, config: Config) -> Bands:
             bands.new.append(entry)
             used_new += len(row) + 1
 
+    # A newborn that did not fit New competes uncut: only New's rows were cut.
     used_cold = 0
+    cold_budget = config.cold_budget
+    cold = bands.cold
     for entry in rest:
+        if used_cold + shortest > cold_budget:
+            break  # the rest stay in the archive
         if entry.band == "new":
             continue
-        entry.row = entry.full_row  # a newborn that did not fit New competes uncut
         size = len(entry.row) + 1
-        if used_cold + size <= config.cold_budget:
+        if used_cold + size <= cold_budget:
             entry.band = "cold"
-            bands.cold.append(entry)
+            cold.append(entry)
             used_cold += size
-        else:
-            entry.band = "archive"
 
     _guard(bands, config)
     bands.used = {
@@ -286,7 +378,7 @@ def compose_index(hot: list[Entry], new: list[Entry], cold: list[Entry]) -> str:
     parts = [HEADER]
     for title, group in (("Hot", hot), ("New", new), ("Cold", cold)):
         if group:
-            parts.append(f"\n## {title}\n\n" + "".join(e.row + "\n" for e in group))
+            parts.append(f"\n## {title}\n\n" + "\n".join([e.row for e in group]) + "\n")
     return "".join(parts)
 
 
@@ -297,14 +389,14 @@ def compose_archive(bands: Bands) -> str:
         "Read a file and it climbs back into the index.\n"
     ]
     if bands.archive:
-        parts.append("\n## Rolled off\n\n" + "".join(e.full_row + "\n" for e in bands.archive))
+        parts.append("\n## Rolled off\n\n" + "\n".join([e.full_row for e in bands.archive]) + "\n")
     if bands.superseded:
-        parts.append("\n## Superseded\n\n" + "".join(e.full_row + "\n" for e in bands.superseded))
+        parts.append("\n## Superseded\n\n" + "\n".join([e.full_row for e in bands.superseded]) + "\n")
     return "".join(parts)
 
 
 def compose_state(entries: list[Entry]) -> str:
-    flying = sorted((e for e in entries if e.in_flight and not e.superseded), key=lambda e: e.filename)
+    flying = sorted([e for e in entries if e.in_flight and not e.superseded], key=attrgetter("filename"))
     lines = ["# In flight\n", "\nRendered from the `in_flight` and `state` fields of the memory files.\n\n"]
     if not flying:
         lines.append("Nothing is in flight.\n")
@@ -334,7 +426,14 @@ class RenderResult:
 
 def compute_bands(conn: sqlite3.Connection, now: dt.datetime, config: Config) -> Bands:
     minute = render_minute(now)
-    return assign(load_entries(conn, minute, config), minute, config)
+    entries, shortest = _load(conn, minute, config)
+    return _assign(entries, minute, config, shortest)
+
+
+def score_of(conn: sqlite3.Connection, path: str, now: dt.datetime, config: Config) -> float | None:
+    """One T2 memory's score exactly as render and `list` compute it at `now`; None if not a T2 file."""
+    found = load_entries(conn, render_minute(now), config, only=path)
+    return found[0].score if found else None
 
 
 def render(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config) -> RenderResult:

@@ -317,22 +317,24 @@ def _search_unspaced(
     if not top:
         return []
     marks = ",".join("?" * len(top))
+    ids = [item[3] for item in top]
     rows = {
         row["id"]: row
         for row in conn.execute(
-            f"SELECT id, path, name, type, kind, row_text AS summary, name AS t_name, summary AS t_summary, "
-            f"description AS t_description, body AS t_body FROM files WHERE id IN ({marks})",
-            [item[3] for item in top],
+            f"SELECT id, path, name, type, kind, row_text AS summary FROM files WHERE id IN ({marks})", ids
+        )
+    }
+    # A file found by a run has a row in files_cjk, with its whole text: the snippet is cut from that.
+    texts = {
+        row[0]: dict(zip(_COLUMNS, (text or "" for text in row[1:]), strict=True))
+        for row in conn.execute(
+            f"SELECT rowid, {', '.join(_COLUMNS)} FROM files_cjk WHERE rowid IN ({marks})", ids
         )
     }
     hits = []
     for _, score, _, file_id in top:
         row = rows[file_id]
-        if file_id in run_count:
-            texts = {col: row[f"t_{col}"] or "" for col in _COLUMNS}
-            snippet = _run_snippet(texts, runs, words)
-        else:
-            snippet = fts_snippet.get(file_id, "")
+        snippet = _run_snippet(texts[file_id], runs, words) if file_id in run_count else fts_snippet.get(file_id, "")
         hits.append(_hit(row, score, snippet))
     return hits
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from memstore import mirror
 from memstore.agent_root import RootPaths
 from memstore.config import Config, load_config
-from memstore.indexing import COLUMNS, INSERT_SQL, UPDATE_SQL, build_row, digest
+from memstore.indexing import build_row, delete_rows, digest, optimize_text_tables, write_rows
 from memstore.kinds import SKIP_DIRS
 from memstore.locks import file_lock, sweep_stale
 from memstore.policy import recompute_policy
@@ -141,8 +141,8 @@ def _apply(
     todo = sorted(rel for rel, st in found.items() if known.get(rel, (None, None, None, None))[:2] != st[:2]
                   or known[rel][3] != st[2])
     report.unchanged += len(found) - len(todo)
-    inserts: list[tuple[object, ...]] = []
-    updates: list[tuple[object, ...]] = []
+    inserts: list[dict[str, object]] = []
+    updates: list[dict[str, object]] = []
     stat_only: list[tuple[int, int, int, str]] = []
     policy_paths: list[str] = []
     pending = set(todo)
@@ -150,12 +150,11 @@ def _apply(
 
     def write(final: bool = False) -> None:
         with transaction(conn):
-            conn.executemany(INSERT_SQL, inserts)
-            conn.executemany(UPDATE_SQL, updates)
+            write_rows(conn, inserts, updates)
             conn.executemany("UPDATE files SET mtime_ns = ?, size = ?, inode = ? WHERE path = ?", stat_only)
             if final:
                 if removed:
-                    conn.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in removed])
+                    delete_rows(conn, removed)
                     policy_paths.extend(removed)
                 touched = journal.ingest(conn, root)
                 report.events += touched.new_events
@@ -184,12 +183,11 @@ def _apply(
             report.touched_only += 1
         else:
             row = build_row(rel, raw, mtime_ns, len(raw), config, inode)
-            values = tuple(row[c] for c in COLUMNS)
             if old is None:
-                inserts.append(values)
+                inserts.append(row)
                 report.added += 1
             else:
-                updates.append((*values[1:], rel))
+                updates.append(row)
                 report.changed += 1
             if row["kind"] == "t2" or old is not None:
                 policy_paths.append(rel)
@@ -335,7 +333,7 @@ def rebuild(
     """
     config = config or load_config(root)
     live = Path(RootPaths(root).db)
-    with file_lock(_lock_path(root)):
+    with file_lock(_lock_path(root), timeout=config.lock_timeout_s):
         reason: str | None = None  # why the live mirror is unhealthy; None while it is healthy
         try:
             mirror.open_checked(live).close()
@@ -351,6 +349,7 @@ def rebuild(
         fresh = mirror.create_fresh(fresh_path)
         try:
             report = sync_into(fresh, root, config, progress)
+            optimize_text_tables(fresh)
             mirror.swap_in(fresh, fresh_path, live, live_healthy)
         except BaseException:
             fresh.close()
@@ -392,5 +391,5 @@ def sync_locked(
     conn: sqlite3.Connection, root: Path, config: Config, progress: Progress | None = None, *, quick: bool = False
 ) -> SyncReport:
     """A full (or quick) sync under the mirror lock, so two syncs never interleave."""
-    with file_lock(_lock_path(root)):
+    with file_lock(_lock_path(root), timeout=config.lock_timeout_s):
         return quick_sync(conn, root, config) if quick else sync_into(conn, root, config, progress)

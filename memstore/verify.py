@@ -20,7 +20,6 @@ import re
 import shlex
 import sqlite3
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,17 +28,10 @@ from memstore.agent_root import RootPaths
 from memstore.config import Config
 from memstore.install import BEGIN, CRON_MARK, END, Layout, is_ours
 from memstore.policy import REINFORCING_TOOLS, WRITE_TOOLS
+from memstore.results import Check
 
 PROBE = "process_memstore-verify-probe"
 PROBE_HOST = "memstore-verify-probe"
-
-
-@dataclass
-class Check:
-    name: str
-    ok: bool
-    detail: str
-    fix: str = ""
 
 
 def _handlers(settings: dict[str, Any], event: str) -> list[tuple[str | None, dict[str, Any]]]:
@@ -109,6 +101,31 @@ def check_settings(layout: Layout, lens_matcher: str | None) -> tuple[list[Check
     return checks, command
 
 
+def _installed_in(path: Path, root: Path) -> bool:
+    settings = _load(path) if path.is_file() else None
+    return bool(settings) and any(
+        f"--root {root}" in h["command"]
+        for event in ("SessionStart", "PostToolUse")
+        for _m, h in _handlers(settings or {}, event)
+    )
+
+
+def check_single_install(layout: Layout) -> Check:
+    """The same root wired at user scope and in a project: identity and the index would arrive twice."""
+    if layout.scope == "project":
+        others = [claude_code.user_settings()]
+        fix = f"keep one: remove memstore's hooks from {others[0]}, or this project's install"
+    else:
+        project = Path.cwd() / ".claude"
+        others = [project / "settings.json", project / "settings.local.json"]
+        fix = f"keep one: remove memstore's hooks from {project}, or the user-scope install"
+    twice = [str(p) for p in others if p != layout.settings and _installed_in(p, layout.root)]
+    if twice:
+        return Check("one install", False, f"{layout.root} is also wired in {', '.join(twice)}; every session "
+                                           "would load identity and the index twice", fix)
+    return Check("one install", True, "no second install of this root in scope")
+
+
 def check_grant(layout: Layout, state: dict[str, Any]) -> Check:
     """Will Claude Code let the agent Read files under the root without asking?"""
     root, fix = layout.root, install_fix(layout)
@@ -151,7 +168,7 @@ def _target(line: str, base: Path) -> Path:
     return target if target.is_absolute() else base / target
 
 
-def check_imports(layout: Layout, state: dict[str, Any], config: Config) -> list[Check]:
+def check_imports(layout: Layout, state: dict[str, Any]) -> list[Check]:
     """Will identity.md and MEMORY.md reach the model, whole, at every start?"""
     checks = []
     if layout.imports is not None:
@@ -183,8 +200,9 @@ def check_imports(layout: Layout, state: dict[str, Any], config: Config) -> list
         size = len(imports_text(layout.root))
         room = IMPORT_PARTS * PART_CHARS
         checks.append(Check("identity and index via SessionStart", size <= room,
-                            f"{size:,} characters in SessionStart parts of {PART_CHARS:,} (room for {room:,}), "
-                            "because Claude Code does not import files outside the project",
+                            f"identity.md + MEMORY.md ({size:,} characters) reach the model through "
+                            f"{IMPORT_PARTS} SessionStart handlers (room for {room:,}), because Claude Code "
+                            "does not import files outside the project",
                             "shorten identity.md, or lower the index budgets in memstore.toml"))
     return checks
 

@@ -10,15 +10,22 @@ from typing import Any
 
 from memstore.agent_root import RootPaths
 from memstore.config import Config
+from memstore.errors import NotFound
+from memstore.indexing import body_of
 from memstore.kinds import KINDS
-from memstore.policy import score
-from memstore.timeutil import UTC, parse_when, to_utc
 
 
-def effective_last_accessed(last_accessed: str | None, mtime_ns: int) -> dt.datetime:
-    """last_accessed, else the file's mtime (DESIGN's default for a never-touched file)."""
-    when = parse_when(last_accessed) if last_accessed else None
-    return when or to_utc(dt.datetime.fromtimestamp(mtime_ns / 1e9, UTC))
+def find_file(conn: sqlite3.Connection, name: str) -> sqlite3.Row:
+    """The file a name or root-relative path names; a T2 memory wins over other kinds."""
+    key = name[:-3] if name.endswith(".md") else name
+    row = conn.execute(
+        "SELECT * FROM files WHERE path = ? OR path = ? OR name = ? OR path LIKE ? "
+        "ORDER BY kind = 't2' DESC, path LIMIT 1",
+        (name, name + ".md", key, f"%/{key}.md"),
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"no memory named {name!r}", hint="try: memstore search " + json.dumps(key))
+    return row
 
 
 def file_view(conn: sqlite3.Connection, row: sqlite3.Row, now: dt.datetime, config: Config) -> dict[str, Any]:
@@ -33,19 +40,21 @@ def file_view(conn: sqlite3.Connection, row: sqlite3.Row, now: dt.datetime, conf
         "pin": bool(row["pin"]),
         "importance": row["importance"],
     }
+    from memstore.render import score_of
+
     pol = conn.execute("SELECT * FROM policy WHERE path = ?", (row["path"],)).fetchone()
     if pol is not None:
-        last = effective_last_accessed(pol["last_accessed"], row["mtime_ns"])
         view.update(
             access_count=pol["access_count"],
             stability=round(pol["stability"], 4),
             last_accessed=pol["last_accessed"],
             last_reinforced=pol["last_reinforced"],
             journal_touches=pol["touches"],
-            score=round(score(pol["access_count"], pol["stability"], last, row["importance"], now, config), 6),
+            # the very computation render and `list` use, so the three agree to the digit
+            score=round(score_of(conn, row["path"], now, config) or 0.0, 6),
         )
     view["problems"] = json.loads(row["problems"] or "[]")
-    view["body"] = row["body"] or ""
+    view["body"] = body_of(conn, row["id"])
     return view
 
 

@@ -214,6 +214,102 @@ def m003_unspaced_scripts(db: Database) -> None:
     )
 
 
+# m004's files table: as m001-m003 left it, less the body, plus the rendered row (see m004).
+M004_FILES = """
+    CREATE TABLE files (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,        -- relative to the root, posix separators
+        kind TEXT NOT NULL,               -- t2, short-term, dream, bug, lens, meditation, identity, derived, other
+        type TEXT,
+        name TEXT,
+        summary TEXT,
+        description TEXT,
+        row_text TEXT,                    -- what the index row shows
+        index_row TEXT,                   -- T2 files: the row itself, as render.make_row builds it
+        created TEXT,
+        last_updated TEXT,
+        status TEXT,
+        in_flight INTEGER NOT NULL DEFAULT 0,
+        state TEXT,
+        pin INTEGER NOT NULL DEFAULT 0,
+        importance REAL NOT NULL DEFAULT 0,
+        fm_access_count INTEGER,          -- policy values as written in the file (NULL: absent or invalid)
+        fm_stability REAL,
+        fm_last_accessed TEXT,
+        fm_last_reinforced TEXT,
+        meta TEXT,                        -- the whole frontmatter as JSON
+        problems TEXT,                    -- JSON list of {level, message}
+        mtime_ns INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        digest TEXT NOT NULL,
+        inode INTEGER,                    -- m002
+        dir TEXT,                         -- m002
+        unspaced INTEGER NOT NULL DEFAULT 0  -- m003
+    )
+"""
+
+
+@migrations()
+def m004_bodies_out_of_files(db: Database) -> None:
+    """The body leaves `files` and lives only in the full-text tables; the row is built once; `settings` goes.
+
+    Every render reads every T2 row of `files`, and with the body inline (long ones
+    spilling to overflow pages) that scan walked twice the pages it needs. Now:
+
+    - files_fts is a regular FTS5 table that stores its own copy of name, summary,
+      description and body (rowid = files.id), where m001 made it an external-content
+      index over `files`. Search, snippets and `show` read the body from it
+      (indexing.body_of), lenses too (lenses.load_lenses).
+    - files_cjk (m003) is unchanged: it already held its own copy.
+    - No trigger can keep them in step with `files` any more, since `files` no longer
+      holds the body: sync writes both in the same transaction as the row
+      (indexing.write_rows, indexing.delete_rows). The triggers of m001 and m003 go.
+    - `files` is copied into a table without the body column and renamed, rather than
+      altered with DROP COLUMN: that needs SQLite 3.35 (m003 still supports older ones),
+      and it would leave every row where it was, on pages now mostly empty, so the
+      render scan would walk as many pages as before.
+    - files.index_row holds a T2 file's row as MEMORY.md and the archive show it
+      (render.make_row of its name and row_text), built at sync rather than cleaned again
+      by every render. It is render.make_row's output: a change to what make_row returns
+      needs a migration that recomputes it (test_render_clean holds make_row's output).
+    - `settings` (m001) was never read or written.
+
+    Ids are kept (the copy carries them), so the existing files_cjk rows stay valid.
+    """
+    for trigger in ("files_ai", "files_ad", "files_au", "files_cjk_ai", "files_cjk_ad", "files_cjk_au"):
+        db.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    db.execute("DROP TABLE files_fts")  # external content: this drops the index only
+    db.execute(
+        "CREATE VIRTUAL TABLE files_fts USING fts5(name, summary, description, body, "
+        "tokenize='porter unicode61 remove_diacritics 2')"
+    )
+    db.execute(
+        "INSERT INTO files_fts(rowid, name, summary, description, body) "
+        "SELECT id, name, summary, description, body FROM files"
+    )
+    db.execute("INSERT INTO files_fts(files_fts) VALUES('optimize')")  # one segment, as a rebuild leaves it
+    from memstore.render import make_row
+
+    def index_row(path: str, row_text: str | None) -> str:
+        filename = path.rsplit("/", 1)[-1]
+        return make_row(filename[:-3], filename, row_text or "")
+
+    db.conn.create_function("m004_index_row", 2, index_row, deterministic=True)
+    db.execute(M004_FILES.replace("CREATE TABLE files (", "CREATE TABLE files_m004 (", 1))
+    columns = ", ".join(
+        row[1] for row in db.execute("PRAGMA table_info(files_m004)").fetchall() if row[1] != "index_row"
+    )
+    db.execute(
+        f"INSERT INTO files_m004 ({columns}, index_row) SELECT {columns}, "
+        "CASE WHEN kind = 't2' THEN m004_index_row(path, row_text) END FROM files"
+    )
+    db.execute("DROP TABLE files")
+    db.execute("ALTER TABLE files_m004 RENAME TO files")
+    db.execute("CREATE INDEX files_kind ON files(kind)")
+    db.execute("CREATE INDEX files_dir ON files(dir)")
+    db.execute("DROP TABLE settings")
+
+
 def names() -> list[str]:
     """Names of every migration this version knows, in order."""
     return [m.name for m in migrations.pending(Database(memory=True))]

@@ -7,8 +7,9 @@ PY="${PYTHON:-python3}"
 "$PY" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' \
   || { echo "memstore needs Python 3.11 or newer; set PYTHON=/path/to/python3.11" >&2; exit 1; }
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
-echo "installing memstore into .venv ..." >&2
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e .
+echo "installing memstore (and the developer tooling in devtools/) into .venv ..." >&2
+# The demo itself needs only memstore; devtools/ makes the README's Development commands work after it.
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e . -e ./devtools
 ms=.venv/bin/memstore
 demo="${DEMO_DIR:-demo}"
 rm -rf "$demo" && mkdir -p "$demo" && cp -R fixtures/corpus/. "$demo/"
@@ -22,7 +23,7 @@ step memstore render;   $ms render
 step memstore status;   $ms status
 step "memstore list --band hot | head -8"; $ms list --band hot | head -8
 step "head -20 $demo/memory/MEMORY.md"; head -20 "$demo/memory/MEMORY.md"
-step memstore search "which API returns invoice dates in local time?" --limit 3
+step "memstore search 'which API returns invoice dates in local time?' --limit 3"
 $ms search "which API returns invoice dates in local time?" --limit 3
 policy() { $ms show "$memory" | grep -E '^(access_count|stability|last_accessed|last_reinforced|score) '; }
 step "memstore show $memory  (policy state before)"; policy

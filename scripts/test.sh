@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install memstore with its test dependencies into .venv and run the whole suite.
+# Install memstore with its test dependencies and the developer tooling (devtools/,
+# memstore-devtools: corpus generator, benchmarks) into .venv and run the whole suite.
 # This is the README's test command and exactly what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -7,7 +8,7 @@ PY="${PYTHON:-python3}"
 "$PY" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' \
   || { echo "memstore needs Python 3.11 or newer (found: $("$PY" --version 2>&1)); set PYTHON=/path/to/python3.11" >&2; exit 1; }
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
-echo "installing memstore and test dependencies into .venv ..." >&2
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+echo "installing memstore, its test dependencies and the developer tooling (devtools/) into .venv ..." >&2
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]' -e ./devtools
 .venv/bin/ruff check .
 .venv/bin/python -m pytest -q

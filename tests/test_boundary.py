@@ -36,7 +36,7 @@ def imports_of(path: Path, module: str) -> list[tuple[str, int]]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found = []
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
-    for node in ast.walk(tree):
+    for node in _walk_runtime(tree):
         if isinstance(node, ast.Import):
             found += [(alias.name, node.lineno) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -51,6 +51,20 @@ def imports_of(path: Path, module: str) -> list[tuple[str, int]]:
             found += [(f"{target}.{alias.name}", node.lineno) for alias in node.names
                       if target.startswith("memstore") and module_file(f"{target}.{alias.name}")]
     return found
+
+
+def _walk_runtime(tree: ast.AST) -> list[ast.AST]:
+    """Every node, except what sits under `if TYPE_CHECKING:` (never executed)."""
+    out: list[ast.AST] = []
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            todo.extend(node.orelse)
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return out
 
 
 def reachable(entry_points: tuple[str, ...]) -> tuple[set[str], list[str]]:
@@ -81,8 +95,9 @@ def test_hook_reaches_only_the_standard_library() -> None:
 
 
 def test_the_walk_sees_imports_inside_functions(tmp_path: Path) -> None:
-    source = "def f():\n    import yaml\n    from click import echo\n"
+    source = ("def f():\n    import yaml\n    from click import echo\n"
+              "if TYPE_CHECKING:\n    import tabulate\n")
     path = tmp_path / "probe.py"
     path.write_text(source)
-    names = [n for n, _ in imports_of(path, "memstore.probe")]
-    assert names == ["yaml", "click"]
+    names = sorted(n for n, _ in imports_of(path, "memstore.probe"))
+    assert names == ["click", "yaml"]  # imports inside functions count; type-checking-only ones do not

@@ -1,4 +1,4 @@
-"""The synthetic corpus generator (memstore.corpus): deterministic, honest counts, and the
+"""The synthetic corpus generator (memstore_devtools.corpus): deterministic, honest counts, and the
 well-formed and malformed T2 files really are what they claim to be."""
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-import memstore.corpus
+import memstore_devtools.corpus
 from memstore.config import Config
-from memstore.corpus import (
+from memstore.parsing import Parsed, parse_bytes
+from memstore_devtools.corpus import (
     ANCHOR_NAMES,
     MALFORMED_KINDS,
     MALFORMED_NAMES,
@@ -22,7 +23,6 @@ from memstore.corpus import (
     generate_corpus,
     malformed_names,
 )
-from memstore.parsing import Parsed, parse_bytes
 
 REPO = Path(__file__).resolve().parents[1]
 CFG = Config()
@@ -77,9 +77,9 @@ def parsed(corpus: tuple[Path, dict[str, int]]) -> dict[str, Parsed]:
 
 
 def test_public_api_survives_the_package_split() -> None:
-    """Guards: a name callers import from `memstore.corpus` (scripts/make_corpus.py,
+    """Guards: a name callers import from `memstore_devtools.corpus` (scripts/make_corpus.py,
     scripts/bench.py, the fixture README) going missing when the module is reorganised."""
-    assert sorted(memstore.corpus.__all__) == sorted(
+    assert sorted(memstore_devtools.corpus.__all__) == sorted(
         [
             "ANCHOR_NAMES",
             "MALFORMED_KINDS",
@@ -90,7 +90,7 @@ def test_public_api_survives_the_package_split() -> None:
             "malformed_names",
         ]
     )
-    assert all(hasattr(memstore.corpus, name) for name in memstore.corpus.__all__)
+    assert all(hasattr(memstore_devtools.corpus, name) for name in memstore_devtools.corpus.__all__)
     assert set(MALFORMED_NAMES) == set(MALFORMED_KINDS) == set(EXPECTED_PROBLEMS)
 
 
@@ -101,7 +101,7 @@ def test_same_spec_gives_same_bytes_across_processes(tmp_path: Path) -> None:
     bytes and mtimes for every file."""
     code = (
         "import datetime, sys; from pathlib import Path; "
-        "from memstore.corpus import CorpusSpec, generate_corpus; "
+        "from memstore_devtools.corpus import CorpusSpec, generate_corpus; "
         f"generate_corpus(Path(sys.argv[1]), {SPEC!r})"
     )
     outs = []
@@ -111,7 +111,6 @@ def test_same_spec_gives_same_bytes_across_processes(tmp_path: Path) -> None:
             **os.environ,
             "PYTHONHASHSEED": hash_seed,
             "TZ": tz,
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
         }
         subprocess.run([sys.executable, "-c", code, str(out)], env=env, check=True, timeout=60)
         outs.append(snapshot(out))

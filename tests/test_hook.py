@@ -186,6 +186,7 @@ def test_missing_or_corrupt_mirror_never_fails_the_hook(agent: Path) -> None:
 
 
 def test_hook_path_imports_only_the_standard_library(agent: Path) -> None:
+    write(agent, "memory/bugs/0001-open.md", "---\ntitle: a bug so the bundle is not empty\nstatus: open\n---\n")
     probe = (
         "import io, json, sys\n"
         "from memstore.entry import main\n"

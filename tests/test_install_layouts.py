@@ -198,3 +198,44 @@ def test_parts_keep_everything_that_fits_and_say_where_they_cut() -> None:
     assert len(cut) == IMPORT_PARTS and all(len(p) <= PART_CHARS for p in cut)
     assert "cut here" in cut[-1]
     assert parts("y" * (PART_CHARS * 2 + 5)) == ["y" * PART_CHARS, "y" * PART_CHARS, "y" * 5]
+
+
+@needs_git
+def test_hooks_in_local_settings_stay_out_of_git(run, agent, project) -> None:
+    """Failure caught: hooks with this machine's absolute paths committed to a shared settings.json;
+    --settings .claude/settings.local.json keeps all of it local and out of git."""
+    local = project / ".claude/settings.local.json"
+    assert run(agent, "install", "--apply", "--settings", str(local)).exit_code == 0
+    data = json.loads(local.read_text())
+    assert data["permissions"]["additionalDirectories"] == [str(agent)] and "PostToolUse" in data["hooks"]
+    assert not (project / ".claude/settings.json").exists()
+    assert ".claude/settings.local.json" in (project / ".gitignore").read_text().splitlines()
+    found = checks(run, agent, "--settings", str(local))
+    assert all(c["ok"] for c in found.values()), [c for c in found.values() if not c["ok"]]
+
+
+def test_verify_flags_a_root_wired_at_both_scopes(run, agent, project) -> None:
+    """Failure caught: the same root installed for the user and for a project passed verify, while every
+    session then loaded identity and the index twice."""
+    run(agent, "install", "--apply", "--scope", "user")
+    run(agent, "install", "--apply")
+    found = checks(run, agent)
+    assert not found["one install"]["ok"] and "twice" in found["one install"]["detail"]
+    assert not checks(run, agent, "--scope", "user")["one install"]["ok"]
+
+
+def test_an_empty_bundle_injects_nothing(run, agent) -> None:
+    """Failure caught: a bare '# memstore: where things stand' heading injected into every session."""
+    import io
+
+    from memstore.hook import main as hook_main
+
+    out = io.StringIO()
+    payload = json.dumps({"hook_event_name": "SessionStart", "session_id": "s"}).encode()
+    assert hook_main(["--root", str(agent)], stdin=io.BytesIO(payload), stdout=out) == 0
+    assert out.getvalue() == ""
+    assert run(agent, "context").stdout == ""
+    write(agent, "memory/bugs/0001-x.md", "---\ntitle: BUGMARK\nstatus: open\n---\n")
+    out = io.StringIO()
+    hook_main(["--root", str(agent)], stdin=io.BytesIO(payload), stdout=out)
+    assert "BUGMARK" in out.getvalue()

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from memstore.config import Config
-from memstore.render import compose_index, compute_bands
+from memstore.render import Entry, compose_index, compute_bands
 from memstore.sync import open_mirror, sync
 from tests.conftest import NOW, memory, write
 
@@ -217,3 +217,103 @@ def test_same_bands_from_library(root: Path) -> None:
     assert text.count("\n- [") == len(bands.hot) + len(bands.new) + len(bands.cold)
     assert NOW.startswith("2026-07-30")
     assert os.environ.get("MEMSTORE_NOW") in (None, NOW)
+
+
+# ---------------------------------------------------------------- the fast band assignment
+
+
+def _reference_assign(entries: list[Entry], now: dt.datetime, config: Config) -> list[tuple]:
+    """The four passes exactly as first written (one look at every file per pass), for comparison."""
+    from memstore.render import Bands, _guard, cut
+
+    bands = Bands(entries)
+    live = []
+    for entry in entries:
+        entry.row = entry.full_row
+        entry.band = "archive"
+        if entry.superseded:
+            entry.band = "superseded"
+            bands.superseded.append(entry)
+        else:
+            live.append(entry)
+    used_hot, rest = 0, []
+    for entry in live:
+        size = len(entry.row) + 1
+        if entry.pin or used_hot + size <= config.hot_budget:
+            entry.band = "hot"
+            bands.hot.append(entry)
+            used_hot += size
+        else:
+            rest.append(entry)
+    today = now.date()
+    newborns = [e for e in rest if e.created is not None and 0 <= (today - e.created).days <= config.new_days]
+    newborns.sort(key=lambda e: (-(e.created.toordinal() if e.created else 0), e.filename))
+    used_new = 0
+    for entry in newborns:
+        row = cut(entry.row, config.new_row_chars)
+        if used_new + len(row) + 1 <= config.new_budget:
+            entry.row, entry.band = row, "new"
+            bands.new.append(entry)
+            used_new += len(row) + 1
+    used_cold = 0
+    for entry in rest:
+        if entry.band == "new":
+            continue
+        entry.row = entry.full_row
+        size = len(entry.row) + 1
+        if used_cold + size <= config.cold_budget:
+            entry.band = "cold"
+            bands.cold.append(entry)
+            used_cold += size
+        else:
+            entry.band = "archive"
+    _guard(bands, config)
+    bands.archive = [e for e in live if e.band == "archive"]
+    return _placed(bands)
+
+
+def _placed(bands) -> list[tuple]:
+    groups = {name: [(e.path, e.row) for e in getattr(bands, name)] for name in BANDS_ORDER}
+    return [groups, [(e.path, e.band, e.row, e.rolled) for e in bands.entries]]
+
+
+BANDS_ORDER = ("hot", "new", "cold", "archive", "superseded")
+
+
+def _random_entries(rng: random.Random, count: int) -> list[Entry]:
+    from memstore.render import make_row
+
+    entries = []
+    for i in range(count):
+        name = f"project_x{i:04d}"
+        summary = "w" * rng.choice([1, 5, 20, 60, 150, 300])
+        row = make_row(name, f"{name}.md", summary)
+        created = rng.choice([None, dt.date(1, 1, 1), NOW_DT.date() - dt.timedelta(days=rng.randint(-3, 30))])
+        entries.append(Entry(path=f"memory/{name}.md", name=name, filename=f"{name}.md", summary=summary,
+                             score=rng.choice([1.0, 2.0, rng.random() * 5]), created=created,
+                             pin=rng.random() < 0.04, superseded=rng.random() < 0.05, in_flight=False, state=None,
+                             access_count=0, stability=14.0, last_accessed=None, last_reinforced=None,
+                             importance=0.0, full_row=row, row=row))
+    entries.sort(key=lambda e: (-e.score, e.filename))
+    return entries
+
+
+def test_fast_assign_places_every_file_as_the_plain_four_passes() -> None:
+    """Fails if the band assignment's shortcuts (one loop for superseded, pins and newborns; Hot
+    and Cold stopping once the shortest row cannot fit) place any file, or cut any row,
+    differently from the plain four passes, for budgets from none to unlimited."""
+    from dataclasses import replace
+
+    from memstore.render import _assign, assign
+
+    rng = random.Random(11)
+    for _ in range(400):
+        entries = _random_entries(rng, rng.choice([0, 1, 3, 40, 250]))
+        config = Config(hot_budget=rng.choice([0, 60, 400, 3000, 12_000, 10**7]),
+                         cold_budget=rng.choice([0, 100, 1000, 4000]), new_budget=rng.choice([0, 300, 2500]),
+                         new_days=rng.choice([-1, 0, 1, 14, 10**7]), new_row_chars=rng.choice([30, 160]),
+                         index_max_lines=rng.choice([12, 40, 200]), index_max_bytes=rng.choice([900, 4000, 25_000]))
+        expected = _reference_assign([replace(e) for e in entries], NOW_DT, config)
+        assert _placed(assign([replace(e) for e in entries], NOW_DT, config)) == expected, config
+        shortest = min((len(e.full_row) for e in entries), default=0)  # as load_entries reports it
+        assert _placed(_assign([replace(e) for e in entries], NOW_DT, config, shortest)) == expected, config

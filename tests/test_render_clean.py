@@ -104,3 +104,27 @@ def test_clean_text_and_rows() -> None:
         "- [project_\\udcff](project_\\udcff.md): x y z w"
     row = make_row("feedback_a\nb", "feedback_a\nb.md", "s")
     assert "\n" not in row and row == "- [feedback_a\\nb](feedback_a\\nb.md): s"
+
+
+def _row_samples() -> list[tuple[str, str, str]]:
+    rng = random.Random(4)
+    pieces = ["plain", " ", "  ", "\t", "\n", "\r\n", "\x00", "\x07", "\x9b", "\u202e", "\u2066", "\ufeff", "\ufffd",
+              "\ud800", "\u2028", "é", "数据", "\uffff", "-", "[x](y)"]
+    names = ["feedback_normal", "project_\udcff", "feedback_a\nb", "user_\u202ex", "reference_t\tab"]
+    samples = [(name, f"{name}.md", "") for name in names]
+    for i in range(300):
+        summary = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
+        name = names[i % len(names)]
+        samples.append((name, f"{name}.md", summary))
+    return samples
+
+
+def test_make_row_output_is_frozen_with_the_rows_sync_stored() -> None:
+    """Fails if make_row's output changes without a migration: every mirror keeps the rows sync
+    built with it (files.index_row, migration m004), so render would show old and new rows mixed.
+    Changing it needs a migration that recomputes files.index_row; then update the digest here."""
+    import hashlib
+
+    rows = "\n".join(make_row(*sample) for sample in _row_samples())
+    digest = hashlib.sha256(rows.encode("utf-8", "surrogatepass")).hexdigest()
+    assert digest == "fed134f2e55daa07d7adc6fc28738bcb0c4f8b3e3579006428c9cfd8d4ff4a35"

@@ -155,7 +155,8 @@ def test_mirror_at_the_previous_schema_is_migrated_and_backfilled(run, scripts: 
     db.parent.mkdir(parents=True, exist_ok=True)
     conn = mirror.connect(db)
     migrations.apply(Database(conn), stop_before="m003_unspaced_scripts")
-    old_columns = [c for c in COLUMNS if c != "unspaced"]  # the rows as the previous version wrote them
+    # the rows as the version before m003 wrote them (the body still in files, until m004)
+    old_columns = [*(c for c in COLUMNS if c not in ("unspaced", "index_row")), "body"]
     for path in sorted((scripts / "memory").glob("*.md")):
         raw = path.read_bytes()
         row = build_row(f"memory/{path.name}", raw, path.stat().st_mtime_ns, len(raw), Config())

@@ -15,7 +15,7 @@ from tests.conftest import memory, write
 CFG = Config()
 
 ROW_COLUMNS = (
-    "path, kind, type, name, summary, description, body, row_text, created, status, pin, importance, "
+    "path, kind, type, name, summary, description, row_text, created, status, pin, importance, "
     "fm_access_count, fm_stability, fm_last_accessed, fm_last_reinforced, meta, problems, size, digest"
 )
 
@@ -43,7 +43,8 @@ def disk_state(root: Path) -> dict[str, bytes]:
 def mirror_paths(root: Path) -> dict[str, str]:
     conn = sqlite3.connect(root / "runtime" / "memstore.db")
     try:
-        return dict(conn.execute("SELECT path, body FROM files").fetchall())
+        rows = conn.execute("SELECT f.path, t.body FROM files f LEFT JOIN files_fts t ON t.rowid = f.id")
+        return dict(rows.fetchall())
     finally:
         conn.close()
 

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import memstore
-from memstore.corpus import CorpusSpec, generate_corpus
+from memstore_devtools.corpus import CorpusSpec, generate_corpus
 
 PY = sys.executable
 REPO = Path(memstore.__file__).resolve().parent.parent

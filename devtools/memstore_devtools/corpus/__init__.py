@@ -28,11 +28,12 @@ Modules, by meaning:
 - `t2`: planning and rendering T2 topic files, malformed ones included.
 - `other_files`: meditations, dream journal, short-term notes, bugs, lenses.
 - `build`: `generate_corpus`, which writes them all in a fixed order.
+- `cli`: the command line behind scripts/make_corpus.py.
 """
 
-from memstore.corpus.build import generate_corpus
-from memstore.corpus.fixed import ANCHOR_NAMES
-from memstore.corpus.spec import (
+from memstore_devtools.corpus.build import generate_corpus
+from memstore_devtools.corpus.fixed import ANCHOR_NAMES
+from memstore_devtools.corpus.spec import (
     MALFORMED_KINDS,
     MALFORMED_NAMES,
     T2_TYPES,

@@ -25,17 +25,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
+from memstore_devtools import REPO
+
 IN_PROCESS_MODULES = (
     "memstore.config",
-    "memstore.corpus",
     "memstore.install",
-    "memstore.paths",
-    "memstore.ranking",
+    "memstore.kinds",
+    "memstore.policy",
     "memstore.render",
     "memstore.search",
     "memstore.sync",
     "memstore.timeutil",
+    "memstore_devtools.corpus",
 )
 SEED = 7
 BIG = 100000  # the size most goals are stated at
@@ -336,7 +337,7 @@ class Bench:
     def corpus(self, n: int, **overrides: Any) -> Path:
         """The seed-7 corpus of n T2 files (CorpusSpec fields overridden by `overrides`,
         which gives it a folder of its own)."""
-        from memstore.corpus import CorpusSpec, generate_corpus
+        from memstore_devtools.corpus import CorpusSpec, generate_corpus
 
         tag = "".join(f"-{k}{v}" for k, v in sorted(overrides.items()))
         key = f"t2-{n}{tag}"

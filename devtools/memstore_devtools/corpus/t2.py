@@ -12,11 +12,11 @@ import random
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from memstore.corpus.fixed import _ANCHORS, ANCHOR_NAMES, _Anchor, _malformed_slots
-from memstore.corpus.generator import _Gen, _title
-from memstore.corpus.output import _cap, _frontmatter, _num, _stability, _ts, _yaml_str
-from memstore.corpus.spec import _TYPE_WEIGHTS, MALFORMED_NAMES, T2_TYPES, malformed_names
-from memstore.corpus.templates import _DESCRIPTIONS, _STATE_TEMPLATES
+from memstore_devtools.corpus.fixed import _ANCHORS, ANCHOR_NAMES, _Anchor, _malformed_slots
+from memstore_devtools.corpus.generator import _Gen, _title
+from memstore_devtools.corpus.output import _cap, _frontmatter, _num, _stability, _ts, _yaml_str
+from memstore_devtools.corpus.spec import _TYPE_WEIGHTS, MALFORMED_NAMES, T2_TYPES, malformed_names
+from memstore_devtools.corpus.templates import _DESCRIPTIONS, _STATE_TEMPLATES
 
 _UTC = UTC
 

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.common import (
+from memstore_devtools.bench.common import (
     BIG,
     Bench,
     Goal,

@@ -16,7 +16,7 @@ import pstats
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import (
+from memstore_devtools.bench.common import (
     BIG,
     Bench,
     Goal,

@@ -6,9 +6,9 @@ from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
-from memstore.corpus.fixed import _identity_text
-from memstore.corpus.generator import _Gen
-from memstore.corpus.other_files import (
+from memstore_devtools.corpus.fixed import _identity_text
+from memstore_devtools.corpus.generator import _Gen
+from memstore_devtools.corpus.other_files import (
     _plan_sits,
     _write_bugs,
     _write_dreams,
@@ -16,10 +16,10 @@ from memstore.corpus.other_files import (
     _write_meditations,
     _write_short_term,
 )
-from memstore.corpus.output import _write
-from memstore.corpus.spec import T2_TYPES, CorpusSpec, _check_spec
-from memstore.corpus.t2 import _plan_t2, _render_t2
-from memstore.corpus.vocabulary import _words
+from memstore_devtools.corpus.output import _write
+from memstore_devtools.corpus.spec import T2_TYPES, CorpusSpec, _check_spec
+from memstore_devtools.corpus.t2 import _plan_t2, _render_t2
+from memstore_devtools.corpus.vocabulary import _words
 
 # Keys of the dict `generate_corpus` returns (plus t2_<type> and the non-T2 folders).
 _COUNT_KEYS = _words(

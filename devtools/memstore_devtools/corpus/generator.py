@@ -9,9 +9,9 @@ from __future__ import annotations
 import random
 from datetime import UTC, date, datetime, timedelta
 
-from memstore.corpus.output import _cap, _epoch, _human_date
-from memstore.corpus.spec import CorpusSpec
-from memstore.corpus.templates import (
+from memstore_devtools.corpus.output import _cap, _epoch, _human_date
+from memstore_devtools.corpus.spec import CorpusSpec
+from memstore_devtools.corpus.templates import (
     _CAP_KEYS,
     _FB_BODY,
     _FB_HOW,
@@ -29,7 +29,7 @@ from memstore.corpus.templates import (
     _SUMMARIES,
     _US_BODY,
 )
-from memstore.corpus.vocabulary import (
+from memstore_devtools.corpus.vocabulary import (
     _ACTIONS,
     _ARTIFACTS,
     _ASPECTS,

@@ -14,7 +14,7 @@ import re
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-from memstore.corpus.vocabulary import _MONTHS
+from memstore_devtools.corpus.vocabulary import _MONTHS
 
 _UTC = UTC
 

@@ -10,11 +10,11 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
-from memstore.corpus.fixed import _LENSES, _MEDITATIONS
-from memstore.corpus.generator import _Gen
-from memstore.corpus.output import _cap, _frontmatter, _human_date, _num, _ts, _write, _yaml_str
-from memstore.corpus.templates import _BUG_TITLES, _GENERIC, _T1_FACTS, _T1_TOPICS
-from memstore.corpus.vocabulary import _slug
+from memstore_devtools.corpus.fixed import _LENSES, _MEDITATIONS
+from memstore_devtools.corpus.generator import _Gen
+from memstore_devtools.corpus.output import _cap, _frontmatter, _human_date, _num, _ts, _write, _yaml_str
+from memstore_devtools.corpus.templates import _BUG_TITLES, _GENERIC, _T1_FACTS, _T1_TOPICS
+from memstore_devtools.corpus.vocabulary import _slug
 
 _UTC = UTC
 

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import (
+from memstore_devtools.bench.common import (
     BIG,
     Bench,
     Goal,

@@ -19,7 +19,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import (
+from memstore_devtools.bench.common import (
     REPO,
     Bench,
     Child,
@@ -41,7 +41,11 @@ FULL_SIZES = (1000, 50000)
 QUICK_SIZES = (1000, 5000)
 NOW_ARG = "2026-07-30T12:00:00Z"
 LENSES = 5  # the generator's fourth lens, git-push-guard, matches Bash (the default spec has 2)
-HOOK_MODULES = ("__init__", "hook", "errors", "config", "timeutil", "journal", "paths", "ranking", "policy", "lenses")
+# What a hook call imports (python -S -X importtime memstore/hookrun.py, a Read and a Bash with a lens).
+HOOK_MODULES = (
+    "__init__", "hook", "errors", "config", "timeutil", "journal", "agent_root", "kinds", "transactions", "policy",
+    "lenses",
+)
 
 # (key, label, in the goal's comparison)
 WAYS: tuple[tuple[str, str], ...] = (

@@ -1,0 +1,373 @@
+"""`Store`: one agent root, and everything a front end can do with it.
+
+The command line, the nightly cycle, the watcher and the MCP server are front ends of
+this one class: they parse their input, call a method, and report what it returns.
+The Store owns the mirror's life cycle (open, repair a corrupt or missing mirror and
+retry once, close), the order of every multi-step operation (flush is lock, sync,
+flush, sync), how a memory is named (a root-relative path, an absolute path or a
+name), and the clock (`now`, pinned or real).
+
+    from memstore import Store
+    store = Store("~/agents/me")                 # now=None: the real clock
+    store.search("what did we decide about the export", limit=5)
+    store.touch("memory/feedback_x.md")          # as the hook records a Read
+    store.render()
+
+Errors are the project's own (memstore.errors); nothing else escapes a method except
+a bug. Only the standard library is imported at module level: sqlite-utils, YAML and
+the rest load when a method needs them, so `import memstore` stays cheap.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from memstore.agent_root import RootPaths, find_root
+from memstore.config import Config, load_config
+from memstore.errors import BadUsage, MemstoreError, NotFound
+from memstore.results import Check, Hit, Memory, MemoryRow, Problem, Status, TickStatus, Touch
+from memstore.timeutil import UTC, to_utc
+
+if TYPE_CHECKING:
+    from memstore.flush import FlushReport
+    from memstore.install import InstallPlan, Layout
+    from memstore.render import RenderResult
+    from memstore.scaffold import Plan
+    from memstore.sync import SyncReport
+
+T = TypeVar("T")
+Notify = Callable[[str], None]
+Progress = Callable[[int, int], None]
+
+
+class Busy(MemstoreError):
+    """Another memstore process held the mirror lock for longer than the lock timeout."""
+
+
+class Store:
+    """One agent root. `now` pins the clock (a datetime); None reads the real clock at each call."""
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        now: dt.datetime | None = None,
+        *,
+        config: Config | None = None,
+        notify: Notify | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        self.root = Path(find_root(root, None, Path.cwd()))
+        self.paths = RootPaths(self.root)
+        self._now = to_utc(now) if now is not None else None
+        self._config = config
+        self.notify: Notify = notify or (lambda _message: None)  # one-line notices (a mirror rebuilt, ...)
+        self.progress = progress  # (done, total) during long walks
+
+    @classmethod
+    def locate(cls, root: str | os.PathLike[str] | None = None, now: dt.datetime | None = None,
+               **options: Any) -> Store:
+        """The root named, else $MEMSTORE_ROOT, else the nearest folder at or above cwd holding memory/."""
+        found = find_root(root, os.environ.get("MEMSTORE_ROOT"), Path.cwd())
+        return cls(found, now, **options)
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.root)!r})"
+
+    @property
+    def now(self) -> dt.datetime:
+        return self._now if self._now is not None else dt.datetime.now(UTC)
+
+    @property
+    def config(self) -> Config:
+        if self._config is None:
+            self._config = load_config(self.root)
+        return self._config
+
+    # ------------------------------------------------------------ the mirror's life cycle
+
+    def _with_mirror(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """fn on the live mirror (rebuilt first if missing, corrupt or foreign).
+
+        A mirror found corrupt half-way is rebuilt from the files and fn runs once more:
+        the mirror is derived, so nothing is lost by rebuilding it.
+        """
+        from memstore import mirror
+        from memstore.locks import LockTimeout
+        from memstore.sync import open_mirror, rebuild
+
+        try:
+            conn = open_mirror(self.root, self.config, self.notify, self.progress)
+            try:
+                return fn(conn)
+            except sqlite3.DatabaseError as exc:
+                if not mirror.corrupt_error(exc):
+                    raise
+                conn.close()
+                self.notify(f"mirror is corrupt ({exc}); rebuilding it from the files")
+                rebuild(self.root, self.config, self.progress)
+                conn = open_mirror(self.root, self.config, self.notify, self.progress)
+                return fn(conn)
+            finally:
+                conn.close()
+        except LockTimeout as exc:
+            raise Busy(f"another memstore process holds the mirror lock ({exc})",
+                       hint="wait for it to finish (a rebuild of a large root takes a while), then try again") from None
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise Busy(f"the mirror is busy ({exc})", hint="try again in a moment") from None
+            raise MemstoreError(f"database: {exc}", hint="run: memstore rebuild") from None
+        except sqlite3.DatabaseError as exc:
+            raise MemstoreError(f"database: {exc}", hint="run: memstore rebuild") from None
+
+    def _read(self, fn: Callable[[sqlite3.Connection], T], *, catch_up: str = "quick") -> T:
+        """fn after catching the mirror up with the files: 'quick', 'full' or 'none'."""
+        from memstore.sync import sync_locked
+
+        if catch_up not in ("quick", "full", "none"):
+            raise BadUsage(f"catch_up must be quick, full or none, not {catch_up!r}")
+
+        def run(conn: sqlite3.Connection) -> T:
+            if catch_up != "none":
+                sync_locked(conn, self.root, self.config, self.progress, quick=catch_up == "quick")
+            return fn(conn)
+
+        return self._with_mirror(run)
+
+    def sync(self, full: bool = True) -> SyncReport:
+        """Bring the mirror up to date: a full walk, or (full=False) the quick folder check."""
+        from memstore.sync import sync_locked
+
+        return self._with_mirror(lambda conn: sync_locked(conn, self.root, self.config, self.progress, quick=not full))
+
+    def rebuild(self) -> SyncReport:
+        """Build the mirror afresh from the files and the journal, and swap it in."""
+        from memstore.sync import rebuild
+
+        report = rebuild(self.root, self.config, self.progress)
+        assert report is not None  # only_if_unhealthy was not asked for
+        return report
+
+    # ------------------------------------------------------------ reading
+
+    def search(self, query: str, limit: int = 10, type: str | None = None, *, catch_up: str = "quick") -> list[Hit]:
+        """Ranked hits; a plain-English question works, FTS5 syntax too. catch_up: quick, full or none."""
+        from memstore.search import check_query, search
+
+        check_query(query)  # before the mirror is opened (and perhaps rebuilt) for nothing
+        hits = self._read(lambda conn: search(conn, query, limit, type, self.config), catch_up=catch_up)
+        return [Hit(**hit) for hit in hits]
+
+    def list(self, band: str | None = None) -> list[MemoryRow]:
+        """Every T2 memory in rank order with its band, score and policy state."""
+        from memstore.views import list_view
+
+        if band is not None and band not in BANDS:
+            raise BadUsage(f"unknown band {band!r}", hint=f"use one of: {', '.join(BANDS)}")
+        rows = self._read(lambda conn: list_view(conn, self.root, self.now, self.config, band))
+        return [MemoryRow(**row) for row in rows]
+
+    def show(self, memory: str | os.PathLike[str]) -> Memory:
+        """One file: a root-relative path (as results carry), an absolute path, or a name."""
+        from memstore.views import file_view, find_file
+
+        key = self._key(memory)
+        return Memory(**self._read(lambda conn: file_view(conn, find_file(conn, key), self.now, self.config)))
+
+    def status(self) -> Status:
+        from memstore.results import BandUse
+        from memstore.views import status_view
+
+        view = self._read(lambda conn: status_view(conn, self.root, self.now, self.config))
+        return Status(**{**view, "bands": [BandUse(**b) for b in view["bands"]]})
+
+    def lint(self) -> list[Problem]:
+        """Malformed or missing fields, name mismatches, oversize files, lenses that cannot fire."""
+        from memstore.views import lint_view
+
+        return [Problem(**item) for item in self._read(lint_view)]
+
+    def context(self) -> str:
+        """The cold-start bundle SessionStart injects (read straight from the files)."""
+        from memstore.context import bundle
+
+        return bundle(self.root, self.now, self.config)
+
+    def lens_matcher(self) -> str | None:
+        """The union of the lenses' tool_match: the matcher install registers for lenses."""
+        from memstore.lenses import tool_union
+
+        return self._read(tool_union, catch_up="full")
+
+    # ------------------------------------------------------------ writing
+
+    def touch(self, memory: str | os.PathLike[str], tool: str = "Read", *, session: str | None = None) -> Touch:
+        """Record one access exactly as the hook does (journal line, then one transaction)."""
+        from memstore.policy import REINFORCING_TOOLS, record_touch
+
+        if tool not in REINFORCING_TOOLS:
+            raise BadUsage(f"{tool} does not reinforce", hint=f"use one of: {', '.join(REINFORCING_TOOLS)}")
+        target = self._file(memory)
+        result = record_touch(self.root, str(target), tool, self.now, self.config, session=session)
+        if not result.recorded:
+            raise NotFound(result.message, hint="only T2 memories (memory/<type>_<topic>.md) are reinforced")
+        return Touch(result.rel or "", tool, result.applied, result.message)
+
+    def render(self) -> RenderResult:
+        """Write MEMORY.md, MEMORY-archive.md and current-state.md from an up-to-date mirror."""
+        from memstore.render import render
+
+        return self._read(lambda conn: render(conn, self.root, self.now, self.config), catch_up="full")
+
+    def flush(self, force: bool = False) -> FlushReport:
+        """Fold policy state into each memory's frontmatter (files in use are skipped unless forced)."""
+        return self._with_mirror(lambda conn: self._flush_locked(conn, force))
+
+    def _flush_locked(self, conn: sqlite3.Connection, force: bool) -> FlushReport:
+        from memstore.flush import flush
+        from memstore.locks import file_lock
+        from memstore.sync import sync_into
+
+        # Under the mirror lock: sync so flush sees every change, flush, then sync again
+        # so the mirror takes in the files flush just rewrote.
+        with file_lock(Path(self.paths.mirror_lock), timeout=self.config.lock_timeout_s):
+            sync_into(conn, self.root, self.config, self.progress)
+            report = flush(conn, self.root, self.now, self.config, force)
+            sync_into(conn, self.root, self.config)
+        return report
+
+    def tick(self) -> TickStatus:
+        """The nightly job: sync, flush (skipping files in use), render, and a status file."""
+        import json
+
+        from memstore.locks import atomic_write
+        from memstore.render import render
+        from memstore.timeutil import fmt
+        from memstore.views import lint_view
+
+        def run(conn: sqlite3.Connection) -> TickStatus:
+            from memstore.sync import sync_into
+
+            synced = sync_into(conn, self.root, self.config, self.progress)
+            flushed = self._flush_locked(conn, force=False)
+            rendered = render(conn, self.root, self.now, self.config)
+            problems = lint_view(conn)
+            return TickStatus(
+                ran_at=fmt(self.now),
+                sync=synced.summary(),
+                flush=flushed.summary(),
+                render=rendered.summary(),
+                lint_errors=sum(1 for p in problems if p["level"] == "error"),
+                lint_warnings=sum(1 for p in problems if p["level"] != "error"),
+                live_session=bool(flushed.skipped_recent),
+            )
+
+        status = self._with_mirror(run)
+        target = Path(self.paths.tick_status)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, (json.dumps(status.to_json(), indent=2) + "\n").encode())
+        return status
+
+    # ------------------------------------------------------------ set-up
+
+    @staticmethod
+    def plan_init(root: str | os.PathLike[str]) -> Plan:
+        """What `init` would do at root (a new or existing folder); nothing is written."""
+        from memstore.scaffold import plan_init
+
+        target = Path(root).expanduser().resolve()
+        config = load_config(target) if target.is_dir() else Config()
+        return plan_init(target, config)
+
+    @classmethod
+    def init(cls, plan: Plan, *, notify: Notify | None = None, progress: Progress | None = None
+             ) -> tuple[Store, SyncReport]:
+        """Carry out an init plan, build the mirror, and return the new root's Store."""
+        from memstore.scaffold import apply_plan
+
+        apply_plan(plan)
+        store = cls(plan.root, notify=notify, progress=progress)
+        return store, store.rebuild()
+
+    def layout(self, scope: str = "project", settings: str | None = None, claude_md: str | None = None,
+               cwd: str | os.PathLike[str] | None = None) -> Layout:
+        """Which files carry the hooks, the read grant and the imports for this scope."""
+        from memstore.install import layout_for
+
+        return layout_for(self.root, scope, settings, claude_md, Path(cwd) if cwd else Path.cwd())
+
+    def plan_install(self, layout: Layout, *, keep_auto_memory: bool = False, cron: bool = False,
+                     crontab_file: str | os.PathLike[str] | None = None) -> InstallPlan:
+        """Everything install would change, as diffs; nothing is written until plan.apply()."""
+        from memstore.install import plan_install, read_system_crontab
+
+        cron_file = Path(crontab_file).expanduser().absolute() if crontab_file else None
+        cron_text = read_system_crontab() if cron and cron_file is None else None
+        return plan_install(layout, self.lens_matcher(), disable_auto_memory=not keep_auto_memory,
+                            crontab_file=cron_file, crontab_text=cron_text)
+
+    def install(self, plan: InstallPlan) -> list[Path]:
+        """Write an install plan, then render so the imported index exists."""
+        written = plan.apply()
+        self.render()
+        return written
+
+    def verify(self, layout: Layout, *, cron: bool = False, crontab_file: str | os.PathLike[str] | None = None
+               ) -> list[Check]:
+        """What Claude Code will do with each piece of the wiring, then a real reinforcement probe."""
+        from memstore import verify as v
+        from memstore.claude_code import read_state
+        from memstore.install import read_system_crontab
+
+        state = read_state()
+        checks, command = v.check_settings(layout, self.lens_matcher())
+        checks.append(v.check_single_install(layout))
+        checks.append(v.check_grant(layout, state))
+        checks += v.check_imports(layout, state)
+        checks.append(v.check_index(self.root, self.config))
+        checks.append(v.check_mirror(self.root))
+        if crontab_file:
+            path = Path(crontab_file).expanduser()
+            checks.append(v.check_cron(path.read_text() if path.exists() else "", self.root))
+        elif cron:
+            checks.append(v.check_cron(read_system_crontab(), self.root))
+        if command:
+            checks.append(v.check_reinforcement(self.root, command, self.now))
+        return checks
+
+    # ------------------------------------------------------------ naming a memory
+
+    def _key(self, memory: str | os.PathLike[str]) -> str:
+        """A memory named as results name it: an absolute path inside the root becomes root-relative."""
+        text = os.fspath(memory)
+        if not text:
+            raise BadUsage("no memory named", hint="give a name, or a path such as memory/feedback_x.md")
+        if os.path.isabs(text):
+            real = os.path.realpath(text)
+            base = os.path.realpath(self.root)
+            if real.startswith(base + os.sep):
+                return os.path.relpath(real, base).replace(os.sep, "/")
+        return text
+
+    def _file(self, memory: str | os.PathLike[str]) -> Path:
+        """The file a memory names: an absolute path, a path relative to cwd or to the root, or a name."""
+        text = os.fspath(memory)
+        target = Path(text).expanduser()
+        if not target.is_absolute() and not target.exists():
+            if (self.root / target).exists():
+                target = self.root / target  # a path relative to the root, as results carry
+            elif "/" not in text and os.sep not in text:
+                stem = text[:-3] if text.endswith(".md") else text
+                target = self.root / "memory" / f"{stem}.md"  # a name
+        if not target.exists():
+            raise NotFound(f"no such file: {target}", hint="give a path under memory/, or a memory's name")
+        if not target.is_file():
+            raise NotFound(f"not a file: {target}")
+        return target.absolute()
+
+
+BANDS = ("hot", "new", "cold", "archive", "superseded")
