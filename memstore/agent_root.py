@@ -150,6 +150,21 @@ class RootPaths:
     def tick_log(self) -> str:
         return self._at("runtime", "state", "tick.log")
 
+    @property
+    def cue(self) -> str:
+        """Written by the nightly tick: whether there is anything for `memstore wake` to dream about."""
+        return self._at("runtime", "state", "cue.json")
+
+    @property
+    def wake_status(self) -> str:
+        """Written by `memstore wake` after a successful dream and sit."""
+        return self._at("runtime", "state", "wake-status.json")
+
+    @property
+    def watch_lock(self) -> str:
+        """Held (flock) by the one `memstore watch` of this root; holds that watcher's pid."""
+        return self._at("runtime", "state", "watch.lock")
+
 
 def is_root(folder: str) -> bool:
     return os.path.isdir(memory_dir(folder))

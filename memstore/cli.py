@@ -345,10 +345,88 @@ def flush(app: App, force: bool) -> None:
 
 
 @cli.command()
+@click.option("--commit", is_flag=True, help="Commit exactly the files tick wrote or moved (root in a git work tree).")
 @common
-def tick(app: App) -> None:
-    """The nightly tick: sync, flush (skipping files in use), render, record status."""
-    click.echo(app.store.tick().summary())
+def tick(app: App, commit: bool) -> None:
+    """The nightly tick: sync and lint; unless a memory file changed in the last few minutes,
+    also flush, roll old short-term facts and dream entries into archive/, and render.
+    Writes the cue (runtime/state/cue.json) and the status file."""
+    from memstore.nightly import PER_KIND
+
+    status = app.store.tick(commit=commit)
+    click.echo(status.summary())
+    for kind, count in status.cue_kinds.items():
+        capped = f" (the {PER_KIND} most pressing in the cue)" if count > PER_KIND else ""
+        click.echo(f"  cue: {count} {kind}{capped}")
+    if status.committed is not None:
+        click.echo(f"  git: {status.committed}")
+
+
+@cli.command()
+@click.option("--model-cmd", default=None, metavar="CMD",
+              help="The model command, split like a shell would; prompt on stdin, answer on stdout "
+                   "[default: claude -p --tools '']: no tools, so the model only writes text.")
+@click.option("--timeout", default=600.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              metavar="S", help="Seconds allowed for each of the two model calls.")
+@click.option("--commit", is_flag=True, help="Commit exactly the entries wake wrote (root in a git work tree).")
+@click.option("--verbose", "-v", is_flag=True, help="Say so on stderr when there is nothing to wake for.")
+@common
+def wake(app: App, model_cmd: str | None, timeout: float, commit: bool, verbose: bool) -> None:
+    """The nightly dream and meditation sit, when the tick's cue has items.
+
+    Two model calls: a dream over the cue and the recent short-term facts, and a sit on
+    the meditation object the rotation picks. Each answer becomes a dream-journal entry;
+    the dream's proposed memory changes go to a short-term note and are never applied.
+    No cue, or nothing in it: no model call, exit 0. A failed call: nothing written, the
+    cue kept, exit 1.
+    """
+    result = app.store.wake(model_cmd, timeout, commit=commit)
+    if not result.ran:
+        if verbose:
+            app.say(result.reason)
+        return
+    for note in result.notes:
+        app.say(note)
+    click.echo(f"dream       {result.dream}")
+    if result.meditation:
+        click.echo(f"meditation  {result.meditation}  ({result.object}, {result.shelf} shelf)")
+    if result.proposals:
+        click.echo(f"proposals   {result.proposals}  (not applied)")
+    if result.commit:
+        click.echo(f"git         {result.commit}")
+
+
+@cli.command()
+@click.option("--next", "show_next", is_flag=True, help="Print the object the next sit takes, and why.")
+@click.option("--json", "as_json", is_flag=True)
+@common
+def meditate(app: App, show_next: bool, as_json: bool) -> None:
+    """The meditation rotation: which object the next sit takes, and why (the sit itself runs in `wake`)."""
+    if not show_next:
+        raise BadUsage("say what to do: meditate --next", hint="the sit itself runs in: memstore wake")
+    choice = app.store.meditate_next()
+    if as_json:
+        emit_json(choice.to_json())
+        return
+    if choice.object is None:
+        click.echo("next: none (no usable object in meditations/)")
+    else:
+        click.echo(f"next: {choice.object} ({choice.shelf} shelf, score {choice.score:.4f}) on {choice.date}")
+    recent = ", ".join(f"{r['object']} ({r['shelf'] or '?'}, {r['date']})" for r in choice.recent)
+    click.echo(f"last sits: {recent or 'none yet'}")
+    for rule in choice.rules:
+        click.echo(f"rule: {rule}")
+    if choice.candidates:
+        rows = [{**c.to_json(), "last_used": c.last_used or "never", "days": "" if c.days is None else c.days,
+                 "factor": f"{c.factor:.4f}", "score": f"{c.score:.4f}", "excluded_by": c.excluded_by or ""}
+                for c in choice.candidates]
+        click.echo("")
+        click.echo(table(rows, ["name", "shelf", "weight", "last_used", "days", "factor", "score", "excluded_by"],
+                         ["object", "shelf", "weight", "last used", "days", "factor", "score", "excluded by"]))
+    for item in choice.skipped:
+        app.say(f"skipped {item['path']}: {item['reason']}")
+    for note in choice.notes:
+        app.say(note)
 
 
 # ---------------------------------------------------------------- Claude Code: hook / context
@@ -391,15 +469,27 @@ def context(app: App) -> None:
               help="user: one agent for every project (~/.claude); project: this project (./.claude, ./CLAUDE.md).")
 @click.option("--settings", default=None, help="The settings.json to merge the hooks into (overrides --scope).")
 @click.option("--claude-md", default=None, help="The file to add the @ import block to (overrides --scope).")
-@click.option("--cron", is_flag=True, help="Also install the nightly tick in the user's crontab (needs `crontab`).")
-@click.option("--crontab-file", default=None, help="Merge the cron line into this file instead of `crontab`.")
+@click.option("--cron", is_flag=True,
+              help="Also the nightly jobs (tick, then wake 5 minutes later) in the user's crontab (needs `crontab`).")
+@click.option("--crontab-file", default=None, help="The nightly jobs go into this crontab file instead of `crontab`.")
+@click.option("--cron-time", default=None, metavar="HH:MM",
+              help="When tick runs (default 03:30; wake 5 minutes later).")
 @click.option("--keep-auto-memory", is_flag=True, help="Leave Claude Code's own auto memory switched on.")
+@click.option("--uninstall", is_flag=True,
+              help="Take out this root's hooks and import block (and, with --cron/--crontab-file, its cron jobs).")
 @common
 def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_md: str | None, cron: bool,
-            crontab_file: str | None, keep_auto_memory: bool) -> None:
-    """Register the hooks, the read grant and the imports, optionally the cron line (dry run unless --apply)."""
+            crontab_file: str | None, cron_time: str | None, keep_auto_memory: bool, uninstall: bool) -> None:
+    """Register the hooks, the read grant and the imports, optionally the cron jobs (dry run unless --apply).
+
+    With --uninstall: remove this root's hook handlers from the settings file of the scope,
+    its @ import block, and with --cron or --crontab-file its tick and wake jobs. Left as
+    they are: the read grant, autoMemoryEnabled, the .gitignore line, and everything that
+    is not memstore's for this root (other roots' jobs, foreign jobs, comments, MAILTO=...).
+    """
     layout = app.store.layout(scope, settings, claude_md)
-    plan = app.store.plan_install(layout, keep_auto_memory=keep_auto_memory, cron=cron, crontab_file=crontab_file)
+    plan = app.store.plan_install(layout, keep_auto_memory=keep_auto_memory, cron=cron, crontab_file=crontab_file,
+                                  cron_time=cron_time, uninstall=uninstall)
     changed = [c for c in plan.changes if c.changed]
     for change in changed:
         click.echo(change.diff())
@@ -407,6 +497,11 @@ def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_m
         app.say(f"warning: {warning}")
     if not do_apply:
         click.echo(f"{len(changed)} file(s) would change; nothing written. Run again with --apply.")
+        return
+    if uninstall:
+        written = plan.apply()
+        click.echo(f"{len(written)} file(s) changed; memstore's wiring for {app.root} taken out. "
+                   "The read grant and autoMemoryEnabled were left as they are.")
         return
     written = app.store.install(plan)
     where = "--scope user" if layout.scope == "user" else f"--settings {layout.settings}"
@@ -424,8 +519,8 @@ def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_m
 @click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True)
 @click.option("--settings", default=None, help="The settings.json to check (overrides --scope).")
 @click.option("--claude-md", default=None, help="The file with the @ import block to check (overrides --scope).")
-@click.option("--cron", is_flag=True, help="Also require the nightly tick in the user's crontab.")
-@click.option("--crontab-file", default=None, help="Require the nightly tick in this file.")
+@click.option("--cron", is_flag=True, help="Also require the nightly tick and wake jobs in the user's crontab.")
+@click.option("--crontab-file", default=None, help="Require the nightly tick and wake jobs in this crontab file.")
 @click.option("--json", "as_json", is_flag=True)
 @common
 def verify(app: App, scope: str, settings: str | None, claude_md: str | None, cron: bool,
@@ -444,6 +539,33 @@ def verify(app: App, scope: str, settings: str | None, claude_md: str | None, cr
         click.echo(f"{len(checks) - len(failed)}/{len(checks)} checks passed")
     if failed:
         sys.exit(1)
+
+
+# ---------------------------------------------------------------- watch
+
+
+@cli.command()
+@click.option("--debounce", default=1.0, show_default=True, metavar="S", type=click.FloatRange(min=0),
+              help="Seconds of quiet after a change before the mirror and MEMORY.md catch up.")
+@click.option("--rescan", default=300.0, show_default=True, metavar="S", type=click.FloatRange(min=0, min_open=True),
+              help="Seconds between full rescans, with or without events.")
+@common
+def watch(app: App, debounce: float, rescan: float) -> None:
+    """Keep the mirror and MEMORY.md up to date as the files change, until Ctrl-C or SIGTERM.
+
+    One watcher per root: a second one exits 1 naming the first one's pid.
+    """
+    import threading
+
+    from memstore.watch import serve, stop_on_signals
+
+    pinned = app.now if (app.now_opt or os.environ.get("MEMSTORE_NOW", "").strip()) else None
+    store = Store(app.root, pinned, notify=app.say, progress=app.progress("rebuild"))  # a daemon: the real clock
+    stop = threading.Event()
+    with stop_on_signals(stop):
+        serve(store, stop, debounce=debounce, rescan=rescan, log=click.echo,
+              warn=lambda line: app.say(f"watch: {line}"))
+    click.echo("stopped")
 
 
 def main(argv: list[str] | None = None) -> None:

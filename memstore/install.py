@@ -1,9 +1,10 @@
-"""Wire memstore into Claude Code: hook registrations, CLAUDE.md imports, the nightly cron line.
+"""Wire memstore into Claude Code: hook registrations, CLAUDE.md imports, the nightly cron jobs (cron.py).
 
 Everything is planned first and shown as a diff; --apply writes it. Merging is
 idempotent: our earlier registrations are recognised by their command and replaced,
 every other key and every other hook in settings.json is kept as it was, and running
-install twice changes nothing the second time.
+install twice changes nothing the second time. `install --uninstall` (plan_uninstall)
+takes out what install put in for one root, and nothing else.
 
 Registrations (why each looks the way it does is in hook.py's docstring):
 - PostToolUse Read/Edit/Write/MultiEdit, filtered with `if` to files under memory/, so
@@ -28,25 +29,29 @@ Where things go depends on where the agent root lies (Layout):
 from __future__ import annotations
 
 import difflib
+import itertools
 import json
 import os
 import re
 import shlex
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memstore import claude_code
 from memstore.agent_root import RootPaths
 from memstore.errors import MemstoreError
 from memstore.policy import REINFORCING_TOOLS, WRITE_TOOLS
 
+if TYPE_CHECKING:
+    from memstore.cron import Source
+
 HOOK_TIMEOUT_S = 10
 BEGIN = "<!-- memstore:begin (managed by `memstore install`; edits between these lines are replaced) -->"
 END = "<!-- memstore:end -->"
-CRON_MARK = "# memstore nightly tick"
 _OUR_COMMAND = re.compile(r"(memstore\S*(\s.*)?\shook|memstore/hookrun\.py(\s.*)?)\s*$")
 
 
@@ -227,34 +232,12 @@ def remove_block(text: str) -> str:
     return pattern.sub("\n", text, count=1).rstrip("\n") + "\n" if pattern.search(text) else text
 
 
-def cron_lines(root: Path, hour: int = 3, minute: int = 30) -> list[str]:
-    command = shlex.join([*memstore_command(), "--root", str(root), "tick"])
-    log = shlex.quote(RootPaths(root).tick_log)
-    return [f"{CRON_MARK} for {root}", f"{minute} {hour} * * * {command} >> {log} 2>&1"]
-
-
-def merge_crontab(text: str, root: Path) -> str:
-    lines = text.splitlines()
-    out: list[str] = []
-    skip = False
-    for line in lines:
-        if line == f"{CRON_MARK} for {root}":
-            skip = True
-            continue
-        if skip:
-            skip = False
-            continue
-        out.append(line)
-    out.extend(cron_lines(root))
-    return "\n".join(out) + "\n"
-
-
 @dataclass
 class Change:
     path: Path
     before: str | None
     after: str
-    system_crontab: bool = False  # written with `crontab -`, not to a file
+    write: Callable[[], None] | None = None  # how to write it when not as a plain file (a crontab)
 
     @property
     def changed(self) -> bool:
@@ -282,8 +265,8 @@ class InstallPlan:
         compile_package()
         written = []
         for change in self.changes:
-            if change.changed and change.system_crontab:
-                write_system_crontab(change.after)
+            if change.changed and change.write is not None:
+                change.write()
                 written.append(change.path)
             elif change.changed:
                 change.path.parent.mkdir(parents=True, exist_ok=True)
@@ -327,10 +310,10 @@ def plan_install(
     lens_matcher: str | None,
     *,
     disable_auto_memory: bool = True,
-    crontab_file: Path | None = None,
-    crontab_text: str | None = None,
+    cron: Source | None = None,
+    cron_at: tuple[int, int] = (3, 30),
 ) -> InstallPlan:
-    """crontab_file: merge the cron line into that file; crontab_text: into the user's crontab."""
+    """cron: also install the nightly tick and wake (cron.py) in that crontab, tick at cron_at (hour, minute)."""
     from memstore.context import IMPORT_PARTS
 
     root = layout.root
@@ -359,13 +342,86 @@ def plan_install(
         md_before = md.read_text(encoding="utf-8") if md.exists() else None
         if md_before is not None and BEGIN in md_before:
             plan.changes.append(Change(md, md_before, remove_block(md_before)))
-    if crontab_file is not None:
-        cron_before = crontab_file.read_text(encoding="utf-8") if crontab_file.exists() else None
-        plan.changes.append(Change(crontab_file, cron_before, merge_crontab(cron_before or "", root)))
-    elif crontab_text is not None:
-        plan.changes.append(
-            Change(Path("crontab"), crontab_text, merge_crontab(crontab_text, root), system_crontab=True)
-        )
+    if cron is not None:
+        _plan_cron(plan, cron, root, at=cron_at)
+    return plan
+
+
+def _plan_cron(plan: InstallPlan, source: Source, root: Path, *, at: tuple[int, int] = (3, 30),
+               remove: bool = False) -> None:
+    from memstore import cron
+
+    edit = cron.plan(source, root, at=at, remove=remove)
+    before = edit.before if edit.before is not None or edit.after else ""  # no crontab, none made: no change
+    plan.changes.append(Change(source.file or Path("crontab"), before, edit.after, write=edit.write))
+    plan.warnings += edit.warnings
+
+
+def _names_root(command: str, root: Path) -> bool:
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    return any(a == "--root" and os.path.realpath(b) == os.path.realpath(root) for a, b in itertools.pairwise(words))
+
+
+def remove_registrations(existing: dict[str, Any], root: Path) -> dict[str, Any]:
+    """existing without our hook handlers for root (a copy); groups and events left empty go too."""
+    merged = json.loads(json.dumps(existing))
+    hooks = merged.get("hooks")
+    if not isinstance(hooks, dict):
+        return merged
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept = []
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                others = [h for h in group["hooks"] if not (is_ours(h) and _names_root(h["command"], root))]
+                if not others and len(others) < len(group["hooks"]):
+                    continue  # the group held only our handlers
+                group = {**group, "hooks": others}
+            kept.append(group)
+        if kept:
+            hooks[event] = kept
+        else:
+            del hooks[event]
+    if not hooks:
+        del merged["hooks"]
+    return merged
+
+
+def _block_names_root(text: str, md: Path, root: Path) -> bool:
+    match = re.search(re.escape(BEGIN) + r"(.*?)" + re.escape(END), text, re.S)
+    targets = [line[1:] for line in (match[1].split("\n") if match else []) if line.startswith("@")]
+    return any(claude_code.inside(md.parent / Path(t).expanduser(), root) for t in targets)
+
+
+def plan_uninstall(layout: Layout, *, cron: Source | None = None) -> InstallPlan:
+    """Take out what install put in for layout.root: its hook handlers, its import block, and
+    (cron given) its cron jobs. Left as they are: the read grant, autoMemoryEnabled and the
+    .gitignore line, which may have been there before install, and everything not ours."""
+    root = layout.root
+    plan = InstallPlan()
+    before, data = read_settings(layout.settings)
+    if before is not None:
+        kept = remove_registrations(data, root)
+        if kept != data:
+            plan.changes.append(Change(layout.settings, before, _json_text(kept)))
+    candidates = [layout.imports] if layout.imports is not None else []
+    if layout.project is not None:
+        candidates.append(layout.project / "CLAUDE.md")
+    for md in dict.fromkeys(candidates):
+        text = md.read_text(encoding="utf-8") if md.is_file() else None
+        if text is None or BEGIN not in text:
+            continue
+        if _block_names_root(text, md, root):
+            plan.changes.append(Change(md, text, remove_block(text)))
+        else:
+            plan.warnings.append(f"{md} holds a memstore import block for another root; left as it is")
+    if cron is not None:
+        _plan_cron(plan, cron, root, remove=True)
     return plan
 
 
@@ -384,25 +440,3 @@ def _keep_out_of_git(plan: InstallPlan, local: Path, project: Path) -> None:
             rel = local.resolve().relative_to(top.resolve()).as_posix()
             before = ignore.read_text(encoding="utf-8") if ignore.exists() else None
             plan.changes.append(Change(ignore, before, merge_gitignore(before or "", rel)))
-
-
-def read_system_crontab() -> str:
-    """The user's crontab through `crontab -l` ('' when there is none yet)."""
-    import subprocess
-
-    if shutil.which("crontab") is None:
-        raise InstallError("no `crontab` command on this machine", hint="install cron, or pass --crontab-file F")
-    proc = subprocess.run(["crontab", "-l"], capture_output=True, text=True, timeout=30)
-    if proc.returncode != 0:
-        if "no crontab" in proc.stderr.lower():
-            return ""
-        raise InstallError(f"crontab -l failed: {proc.stderr.strip()}")
-    return proc.stdout
-
-
-def write_system_crontab(text: str) -> None:
-    import subprocess
-
-    proc = subprocess.run(["crontab", "-"], input=text, capture_output=True, text=True, timeout=30)
-    if proc.returncode != 0:
-        raise InstallError(f"crontab - failed: {proc.stderr.strip()}")

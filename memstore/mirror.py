@@ -86,16 +86,17 @@ def open_checked(path: Path) -> sqlite3.Connection:
         raise MirrorUnhealthy("mirror missing")
     if path.stat().st_size == 0:
         raise MirrorUnhealthy("mirror is an empty file")
-    try:
-        with open(path, "rb") as handle:
-            header = handle.read(16)
-    except OSError as exc:
-        raise MirrorUnhealthy(f"mirror unreadable ({exc.strerror})") from exc
-    if header != b"SQLite format 3\x00":
-        raise MirrorUnhealthy("mirror is not an SQLite database (corrupt)")
+    # The header is left to SQLite to judge: never open() the database file from Python.
+    # POSIX advisory locks belong to the process, and closing *any* descriptor of a file
+    # drops all of them, so a header read here would strip the locks of every other
+    # connection this process holds on the mirror. Another process closing its last
+    # connection would then think it the only one, checkpoint and delete -wal and -shm
+    # under those connections (sqlite.org/howtocorrupt.html, 2.2): disk I/O errors, or worse.
     try:
         conn = connect(path)
     except sqlite3.DatabaseError as exc:
+        if "not a database" in str(exc):
+            raise MirrorUnhealthy("mirror is not an SQLite database (corrupt)") from exc
         raise MirrorUnhealthy(f"mirror is corrupt or unreadable ({exc})") from exc
     try:
         applied = applied_migrations(conn)

@@ -138,7 +138,62 @@ class TickStatus(Record):
     render: str
     lint_errors: int
     lint_warnings: int
-    live_session: bool
+    live_session: bool  # a memory file changed within flush_quiet_minutes: only sync, lint and the cue ran
+    live_because: str | None = None  # which file, and how long ago
+    rolled: int = 0  # T1 facts and dream entries moved into archive/
+    cue_items: int = 0  # items written to runtime/state/cue.json
+    cue_kinds: dict[str, int] = field(default_factory=dict)  # kind -> how many found (the cue holds <= 25 each)
+    committed: str | None = None  # what --commit did (None: not asked)
 
     def summary(self) -> str:
-        return f"tick {self.ran_at}: {self.sync} | {self.flush} | {self.render}"
+        if self.live_session:
+            return (f"tick {self.ran_at}: live session ({self.live_because}), scanned only: {self.sync} | "
+                    f"lint {self.lint_errors} error(s), {self.lint_warnings} warning(s) | cue {self.cue_items} item(s)")
+        return (f"tick {self.ran_at}: {self.sync} | {self.flush} | {self.render} | "
+                f"rolled {self.rolled} | cue {self.cue_items} item(s)")
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate(Record):
+    """One meditation object as the rotation weighed it."""
+
+    name: str  # the object's file stem
+    shelf: str
+    weight: float  # cadence_weight
+    last_used: str | None  # ISO date of its last sit, from the dream journal
+    days: int | None  # since that sit; None when never used
+    factor: float  # 1 - 0.5 ** (days / 7); 1 when never used
+    score: float  # weight x factor
+    excluded_by: str | None  # None (eligible), "last-sit" or "awareness-floor"
+
+
+@dataclass(frozen=True, slots=True)
+class Choice(Record):
+    """The meditation object the rotation picks for tonight's sit, and why."""
+
+    date: str
+    object: str | None  # None when meditations/ holds no usable object
+    shelf: str | None
+    path: str | None  # relative to the root
+    score: float | None
+    rules: list[str]  # which rule excluded what, in words
+    recent: list[dict[str, str | None]]  # the last three sits (the awareness floor's window)
+    candidates: list[Candidate]  # eligible first, by score then name
+    skipped: list[dict[str, str]] = field(default_factory=list)  # malformed objects: path, reason
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class WakeResult(Record):
+    """What one `memstore wake` did (paths relative to the root)."""
+
+    ran: bool  # False: no cue, or the cue had nothing; no model was called
+    reason: str
+    ran_at: str
+    dream: str | None = None
+    meditation: str | None = None
+    object: str | None = None
+    shelf: str | None = None
+    proposals: str | None = None  # the T1 note holding the dream's proposed memory changes
+    commit: str | None = None  # with --commit: what git did ("committed 3 file(s) as abc1234", or why not)
+    notes: list[str] = field(default_factory=list)

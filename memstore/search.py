@@ -18,11 +18,10 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
-from pathlib import Path
 from typing import Any
 
 from memstore import cjk
-from memstore.config import Config, load_config
+from memstore.config import Config
 from memstore.errors import BadUsage
 from memstore.kinds import KINDS, MEMORY_TYPES
 
@@ -380,20 +379,3 @@ def search(
         scored = [(-row["rank"], row) for row in rows]
     scored.sort(key=lambda pair: (-pair[0], pair[1]["path"]))
     return [_hit(row, value) for value, row in scored[:limit]]
-
-
-def search_root(
-    root: Path, query: str, limit: int = 10, type: str | None = None, *, sync_first: bool = True, full: bool = False
-) -> list[dict[str, Any]]:
-    """Library entry point: catch the mirror up (quick, or a full walk) unless told not to, and search it."""
-    from memstore.sync import open_mirror, sync_locked
-
-    check_query(query)  # before the mirror is opened (and perhaps rebuilt) for nothing
-    config = load_config(root)
-    conn = open_mirror(root, config)
-    try:
-        if sync_first:
-            sync_locked(conn, root, config, quick=not full)
-        return search(conn, query, limit, type, config)
-    finally:
-        conn.close()

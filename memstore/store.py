@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from memstore.flush import FlushReport
     from memstore.install import InstallPlan, Layout
     from memstore.render import RenderResult
+    from memstore.results import Choice, WakeResult
     from memstore.scaffold import Plan
     from memstore.sync import SyncReport
 
@@ -240,37 +241,120 @@ class Store:
             sync_into(conn, self.root, self.config)
         return report
 
-    def tick(self) -> TickStatus:
-        """The nightly job: sync, flush (skipping files in use), render, and a status file."""
+    def tick(self, commit: bool = False) -> TickStatus:
+        """The nightly tick: the cheap, deterministic half of the nightly cycle.
+
+        A full sync and lint always. When no memory file changed in the last
+        `flush_quiet_minutes` (nobody is mid-session), also flush, roll the T1 and
+        dream-journal windows into archive/ (moved, never deleted) and render. Then the
+        cue (runtime/state/cue.json: what a model should look at) and the status file.
+        commit=True stages and commits exactly the files tick wrote or moved, where the
+        root is inside a git work tree.
+        """
         import json
 
-        from memstore.locks import atomic_write
+        from memstore import nightly
+        from memstore.flush import flush
+        from memstore.locks import atomic_write, file_lock
         from memstore.render import render
+        from memstore.sync import sync_into
         from memstore.timeutil import fmt
-        from memstore.views import lint_view
+        from memstore.views import lint_view, list_view
 
-        def run(conn: sqlite3.Connection) -> TickStatus:
-            from memstore.sync import sync_into
+        now = self.now  # one instant for every pass, even on the real clock
+        ran_at = fmt(now)
+        live = nightly.live_change(self.root, now, self.config)
 
-            synced = sync_into(conn, self.root, self.config, self.progress)
-            flushed = self._flush_locked(conn, force=False)
-            rendered = render(conn, self.root, self.now, self.config)
+        def run(conn: sqlite3.Connection) -> tuple[SyncReport, FlushReport | None, nightly.Rolled,
+                                                   RenderResult | None, list[dict[str, str]],
+                                                   nightly.Findings]:
+            flushed: FlushReport | None = None
+            rolled = nightly.Rolled()
+            rendered: RenderResult | None = None
+            with file_lock(Path(self.paths.mirror_lock), timeout=self.config.lock_timeout_s):
+                synced = sync_into(conn, self.root, self.config, self.progress)
+                if live is None:
+                    flushed = flush(conn, self.root, now, self.config)
+                    rolled = nightly.roll_windows(self.root, now, self.config)
+                    if flushed.written or rolled.moves:
+                        sync_into(conn, self.root, self.config)  # the mirror follows the rewrites and moves
+            if live is None:
+                rendered = render(conn, self.root, now, self.config)
             problems = lint_view(conn)
-            return TickStatus(
-                ran_at=fmt(self.now),
-                sync=synced.summary(),
-                flush=flushed.summary(),
-                render=rendered.summary(),
-                lint_errors=sum(1 for p in problems if p["level"] == "error"),
-                lint_warnings=sum(1 for p in problems if p["level"] != "error"),
-                live_session=bool(flushed.skipped_recent),
-            )
+            rows = list_view(conn, self.root, now, self.config)
+            return synced, flushed, rolled, rendered, problems, nightly.cue_items(conn, self.root, now,
+                                                                                  self.config, rows)
 
-        status = self._with_mirror(run)
+        synced, flushed, rolled, rendered, problems, found = self._with_mirror(run)
+        items = found.items
+        for rel, why in rolled.failed:
+            self.notify(f"could not roll {rel} into archive/ ({why}); left in place")
+        if found.duplicates.exhausted:
+            self.notify(f"near-duplicate check stopped after {found.duplicates.compared} comparisons; "
+                        "the cue may miss some pairs")
+        errors = sum(1 for p in problems if p["level"] == "error")
+        warnings = len(problems) - errors
+        did = {
+            "sync": synced.summary(),
+            "lint": f"{errors} error(s), {warnings} warning(s)",
+            "flush": flushed.summary() if flushed else None,
+            "rolled": rolled.paths,
+            "render": rendered.summary() if rendered else None,
+        }
+        nightly.write_cue(self.root, nightly.cue(ran_at, live is not None, did, items))
+
+        committed: str | None = None
+        failure: MemstoreError | None = None
+        if commit:
+            touched = [*(flushed.written if flushed else []), *(p for move in rolled.moves for p in move)]
+            derived = [f"memory/{name}" for name in rendered.written] if rendered else []
+            state = [Path(self.paths.cue).relative_to(self.root).as_posix()]
+            try:
+                committed = nightly.commit_paths(self.root, touched, f"memstore tick {ran_at}",
+                                                 tracked_only=[*derived, *state])
+            except MemstoreError as exc:
+                committed, failure = str(exc), exc
+        skipped = "skipped (live session)"
+        status = TickStatus(
+            ran_at=ran_at,
+            sync=synced.summary(),
+            flush=flushed.summary() if flushed else skipped,
+            render=rendered.summary() if rendered else skipped,
+            lint_errors=errors,
+            lint_warnings=warnings,
+            live_session=live is not None,
+            live_because=nightly.describe_live(live),
+            rolled=len(rolled.moves),
+            cue_items=len(items),
+            cue_kinds=found.found,
+            committed=committed,
+        )
         target = Path(self.paths.tick_status)
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, (json.dumps(status.to_json(), indent=2) + "\n").encode())
+        if failure is not None:
+            raise failure
         return status
+
+    # ------------------------------------------------------------ the nightly wake
+
+    def meditate_next(self) -> Choice:
+        """The meditation object the rotation picks at `now`, with every candidate's numbers and why."""
+        from memstore.meditation import next_choice
+
+        return next_choice(self.root, self.now)[0]
+
+    def wake(self, model_cmd: str | None = None, timeout: float = 600.0, *, commit: bool = False) -> WakeResult:
+        """The nightly dream and sit, when the tick's cue has items: two model calls, all or nothing.
+
+        No cue, or `anything: false`: nothing happens and no model is called. A failed call
+        raises WakeFailed (exit 1) and writes nothing; the cue is kept for the next try.
+        model_cmd is split like a shell would (default `claude -p --tools ''`: no tools); the prompt goes on stdin.
+        """
+        from memstore.wake import run
+
+        return run(self.root, self.now, self.config, model_cmd=model_cmd, timeout=timeout, commit=commit,
+                   sync=self.sync)
 
     # ------------------------------------------------------------ set-up
 
@@ -301,14 +385,24 @@ class Store:
         return layout_for(self.root, scope, settings, claude_md, Path(cwd) if cwd else Path.cwd())
 
     def plan_install(self, layout: Layout, *, keep_auto_memory: bool = False, cron: bool = False,
-                     crontab_file: str | os.PathLike[str] | None = None) -> InstallPlan:
-        """Everything install would change, as diffs; nothing is written until plan.apply()."""
-        from memstore.install import plan_install, read_system_crontab
+                     crontab_file: str | os.PathLike[str] | None = None, cron_time: str | None = None,
+                     uninstall: bool = False) -> InstallPlan:
+        """Everything install (or uninstall) would change, as diffs; nothing is written until plan.apply().
 
-        cron_file = Path(crontab_file).expanduser().absolute() if crontab_file else None
-        cron_text = read_system_crontab() if cron and cron_file is None else None
+        cron / crontab_file: also the nightly tick and wake jobs, in the user's crontab or in
+        that file; cron_time: when tick runs (HH:MM, default 03:30; wake runs 5 minutes later).
+        """
+        from memstore.cron import DEFAULT_AT, Source, parse_time
+        from memstore.install import plan_install, plan_uninstall
+
+        source = Source(Path(crontab_file).expanduser().absolute()) if crontab_file else Source() if cron else None
+        if cron_time is not None and (source is None or uninstall):
+            raise BadUsage("a cron time needs --cron or --crontab-file, and no --uninstall")
+        if uninstall:
+            return plan_uninstall(layout, cron=source)
+        at = parse_time(cron_time) if cron_time is not None else DEFAULT_AT
         return plan_install(layout, self.lens_matcher(), disable_auto_memory=not keep_auto_memory,
-                            crontab_file=cron_file, crontab_text=cron_text)
+                            cron=source, cron_at=at)
 
     def install(self, plan: InstallPlan) -> list[Path]:
         """Write an install plan, then render so the imported index exists."""
@@ -321,7 +415,6 @@ class Store:
         """What Claude Code will do with each piece of the wiring, then a real reinforcement probe."""
         from memstore import verify as v
         from memstore.claude_code import read_state
-        from memstore.install import read_system_crontab
 
         state = read_state()
         checks, command = v.check_settings(layout, self.lens_matcher())
@@ -330,11 +423,8 @@ class Store:
         checks += v.check_imports(layout, state)
         checks.append(v.check_index(self.root, self.config))
         checks.append(v.check_mirror(self.root))
-        if crontab_file:
-            path = Path(crontab_file).expanduser()
-            checks.append(v.check_cron(path.read_text() if path.exists() else "", self.root))
-        elif cron:
-            checks.append(v.check_cron(read_system_crontab(), self.root))
+        if crontab_file or cron:
+            checks += v.check_cron(self.root, Path(crontab_file).expanduser().absolute() if crontab_file else None)
         if command:
             checks.append(v.check_reinforcement(self.root, command, self.now))
         return checks

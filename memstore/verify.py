@@ -26,7 +26,7 @@ from typing import Any
 from memstore import claude_code, mirror
 from memstore.agent_root import RootPaths
 from memstore.config import Config
-from memstore.install import BEGIN, CRON_MARK, END, Layout, is_ours
+from memstore.install import BEGIN, END, Layout, is_ours
 from memstore.policy import REINFORCING_TOOLS, WRITE_TOOLS
 from memstore.results import Check
 
@@ -243,10 +243,12 @@ def check_mirror(root: Path) -> Check:
     return Check("mirror", result == "ok", f"quick_check: {result}", "memstore rebuild")
 
 
-def check_cron(crontab_text: str, root: Path) -> Check:
-    ok = f"{CRON_MARK} for {root}" in crontab_text
-    return Check("cron", ok, "nightly tick installed" if ok else "no nightly tick line",
-                 f"memstore --root {root} install --apply --cron")
+def check_cron(root: Path, crontab_file: Path | None = None) -> list[Check]:
+    """`cron tick` and `cron wake`: root's two nightly jobs in the crontab file, else the user's crontab."""
+    from memstore import cron
+
+    source = cron.Source(crontab_file)
+    return cron.checks(cron.read(source), root, source)
 
 
 def _forget_probe(root: Path) -> None:

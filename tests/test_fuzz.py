@@ -468,13 +468,21 @@ def _materialize(payload: dict[str, object], root: Path) -> dict[str, object]:
 
 def _may_be_approved(root: Path, payload: dict[str, object]) -> tuple[bool, str]:
     """Independently of memstore: is an approval of this payload acceptable?"""
-    if payload.get("hook_event_name") != "PreToolUse" or payload.get("tool_name") not in ("Write", "Edit", "MultiEdit"):
-        return False, "not a PreToolUse of a write tool"
+    tool = payload.get("tool_name")
+    if payload.get("hook_event_name") != "PreToolUse" or tool not in ("Write", "Edit", "MultiEdit", "Read"):
+        return False, "not a PreToolUse of a write tool or a Read"
     data = payload.get("tool_input")
     file_path = data.get("file_path") if isinstance(data, dict) else None
     if not isinstance(file_path, str) or not file_path or "\x00" in file_path:
         return False, "no usable file_path"
     cwd = payload.get("cwd")
+    if tool == "Read":
+        # Reads are approved only where the root lies outside the session's project (cwd).
+        if not isinstance(cwd, str) or not cwd or "\x00" in cwd:
+            return False, "a Read approval with no project to be outside of"
+        project = os.path.realpath(cwd)
+        if os.path.realpath(root) == project or os.path.realpath(root).startswith(project.rstrip("/") + "/"):
+            return False, "a Read approval for a root inside the project"
     base = cwd if isinstance(cwd, str) and cwd and "\x00" not in cwd else os.getcwd()
     try:
         real = Path(os.path.realpath(os.path.join(base, file_path)))
@@ -483,9 +491,10 @@ def _may_be_approved(root: Path, payload: dict[str, object]) -> tuple[bool, str]
     memory = Path(os.path.realpath(root / "memory"))
     if memory not in real.parents:
         return False, f"{real} is not inside {memory}"
-    if not real.name.endswith(".md"):
-        return False, f"{real} is not markdown"
-    if real.parent == memory and real.name in ("MEMORY.md", "MEMORY-archive.md", "current-state.md"):
+    if not real.name.endswith(".md") or real.name.startswith("."):
+        return False, f"{real} is not a visible markdown file"
+    derived = real.parent == memory and real.name in ("MEMORY.md", "MEMORY-archive.md", "current-state.md")
+    if derived and tool != "Read":
         return False, f"{real} is a derived file"
     return True, str(real)
 

@@ -73,7 +73,8 @@ def test_apply_merges_keeps_everything_else_and_is_idempotent(run, project) -> N
     assert "@agent/memory/MEMORY.md" in claude and "@agent/identity.md" in claude
     assert (project["root"] / "memory/MEMORY.md").is_file()  # so the import resolves
     cron = project["cron"].read_text()
-    assert cron.startswith("MAILTO=me\n0 1 * * * backup.sh\n") and cron.count(" tick >> ") == 1
+    assert cron.startswith("MAILTO=me\n0 1 * * * backup.sh\n")  # the foreign lines kept
+    assert cron.count(" tick >> ") == 1 and cron.count(" wake >> ") == 1  # our two jobs, once each
 
     first = snapshot(project)
     again = install(run, project, "--apply")
@@ -117,7 +118,7 @@ def test_verify_lists_what_is_missing_then_passes(run, project) -> None:
     before = run(project["root"], *args)
     assert before.exit_code == 1
     missing = {c["name"] for c in json.loads(before.stdout) if not c["ok"]}
-    assert {"hook SessionStart", "hook PostToolUse Read", "imports", "cron", "index"} <= missing
+    assert {"hook SessionStart", "hook PostToolUse Read", "imports", "cron tick", "cron wake", "index"} <= missing
 
     install(run, project, "--apply")
     after = run(project["root"], *args)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from memstore import cjk, search
+from memstore import Store, cjk, search
 from memstore.config import Config
 from memstore.errors import BadUsage
 from tests.conftest import memory, search_json, write
@@ -253,5 +253,5 @@ def test_empty_query_through_the_real_command(scripts: Path) -> None:
 def test_library_search_raises_bad_usage_with_a_hint(scripts: Path) -> None:
     """Fails if the library (not only the CLI) lets an empty query through."""
     with pytest.raises(BadUsage) as info:
-        search.search_root(scripts, "  ")
+        Store(scripts).search("  ")
     assert info.value.exit_code == 2 and info.value.hint

@@ -10,8 +10,8 @@ Backends (``--backend``, default ``all``, reported side by side):
 
 - ``bm25``     memstore_devtools.bm25_baseline over the same files' summary + body: the
                reference the data README describes (about 0.54 success@5 on this split);
-- ``memstore`` the library in process: ``memstore.sync.rebuild(root)`` then
-               ``memstore.search.search_root(root, query, limit=10)``;
+- ``memstore`` the library in process: ``memstore.Store(root).rebuild()`` then
+               ``memstore.Store(root).search(query, limit=10)`` (quick catch-up first);
 - ``cli``      ``memstore --root ROOT search QUESTION --json --limit 10`` as a
                subprocess on a sample of questions (``--cli-sample``), to check the
                command line returns what the library does.
@@ -281,24 +281,22 @@ class MemstoreBackend(Backend):
 
     def __init__(self) -> None:
         super().__init__()
-        self._rebuild: Callable[..., Any] | None = None
-        self._search: Callable[..., Any] | None = None
+        self._store: Callable[..., Any] | None = None
         try:
-            from memstore.search import search_root  # type: ignore[import-not-found]
-            from memstore.sync import rebuild  # type: ignore[import-not-found]
+            from memstore import Store  # type: ignore[import-not-found]
         except Exception as exc:  # any failure means "not ready yet", never a crash
             self.available = False
             self.why_unavailable = f"memstore not importable yet ({type(exc).__name__}: {exc})"
         else:
-            self._rebuild, self._search = rebuild, search_root
+            self._store = Store
 
     def prepare(self, conv: Conversation) -> None:
-        assert self._rebuild is not None and conv.root is not None
-        self._rebuild(conv.root)
+        assert self._store is not None and conv.root is not None
+        self._store(conv.root).rebuild()
 
     def search(self, conv: Conversation, query: str) -> list[dict[str, Any]]:
-        assert self._search is not None and conv.root is not None
-        return list(self._search(conv.root, query, limit=LIMIT))
+        assert self._store is not None and conv.root is not None
+        return [hit.to_json() for hit in self._store(conv.root).search(query, limit=LIMIT)]
 
 
 def find_cli() -> list[str] | None:

@@ -8,6 +8,7 @@ ratio, which is what the goals are stated in and what stays stable across runs.
     .venv/bin/python scripts/bench.py                 # full run, rewrites BENCHMARKS.md
     .venv/bin/python scripts/bench.py --quick         # smoke run (small corpora), prints only
     .venv/bin/python scripts/bench.py --only search   # one section; its block in BENCHMARKS.md is replaced
+    .venv/bin/python scripts/bench.py --baseline-ref ad133a2   # also time that commit's code, alternating
 
 This module is the command line (scripts/bench.py only calls `main`), the section registry
 and the report; the sections live beside it in memstore_devtools.bench (devtools/), one
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memstore_devtools.bench.baseline import Baseline
 from memstore_devtools.bench.common import (
     REPO,
     Bench,
@@ -90,6 +92,7 @@ between its markers). Reproduce from the repository root:
 .venv/bin/python scripts/bench.py                  # full run: 1k, 10k, 100k files (render 6k, 100k; hook 1k, 50k)
 .venv/bin/python scripts/bench.py --quick          # smoke run (1k, 5k; render 6k), about a minute; prints only
 .venv/bin/python scripts/bench.py --only search    # one section (names: {names}); its block here is replaced
+.venv/bin/python scripts/bench.py --baseline-ref ad133a2   # also time that commit's code beside the current code
 ```
 
 The sections live in `devtools/memstore_devtools/bench/` (`sync`, `search`, `render`,
@@ -108,6 +111,14 @@ plus a few dozen identity, short-term, dream-journal, bug, lens and meditation f
 every corpus includes deliberately malformed files. Goals come from the issue; each
 section ends with its goals marked PASS or MISS. Each section also says when, where and
 on which commit it was measured, since sections can come from different runs.
+
+`--baseline-ref REF` measures an older commit in the same run: its code is checked out
+with `git worktree` in a temporary folder (removed at the end), run in child processes
+that import memstore from there only, each on a copy of the same corpus whose mirror
+that code built itself, and timed alternately with the current code. The in-process
+figures of both sides then come from two identical worker processes, one per checkout,
+so neither runs in the benchmark's own (larger) process. Sections that compare say so,
+with the ratio and a goal line; "not slower" allows 5% for noise.
 """
 
 
@@ -118,7 +129,8 @@ def machine_line(b: Bench, started: datetime, load: tuple[float, float, float]) 
         f"Measured {started:%Y-%m-%d %H:%M} UTC on {nproc()} CPUs ({cpu_model()}), "
         f"Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}, "
         f"memstore {getattr(memstore, '__version__', '?')} at {b.commit}; "
-        f"load average at start {load[0]:.2f}. Command: `{b.args.command_line}`."
+        + (f"baseline {b.baseline.describe()}; " if b.baseline is not None else "")
+        + f"load average at start {load[0]:.2f}. Command: `{b.args.command_line}`."
     )
 
 
@@ -195,6 +207,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-write", action="store_true", help="print only, write no report")
     parser.add_argument("--workdir", default=None, help="where corpora go (reused across runs if given)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary corpora")
+    parser.add_argument(
+        "--baseline-ref",
+        default=None,
+        metavar="REF",
+        help="also time the code of this commit (checked out in a temporary git worktree), alternating with "
+        "the current code, in the sync, search, render and hook sections (default: none)",
+    )
     args = parser.parse_args(argv)
     # The command recorded in the report: where corpora live and where the report goes
     # change no figure, so --workdir, --keep and --out are left out of it.
@@ -223,6 +242,12 @@ def main(argv: list[str] | None = None) -> int:
         out = Path(args.out) if args.out else DEFAULT_OUT
 
     bench = Bench(args)
+    if args.baseline_ref:
+        try:
+            bench.baseline = Baseline(args.baseline_ref, bench)
+        except Exception:
+            bench.close()
+            raise
     started = datetime.now(UTC)
     load = os.getloadavg()
     wall = time.perf_counter()

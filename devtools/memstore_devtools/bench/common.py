@@ -33,7 +33,9 @@ IN_PROCESS_MODULES = (
     "memstore.kinds",
     "memstore.policy",
     "memstore.render",
+    "memstore.results",
     "memstore.search",
+    "memstore.store",
     "memstore.sync",
     "memstore.timeutil",
     "memstore_devtools.corpus",
@@ -331,6 +333,7 @@ class Bench:
         for module in IN_PROCESS_MODULES:
             importlib.import_module(module)
         self.commit = git_describe()
+        self.baseline: Any = None  # a baseline.Baseline when --baseline-ref is given
 
     # -- corpora
 
@@ -411,5 +414,8 @@ class Bench:
         self.cli_rebuild_s[n] = median(cli)
 
     def close(self) -> None:
+        if self.baseline is not None:
+            self.baseline.close()
+            self.baseline = None
         if self.owns_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)

@@ -6,6 +6,10 @@ payload on stdin, alternating with `<python> -c pass` (the baseline) in one loop
 Two payloads: a PostToolUse Read of a T2 memory (reinforcement: a journal line and one
 SQLite transaction) and a PreToolUse Bash that a lens matches (the lens path: the
 lenses read from the mirror, the fired-once record written, the lens text printed).
+
+With `--baseline-ref REF` the baseline's hook joins the same loop, registered the way that
+commit registers it (its own `install.hook_command`: `python -S <its checkout>/memstore/
+hookrun.py --root ROOT`), on its own copy of the corpus with a mirror its own code built.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from memstore_devtools.bench.baseline import TOLERANCE, not_slower
 from memstore_devtools.bench.common import (
     REPO,
     Bench,
@@ -139,6 +144,40 @@ def _hook_size(b: Bench, n: int, reps: int, work: Path) -> dict[str, Any]:
         "base_s": lambda: proc([b.python, "-S", "-c", "pass"], read_payload),
         "console": lambda: proc([*b.memstore_cmd, "--root", str(root), "hook"], read_payload),
     }
+    bl = b.baseline
+    broot = None
+    if bl is not None:
+        bl.compile_bytecode()
+        broot = bl.root(n, lenses=LENSES)
+        shutil.rmtree(broot / "runtime", ignore_errors=True)  # forget the journal of earlier runs
+        log(f"hook at {fmt_n(n)}: building the baseline's mirror with its `memstore sync`")
+        bl.cli("baseline", broot, "sync")
+        bhook = shlex.split(bl.worker("baseline").call("hook_command", root=str(broot))[1])
+        if not bhook[2].startswith(str(bl.code)):
+            raise RuntimeError(f"the baseline's hook command does not run its own checkout: {bhook}")
+        btarget = broot / "memory" / target.name
+        bread_payload = work / f"read-{n}-baseline.json"
+        bread_payload.write_text(json.dumps({
+            "session_id": "bench-hook-read", "hook_event_name": "PostToolUse", "cwd": str(broot),
+            "tool_name": "Read", "tool_input": {"file_path": str(btarget)},
+            "tool_response": {"type": "text", "file": {"filePath": str(btarget)}},
+        }))
+        bbash_payload = work / f"bash-{n}-baseline.json"
+
+        def bbash() -> Child:
+            calls["bbash"] = calls.get("bbash", 0) + 1
+            bbash_payload.write_text(json.dumps({
+                "session_id": f"bench-hook-bash-{calls['bbash']}", "hook_event_name": "PreToolUse",
+                "cwd": str(broot), "tool_name": "Bash", "tool_input": {"command": "git push origin main"},
+            }))
+            child = run_child(bhook, env, bbash_payload)
+            if child.returncode != 0 or "git-push-guard" not in child.stdout:
+                raise RuntimeError(f"baseline hook (Bash) exited {child.returncode} without the lens: "
+                                   f"{child.stdout[:200]!r}")
+            return child
+
+        ways["read_ref"] = lambda: proc(bhook, bread_payload)
+        ways["bash_ref"] = bbash
     journal = root / "runtime" / "journal"
     for fn in ways.values():  # warm-up
         fn()
@@ -154,6 +193,11 @@ def _hook_size(b: Bench, n: int, reps: int, work: Path) -> dict[str, Any]:
     lines = sum(len(p.read_text().splitlines()) for p in journal.glob("*.jsonl"))
     errors = root / "runtime" / "state" / "hook-errors.log"
     err_text = errors.read_text().strip() if errors.exists() else ""
+    ref_check = None
+    if broot is not None:
+        ref_lines = sum(len(p.read_text().splitlines()) for p in (broot / "runtime" / "journal").glob("*.jsonl"))
+        ref_errors = broot / "runtime" / "state" / "hook-errors.log"
+        ref_check = (ref_lines, reps + 1, ref_errors.read_text().strip() if ref_errors.exists() else "")
     return {
         "n": n,
         "reps": reps,
@@ -163,6 +207,7 @@ def _hook_size(b: Bench, n: int, reps: int, work: Path) -> dict[str, Any]:
         "journal_lines": lines,
         "expected_lines": 2 * (reps + 1),  # Read through hookrun.py and through the console script
         "errors": err_text,
+        "ref_check": ref_check,
         "target": target.name,
         "command": shlex.join(hook).replace(str(root), "ROOT").replace(str(REPO), "<repo>"),
     }
@@ -214,8 +259,35 @@ def section_hook(b: Bench) -> Outcome:
                 f"{fmt_x(rel)} (each over its own baseline; raw medians {fmt_x(raw)})",
                 rel <= GOAL_SIZE_GROWTH,
             ))
+    bl = b.baseline
+    vs_headers: list[str] = []
+    vs_rows: list[list[str]] = []
+    if bl is not None:
+        vs_headers = ["T2 files", "payload", "current", bl.ref, f"current / {bl.ref}", "p90 current",
+                      f"p90 {bl.ref}", "CPU current", f"CPU {bl.ref}", "not slower"]
+        for r in results:
+            for key in ("read", "bash"):
+                med, p90, cpu = r["med"], r["p90"], r["cpu"]
+                ok = not_slower(med[key], med[f"{key}_ref"])
+                label = dict(WAYS)[key].split(", ", 1)[1]
+                vs_rows.append([fmt_n(r["n"]), label, fmt_s(med[key]), fmt_s(med[f"{key}_ref"]),
+                                fmt_x(med[key] / med[f"{key}_ref"]), fmt_s(p90[key]), fmt_s(p90[f"{key}_ref"]),
+                                fmt_s(cpu[key]), fmt_s(cpu[f"{key}_ref"]), "PASS" if ok else "MISS"])
+                goals.append(Goal(
+                    f"hook at {fmt_n(r['n'])}, {label}: not slower than {bl.ref}",
+                    f"{fmt_x(med[key] / med[f'{key}_ref'])} of its time ({fmt_s(med[key])} / "
+                    f"{fmt_s(med[f'{key}_ref'])})",
+                    ok,
+                ))
     checks = []
     for r in results:
+        if r["ref_check"] is not None:
+            lines, expected, errs = r["ref_check"]
+            checks.append(
+                f"{bl.ref if bl else ''} at {fmt_n(r['n'])}: {lines} journal lines appended "
+                f"({'as expected' if lines == expected else 'expected ' + str(expected)}), "
+                + ("no hook errors logged" if not errs else f"**hook errors logged**: `{errs[-200:]}`")
+            )
         ok = r["journal_lines"] == r["expected_lines"]
         checks.append(
             f"at {fmt_n(r['n'])}: {r['journal_lines']} journal lines appended "
@@ -249,10 +321,19 @@ def section_hook(b: Bench) -> Outcome:
             "which cancels drift between the two sizes' loops; the goal is judged on it):",
             md_table(growth_headers, growth_rows, "lrrl"),
         ]
+    if bl is not None:
+        md_parts += [
+            f"Against {bl.describe()}, in the same loop (so {len(WAYS) + 2} ways alternate): its hook as "
+            "it registers it (`python -S <its checkout>/memstore/hookrun.py --root ROOT`, bytecode "
+            "compiled the same way), same payloads, on its own copy of the corpus whose mirror its own "
+            f"`memstore sync` built. Not slower: within {TOLERANCE:.0%}.",
+            md_table(vs_headers, vs_rows, "rlrrrrrrrl"),
+        ]
     md_parts.append("Checks: " + "; ".join(checks) + ".")
     text = "\n\n".join(
         [bytecode.replace("`", "").replace("**", ""), text_table(headers, rows, "rlrrrlrr")]
         + ([text_table(growth_headers, growth_rows, "lrrl")] if growth_rows else [])
+        + ([text_table(vs_headers, vs_rows, "rlrrrrrrrl")] if bl is not None else [])
         + ["checks: " + "; ".join(checks).replace("`", "")]
     )
     return Outcome(text, "\n\n".join(md_parts), goals)

@@ -6,6 +6,11 @@ seed's way, reproduced in `seed_render`, parses every memory/<type>_*.md file wi
 python-frontmatter on every run, scores it from its frontmatter and writes the same
 three files. Both use memstore's own `score`, `assign` and `compose_*`, so the
 difference is the cost of reading and parsing every file.
+
+With `--baseline-ref REF` the render of that commit's code is timed in the same loop:
+in a worker process importing the baseline's checkout, on a copy of the corpus whose
+mirror the baseline built, beside an identical worker on the current checkout (and the
+CLI of each checkout, `python -m memstore render`). Goal: at 100k, >= 1.5x faster than REF.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import pstats
 from pathlib import Path
 from typing import Any
 
+from memstore_devtools.bench.baseline import TOLERANCE, not_slower
 from memstore_devtools.bench.common import (
     BIG,
     Bench,
@@ -33,6 +39,8 @@ from memstore_devtools.bench.common import (
 
 GOAL_RENDER_SPEEDUP = 10.0
 GOAL_RENDER_SIZE = 6000
+GOAL_BASELINE_SPEEDUP = 1.5  # the current render against the baseline's (--baseline-ref), at BIG
+OUTPUTS = ("MEMORY.md", "MEMORY-archive.md", "current-state.md")
 FULL_SIZES = (6000, 100000)
 QUICK_SIZES = (6000,)
 NOW = dt.datetime(2026, 7, 30, 12, 0, tzinfo=dt.UTC)
@@ -193,11 +201,7 @@ def _render_size(b: Bench, n: int, reps: int) -> dict[str, Any]:
     ours = mirror_render()
     cli_render()
     seed_bands, failed = seed_render(root, NOW, config, seed_out)
-    same = [
-        name
-        for name in ("MEMORY.md", "MEMORY-archive.md", "current-state.md")
-        if (root / "memory" / name).read_bytes() == (seed_out / name).read_bytes()
-    ]
+    same = [name for name in OUTPUTS if (root / "memory" / name).read_bytes() == (seed_out / name).read_bytes()]
     hot_ours = {e.filename for e in ours.bands.hot}
     hot_seed = {e.filename for e in seed_bands.hot}
     ways = {
@@ -205,6 +209,24 @@ def _render_size(b: Bench, n: int, reps: int) -> dict[str, Any]:
         "cli": cli_render,
         "seed": lambda: timed(lambda: seed_render(root, NOW, config, seed_out))[0],
     }
+    versus: dict[str, Any] = {}
+    bl = b.baseline
+    if bl is not None:
+        broot = bl.root(n)
+        roots = {"current": root, "baseline": broot}
+        for side in roots:
+            ways[f"w_{side}"] = lambda side=side: bl.worker(side).call(
+                "render", root=str(roots[side]), now=NOW_ARG)[0]
+            ways[f"cli_{side}"] = lambda side=side: bl.cli(side, roots[side], "--now", NOW_ARG, "render").seconds
+        hot = {side: set(bl.worker(side).call("render", root=str(r), now=NOW_ARG)[1]["hot"])
+               for side, r in roots.items()}
+        for side, r in roots.items():
+            bl.cli(side, r, "--now", NOW_ARG, "render")
+        versus = {
+            "hot": (len(hot["current"]), len(hot["baseline"]), len(hot["current"] & hot["baseline"])),
+            "same": [name for name in OUTPUTS
+                     if (root / "memory" / name).read_bytes() == (broot / "memory" / name).read_bytes()],
+        }
     times: dict[str, list[float]] = {k: [] for k in ways}
     for rep in range(reps):
         shift = rep % len(ways)
@@ -222,6 +244,7 @@ def _render_size(b: Bench, n: int, reps: int) -> dict[str, Any]:
         "hot": (len(hot_ours), len(hot_seed), len(hot_ours & hot_seed), sorted(hot_ours ^ hot_seed)),
         "same": same,
         "failed": failed,
+        "versus": versus,
     }
 
 
@@ -231,7 +254,7 @@ def section_render(b: Bench) -> Outcome:
     results = []
     for n in sizes:
         reps = b.args.render_reps or (3 if b.quick or n >= BIG else 7)
-        log(f"render at {fmt_n(n)}: 3 ways x {reps} repetitions")
+        log(f"render at {fmt_n(n)}: {3 if b.baseline is None else 7} ways x {reps} repetitions")
         results.append(_render_size(b, n, reps))
 
     headers = ["T2 files", "(a) render from mirror, in process", "(b) CLI `render` (full sync, then render)",
@@ -265,6 +288,50 @@ def section_render(b: Bench) -> Outcome:
         goals.append(Goal(f"render at {fmt_n(GOAL_RENDER_SIZE)}: seed's way / mirror >= "
                           f"{GOAL_RENDER_SPEEDUP:g}x", "not measured", None,
                           f"this run's render sizes: {', '.join(fmt_n(n) for n in sizes)}"))
+    bl = b.baseline
+    vs_headers: list[str] = []
+    vs_rows: list[list[str]] = []
+    vs_check: list[str] = []
+    if bl is not None:
+        vs_headers = ["T2 files", "current: render from mirror (worker)", f"{bl.ref}: same (worker)",
+                      f"{bl.ref} / current", "current: CLI `render`", f"{bl.ref}: CLI `render`",
+                      f"{bl.ref} / current (CLI)", "(a) for reference (bench process)", "goal"]
+        for r in results:
+            med = r["med"]
+            cur, base = med["w_current"], med["w_baseline"]
+            ccur, cbase = med["cli_current"], med["cli_baseline"]
+            at_goal = r["n"] == BIG
+            ok = base / cur >= GOAL_BASELINE_SPEEDUP if at_goal else not_slower(cur, base)
+            vs_rows.append([fmt_n(r["n"]), fmt_s(cur), fmt_s(base), fmt_x(base / cur), fmt_s(ccur), fmt_s(cbase),
+                            fmt_x(cbase / ccur), fmt_s(med["mirror"]), "PASS" if ok else "MISS"])
+            if at_goal:
+                goals.append(Goal(
+                    f"render at {fmt_n(BIG)} >= {GOAL_BASELINE_SPEEDUP:g}x faster than {bl.ref}",
+                    f"{fmt_x(base / cur)} ({fmt_s(base)} / {fmt_s(cur)}, each in a worker process)",
+                    ok,
+                ))
+            else:
+                goals.append(Goal(
+                    f"render at {fmt_n(r['n'])}: not slower than {bl.ref}",
+                    f"{fmt_x(base / cur)} as fast ({fmt_s(base)} / {fmt_s(cur)}, each in a worker process)",
+                    ok,
+                ))
+            goals.append(Goal(
+                f"`memstore render` (CLI) at {fmt_n(r['n'])}: not slower than {bl.ref}",
+                f"{fmt_x(cbase / ccur)} as fast ({fmt_s(cbase)} / {fmt_s(ccur)})",
+                not_slower(ccur, cbase),
+            ))
+            ours, theirs, common = r["versus"]["hot"]
+            same = r["versus"]["same"]
+            vs_check.append(
+                f"at {fmt_n(r['n'])}: Hot {ours} rows (current) and {theirs} ({bl.ref}), {common} in both; "
+                + ("all three derived files byte-identical" if len(same) == 3
+                   else f"byte-identical: {', '.join(same) or 'none'}")
+            )
+        if all(r["n"] != BIG for r in results):
+            goals.append(Goal(f"render at {fmt_n(BIG)} >= {GOAL_BASELINE_SPEEDUP:g}x faster than {bl.ref}",
+                              "not measured", None,
+                              f"this run's render sizes: {', '.join(fmt_n(r['n']) for r in results)}"))
     check_headers = ["T2 files", "Hot rows (a)", "Hot rows (c)", "in both", "same Hot set",
                      "byte-identical output files", "files `frontmatter.load` failed on"]
     largest = results[-1]
@@ -280,7 +347,7 @@ def section_render(b: Bench) -> Outcome:
         "render` process: interpreter start-up, a **full sync** (it stats every file), then the "
         "same render. (c) is the seed's way, a function in this benchmark: every run it parses "
         "every `memory/<type>_*.md` with `frontmatter.load`, scores each file with "
-        "`memstore.ranking.score` (defaults for missing or invalid fields; `last_accessed` falls "
+        "`memstore.policy.score` (defaults for missing or invalid fields; `last_accessed` falls "
         "back to the file's mtime, as in memstore), sorts by (-score, filename), bands with "
         "`memstore.render.assign` and writes the three files (to `runtime/bench-seed/`). It reads "
         "no journal; the corpus has none, so both ways see the same policy state. `now` is fixed "
@@ -288,6 +355,18 @@ def section_render(b: Bench) -> Outcome:
         f"after one warm-up run of each. Goal: (c) / (a) >= {GOAL_RENDER_SPEEDUP:g}x at "
         f"{fmt_n(GOAL_RENDER_SIZE)} T2 files.",
         md_table(headers, rows, "rrrrrrl"),
+        *([
+            f"Against {bl.describe() if bl else ''}, in the same loop. Each side renders its own "
+            "copy of the corpus from a mirror its own code built (the schemas differ), in a worker "
+            "process that imports only that checkout's memstore (two identical workers, one per "
+            "checkout; the time is taken inside the worker around open mirror, load config, "
+            "render, close, as (a)), and through that checkout's `python -m memstore --root R "
+            f"--now {NOW_ARG} render` (full sync, then render). Goal from the issue: at "
+            f"{fmt_n(BIG)}, render >= {GOAL_BASELINE_SPEEDUP:g}x faster than {bl.ref if bl else ''}; "
+            f"elsewhere not slower (within {TOLERANCE:.0%}). Same work? "
+            + "; ".join(vs_check) + ".",
+            md_table(vs_headers, vs_rows, "rrrrrrrrl"),
+        ] if bl is not None else []),
         "Sanity check (from the warm-up run): does the seed's way do comparable work? It should "
         "put the same files in Hot and, given the same policy state, write the same bytes. Files "
         "`frontmatter.load` fails on (YAML that does not load; a key named `content`, which "
@@ -299,6 +378,7 @@ def section_render(b: Bench) -> Outcome:
     ])
     text = "\n\n".join([
         text_table(headers, rows, "rrrrrrl"),
+        *([text_table(vs_headers, vs_rows, "rrrrrrrrl"), "; ".join(vs_check)] if bl is not None else []),
         text_table(check_headers, check_rows, "rrrrlll"),
         f"profile of (a) at {fmt_n(largest['n'])}:\n" + text_table(prof_headers, prof, "rrrrl"),
     ])

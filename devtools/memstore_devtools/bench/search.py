@@ -5,15 +5,22 @@ files); `--full` walks and stats every file first; `--no-sync` searches the mirr
 is. All five ways of searching and grep alternate in one loop. A freshness check then
 shows what each kind of sync sees: a new file, and a file rewritten in place by a tool
 other than the agent's (which only `--full` catches).
+
+With `--baseline-ref REF` four more ways join the loop: the library's entry point with a
+quick catch-up (`Store(root).search`; `search_root` before the Store existed) in a worker
+process per checkout, and each checkout's `python -m memstore search --json`, each side on
+its own copy of the corpus and its own mirror.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from memstore_devtools.bench.baseline import TOLERANCE
 from memstore_devtools.bench.common import (
     BIG,
     Bench,
@@ -52,7 +59,7 @@ QUERIES: tuple[tuple[str, str], ...] = (
 # (key, label, short label for the per-query table)
 METHODS: tuple[tuple[str, str, str], ...] = (
     ("inproc", "in process, open connection (no sync)", "in process"),
-    ("root", "in process, `search_root` (quick sync first)", "search_root"),
+    ("root", "in process, `Store(root).search(q, 10)` (quick catch-up first)", "Store.search"),
     ("cli", "CLI `search --json` (default: quick sync first)", "CLI"),
     ("cli_full", "CLI `search --full --json` (walks every file first)", "CLI --full"),
     ("cli_nosync", "CLI `search --no-sync --json`", "CLI --no-sync"),
@@ -64,12 +71,15 @@ CLI_FLAGS = {"cli": (), "cli_full": ("--full",), "cli_nosync": ("--no-sync",)}
 
 def _search_size(b: Bench, n: int, reps: int) -> dict[str, Any]:
     """Per-query medians of every method and of grep, timed interleaved."""
+    from memstore import Store
     from memstore.config import load_config
-    from memstore.search import search, search_root
+    from memstore.search import search
     from memstore.sync import open_mirror, sync
 
     root = b.corpus(n)
     sync(root)
+    bl = b.baseline
+    roots = {"current": root, "baseline": bl.root(n) if bl is not None else root}
     config = load_config(root)
     conn = open_mirror(root, config)
     memory = str(root / "memory")
@@ -78,7 +88,15 @@ def _search_size(b: Bench, n: int, reps: int) -> dict[str, Any]:
         if method == "inproc":
             return timed(lambda: search(conn, query, 10, None, config))
         if method == "root":
-            return timed(lambda: search_root(root, query, limit=10))
+            return timed(lambda: [hit.to_json() for hit in Store(root).search(query, 10, catch_up="quick")])
+        if method.startswith("lib_"):
+            side = method[4:]
+            seconds, value = bl.worker(side).call("search", root=str(roots[side]), query=query, limit=10)
+            return seconds, [{"path": value["top"]}] * value["hits"]
+        if method.startswith("vcli_"):
+            side = method[5:]
+            child = bl.cli(side, roots[side], "search", query, "--json", "--limit", "10")
+            return child.seconds, json.loads(child.stdout)
         if method in CLI_FLAGS:
             child = b.cli(root, "search", query, "--json", "--limit", "10", *CLI_FLAGS[method])
             return child.seconds, json.loads(child.stdout)
@@ -90,6 +108,8 @@ def _search_size(b: Bench, n: int, reps: int) -> dict[str, Any]:
         raise ValueError(method)
 
     order = [m for m, _, _ in METHODS] + ["grep"]
+    if bl is not None:
+        order += [f"{way}_{side}" for way in ("lib", "vcli") for side in ("current", "baseline")]
     times: dict[tuple[int, str], list[float]] = {}
     hits: dict[int, dict[str, Any]] = {}
     try:
@@ -97,11 +117,14 @@ def _search_size(b: Bench, n: int, reps: int) -> dict[str, Any]:
         for qi, (query, word) in enumerate(QUERIES):
             results = {m: run(m, query, word)[1] for m in order}
             top = {m: (r[0]["path"] if r else None) for m, r in results.items() if m != "grep"}
+            ours = {m: t for m, t in top.items() if not m.endswith("_baseline")}
+            theirs = {m: t for m, t in top.items() if m.endswith("_baseline")}
             hits[qi] = {
                 "hits": len(results["inproc"]),
                 "top": top["inproc"],
                 "grep_files": len(results["grep"]),
-                "agree": len(set(top.values())) == 1,
+                "agree": len(set(ours.values())) == 1,
+                "baseline_agrees": all(t == top["inproc"] for t in theirs.values()),
             }
         for rep in range(reps):
             for qi, (query, word) in enumerate(QUERIES):
@@ -128,6 +151,7 @@ def _freshness(b: Bench, root: Path) -> list[list[str]]:
     names = sorted(p.name for p in memory.glob("*_*.md"))
     edited = memory / names[len(names) // 3]
     original = edited.read_bytes()
+    stamp = edited.stat()
     rows = []
     try:
         new.write_text("---\nname: reference_bench-freshness-probe\n---\n\nThe word zqxnewfileprobe.\n")
@@ -141,6 +165,7 @@ def _freshness(b: Bench, root: Path) -> list[list[str]]:
     finally:
         new.unlink(missing_ok=True)
         edited.write_bytes(original)
+        os.utime(edited, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # render falls back on the mtime
         sync(root)
     return rows
 
@@ -219,16 +244,54 @@ def section_search(b: Bench) -> Outcome:
             note,
         )
     ]
+    bl = b.baseline
+    vs_headers: list[str] = []
+    vs_rows: list[list[str]] = []
+    vs_note = ""
+    if bl is not None:
+        vs_headers = ["T2 files", "way", "current", bl.ref, f"{bl.ref} / current (median over queries)",
+                      "worst query", "goal"]
+        for data in per_size:
+            dmed = data["med"]
+            for way, label in (("lib", "library, quick catch-up (worker)"),
+                               ("vcli", "CLI `search --json` (quick sync first)")):
+                cur = [dmed[(qi, f"{way}_current")] for qi in range(len(QUERIES))]
+                base = [dmed[(qi, f"{way}_baseline")] for qi in range(len(QUERIES))]
+                per_query = [bb / cc for bb, cc in zip(base, cur, strict=True)]
+                ok = median(per_query) >= 1 / (1 + TOLERANCE)
+                vs_rows.append([fmt_n(data["n"]), label, fmt_s(median(cur)), fmt_s(median(base)),
+                                fmt_x(median(per_query)), fmt_x(min(per_query)), "PASS" if ok else "MISS"])
+                goals.append(Goal(
+                    f"search at {fmt_n(data['n'])}, {label.replace(' (worker)', '')}: not slower than {bl.ref}",
+                    f"{fmt_x(median(per_query))} as fast (median over queries of {bl.ref}'s time over the "
+                    f"current; worst query {fmt_x(min(per_query))})",
+                    ok,
+                ))
+        differ = [QUERIES[qi][0] for data in per_size for qi, h in data["hits"].items() if not h["baseline_agrees"]]
+        vs_note = (
+            f"Against {bl.describe()}, in the same loop, each side on its own copy of the corpus with "
+            "a mirror its own code built: the library's entry point with a quick catch-up (current: "
+            "`Store(root).search(q, 10, catch_up=\"quick\")`; before the Store: `search_root(root, q, "
+            "limit=10)`), timed inside a worker process per checkout (two identical workers, each "
+            "importing only its checkout's memstore), and each checkout's `python -m memstore --root R "
+            "search Q --json --limit 10` as a whole process. The ratio is taken per query, then the "
+            f"median over queries; not slower means within {TOLERANCE:.0%}. Top hit the same as the "
+            "current code's: "
+            + ("for every query at every size." if not differ
+               else "not for " + ", ".join(f"`{q}`" for q in sorted(set(differ))) + ".")
+        )
     md_parts = [
         "Ten fixed queries (plain words from the generated corpus), `--limit 10`. memstore runs "
         "the whole query ranked (FTS5 bm25, coverage re-rank, snippets); `grep -ril WORD "
         "ROOT/memory` only lists the files holding the query's single most distinctive word, "
         "case-insensitively: **grep does not rank**, nor combine words, nor snippet. Ways: "
-        "`search` on an open connection (no sync); `search_root(root, q, limit=10)`, which opens "
-        "the mirror and runs a quick sync; the CLI by default (quick sync: it stats the folders "
+        "`search` on an open connection (no sync); `Store(root).search(q, 10)`, the library's "
+        "entry point, which opens the mirror and runs a quick catch-up (`catch_up=\"quick\"`, the "
+        "default); the CLI by default (quick sync: it stats the folders "
         "and reads the files the hook saw written, not every file), with `--full` (stats every "
         "file, as `memstore sync` does) and with `--no-sync`. Every way runs once per query to "
-        "warm caches, then all six alternate in one loop (order rotated per query and "
+        f"warm caches, then all {len(METHODS) + 1 + (4 if bl is not None else 0)} ways alternate in one "
+        "loop (order rotated per query and "
         "repetition); each figure is the median of its repetitions. The CLI rows and grep are "
         "whole processes (fork, exec, interpreter start-up). "
         f"Goal at 100k files: the default CLI >= {GOAL_GREP_SPEEDUP:g}x faster than grep, judged "
@@ -241,6 +304,8 @@ def section_search(b: Bench) -> Outcome:
         "how many files grep listed:",
         md_table(q_headers, q_rows, q_align),
     ]
+    if bl is not None:
+        md_parts += [vs_note, md_table(vs_headers, vs_rows, "rlrrrrl")]
     if disagree:
         md_parts.append(
             "`*`: the top hit was not the same file in every way of searching for: "
@@ -263,6 +328,7 @@ def section_search(b: Bench) -> Outcome:
             text_table(sum_headers, sum_rows, "rrlrrrr"),
             startup,
             f"per query at {fmt_n(n)}:\n" + text_table(q_headers, q_rows, q_align),
+            *([vs_note.replace("`", ""), text_table(vs_headers, vs_rows, "rlrrrrl")] if bl is not None else []),
             "freshness:\n" + text_table(fresh_headers, fresh_rows, "llll"),
         ]
     )

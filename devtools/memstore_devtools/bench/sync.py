@@ -1,4 +1,9 @@
-"""Sync sections: first sync and rebuild throughput, incremental sync, a profile of a rebuild."""
+"""Sync sections: first sync and rebuild throughput, incremental sync, a profile of a rebuild.
+
+With `--baseline-ref REF`, the rebuild (throughput) and the one-change and no-change syncs
+(incremental) of that commit's code are timed in the same loops, in a worker process per
+checkout, each side on its own copy of the corpus.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +14,13 @@ import sys
 import time
 from pathlib import Path
 
+from memstore_devtools.bench.baseline import TOLERANCE, not_slower
 from memstore_devtools.bench.common import (
     BIG,
     Bench,
     Goal,
     Outcome,
+    OverBudget,
     fmt_mb,
     fmt_n,
     fmt_rate,
@@ -58,9 +65,14 @@ def section_throughput(b: Bench) -> Outcome:
 
     stopped_any = False
     complete: dict[int, float] = {}  # sizes where one first sync then ran to completion
+    bl = b.baseline
+    vs_rows: list[list[str]] = []
     for n in b.sizes:
         root = b.corpus(n)
         files = b.file_counts[n]
+        roots = {"current": root, "baseline": bl.root(n) if bl is not None else root}
+        vs_times: dict[str, list[float]] = {"current": [], "baseline": []}
+        vs_stopped: set[str] = set()
         reps = b.reps_for(n)
         limit = b.budget_for(n)
         log(f"throughput at {fmt_n(n)}: {files} files, {reps} repetitions, budget {limit and fmt_s(limit)} each")
@@ -87,6 +99,22 @@ def section_throughput(b: Bench) -> Outcome:
                 times["cli"].append(child.seconds)
                 stopped.update(["cli"] if child.over_budget else [])
                 cli_rss.extend([] if child.over_budget else [child.maxrss_kib])
+            if bl is not None:
+                sides = ["current", "baseline"] if rep % 2 == 0 else ["baseline", "current"]
+                for side in sides:
+                    if side in vs_stopped:
+                        continue
+                    try:
+                        seconds, _ = bl.worker(side).call("rebuild", timeout=limit, root=str(roots[side]))
+                    except OverBudget:
+                        bl.restart(side)
+                        vs_stopped.add(side)
+                        for leftover in (roots[side] / "runtime").glob("memstore.db.rebuild-*"):
+                            leftover.unlink(missing_ok=True)
+                        continue
+                    vs_times[side].append(seconds)
+                log("  rep {}: worker rebuild {}".format(rep + 1, ", ".join(
+                    f"{k} {fmt_s(v[-1])}" for k, v in vs_times.items() if v)))
             log(f"  rep {rep + 1}: " + ", ".join(f"{k} {fmt_s(v[-1])}" for k, v in times.items() if v)
                 + (f"; stopped at the budget: {', '.join(sorted(stopped))}" if stopped else ""))
             if {"first", "rebuild", "cli"} <= stopped:
@@ -126,6 +154,21 @@ def section_throughput(b: Bench) -> Outcome:
                 ("> " if over else "") + fmt_x(seconds / f_floor),
                 verdict(judge(rate[key], key in stopped)),
             ])
+        if bl is not None:
+            cur = float(limit or 0) if "current" in vs_stopped or not vs_times["current"] else median(
+                vs_times["current"])
+            base = float(limit or 0) if "baseline" in vs_stopped or not vs_times["baseline"] else median(
+                vs_times["baseline"])
+            mark = {side: ("> " if side in vs_stopped else "") for side in ("current", "baseline")}
+            ok = not_slower(cur, base) if "current" not in vs_stopped else False
+            vs_rows.append([fmt_n(n), str(files), mark["current"] + fmt_s(cur), mark["baseline"] + fmt_s(base),
+                            fmt_x(base / cur), verdict(ok)])
+            goals.append(Goal(
+                f"rebuild at {fmt_n(n)} files: not slower than {bl.ref}",
+                f"{fmt_x(base / cur)} as fast ({mark['baseline']}{fmt_s(base)} / {mark['current']}{fmt_s(cur)}, "
+                "each in a worker process)",
+                ok,
+            ))
         if cli_rss:
             rss = max(cli_rss)
             mem_rows.append([fmt_n(n), str(files), fmt_mb(rss), fmt_mb(rss_floor), fmt_x(rss / rss_floor)])
@@ -192,14 +235,30 @@ def section_throughput(b: Bench) -> Outcome:
             md_table(mem_headers, mem_rows, "rrrrr"),
         ]
         + ([f"Corpus generation (not part of any figure): {gen}."] if gen else [])
+        + ([vs_note(b, "rebuild"), md_table(vs_headers(b), vs_rows, "rrrrrl")] if bl is not None else [])
     )
     text = "\n\n".join(
         [
             text_table(headers, rows_md, "rrlrrrrl"),
             text_table(mem_headers, mem_rows, "rrrrr"),
         ]
+        + ([text_table(vs_headers(b), vs_rows, "rrrrrl")] if bl is not None else [])
     )
     return Outcome(text, md, goals)
+
+
+def vs_headers(b: Bench) -> list[str]:
+    ref = b.baseline.ref
+    return ["T2 files", "md files", "current (worker)", f"{ref} (worker)", f"{ref} / current", "not slower"]
+
+
+def vs_note(b: Bench, what: str) -> str:
+    return (
+        f"Against {b.baseline.describe()}: the same {what}, in process, timed inside a worker "
+        "process per checkout (two identical workers, each importing only its checkout's memstore), "
+        "each on its own copy of the corpus (mirror built by its own code), in the same loop as the "
+        f"figures above, the two sides' order swapped every repetition. Not slower: within {TOLERANCE:.0%}."
+    )
 
 
 def _touch_file(root: Path) -> Path:
@@ -221,9 +280,17 @@ def section_incremental(b: Bench) -> Outcome:
     sync(root)  # mirror present and current
     target = _touch_file(root)
     original = target.read_bytes()
+    stamp = target.stat()
     reps = max(5, b.reps_for(n) * 2)
     log(f"incremental at {fmt_n(n)}: editing {target.name}, {reps} repetitions")
     one_s, none_s, cli_one_s, cli_none_s = [], [], [], []
+    bl = b.baseline
+    roots = {"current": root}
+    if bl is not None:
+        roots["baseline"] = bl.root(n)
+        bl.worker("current").call("sync", root=str(root))  # warm, and both mirrors current
+        bl.worker("baseline").call("sync", root=str(roots["baseline"]))
+    vs: dict[tuple[str, str], list[float]] = {}
     try:
         for rep in range(reps):
             target.write_bytes(original + f"\nBench edit {rep}a.\n".encode())
@@ -235,9 +302,23 @@ def section_incremental(b: Bench) -> Outcome:
             target.write_bytes(original + f"\nBench edit {rep}b.\n".encode())
             cli_one_s.append(b.cli(root, "sync").seconds)
             cli_none_s.append(b.cli(root, "sync").seconds)
+            if bl is not None:
+                for side in (["current", "baseline"] if rep % 2 == 0 else ["baseline", "current"]):
+                    edited = roots[side] / "memory" / target.name
+                    edited.write_bytes(original + f"\nBench edit {rep}c.\n".encode())
+                    seconds, value = bl.worker(side).call("sync", root=str(roots[side]))
+                    if value["changed"] != 1:
+                        raise RuntimeError(f"{side}: expected 1 changed file, sync said {value}")
+                    vs.setdefault((side, "one"), []).append(seconds)
+                    vs.setdefault((side, "none"), []).append(bl.worker(side).call("sync", root=str(roots[side]))[0])
     finally:
-        target.write_bytes(original)
+        for side_root in roots.values():  # the bytes and the mtime, which render falls back on
+            edited = side_root / "memory" / target.name
+            edited.write_bytes(original)
+            os.utime(edited, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
         sync(root)
+        if bl is not None:
+            bl.worker("baseline").call("sync", root=str(roots["baseline"]))
     one, none, cli_one, cli_none = (median(x) for x in (one_s, none_s, cli_one_s, cli_none_s))
     ratio = one / rebuild_s
     gt, lt = ("> ", "< ") if over else ("", "")
@@ -252,6 +333,18 @@ def section_incremental(b: Bench) -> Outcome:
          lt + fmt_ratio(cli_none / cli_rebuild_s), ""],
     ]
     headers = ["operation", "median", "rebuild (same way)", "ratio", "goal"]
+    goals = []
+    vs_rows: list[list[str]] = []
+    if bl is not None:
+        for key, label in (("one", "sync, one file changed"), ("none", "sync, nothing changed")):
+            cur, base = median(vs[("current", key)]), median(vs[("baseline", key)])
+            ok = not_slower(cur, base)
+            vs_rows.append([label, fmt_s(cur), fmt_s(base), fmt_x(base / cur), verdict(ok)])
+            goals.append(Goal(f"{label} at {fmt_n(n)}: not slower than {bl.ref}",
+                              f"{fmt_x(base / cur)} as fast ({fmt_s(base)} / {fmt_s(cur)}, each in a worker process)",
+                              ok))
+    vs_headers = ["operation (in process)", "current (worker)", f"{bl.ref} (worker)" if bl else "",
+                  f"{bl.ref} / current" if bl else "", "not slower"]
     md = "\n\n".join(
         [
             f"Corpus: {fmt_n(n)} T2 files ({b.file_counts[n]} markdown files). One T2 memory "
@@ -268,15 +361,19 @@ def section_incremental(b: Bench) -> Outcome:
             ),
             md_table(headers, rows, "lrrrl"),
         ]
+        + ([vs_note(b, "one-change and no-change syncs") + f" Medians of {reps} repetitions.",
+            md_table(vs_headers, vs_rows, "lrrrl")] if bl is not None else [])
     )
     text = f"largest corpus: {fmt_n(n)}\n" + text_table(headers, rows, "lrrrl")
+    if bl is not None:
+        text += "\n\n" + text_table(vs_headers, vs_rows, "lrrrl")
     goal = Goal(
         f"incremental sync, 1 changed file in {fmt_n(n)}, <= {GOAL_INCREMENTAL_RATIO} of a rebuild",
         f"{lt}{fmt_ratio(ratio)} ({fmt_s(one)} / {gt}{fmt_s(rebuild_s)})",
         ratio <= GOAL_INCREMENTAL_RATIO if n >= BIG else None,
         "" if n >= BIG else f"goal is stated at 100k; this run's largest corpus is {fmt_n(n)}",
     )
-    return Outcome(text, md, [goal])
+    return Outcome(text, md, [goal, *goals])
 
 
 

@@ -1,0 +1,418 @@
+"""The cheap, deterministic half of the nightly cycle: what `memstore tick` does beyond sync,
+flush and render, and the git helper both nightly commands share.
+
+- `live_change`: is a person (or an agent) probably mid-session? Any memory file changed
+  in the last `flush_quiet_minutes`. Then tick only scans (sync, lint) and writes the cue.
+- `roll_windows`: T1 facts past their window and dream-journal entries past the newest
+  few move into an `archive/` folder beside them. Nothing is deleted: the SessionStart
+  bundle reads only the top folder, while the mirror (and so search) still holds them.
+- `cue_items` / `write_cue`: what a linter cannot decide and a model should look at,
+  written to runtime/state/cue.json for the reflective `memstore wake` to read.
+- `commit_paths`: stage and commit exactly the files named, and nothing else in the tree.
+
+Every function takes `now` from its caller (the Store's clock); none reads the clock.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import sqlite3
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memstore.agent_root import RootPaths
+from memstore.config import Config
+from memstore.context import _dated, split_front
+from memstore.errors import MemstoreError
+from memstore.kinds import DERIVED
+from memstore.locks import atomic_write
+from memstore.timeutil import UTC, fmt, parse_when
+
+ARCHIVE_DIR = "archive"
+# An in-flight memory nobody has read for this long is probably no longer in flight.
+STALE_IN_FLIGHT_DAYS = 14
+KINDS = ("near-duplicate", "important-gone-cold", "stale-in-flight", "new-fact")
+IMPORTANT = 5.0  # importance at or above which going cold is worth a look
+DETAIL_CHARS = 160
+PER_KIND = 25  # cue items of one kind; a model can weigh 25 near-duplicates in one sitting, not 3,000
+
+
+# ---------------------------------------------------------------- live-session awareness
+
+
+def memory_files(root: Path) -> Iterable[tuple[str, int]]:
+    """(root-relative path, mtime_ns) of every file a person or the agent writes.
+
+    Markdown under memory/ (every depth, archives included), lenses/ and meditations/,
+    and identity.md; not the derived files (tick writes those itself) nor runtime/.
+    """
+    from memstore.sync import walk
+
+    for start in ("memory", "lenses", "meditations"):
+        if not (root / start).is_dir():
+            continue
+        for rel, (mtime_ns, _size, _inode) in walk(root, start).files.items():
+            if rel.startswith("memory/") and rel.count("/") == 1 and rel[len("memory/"):] in DERIVED:
+                continue
+            yield rel, mtime_ns
+    try:
+        yield "identity.md", (root / "identity.md").stat().st_mtime_ns
+    except OSError:
+        pass
+
+
+def live_change(root: Path, now: dt.datetime, config: Config) -> tuple[str, float] | None:
+    """The most recently changed memory file inside the quiet window, with its age in minutes; else None.
+
+    The window is `flush_quiet_minutes` either side of now: a file stamped a little
+    after now was written while the tick started (or on a host whose clock runs a
+    little ahead), which says someone is at work just as well. A stamp far in the
+    future says only that the clock is pinned or skewed, so it does not count.
+    """
+    window_ns = config.flush_quiet_minutes * 60 * 1_000_000_000
+    now_ns = int(now.timestamp()) * 1_000_000_000
+    best: tuple[int, str] | None = None
+    for rel, mtime_ns in memory_files(root):
+        if abs(now_ns - mtime_ns) < window_ns and (best is None or (mtime_ns, rel) > best):
+            best = (mtime_ns, rel)
+    if best is None:
+        return None
+    return best[1], (now_ns - best[0]) / 60e9
+
+
+def describe_live(found: tuple[str, float] | None) -> str | None:
+    """One phrase for a live_change result: which file, and when."""
+    if found is None:
+        return None
+    rel, minutes = found
+    if minutes < 0:
+        return f"{rel} is stamped {-minutes:.0f} min after now"
+    return f"{rel} changed {minutes:.0f} min ago"
+
+
+# ---------------------------------------------------------------- window rolling
+
+
+@dataclass
+class Rolled:
+    moves: list[tuple[str, str]] = field(default_factory=list)  # (old, new), root-relative
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (path, why) of files left in place
+
+    @property
+    def paths(self) -> list[str]:
+        """Where the rolled files are now."""
+        return [new for _old, new in self.moves]
+
+
+def _free_name(folder: Path, name: str) -> Path:
+    """`folder/name`, or `folder/<stem>-2.md`, -3, ... : the first that does not exist."""
+    target = folder / name
+    stem, suffix = os.path.splitext(name)
+    n = 2
+    while os.path.lexists(target):
+        target = folder / f"{stem}-{n}{suffix}"
+        n += 1
+    return target
+
+
+def _move(root: Path, path: Path, rolled: Rolled) -> None:
+    folder = path.parent / ARCHIVE_DIR
+    try:
+        folder.mkdir(exist_ok=True)
+        target = _free_name(folder, path.name)
+        os.replace(path, target)  # same folder tree, same file system: a rename, bytes and mtime kept
+    except OSError as exc:  # one file that cannot move (permissions, archive/ not a folder) stops nothing
+        rolled.failed.append((path.relative_to(root).as_posix(), str(exc)))
+        return
+    rolled.moves.append((path.relative_to(root).as_posix(), target.relative_to(root).as_posix()))
+
+
+def roll_windows(root: Path, now: dt.datetime, config: Config) -> Rolled:
+    """Move T1 facts past `short_term_days` and dream entries past the newest `dream_entries`
+    into archive/ beside them. Never deletes, never overwrites, never touches archive/.
+
+    Which files count follows the SessionStart bundle (context.sections) exactly: a file
+    this moves is one the bundle had stopped showing. Undated or future-dated files stay.
+    """
+    paths = RootPaths(root)
+    today = now.date()
+    rolled = Rolled()
+    for day, path in reversed(_dated(Path(paths.short_term))):  # oldest first: a stable order
+        if (today - day).days > config.short_term_days:
+            _move(root, path, rolled)
+    dreams = [(day, path) for day, path in _dated(Path(paths.dream_journal)) if day <= today]
+    for _day, path in reversed(dreams[config.dream_entries:]):
+        _move(root, path, rolled)
+    return rolled
+
+
+# ---------------------------------------------------------------- the cue
+
+# Words that say nothing about what a summary is about; left out of the near-duplicate measure.
+_STOP = frozenset(
+    "the and for with that this from into when then than not are was were has have had but use "
+    "uses used can its our out all any you your they them their there what which who how why".split()
+)
+_WORD = re.compile(r"[^\W_]+")
+# Two summaries are near-duplicates at token-set Jaccard >= NUM/DEN (compared in integers).
+JACCARD_NUM, JACCARD_DEN = 3, 5
+# At most this many candidate pairs are scored; a corpus of boilerplate summaries stops here.
+COMPARE_BUDGET = 2_000_000
+
+
+def summary_tokens(text: str) -> frozenset[str]:
+    """Lower-cased words of three or more letters or digits, less a few function words."""
+    return frozenset(w for w in _WORD.findall(text.lower()) if len(w) >= 3 and w not in _STOP)
+
+
+@dataclass
+class Duplicates:
+    pairs: list[tuple[str, str, float]] = field(default_factory=list)  # (path a, path b, jaccard), a < b
+    compared: int = 0
+    exhausted: bool = False  # the comparison budget ran out: pairs may be incomplete
+
+
+def near_duplicates(summaries: dict[str, str], budget: int = COMPARE_BUDGET) -> Duplicates:
+    """Pairs whose summaries have token-set Jaccard >= 3/5, found by prefix filtering.
+
+    Exact, without comparing every pair: order each token set by how rare its tokens are
+    (document frequency, then the token). If |x ∩ y| >= t·|x ∪ y| then x and y share a
+    token among the first |x| - ceil(t·|x|) + 1 of x and the first |y| - ceil(t·|y|) + 1
+    of y, so only records meeting in those short prefixes (the rarest tokens) are scored.
+    Pairs whose sizes alone rule the threshold out are skipped before counting.
+
+    Why this measure: a summary is one line naming a topic, so word overlap is the signal,
+    and word order or inflection rarely is. A set measure can be indexed (difflib's ratio
+    cannot: every pair would cost a full sequence match, 50 million of them at 10,000
+    memories), it is symmetric and deterministic, and the threshold is a plain fraction.
+    On the 10,000-memory synthetic corpus it scores about 0.8 million pairs in 0.4 s;
+    `budget` caps the worst case (summaries drawn from a tiny vocabulary) at about 0.7 s.
+    """
+    sets = {path: summary_tokens(text) for path, text in summaries.items()}
+    df: dict[str, int] = {}
+    for tokens in sets.values():
+        for token in tokens:
+            df[token] = df.get(token, 0) + 1
+    result = Duplicates()
+    index: dict[str, list[int]] = {}
+    records: list[tuple[str, frozenset[str]]] = []
+    # Shorter sets first, so a set is only compared with sets no longer than itself.
+    for path, tokens in sorted(sets.items(), key=lambda item: (len(item[1]), item[0])):
+        if not tokens:
+            continue
+        size = len(tokens)
+        ordered = sorted(tokens, key=lambda t: (df[t], t))
+        need = -(-JACCARD_NUM * size // JACCARD_DEN)  # ceil(t * size)
+        prefix = ordered[: size - need + 1]
+        seen: set[int] = set()
+        me = len(records)
+        for token in prefix:
+            for other in index.get(token, ()):
+                if other in seen:
+                    continue
+                seen.add(other)
+                other_path, other_tokens = records[other]
+                if JACCARD_DEN * len(other_tokens) < JACCARD_NUM * size:
+                    continue  # too short to reach the threshold with the longer one
+                if result.compared >= budget:
+                    result.exhausted = True
+                    break
+                result.compared += 1
+                common = len(tokens & other_tokens)
+                union = size + len(other_tokens) - common
+                if JACCARD_DEN * common >= JACCARD_NUM * union:
+                    a, b = sorted((path, other_path))
+                    result.pairs.append((a, b, common / union))
+            index.setdefault(token, []).append(me)
+        records.append((path, tokens))
+        if result.exhausted:
+            break
+    result.pairs.sort()
+    return result
+
+
+def _one_line(text: str, limit: int = DETAIL_CHARS) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def _first_line(path: Path) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace").replace("\r\n", "\n").lstrip("\ufeff")
+    except OSError:
+        return ""
+    for line in split_front(text)[1].splitlines():
+        line = line.strip().lstrip("#").strip()
+        if line:
+            return line
+    return ""
+
+
+def last_wake(root: Path) -> dt.datetime | None:
+    """`ran_at` of the last `memstore wake` (runtime/state/wake-status.json), or None."""
+    try:
+        data = json.loads(Path(RootPaths(root).wake_status).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return parse_when(data.get("ran_at")) if isinstance(data, dict) else None
+
+
+@dataclass
+class Findings:
+    items: list[dict[str, Any]]  # what goes into the cue: at most PER_KIND of each kind
+    found: dict[str, int]  # kind -> how many were found (more than the cue holds when capped)
+    duplicates: Duplicates
+
+
+def _item(kind: str, paths: list[str], detail: str) -> dict[str, Any]:
+    return {"kind": kind, "paths": paths, "detail": _one_line(detail)}
+
+
+def cue_items(
+    conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config, rows: list[dict[str, Any]],
+    *, budget: int = COMPARE_BUDGET, per_kind: int | None = None,
+) -> Findings:
+    """Every finding, and the cue's items: by kind (KINDS order), most pressing first within a
+    kind (most alike, most important, longest stale, newest), ties by path; at most
+    `per_kind` (PER_KIND) of each, so a corpus of look-alike summaries cannot flood the cue.
+
+    `rows` are the Store.list rows (views.list_view) at `now`.
+    """
+    cap = PER_KIND if per_kind is None else per_kind
+    ranked: dict[str, list[tuple[Any, dict[str, Any]]]] = {kind: [] for kind in KINDS}
+
+    live_rows = [r for r in rows if r["band"] != "superseded"]  # superseded ones are meant to look alike
+    summary_of = {r["path"]: r["summary"] or "" for r in live_rows}
+    dups = near_duplicates(summary_of, budget)
+    for a, b, score in dups.pairs:
+        detail = (f"summaries {score:.2f} alike (token-set Jaccard): "
+                  f"{_one_line(summary_of[a], 60)!r} / {_one_line(summary_of[b], 60)!r}")
+        ranked["near-duplicate"].append(((-score, a, b), _item("near-duplicate", [a, b], detail)))
+
+    for r in rows:
+        if r["importance"] >= IMPORTANT and r["band"] in ("cold", "archive"):
+            detail = (f"importance {r['importance']:g} but in the {r['band']} band "
+                      f"(score {r['score']:.2f}, last read {r['last_accessed'] or 'never'})")
+            ranked["important-gone-cold"].append(
+                ((-r["importance"], r["score"], r["path"]), _item("important-gone-cold", [r["path"]], detail)))
+
+    stale_before = now - dt.timedelta(days=STALE_IN_FLIGHT_DAYS)
+    for row in conn.execute(
+        "SELECT f.path, f.state, p.last_accessed FROM files f LEFT JOIN policy p ON p.path = f.path "
+        "WHERE f.kind = 't2' AND f.in_flight"
+    ):
+        seen = parse_when(row["last_accessed"])
+        how = "last read"
+        if seen is None:
+            try:
+                seen = dt.datetime.fromtimestamp((root / row["path"]).stat().st_mtime, UTC)
+            except OSError:
+                continue
+            how = "never read; last changed"
+        if seen < stale_before:
+            detail = f"in flight, {how} {fmt(seen)[:10]} ({(now - seen).days} days ago): {row['state'] or '(no state)'}"
+            ranked["stale-in-flight"].append(((seen, row["path"]), _item("stale-in-flight", [row["path"]], detail)))
+
+    since = last_wake(root)
+    today = now.date()
+    for day, path in _dated(Path(RootPaths(root).short_term)):
+        if not 0 <= (today - day).days <= config.short_term_days:
+            continue
+        if since is not None:
+            try:
+                changed = dt.datetime.fromtimestamp(path.stat().st_mtime, UTC)
+            except OSError:
+                continue
+            if changed <= since:
+                continue
+        rel = path.relative_to(root).as_posix()
+        ranked["new-fact"].append(((-day.toordinal(), rel), _item("new-fact", [rel], _first_line(path) or path.stem)))
+
+    items: list[dict[str, Any]] = []
+    for kind in KINDS:
+        items += [item for _key, item in sorted(ranked[kind], key=lambda pair: pair[0])[:cap]]
+    found = {kind: len(ranked[kind]) for kind in KINDS if ranked[kind]}
+    return Findings(items, found, dups)
+
+
+def cue(ran_at: str, live_session: bool, did: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
+    """The cue's JSON object (the shape `memstore wake` reads)."""
+    return {"ran_at": ran_at, "live_session": live_session, "did": did, "anything": bool(items), "items": items}
+
+
+def write_cue(root: Path, data: dict[str, Any]) -> Path:
+    target = Path(RootPaths(root).cue)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(target, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    return target
+
+
+# ---------------------------------------------------------------- git
+
+
+class CommitFailed(MemstoreError):
+    """git refused (a hook, no identity, a lock): the message is git's own."""
+
+
+def _git(root: Path, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "GIT_LITERAL_PATHSPECS": "1", "LC_ALL": "C"}  # a path is a path, never a glob
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, input=input, env=env,
+                          timeout=120, check=False)
+
+
+def _listed(root: Path, args: list[str], paths: list[str]) -> set[str]:
+    done = _git(root, *args, "-z", "--", *paths)
+    return {p for p in done.stdout.split("\0") if p}
+
+
+def commit_paths(root: str | os.PathLike[str], paths: Iterable[str], message: str,
+                 *, tracked_only: Iterable[str] = ()) -> str:
+    """Stage and commit exactly `paths` (relative to root), leaving the rest of the work tree alone.
+
+    A path is committed when git tracks it (a change or a removal) or when it exists and
+    is not ignored (a new file); paths in `tracked_only` (derived files, runtime state)
+    only when git already tracks them. The commit is pathspec-limited (`git commit -- P`),
+    so whatever else is staged or modified in the tree stays as it was. Returns one line
+    saying what happened: a commit, or why there was none. Raises CommitFailed when git
+    itself refuses.
+    """
+    base = Path(root)
+    only_tracked = set(tracked_only)
+    wanted = sorted(set(paths) | only_tracked)
+    if not wanted:
+        return "nothing to commit: tick wrote no files"
+    try:
+        inside = _git(base, "rev-parse", "--is-inside-work-tree")
+    except FileNotFoundError:
+        return "not committed: git is not installed"
+    if inside.returncode != 0 or inside.stdout.strip() != "true":
+        return "not committed: the agent root is not inside a git work tree"
+    # ls-files prints paths relative to cwd (the root), the form `paths` come in.
+    tracked = _listed(base, ["ls-files", "--cached"], wanted)
+    candidates = [p for p in wanted if p in tracked or (p not in only_tracked and (base / p).exists())]
+    if candidates:
+        ignored = _listed(base, ["check-ignore", "--no-index"], [p for p in candidates if p not in tracked])
+        candidates = [p for p in candidates if p not in ignored]
+    if not candidates:
+        return "nothing to commit: no file tick wrote is tracked or trackable"
+    added = _git(base, "add", "--all", "--", *candidates)
+    if added.returncode != 0:
+        raise CommitFailed(f"git add failed: {' '.join((added.stderr or added.stdout).split())}")
+    # against HEAD (or the empty tree before the first commit); --relative: paths relative to the root
+    # --no-renames: a rolled file's old path (a removal) and new path (an addition) are both named
+    changed = _listed(base, ["diff", "--cached", "--name-only", "--relative", "--no-renames"], candidates)
+    if not changed:
+        return "nothing to commit: the files tick wrote match the last commit"
+    done = _git(base, "commit", "--quiet", "-m", message, "--", *sorted(changed))
+    if done.returncode != 0:
+        said = (done.stderr.strip() or done.stdout.strip()).splitlines()
+        raise CommitFailed(f"git commit failed: {said[-1] if said else f'exit {done.returncode}'}",
+                           hint="the files stay staged; commit them by hand or fix git and run tick --commit again")
+    head = _git(base, "rev-parse", "--short", "HEAD").stdout.strip()
+    return f"committed {len(changed)} file(s) as {head}"

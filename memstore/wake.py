@@ -1,0 +1,467 @@
+"""`memstore wake`: the nightly dream and meditation sit, run by a model command.
+
+The nightly tick leaves a cue (`runtime/state/cue.json`) saying whether there is
+anything to dream about. Wake reads it; without a cue, or with `anything: false`, it
+does nothing and calls no model. Otherwise it makes two model calls:
+
+- the dream: the cue's items, the text of the files they name and the recent short-term
+  facts, with the question of what to consolidate (durable patterns, near-duplicates to
+  merge, what is wrong or merely old);
+- the sit: one meditation object, the one the rotation (memstore.meditation) picks, held
+  in the first person: what shifted, what stayed open, what the next session carries.
+
+Each output becomes a dream-journal entry. The dream's proposed memory changes (the part
+under its "## Proposals" heading) are also copied into a short-term note, which the next
+session sees in its cold-start bundle. Nothing is applied: wake never edits a topic
+memory, a lens, a meditation object or identity.md.
+
+All or nothing. Both calls run before anything is written. If either fails (a non-zero
+exit, empty output, a timeout, a missing binary), no entry is written, the cue is kept,
+and the error names the call; the next wake (or a retry) starts over from the same cue.
+A dream kept without its sit would be dreamt again on the retry, because the cue is the
+one record of what is left to do, and the journal would hold the same dream twice. The
+price is the cost of one model call on a failure night. On success the entries, the
+proposals note and `runtime/state/wake-status.json` are written, the cue is marked
+consumed (rewritten with `anything: false` and `consumed_at`, unless a newer tick
+replaced it meanwhile; tick writes a fresh one each night), and the mirror is synced.
+
+The model command is split like a shell would (shlex), run without a shell, given the
+prompt on stdin, and its stdout is the answer. Only the standard library is imported
+here at module level.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from memstore.agent_root import RootPaths
+from memstore.config import Config
+from memstore.errors import BadUsage, MemstoreError
+from memstore.results import WakeResult
+from memstore.timeutil import fmt
+
+# No built-in tools: the dream and the sit only write text. With tools, the memory hooks would
+# approve the model's own edits of memory files, and proposals must never be applied unattended.
+DEFAULT_MODEL_CMD = "claude -p --tools ''"
+DEFAULT_TIMEOUT_S = 600.0
+
+# How much text goes into the dream prompt.
+FACT_CHARS = 2_000  # per short-term fact
+FACTS_CHARS = 16_000  # all of them together, newest first
+NAMED_CHARS = 1_500  # per file a cue item names
+NAMED_FILES = 12
+OBJECT_CHARS = 8_000
+
+_DATED = re.compile(r"^(\d{2})(\d{2})(\d{2})-.+\.md$")
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
+_NOTHING = {"none", "none.", "(none)", "- none", "- none.", "nothing", "n/a", "-"}
+
+
+class WakeFailed(MemstoreError):
+    """A model call failed (exit code, timeout, empty output); nothing was written."""
+
+
+class ModelMissing(WakeFailed):
+    """The model command's program is not installed."""
+
+
+# ---------------------------------------------------------------- the cue
+
+
+def read_cue(path: Path) -> tuple[dict[str, object] | None, bytes]:
+    """(the cue, its bytes); (None, b"") when there is none."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None, b""
+    try:
+        cue = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise WakeFailed(f"{path} is not valid JSON ({exc})",
+                         hint="the nightly tick writes a fresh cue; or delete the file") from None
+    if not isinstance(cue, dict):
+        raise WakeFailed(f"{path} holds a {type(cue).__name__}, not a JSON object",
+                         hint="the nightly tick writes a fresh cue; or delete the file")
+    return cue, raw
+
+
+def cue_items(cue: dict[str, object]) -> list[dict[str, object]]:
+    items = cue.get("items")
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
+# ---------------------------------------------------------------- what the prompts carry
+
+
+def _clip(text: str, limit: int) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").replace("\r\n", "\n").lstrip("\ufeff")
+    except OSError:
+        return ""
+
+
+def recent_facts(root: Path, today: dt.date, days: int) -> list[tuple[str, str]]:
+    """(root-relative path, text) of the short-term facts dated in the last `days` days, newest first."""
+    folder = root / "memory" / "short-term"
+    found = []
+    for path in folder.glob("*.md") if folder.is_dir() else []:
+        match = _DATED.match(path.name)
+        if not match:
+            continue
+        try:
+            day = dt.date(2000 + int(match.group(1)), int(match.group(2)), int(match.group(3)))
+        except ValueError:
+            continue
+        if 0 <= (today - day).days <= days:
+            found.append((day, path))
+    found.sort(key=lambda pair: (pair[0], pair[1].name), reverse=True)
+    out, used = [], 0
+    for _day, path in found:
+        text = _clip(_read_text(path), FACT_CHARS)
+        if used + len(text) > FACTS_CHARS:
+            break
+        out.append((path.relative_to(root).as_posix(), text))
+        used += len(text)
+    return out
+
+
+def named_files(root: Path, items: list[dict[str, object]]) -> list[tuple[str, str]]:
+    """(path, text) of the files the cue's items name: only markdown files inside the root."""
+    base = root.resolve()
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for item in items:
+        paths = item.get("paths")
+        for rel in paths if isinstance(paths, list) else []:
+            if not isinstance(rel, str) or rel in seen or len(out) >= NAMED_FILES:
+                continue
+            seen.add(rel)
+            target = (root / rel).resolve()
+            if not (target.is_relative_to(base) and target.suffix == ".md" and target.is_file()):
+                continue
+            out.append((rel, _clip(_read_text(target), NAMED_CHARS)))
+    return out
+
+
+NO_TOOLS = ("Everything you need is in this prompt. Do not use tools, and do not read, create or edit "
+            "any file: answer with text only. Nothing you write is applied automatically.")
+
+
+def dream_prompt(root: Path, cue: dict[str, object], facts: list[tuple[str, str]],
+                 named: list[tuple[str, str]], short_term_days: int) -> str:
+    lines = [
+        "You are dreaming: the nightly consolidation pass over a coding agent's memory "
+        f"(agent root {root}). The memory is markdown: topic memories in memory/<type>_<topic>.md, "
+        "short-term facts in memory/short-term/, lenses in lenses/.",
+        NO_TOOLS,
+        "",
+        f"## Tonight's cue (from the nightly tick at {cue.get('ran_at', 'an unknown time')})",
+        "",
+    ]
+    for item in cue_items(cue):
+        paths = item.get("paths")
+        named_paths = ", ".join(str(p) for p in paths) if isinstance(paths, list) else ""
+        detail = f": {item['detail']}" if item.get("detail") else ""
+        lines.append(f"- {item.get('kind', 'item')}: {named_paths}{detail}")
+    if named:
+        lines += ["", "## The files the cue names", ""]
+        for rel, text in named:
+            lines += [f"### {rel}", text, ""]
+    lines += ["", f"## Short-term facts from the last {short_term_days} days (newest first)", ""]
+    if facts:
+        for rel, text in facts:
+            lines += [f"### {rel}", text, ""]
+    else:
+        lines.append("(none)")
+    lines += [
+        "",
+        "## What to write",
+        "",
+        "A short dream-journal entry in markdown (at most about 400 words) that consolidates:",
+        "1. Durable patterns: what do these facts suggest that should outlive this week?",
+        "2. Near-duplicates: which memories say the same thing, and which one should absorb the other?",
+        "3. Wrong or merely old: which memories look mistaken, superseded or stale, and why?",
+        "",
+        "Put every change you propose to a memory file under one heading `## Proposals`, one bullet "
+        "per change naming the file (for example `- merge memory/a.md into memory/b.md: why`). "
+        "If you propose nothing, write `## Proposals` and `- none`.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def sit_prompt(stem: str, shelf: str, rel: str, text: str) -> str:
+    return "\n".join([
+        f"You are sitting with one meditation object tonight: {stem} (the {shelf} shelf).",
+        "A sit is not a task. Hold sustained attention on the object below, in the first person, and "
+        "write down what you notice; it produces no artifact anyone asked for.",
+        NO_TOOLS,
+        "",
+        f"## The object ({rel})",
+        "",
+        _clip(text, OBJECT_CHARS),
+        "",
+        "## What to write",
+        "",
+        "A short dream-journal entry in the first person (at most about 300 words), in three parts:",
+        "- What shifted: what looks different after holding the object.",
+        "- What stayed open: what you could not settle.",
+        "- What the next session should carry: one or two lines it should start with.",
+    ]) + "\n"
+
+
+# ---------------------------------------------------------------- calling the model
+
+
+def model_argv(command: str) -> list[str]:
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise BadUsage(f"--model-cmd cannot be split: {exc}", hint="quote it as a shell would") from None
+    if not argv:
+        raise BadUsage("--model-cmd is empty", hint=f"for example: --model-cmd '{DEFAULT_MODEL_CMD}'")
+    return argv
+
+
+def _first_line(data: bytes) -> str:
+    for line in data.decode("utf-8", errors="replace").splitlines():
+        if line.strip():
+            return line.strip()[:200]
+    return ""
+
+
+def call_model(argv: list[str], prompt: str, timeout: float, label: str) -> str:
+    """The model's stdout for `prompt` on stdin; WakeFailed naming `label` on any failure."""
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)  # its own process group, so a timeout ends all of it
+    except FileNotFoundError:
+        raise ModelMissing(
+            f"{label} call: model command not found: {argv[0]}",
+            hint="install Claude Code (bash scripts/install_claude.sh), or pass --model-cmd CMD",
+        ) from None
+    except OSError as exc:
+        raise WakeFailed(f"{label} call: cannot run {argv[0]}: {exc.strerror or exc}") from None
+    try:
+        out, err = proc.communicate(prompt.encode("utf-8"), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.communicate(timeout=5)
+        raise WakeFailed(f"{label} call timed out after {timeout:g} s ({argv[0]})") from None
+    if proc.returncode != 0:
+        why = _first_line(err)
+        raise WakeFailed(f"{label} call failed: {argv[0]} exited {proc.returncode}" + (f": {why}" if why else ""))
+    text = out.decode("utf-8", errors="replace").replace("\x00", "").replace("\r\n", "\n").strip()
+    if not text:
+        why = _first_line(err)
+        raise WakeFailed(f"{label} call returned no output ({argv[0]})" + (f": {why}" if why else ""))
+    return text
+
+
+# ---------------------------------------------------------------- writing the entries
+
+
+def proposals(dream: str) -> str | None:
+    """The body under the dream's Proposals heading (up to the next heading of its level), or None."""
+    lines = dream.splitlines()
+    for at, line in enumerate(lines):
+        match = _HEADING.match(line)
+        if not match or not match.group(2).lower().startswith("proposal"):
+            continue
+        level = len(match.group(1))
+        body = []
+        for later in lines[at + 1 :]:
+            heading = _HEADING.match(later)
+            if heading and len(heading.group(1)) <= level:
+                break
+            body.append(later)
+        text = "\n".join(body).strip()
+        return None if text.lower() in _NOTHING else text
+    return None
+
+
+def _yaml_value(value: str) -> str:
+    return value if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", value) else json.dumps(value)
+
+
+def entry_bytes(front: dict[str, str], body: str) -> bytes:
+    head = "".join(f"{key}: {_yaml_value(value)}\n" for key, value in front.items())
+    return f"---\n{head}---\n\n{body.strip()}\n".encode()
+
+
+def unique_path(folder: Path, stem: str, taken: set[Path]) -> Path:
+    """folder/stem.md, else stem-2.md, stem-3.md, ...: never an existing file (archive/ included)."""
+    n = 1
+    while True:
+        name = f"{stem}.md" if n == 1 else f"{stem}-{n}.md"
+        path = folder / name
+        if path not in taken and not path.exists() and not (folder / "archive" / name).exists():
+            return path
+        n += 1
+
+
+@dataclass
+class Planned:
+    path: Path
+    data: bytes
+
+
+def _write_all(planned: list[Planned]) -> None:
+    """Write every file or none: on an error, the files already written are removed again."""
+    from memstore.locks import atomic_write
+
+    done: list[Path] = []
+    try:
+        for item in planned:
+            item.path.parent.mkdir(parents=True, exist_ok=True)
+            if item.path.exists():  # appeared since we picked the name: never overwrite an entry
+                raise FileExistsError(17, "appeared while wake was writing", str(item.path))
+            atomic_write(item.path, item.data)
+            done.append(item.path)
+    except BaseException:
+        for path in done:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        raise
+
+
+# ---------------------------------------------------------------- git
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=60)
+    except FileNotFoundError:
+        raise WakeFailed("--commit: git is not installed") from None
+
+
+def check_git(root: Path) -> None:
+    proc = _git(root, "rev-parse", "--is-inside-work-tree")
+    if proc.returncode != 0 or proc.stdout.strip() != "true":
+        raise BadUsage(f"--commit: {root} is not inside a git work tree", hint="run git init there, or drop --commit")
+
+
+# ---------------------------------------------------------------- the whole wake
+
+
+def run(root: Path, now: dt.datetime, config: Config, *, model_cmd: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S, commit: bool = False,
+        sync: Callable[[], object] | None = None) -> WakeResult:
+    """One wake at `now`: read the cue, dream, sit, write, consume the cue, sync, (commit)."""
+    from memstore.locks import LockTimeout, atomic_write, file_lock
+    from memstore.meditation import next_choice
+
+    paths = RootPaths(root)
+    ran_at = fmt(now)
+    argv = model_argv(model_cmd or DEFAULT_MODEL_CMD)
+    if timeout <= 0:
+        raise BadUsage(f"--timeout must be above 0, not {timeout:g}")
+    cue_path = Path(paths.cue)
+
+    def nothing(cue: dict[str, object] | None) -> WakeResult | None:
+        if cue is None:
+            return WakeResult(False, f"nothing to wake for: no cue at {os.path.relpath(cue_path, root)}", ran_at)
+        if cue.get("anything") is not True:
+            return WakeResult(False, "nothing to wake for: the cue has nothing (anything: false)", ran_at)
+        return None
+
+    idle = nothing(read_cue(cue_path)[0])  # the usual night: nothing to do, and nothing written
+    if idle is not None:
+        return idle
+    try:
+        with file_lock(Path(paths.state) / "wake.lock", timeout=0):
+            cue, cue_raw = read_cue(cue_path)  # again, under the lock: another wake may have consumed it
+            idle = nothing(cue)
+            if idle is not None:
+                return idle
+            assert cue is not None
+            if commit:
+                check_git(root)  # before paying for two model calls
+
+            today = now.date()
+            items = cue_items(cue)
+            prompt = dream_prompt(root, cue, recent_facts(root, today, config.short_term_days),
+                                  named_files(root, items), config.short_term_days)
+            choice, objects = next_choice(root, now)
+            notes = [f"skipped {s['path']}: {s['reason']}" for s in choice.skipped] + list(choice.notes)
+
+            dream = call_model(argv, prompt, timeout, "dream")
+            sit = None
+            chosen = next((o for o in objects if o.stem == choice.object), None)
+            if chosen is not None:
+                sit = call_model(argv, sit_prompt(chosen.stem, chosen.shelf, chosen.path, chosen.text), timeout,
+                                 f"meditation ({chosen.stem})")
+            else:
+                notes.append("no meditation object in meditations/ (memstore init lays out four): the sit was skipped")
+
+            # Both answers are in: now write, all or nothing.
+            day = f"{today:%y%m%d}"
+            journal = Path(paths.dream_journal)
+            taken: set[Path] = set()
+            planned: list[Planned] = []
+            dream_path = unique_path(journal, f"{day}-dream", taken)
+            taken.add(dream_path)
+            planned.append(Planned(dream_path, entry_bytes({"date": today.isoformat(), "kind": "dream"}, dream)))
+            sit_path = None
+            if chosen is not None and sit is not None:
+                sit_path = unique_path(journal, f"{day}-meditation-{chosen.stem}", taken)
+                front = {"date": today.isoformat(), "kind": "meditation", "object": chosen.stem, "shelf": chosen.shelf}
+                planned.append(Planned(sit_path, entry_bytes(front, sit)))
+            proposed = proposals(dream)
+            note_path = None
+            if proposed:
+                note_path = unique_path(Path(paths.short_term), f"{day}-wake-proposals", taken)
+                source = dream_path.relative_to(root).as_posix()
+                body = (f"# Proposed memory changes (the dream of {today.isoformat()})\n\n"
+                        f"Not applied. The nightly dream ({source}) proposed these; apply, adapt or drop "
+                        f"them in a session.\n\n{proposed}")
+                planned.append(Planned(note_path, entry_bytes(
+                    {"date": today.isoformat(), "kind": "wake-proposals", "source": source}, body)))
+            _write_all(planned)
+
+            def rel(path: Path | None) -> str | None:
+                return path.relative_to(root).as_posix() if path is not None else None
+
+            result = WakeResult(
+                True, "woke", ran_at, dream=rel(dream_path), meditation=rel(sit_path),
+                object=chosen.stem if chosen else None, shelf=chosen.shelf if chosen else None,
+                proposals=rel(note_path), notes=notes,
+            )
+            status = {"ran_at": ran_at, "dream": result.dream, "meditation": result.meditation,
+                      "object": result.object, "shelf": result.shelf, "proposals": result.proposals}
+            state = Path(paths.wake_status)
+            state.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(state, (json.dumps(status, indent=2) + "\n").encode())
+            consumed = {**cue, "anything": False, "consumed_at": ran_at, "consumed_by": "memstore wake"}
+            # expect=: a tick that wrote a fresh cue meanwhile wins; that cue is for the next wake.
+            atomic_write(cue_path, (json.dumps(consumed, indent=2) + "\n").encode(), expect=cue_raw)
+    except LockTimeout:
+        raise WakeFailed("another memstore wake is running on this root", hint="let it finish") from None
+
+    if sync is not None:
+        sync()
+    if commit:
+        written = [p for p in (result.dream, result.meditation, result.proposals) if p]
+        message = f"memstore wake {today.isoformat()}: dream" + (f", sit on {result.object}" if result.object else "")
+        from dataclasses import replace
+
+        from memstore.nightly import commit_paths  # pathspec-limited: whatever else is staged stays staged
+
+        result = replace(result, commit=commit_paths(root, written, message))
+    return result
