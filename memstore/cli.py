@@ -475,11 +475,14 @@ def context(app: App) -> None:
 @click.option("--cron-time", default=None, metavar="HH:MM",
               help="When tick runs (default 03:30; wake 5 minutes later).")
 @click.option("--keep-auto-memory", is_flag=True, help="Leave Claude Code's own auto memory switched on.")
+@click.option("--model-cmd", default=None, metavar="CMD",
+              help="The model command the wake job runs (default: claude -p --tools '', with claude's absolute path).")
 @click.option("--uninstall", is_flag=True,
               help="Take out this root's hooks and import block (and, with --cron/--crontab-file, its cron jobs).")
 @common
 def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_md: str | None, cron: bool,
-            crontab_file: str | None, cron_time: str | None, keep_auto_memory: bool, uninstall: bool) -> None:
+            crontab_file: str | None, cron_time: str | None, keep_auto_memory: bool, model_cmd: str | None,
+            uninstall: bool) -> None:
     """Register the hooks, the read grant and the imports, optionally the cron jobs (dry run unless --apply).
 
     With --uninstall: remove this root's hook handlers from the settings file of the scope,
@@ -489,7 +492,7 @@ def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_m
     """
     layout = app.store.layout(scope, settings, claude_md)
     plan = app.store.plan_install(layout, keep_auto_memory=keep_auto_memory, cron=cron, crontab_file=crontab_file,
-                                  cron_time=cron_time, uninstall=uninstall)
+                                  cron_time=cron_time, uninstall=uninstall, model_cmd=model_cmd)
     changed = [c for c in plan.changes if c.changed]
     for change in changed:
         click.echo(change.diff())

@@ -17,6 +17,7 @@ from pathlib import Path
 from memstore.config import Config
 
 _DATED = re.compile(r"^(\d{2})(\d{2})(\d{2})-.+\.md$")
+_SUFFIX = re.compile(r"-(\d{1,9})$")
 _STATUS = re.compile(r"^status:\s*['\"]?([A-Za-z-]+)", re.M)
 
 
@@ -48,7 +49,9 @@ def _dated(folder: Path) -> list[tuple[dt.date, Path]]:
                 except ValueError:
                     continue
                 found.append((day, path))
-    found.sort(key=lambda pair: (pair[0], pair[1].name), reverse=True)
+    # By day, then stem with its numeric suffix as a number: "261204-dream" < "-2" < "-10"
+    # (by name, "-10" and "-2" would sort before the first entry of the day).
+    found.sort(key=lambda pair: (pair[0], _SUFFIX.sub(lambda m: f"-{int(m[1]):09d}", pair[1].stem)), reverse=True)
     return found
 
 

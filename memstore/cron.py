@@ -91,14 +91,15 @@ def comment(job: str, root: Path) -> str:
     return f"memstore {job} for {root}"
 
 
-def command(job: str, root: Path, program: Sequence[str]) -> str:
-    """`<memstore> --root ROOT JOB >> ROOT/runtime/state/JOB.log 2>&1`, every path shell-quoted."""
+def command(job: str, root: Path, program: Sequence[str], model_cmd: str | None = None) -> str:
+    """`<memstore> --root ROOT JOB [--model-cmd CMD] >> ROOT/runtime/state/JOB.log 2>&1`, shell-quoted."""
     log = os.path.join(RootPaths(root).state, f"{job}.log")
-    return f"{shlex.join([*program, '--root', str(root), job])} >> {shlex.quote(log)} 2>&1"
+    extra = ["--model-cmd", model_cmd] if job == "wake" and model_cmd else []
+    return f"{shlex.join([*program, '--root', str(root), job, *extra])} >> {shlex.quote(log)} 2>&1"
 
 
-def planned_jobs(root: Path, at: tuple[int, int] = DEFAULT_AT, program: Sequence[str] | None = None
-                 ) -> list[CronItem]:
+def planned_jobs(root: Path, at: tuple[int, int] = DEFAULT_AT, program: Sequence[str] | None = None,
+                 model_cmd: str | None = None) -> list[CronItem]:
     """Our two jobs for root, as python-crontab items (comment on its own line above each)."""
     from crontab import CronItem
 
@@ -108,7 +109,7 @@ def planned_jobs(root: Path, at: tuple[int, int] = DEFAULT_AT, program: Sequence
         program = memstore_command()
     items = []
     for job, (hour, minute) in schedule(at).items():
-        item = CronItem(command(job, root, program), comment(job, root), pre_comment=True)
+        item = CronItem(command(job, root, program, model_cmd), comment(job, root), pre_comment=True)
         item.setall(minute, hour, "*", "*", "*")
         items.append(item)
     return items
@@ -241,12 +242,12 @@ class Edit:
 
 
 def plan(source: Source, root: Path, *, at: tuple[int, int] = DEFAULT_AT, remove: bool = False,
-         program: Sequence[str] | None = None) -> Edit:
+         program: Sequence[str] | None = None, model_cmd: str | None = None) -> Edit:
     """Our two jobs for root installed (or, remove=True, removed) in the crontab at source."""
     before = read(source)
     tab = parse(before)
     found = ours(tab, root)
-    wanted = [] if remove else planned_jobs(root, at, program)
+    wanted = [] if remove else planned_jobs(root, at, program, model_cmd)
     if [_key(i) for i in found] == [_key(i) for i in wanted]:
         return Edit(source, before, before or "", tab, [])  # nothing of ours changes: keep the text as it is
     ours_before = [line for item in found for line in _own_text(item).splitlines()]
@@ -297,11 +298,12 @@ def _check_foreign(before: str, after: str, ours_before: list[str], source: Sour
 # ---------------------------------------------------------------- verify
 
 
-def checks(text: str | None, root: Path, source: Source) -> list[Check]:
+def checks(text: str | None, root: Path, source: Source, *, scope: str = "") -> list[Check]:
     """`cron tick` and `cron wake`: is each of root's jobs in the crontab, enabled, with a program that runs?"""
     tab = parse(text)
     found = ours(tab, root)
-    fix = f"memstore --root {shlex.quote(str(root))} install --apply {source.option()}"
+    fix = " ".join(p for p in ("memstore", "--root", shlex.quote(str(root)), "install", "--apply", scope,
+                               source.option()) if p)
     result = []
     for job in JOBS:
         name = f"cron {job}"
@@ -324,5 +326,34 @@ def checks(text: str | None, root: Path, source: Source) -> list[Check]:
             result.append(Check(name, False, f"the {job} job runs {program!r}, which is not an executable file",
                                 fix))
             continue
+        if job == "wake":
+            model = _model_program(item.command)
+            if model is not None and not _runs_under_cron(model):
+                result.append(Check(name, False, f"the wake job's model command {model!r} is not an executable "
+                                                 "file cron can find (cron's PATH is /usr/bin:/bin)",
+                                    fix + " --model-cmd '/abs/path/to/claude -p --tools \"\"'"))
+                continue
         result.append(Check(name, True, f"{item.slices} {item.command}"))
     return result
+
+
+def _model_program(job_command: str) -> str | None:
+    """The program of the wake job's --model-cmd (the default `claude` when it has none)."""
+    try:
+        argv = shlex.split(job_command.split(" >> ", 1)[0])
+    except ValueError:
+        return None
+    if "--model-cmd" in argv and argv.index("--model-cmd") + 1 < len(argv):
+        try:
+            return shlex.split(argv[argv.index("--model-cmd") + 1])[0]
+        except (ValueError, IndexError):
+            return None
+    return "claude"
+
+
+def _runs_under_cron(program: str) -> bool:
+    import shutil
+
+    if os.path.isabs(program):
+        return os.path.isfile(program) and os.access(program, os.X_OK)
+    return shutil.which(program, path="/usr/bin:/bin") is not None

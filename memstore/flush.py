@@ -29,6 +29,10 @@ class FlushReport:
     skipped_changed: list[str] = field(default_factory=list)
     refused: list[tuple[str, str]] = field(default_factory=list)
 
+    def to_json(self) -> dict[str, object]:
+        return {"written": self.written, "skipped_recent": self.skipped_recent,
+                "skipped_changed": self.skipped_changed, "refused": [list(r) for r in self.refused]}
+
     def summary(self) -> str:
         text = f"{len(self.written)} file(s) updated"
         if self.skipped_recent:

@@ -312,6 +312,7 @@ def plan_install(
     disable_auto_memory: bool = True,
     cron: Source | None = None,
     cron_at: tuple[int, int] = (3, 30),
+    model_cmd: str | None = None,
 ) -> InstallPlan:
     """cron: also install the nightly tick and wake (cron.py) in that crontab, tick at cron_at (hour, minute)."""
     from memstore.context import IMPORT_PARTS
@@ -343,15 +344,21 @@ def plan_install(
         if md_before is not None and BEGIN in md_before:
             plan.changes.append(Change(md, md_before, remove_block(md_before)))
     if cron is not None:
-        _plan_cron(plan, cron, root, at=cron_at)
+        from memstore.wake import resolve_model_cmd
+
+        resolved, found = resolve_model_cmd(model_cmd)
+        if not found:
+            plan.warnings.append(f"the wake job's model command {resolved!r} is not on your PATH, and cron's PATH "
+                                 "is bare: install Claude Code, or pass --model-cmd with an absolute path")
+        _plan_cron(plan, cron, root, at=cron_at, model_cmd=resolved)
     return plan
 
 
 def _plan_cron(plan: InstallPlan, source: Source, root: Path, *, at: tuple[int, int] = (3, 30),
-               remove: bool = False) -> None:
+               remove: bool = False, model_cmd: str | None = None) -> None:
     from memstore import cron
 
-    edit = cron.plan(source, root, at=at, remove=remove)
+    edit = cron.plan(source, root, at=at, remove=remove, model_cmd=model_cmd)
     before = edit.before if edit.before is not None or edit.after else ""  # no crontab, none made: no change
     plan.changes.append(Change(source.file or Path("crontab"), before, edit.after, write=edit.write))
     plan.warnings += edit.warnings

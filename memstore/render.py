@@ -412,6 +412,14 @@ class RenderResult:
     bands: Bands
     written: list[str]
 
+    def __repr__(self) -> str:  # the bands hold every entry: a repr of them all would be huge
+        return f"RenderResult({self.summary()!r})"
+
+    def to_json(self) -> dict[str, object]:
+        b = self.bands
+        return {"hot": len(b.hot), "new": len(b.new), "cold": len(b.cold), "archive": len(b.archive),
+                "superseded": len(b.superseded), "used": dict(b.used), "written": list(self.written)}
+
     def summary(self) -> str:
         b = self.bands
         rolled = sum(1 for e in b.entries if e.rolled)

@@ -386,7 +386,7 @@ class Store:
 
     def plan_install(self, layout: Layout, *, keep_auto_memory: bool = False, cron: bool = False,
                      crontab_file: str | os.PathLike[str] | None = None, cron_time: str | None = None,
-                     uninstall: bool = False) -> InstallPlan:
+                     uninstall: bool = False, model_cmd: str | None = None) -> InstallPlan:
         """Everything install (or uninstall) would change, as diffs; nothing is written until plan.apply().
 
         cron / crontab_file: also the nightly tick and wake jobs, in the user's crontab or in
@@ -402,7 +402,7 @@ class Store:
             return plan_uninstall(layout, cron=source)
         at = parse_time(cron_time) if cron_time is not None else DEFAULT_AT
         return plan_install(layout, self.lens_matcher(), disable_auto_memory=not keep_auto_memory,
-                            cron=source, cron_at=at)
+                            cron=source, cron_at=at, model_cmd=model_cmd)
 
     def install(self, plan: InstallPlan) -> list[Path]:
         """Write an install plan, then render so the imported index exists."""
@@ -424,7 +424,8 @@ class Store:
         checks.append(v.check_index(self.root, self.config))
         checks.append(v.check_mirror(self.root))
         if crontab_file or cron:
-            checks += v.check_cron(self.root, Path(crontab_file).expanduser().absolute() if crontab_file else None)
+            checks += v.check_cron(self.root, Path(crontab_file).expanduser().absolute() if crontab_file else None,
+                                   layout)
         if command:
             checks.append(v.check_reinforcement(self.root, command, self.now))
         return checks

@@ -60,6 +60,11 @@ class SyncReport:
     unreadable: list[str] = field(default_factory=list)
     events: int = 0
 
+    def to_json(self) -> dict[str, object]:
+        from dataclasses import asdict
+
+        return asdict(self)
+
     def summary(self) -> str:
         text = (
             f"{self.scanned} files: {self.added} added, {self.changed} changed, "

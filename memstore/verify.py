@@ -243,12 +243,13 @@ def check_mirror(root: Path) -> Check:
     return Check("mirror", result == "ok", f"quick_check: {result}", "memstore rebuild")
 
 
-def check_cron(root: Path, crontab_file: Path | None = None) -> list[Check]:
+def check_cron(root: Path, crontab_file: Path | None = None, layout: Layout | None = None) -> list[Check]:
     """`cron tick` and `cron wake`: root's two nightly jobs in the crontab file, else the user's crontab."""
     from memstore import cron
 
     source = cron.Source(crontab_file)
-    return cron.checks(cron.read(source), root, source)
+    scope = "" if layout is None else ("--scope user" if layout.scope == "user" else f"--settings {layout.settings}")
+    return cron.checks(cron.read(source), root, source, scope=scope)
 
 
 def _forget_probe(root: Path) -> None:

@@ -38,6 +38,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 from collections.abc import Callable
@@ -227,13 +228,29 @@ def sit_prompt(stem: str, shelf: str, rel: str, text: str) -> str:
 # ---------------------------------------------------------------- calling the model
 
 
+def resolve_model_cmd(command: str | None) -> tuple[str, bool]:
+    """The model command with its program made absolute where PATH finds it, and whether it was found.
+
+    cron runs with a bare PATH (/usr/bin:/bin) where `claude` is rarely found, so the
+    wake job carries the absolute command install resolved on the person's own PATH.
+    """
+    argv = model_argv(DEFAULT_MODEL_CMD if command is None else command)
+    program = argv[0]
+    if os.path.isabs(program):
+        return shlex.join(argv), os.access(program, os.X_OK)
+    found = shutil.which(program)
+    if found is None:
+        return shlex.join(argv), False
+    return shlex.join([os.path.abspath(found), *argv[1:]]), True
+
+
 def model_argv(command: str) -> list[str]:
     try:
         argv = shlex.split(command)
     except ValueError as exc:
         raise BadUsage(f"--model-cmd cannot be split: {exc}", hint="quote it as a shell would") from None
     if not argv:
-        raise BadUsage("--model-cmd is empty", hint=f"for example: --model-cmd '{DEFAULT_MODEL_CMD}'")
+        raise BadUsage("--model-cmd is empty", hint=f"for example: --model-cmd {shlex.quote(DEFAULT_MODEL_CMD)}")
     return argv
 
 
@@ -252,7 +269,7 @@ def call_model(argv: list[str], prompt: str, timeout: float, label: str) -> str:
     except FileNotFoundError:
         raise ModelMissing(
             f"{label} call: model command not found: {argv[0]}",
-            hint="install Claude Code (bash scripts/install_claude.sh), or pass --model-cmd CMD",
+            hint="install Claude Code and put `claude` on PATH, or pass --model-cmd with an absolute path",
         ) from None
     except OSError as exc:
         raise WakeFailed(f"{label} call: cannot run {argv[0]}: {exc.strerror or exc}") from None
@@ -369,7 +386,7 @@ def run(root: Path, now: dt.datetime, config: Config, *, model_cmd: str | None =
 
     paths = RootPaths(root)
     ran_at = fmt(now)
-    argv = model_argv(model_cmd or DEFAULT_MODEL_CMD)
+    argv = model_argv(DEFAULT_MODEL_CMD if model_cmd is None else model_cmd)
     if timeout <= 0:
         raise BadUsage(f"--timeout must be above 0, not {timeout:g}")
     cue_path = Path(paths.cue)

@@ -21,6 +21,17 @@ from tests.conftest import memory, write
 FOREIGN = "MAILTO=me@example.com\n# nightly backup, keep\n0 1 * * * /usr/local/bin/backup.sh --full\n"
 
 
+@pytest.fixture(autouse=True)
+def claude_on_path(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A stand-in `claude` on PATH: install bakes its absolute path into the wake job (cron's PATH is bare)."""
+    folder = tmp_path_factory.mktemp("bin")
+    stub = folder / "claude"
+    stub.write_text("#!/bin/sh\necho a dream\n")
+    stub.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ.get('PATH', '')}")
+    return stub
+
+
 def make_root(base: Path) -> Path:
     write(base, "memory/feedback_alpha.md", memory("feedback_alpha", "alpha"))
     return base
@@ -69,7 +80,7 @@ def subcommand(line: str) -> str:
 # ---------------------------------------------------------------- the lines
 
 
-def test_the_lines_run_tick_then_wake_with_quoted_paths_and_logs(run, agent, tab) -> None:
+def test_the_lines_run_tick_then_wake_with_quoted_paths_and_logs(run, agent, tab, claude_on_path) -> None:
     """Fails if a path is not shell-quoted, a job or its log is missing, or wake is not 5 minutes after tick."""
     assert install(run, agent, tab, "--apply").exit_code == 0
     text = tab.read_text()
@@ -80,7 +91,8 @@ def test_the_lines_run_tick_then_wake_with_quoted_paths_and_logs(run, agent, tab
         f"# memstore tick for {agent}\n"
         f"30 3 * * * {program} --root {q(str(agent))} tick >> {q(str(state / 'tick.log'))} 2>&1\n"
         f"# memstore wake for {agent}\n"
-        f"35 3 * * * {program} --root {q(str(agent))} wake >> {q(str(state / 'wake.log'))} 2>&1\n")
+        f"35 3 * * * {program} --root {q(str(agent))} wake --model-cmd "
+        f"{q(shlex.join([str(claude_on_path), '-p', '--tools', '']))} >> {q(str(state / 'wake.log'))} 2>&1\n")
     tick = jobs(text, agent)[0]
     assert shlex.split(tick.split(" ", 5)[5])[1:4] == ["--root", str(agent), "tick"]
 
@@ -150,7 +162,8 @@ def test_verify_fails_before_install_passes_after_and_fails_after_uninstall(run,
     """Fails if verify does not look for both jobs of this root, or gives no fix for a missing one."""
     before = verify_cron(run, agent, tab)
     assert set(before) == {"cron tick", "cron wake"} and not any(c["ok"] for c in before.values())
-    assert all("install --apply --crontab-file" in str(c["fix"]) for c in before.values())
+    assert all("install --apply" in str(c["fix"]) and "--crontab-file" in str(c["fix"]) for c in before.values())
+    assert all("--settings" in str(c["fix"]) for c in before.values())  # the fix names the scope verify checked
     install(run, agent, tab, "--apply")
     after = verify_cron(run, agent, tab)
     assert all(c["ok"] for c in after.values()), after
@@ -294,3 +307,15 @@ def test_uninstall_takes_out_this_roots_hooks_and_imports_and_nothing_else(run, 
         "/x/memstore --root /other/root hook"]
     assert set(after["hooks"]) == {"Stop", "PostToolUse"}
     assert claude_md.read_text() == "# Rules\n\nBe careful.\n"
+
+
+def test_the_wake_job_carries_a_model_command_cron_can_run(run, agent, tab, claude_on_path) -> None:
+    """Fails if the wake job relies on cron's bare PATH finding `claude` (it would fail every night) or
+    verify passes a model command cron cannot run."""
+    line = jobs((install(run, agent, tab, "--apply"), tab.read_text())[1], agent)[1]
+    model = shlex.split(shlex.split(line.split(" ", 5)[5].split(" >> ")[0])[5])
+    assert model == [str(claude_on_path), "-p", "--tools", ""]  # absolute, resolved on the person's PATH
+    missing = install(run, agent, tab, "--apply", "--model-cmd", "/nowhere/claude -p")
+    assert "not on your PATH" in missing.stderr
+    wake = verify_cron(run, agent, tab)["cron wake"]
+    assert not wake["ok"] and "cron can find" in str(wake["detail"])

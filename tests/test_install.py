@@ -47,6 +47,17 @@ def snapshot(p: dict[str, Path]) -> dict[str, bytes]:
     return {k: p[k].read_bytes() for k in ("settings", "claude_md", "cron")}
 
 
+@pytest.fixture(autouse=True)
+def claude_on_path(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A stand-in `claude` on PATH: install bakes its absolute path into the wake job (cron's PATH is bare)."""
+    folder = tmp_path_factory.mktemp("bin")
+    stub = folder / "claude"
+    stub.write_text("#!/bin/sh\necho a dream\n")
+    stub.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ.get('PATH', '')}")
+    return stub
+
+
 def test_dry_run_changes_nothing_and_shows_a_diff(run, project) -> None:
     before = snapshot(project)
     result = install(run, project)
@@ -74,7 +85,7 @@ def test_apply_merges_keeps_everything_else_and_is_idempotent(run, project) -> N
     assert (project["root"] / "memory/MEMORY.md").is_file()  # so the import resolves
     cron = project["cron"].read_text()
     assert cron.startswith("MAILTO=me\n0 1 * * * backup.sh\n")  # the foreign lines kept
-    assert cron.count(" tick >> ") == 1 and cron.count(" wake >> ") == 1  # our two jobs, once each
+    assert cron.count(" tick >> ") == 1 and cron.count(" wake --model-cmd ") == 1  # our two jobs, once each
 
     first = snapshot(project)
     again = install(run, project, "--apply")

@@ -20,7 +20,8 @@ from memstore.search import search
 from memstore.sync import open_mirror, sync
 from tests.conftest import memory, write
 
-CHILD = "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('SELECT count(*) FROM files').fetchone(); c.close()"
+CHILD = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+         "c.execute('SELECT count(*) FROM files').fetchone(); c.close()")
 
 
 def test_a_second_open_keeps_the_first_connections_locks(root: Path) -> None:

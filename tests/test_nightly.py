@@ -272,3 +272,15 @@ def test_commit_outside_git_is_a_noop_with_a_note(root: Path, run, monkeypatch: 
     result = run(root, "tick", "--commit")
     assert result.exit_code == 0
     assert "git: not committed: the agent root is not inside a git work tree" in result.stdout
+
+
+def test_a_second_entry_of_the_same_day_counts_as_the_newer(tmp_path: Path) -> None:
+    """Failure caught: `261204-dream-2.md` sorted before `261204-dream.md` by name, so tick archived the
+    newer of two same-day dreams and the bundle showed the older one as the latest."""
+    from memstore.context import _dated
+
+    folder = tmp_path / "dream-journal"
+    for name in ("261203-dream.md", "261204-dream.md", "261204-dream-2.md", "261204-dream-10.md"):
+        write(folder, name, "x\n")
+    assert [p.name for _day, p in _dated(folder)] == [
+        "261204-dream-10.md", "261204-dream-2.md", "261204-dream.md", "261203-dream.md"]
