@@ -351,7 +351,8 @@ def section_render(b: Bench) -> Outcome:
         "back to the file's mtime, as in memstore), sorts by (-score, filename), bands with "
         "`memstore.render.assign` and writes the three files (to `runtime/bench-seed/`). It reads "
         "no journal; the corpus has none, so both ways see the same policy state. `now` is fixed "
-        f"at {NOW_ARG}. The three alternate in one loop; medians of {reps_text} repetitions, "
+        f"at {NOW_ARG}. The three ways{' and the four of the comparison below' if bl is not None else ''} "
+        f"alternate in one loop; medians of {reps_text} repetitions, "
         f"after one warm-up run of each. Goal: (c) / (a) >= {GOAL_RENDER_SPEEDUP:g}x at "
         f"{fmt_n(GOAL_RENDER_SIZE)} T2 files.",
         md_table(headers, rows, "rrrrrrl"),

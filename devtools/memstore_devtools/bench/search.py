@@ -184,7 +184,8 @@ def section_search(b: Bench) -> Outcome:
     )
     for n in b.sizes:
         reps = b.args.search_reps or (2 if b.quick else (3 if n >= BIG else 5))
-        log(f"search at {fmt_n(n)}: {len(QUERIES)} queries x {len(METHODS) + 1} ways x {reps} repetitions")
+        ways = len(METHODS) + 1 + (4 if b.baseline is not None else 0)
+        log(f"search at {fmt_n(n)}: {len(QUERIES)} queries x {ways} ways x {reps} repetitions")
         per_size.append(_search_size(b, n, reps))
 
     def ratios(data: dict[str, Any], method: str) -> list[float]:
