@@ -135,6 +135,11 @@ class RootPaths:
         return self._at("runtime", "state", "mirror.lock")
 
     @property
+    def ledger_lock(self) -> str:
+        """Held while a ledger verb picks a new file's name (the next bug id, a new memory's name)."""
+        return self._at("runtime", "state", "ledger.lock")
+
+    @property
     def render_lock(self) -> str:
         return self._at("runtime", "state", "render.lock")
 

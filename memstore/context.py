@@ -6,19 +6,32 @@ latest dream-journal entries and the open bugs. Each part is trimmed by priority
 the whole stays within the budget: Claude Code moves a longer SessionStart output
 into a file and shows the model only a short preview. Identity and MEMORY.md arrive
 through CLAUDE.md imports instead, which are loaded whole.
+
+Every open bug is carried (id, title, who filed it and when), however old and whoever
+filed it. A bug ledger that cannot be read says so in a line the budget never drops, so
+a failure never looks like an empty ledger. T1 files whose frontmatter says `kind:
+lesson` are labelled as lessons; the engine's own bookkeeping (runtime/, the journal,
+tick status, derived files, T1 files of a bookkeeping kind) is never echoed back.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from pathlib import Path
 
 from memstore.config import Config
 
+# T1 files the engine writes for its own record-keeping: not knowledge, never injected.
+BOOKKEEPING_KINDS = frozenset({"bookkeeping", "tick", "tick-status", "cue", "journal", "status"})
+
 _DATED = re.compile(r"^(\d{2})(\d{2})(\d{2})-.+\.md$")
 _SUFFIX = re.compile(r"-(\d{1,9})$")
-_STATUS = re.compile(r"^status:\s*['\"]?([A-Za-z-]+)", re.M)
+
+
+class Pinned(str):
+    """An entry the bundle carries whatever its budget: a ledger that could not be read."""
 
 
 def _read(path: Path) -> str:
@@ -38,6 +51,53 @@ def split_front(text: str) -> tuple[str, str]:
     return "", text
 
 
+# ---- the bug ledger's standard-library reader (memstore.ledgers uses it too)
+
+
+def list_folder(folder: Path) -> list[Path]:
+    """The bug files in `folder` (none when it does not exist); OSError when it cannot be listed."""
+    if not folder.exists():
+        return []
+    return sorted(p for p in folder.iterdir() if p.name.endswith(".md") and not p.name.startswith(".")
+                  and p.is_file())
+
+
+def scan_front(path: Path) -> dict[str, str]:
+    """The flat `key: value` lines of a file's frontmatter, unquoted; {} when there is none.
+
+    No YAML: good for the single-line values memstore writes (plain, "json", 'single').
+    Raises OSError and UnicodeDecodeError, so a caller can say the file could not be read.
+    """
+    text = path.read_bytes().decode("utf-8").lstrip("\ufeff").replace("\r\n", "\n")
+    if not text.startswith("---\n"):
+        return {}
+    end = text.find("\n---", 3)
+    return front_values(text[4:end] if end != -1 else "")
+
+
+def front_values(front: str) -> dict[str, str]:
+    """The flat `key: value` lines of a frontmatter block's text, unquoted."""
+    values: dict[str, str] = {}
+    for line in front.splitlines():
+        match = re.match(r"^([A-Za-z_][\w-]*):[ \t]*(.*)$", line)
+        if match:
+            values[match.group(1)] = unquote(match.group(2))
+    return values
+
+
+def unquote(value: str) -> str:
+    value = value.strip()
+    if value.startswith('"'):
+        try:
+            loaded = json.loads(value)
+            return loaded if isinstance(loaded, str) else value
+        except ValueError:
+            return value.strip('"')
+    if value.startswith("'"):
+        return value[1:-1].replace("''", "'") if value.endswith("'") and len(value) > 1 else value[1:]
+    return re.sub(r"[ \t]+#.*$", "", value)
+
+
 def _dated(folder: Path) -> list[tuple[dt.date, Path]]:
     found = []
     if folder.is_dir():
@@ -55,11 +115,63 @@ def _dated(folder: Path) -> list[tuple[dt.date, Path]]:
     return found
 
 
-def _entry(path: Path, limit: int) -> str:
-    body = split_front(_read(path))[1].strip()
+def _entry(path: Path, limit: int, text: str | None = None, label: str = "") -> str:
+    body = split_front(_read(path) if text is None else text)[1].strip()
     if len(body) > limit:
         body = body[: limit - 1].rstrip() + "…"
-    return f"### {path.name}\n{body}\n"
+    return f"### {path.name}{label}\n{body}\n"
+
+
+def _short_term(path: Path, limit: int) -> str | None:
+    """A T1 entry, labelled when it is a lesson; None for the engine's own bookkeeping."""
+    text = _read(path)
+    kind = front_values(split_front(text)[0]).get("kind", "").strip().lower()
+    if kind in BOOKKEEPING_KINDS:
+        return None
+    return _entry(path, limit, text, " (lesson)" if kind == "lesson" else "")
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return "not valid UTF-8"
+    if isinstance(exc, OSError):
+        return exc.strerror or type(exc).__name__
+    return str(exc) or type(exc).__name__
+
+
+def open_bugs(memory: Path) -> list[str]:
+    """One line per open bug (id, title, filer, date, file), sorted by name; a Pinned line first
+    when the ledger, or any file in it, could not be read."""
+    folder = memory / "bugs"
+    try:
+        paths = list_folder(folder)
+    except OSError as exc:
+        return [Pinned(f"(the bug ledger could not be read: {_reason(exc)} ({folder}); run memstore bug list)\n")]
+    lines: list[str] = []
+    failed: list[str] = []
+    for path in paths:
+        try:
+            text = path.read_bytes().decode("utf-8").lstrip("\ufeff").replace("\r\n", "\n")
+        except (OSError, UnicodeDecodeError) as exc:
+            failed.append(f"{path.name}: {_reason(exc)}")
+            continue
+        front, body = split_front(text)
+        values = front_values(front)
+        if values.get("status", "open").strip().lower() == "closed":
+            continue
+        title = " ".join(values.get("title", "").split())
+        if not title:
+            title = next((ln.strip().lstrip("#").strip() for ln in body.splitlines() if ln.strip()), path.stem)
+        number = values.get("id", "").strip()
+        label = f"{int(number):04d} " if number.isdigit() else ""
+        filed = [f"filed {values['filed_at'].strip()[:10]}" if values.get("filed_at", "").strip() else "",
+                 f"by {values['filed_by'].strip()}" if values.get("filed_by", "").strip() else ""]
+        said = " ".join(part for part in filed if part)
+        lines.append(f"- {label}{title[:300]} ({said + '; ' if said else ''}bugs/{path.name})\n")
+    if failed:
+        lines.insert(0, Pinned(f"(the bug ledger could not be read: {'; '.join(failed)[:600]}; "
+                               "run memstore bug list)\n"))
+    return lines
 
 
 def sections(root: Path, now: dt.datetime, config: Config) -> list[tuple[str, list[str]]]:
@@ -71,24 +183,16 @@ def sections(root: Path, now: dt.datetime, config: Config) -> list[tuple[str, li
     flying = [line for line in state.splitlines() if line.startswith("- ")]
     parts.append(("In flight", [line + "\n" for line in flying]))
 
-    bugs = []
-    for path in sorted((memory / "bugs").glob("*.md")) if (memory / "bugs").is_dir() else []:
-        front, body = split_front(_read(path))
-        match = _STATUS.search(front)
-        if match and match.group(1).lower() != "open":
-            continue
-        title = re.search(r"^title:\s*(.+)$", front, re.M)
-        line = title.group(1).strip().strip("'\"") if title else (body.strip().splitlines() or [path.stem])[0]
-        bugs.append(f"- {path.name}: {line}\n")
-    parts.append(("Open bugs", bugs))
+    parts.append(("Open bugs", open_bugs(memory)))
 
     today = now.date()
     facts = [
-        _entry(path, 1200)
+        entry
         for day, path in _dated(memory / "short-term")
         if 0 <= (today - day).days <= config.short_term_days
+        and (entry := _short_term(path, 1200)) is not None
     ]
-    parts.append((f"Short-term facts (last {config.short_term_days} days)", facts))
+    parts.append((f"Short-term facts and lessons (last {config.short_term_days} days)", facts))
 
     dreams = [_entry(path, 1500) for day, path in _dated(memory / "dream-journal") if day <= today]
     parts.append(("Dream journal (latest)", dreams[: config.dream_entries]))
@@ -100,23 +204,34 @@ def bundle(root: Path, now: dt.datetime, config: Config) -> str:
     budget = config.context_budget
     header = "# memstore: where things stand\n"
     out = [header]
-    used = len(header)
+    parts = sections(root, now, config)
+    # Pinned entries (an unreadable ledger) are paid for first, so the budget never drops them.
+    reserved = sum(len(entry) for _title, entries in parts for entry in entries if isinstance(entry, Pinned))
+    used = len(header) + reserved
     dropped = 0
-    for title, entries in sections(root, now, config):
+    bugs_dropped = 0
+    for title, entries in parts:
         if not entries:
             continue
         heading = f"\n## {title}\n"
-        if used + len(heading) + len(entries[0]) > budget:
-            dropped += len(entries)
+        pinned = [entry for entry in entries if isinstance(entry, Pinned)]
+        rest = [entry for entry in entries if not isinstance(entry, Pinned)]
+        if not pinned and used + len(heading) + len(rest[0]) > budget:
+            dropped += len(rest)
+            bugs_dropped += len(rest) if title == "Open bugs" else 0
             continue
         out.append(heading)
         used += len(heading)
-        for entry in entries:
-            if used + len(entry) > budget - 120:  # keep room for the note below
+        out += pinned
+        for entry in rest:
+            if used + len(entry) > budget - 200:  # keep room for the notes below
                 dropped += 1
+                bugs_dropped += title == "Open bugs"
                 continue
             out.append(entry)
             used += len(entry)
+    if bugs_dropped:
+        out.append(f"\n({bugs_dropped} open bugs not shown for space: run memstore bug list)\n")
     if dropped:
         out.append(f"\n({dropped} older entries left out to stay within {budget} characters; see memory/)\n")
     if len(out) == 1:

@@ -12,6 +12,7 @@ Registrations (why each looks the way it does is in hook.py's docstring):
 - PreToolUse Write/Edit/MultiEdit filtered the same way: approvals.
 - PreToolUse with a matcher that is the union of the lenses' tool_match: lenses.
 - SessionStart: the cold-start bundle.
+- SessionEnd: `memstore --root ROOT debrief --hook`, the end-of-session debrief (capture.py).
 
 Where things go depends on where the agent root lies (Layout):
 - user scope (one agent, every project): hooks and a read grant for the root in
@@ -52,7 +53,10 @@ if TYPE_CHECKING:
 HOOK_TIMEOUT_S = 10
 BEGIN = "<!-- memstore:begin (managed by `memstore install`; edits between these lines are replaced) -->"
 END = "<!-- memstore:end -->"
-_OUR_COMMAND = re.compile(r"(memstore\S*(\s.*)?\shook|memstore/hookrun\.py(\s.*)?)\s*$")
+_OUR_COMMAND = re.compile(
+    r"(memstore\S*(\s.*)?\shook|memstore/hookrun\.py(\s.*)?|memstore\S*(\s.*)?\sdebrief\s+--hook)\s*$")
+# SessionEnd's debrief syncs, renders and reads the transcript: more than a tool hook's 10 s.
+DEBRIEF_TIMEOUT_S = 60
 
 
 class InstallError(MemstoreError):
@@ -121,8 +125,13 @@ def permission_glob(tool: str, root: Path) -> str:
     return f"{tool}(/{root.as_posix()}/memory/**)"
 
 
+def debrief_command(root: Path) -> str:
+    """`<memstore> --root ROOT debrief --hook`: the end-of-session debrief, as SessionEnd runs it."""
+    return shlex.join([*memstore_command(), "--root", str(root), "debrief", "--hook"])
+
+
 def registrations(root: Path, command: str, lens_matcher: str | None, *, approve_reads: bool = False,
-                  import_parts: int = 0) -> dict[str, list[dict[str, Any]]]:
+                  import_parts: int = 0, debrief: str | None = None) -> dict[str, list[dict[str, Any]]]:
     def handler(extra: dict[str, Any] | None = None, cmd: str = command) -> dict[str, Any]:
         return {"type": "command", "command": cmd, "timeout": HOOK_TIMEOUT_S, **(extra or {})}
 
@@ -133,13 +142,17 @@ def registrations(root: Path, command: str, lens_matcher: str | None, *, approve
     # Claude Code keeps each handler's SessionStart output whole only up to 10,000
     # characters, so identity + MEMORY.md take several handlers.
     parts = [{"hooks": [handler(cmd=f"{command} --part imports:{n}")]} for n in range(1, import_parts + 1)]
-    return {
+    regs = {
         "SessionStart": [{"hooks": [handler()]}, *parts],
         "PreToolUse": pre,
         "PostToolUse": [
             {"matcher": tool, "hooks": [handler({"if": permission_glob(tool, root)})]} for tool in REINFORCING_TOOLS
         ],
     }
+    if debrief:
+        # The end-of-session debrief (sync, lint, render, the final answer's rules as T1 lessons).
+        regs["SessionEnd"] = [{"hooks": [handler({"timeout": DEBRIEF_TIMEOUT_S}, cmd=debrief)]}]
+    return regs
 
 
 def is_ours(handler: Any) -> bool:
@@ -321,7 +334,8 @@ def plan_install(
     plan = InstallPlan()
     before, data = read_settings(layout.settings)
     regs = registrations(root, hook_command(root), lens_matcher, approve_reads=layout.external,
-                         import_parts=IMPORT_PARTS if layout.session_imports else 0)
+                         import_parts=IMPORT_PARTS if layout.session_imports else 0,
+                         debrief=debrief_command(root))
     merged = merge_settings(data, regs, disable_auto_memory)
     if layout.grant == layout.settings:
         merged = merge_grant(merged, root)

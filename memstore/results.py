@@ -197,3 +197,96 @@ class WakeResult(Record):
     proposals: str | None = None  # the T1 note holding the dream's proposed memory changes
     commit: str | None = None  # with --commit: what git did ("committed 3 file(s) as abc1234", or why not)
     notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory(Record):
+    """A T2 memory `new` wrote."""
+
+    path: str  # relative to the root
+    name: str
+    type: str
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class Bug(Record):
+    """One entry of the open-bug ledger (memory/bugs/<id>-<slug>.md), as read from its file."""
+
+    id: str  # zero-padded, e.g. "0007"; the file stem when the file carries no number
+    title: str
+    status: str  # open or closed (anything else is listed as open, with a problem)
+    filed_at: str | None
+    filed_by: str | None
+    closed_at: str | None
+    why: str | None
+    path: str  # relative to the root
+    body: str
+    problems: list[str] = field(default_factory=list)  # what could not be read; empty when well-formed
+
+
+@dataclass(frozen=True, slots=True)
+class NoteResult(Record):
+    """What one `memstore note` did."""
+
+    path: str  # relative to the root: the file written, or the one that already holds the fact
+    written: bool  # False: the same fact was already noted today, nothing written
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class DebriefResult(Record):
+    """What one `memstore debrief` did: the mechanical half of the end-of-session debrief."""
+
+    ran_at: str
+    sync: str  # the sync report: what the session added or changed since the last sync
+    added: int
+    changed: int
+    removed: int
+    lint_errors: int
+    lint_warnings: int
+    render: str
+    transcript: str | None = None  # the transcript read, if any
+    rules_found: int = 0  # rule-shaped sentences in the session's final answer
+    lessons: list[str] = field(default_factory=list)  # T1 lesson files written (relative to the root)
+    skipped: list[dict[str, str]] = field(default_factory=list)  # rule, why (duplicate, cap)
+    notes: list[str] = field(default_factory=list)
+    committed: str | None = None  # what --commit did (None: not asked)
+
+
+@dataclass(frozen=True, slots=True)
+class AuditLine(Record):
+    """One always-loaded line that reads as narrative (`memstore audit`)."""
+
+    line: int  # 1-based
+    reasons: list[str]  # date, commit, count, status, first-person, ticket
+    chars: int  # what the line costs, its newline included
+    text: str  # the line, stripped and cut to 120 characters
+
+
+@dataclass(frozen=True, slots=True)
+class AuditImport(Record):
+    """One `@` import of an audited CLAUDE.md."""
+
+    ref: str  # as written, e.g. @identity.md
+    path: str  # resolved against the importing file's folder
+    found: bool
+    chars: int = 0  # what it pulls in (0 when not found); the file is also its own entry
+    tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class AuditFile(Record):
+    """One always-loaded file: what it costs every session, and its narrative lines."""
+
+    path: str  # absolute
+    role: str  # identity, project (cwd), root, named, or import
+    chars: int
+    tokens: int  # estimate: ceil(chars / 4)
+    lines: int
+    flagged: list[AuditLine]
+    flagged_chars: int  # what removing every flagged line would save, per session
+    flagged_tokens: int
+    imports: list[AuditImport] = field(default_factory=list)
+    imported_by: str | None = None  # role import: the file whose @ import pulled it in
+    note: str | None = None

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from memstore.flush import FlushReport
     from memstore.install import InstallPlan, Layout
     from memstore.render import RenderResult
-    from memstore.results import Choice, WakeResult
+    from memstore.results import AuditFile, Bug, Choice, DebriefResult, NewMemory, NoteResult, WakeResult
     from memstore.scaffold import Plan
     from memstore.sync import SyncReport
 
@@ -355,6 +355,192 @@ class Store:
 
         return run(self.root, self.now, self.config, model_cmd=model_cmd, timeout=timeout, commit=commit,
                    sync=self.sync)
+
+    # ------------------------------------------------------------ ledgers: new memories and the bug ledger
+
+    def new(self, type: str, topic: str, *, summary: str, importance: float | None = None, pin: bool = False,
+            body: str | None = None) -> NewMemory:
+        """Write a T2 memory `memory/<type>_<kebab-topic>.md` with full frontmatter, then sync it in.
+
+        Refused (exit 1): an unknown type, a topic with nothing to name the file with, an
+        empty summary, importance outside 0-10, or a name already taken.
+        """
+        from memstore import ledgers
+        from memstore.locks import atomic_write, file_lock
+        from memstore.results import NewMemory
+
+        name, line, importance = ledgers.check_new(type, topic, summary, importance)
+        target = Path(self.paths.memory) / f"{name}.md"
+        text = ledgers.new_memory_text(name, type, line, self.now, self.config, importance, pin, body)
+        with file_lock(Path(self.paths.ledger_lock), timeout=self.config.lock_timeout_s):
+            if target.exists():
+                raise ledgers.Refused(f"a memory named {name} already exists: memory/{name}.md",
+                                      hint="edit that file, or choose another topic")
+            atomic_write(target, text.encode("utf-8"))
+        rel = target.relative_to(self.root).as_posix()
+        self._sync_written(rel)
+        return NewMemory(path=rel, name=name, type=type, summary=line)
+
+    def bug_add(self, title: str, *, body: str | None = None, by: str | None = None) -> Bug:
+        """File a bug: memory/bugs/<id>-<slug>.md, id = the highest existing + 1, picked under a lock."""
+        from memstore import ledgers
+        from memstore.locks import atomic_write, file_lock
+
+        line = ledgers.one_line(title)
+        if not line:
+            raise ledgers.Refused("the bug has no title", hint="memstore bug add 'what is wrong' [--body ...]")
+        filer = ledgers.one_line(by) if by is not None else ledgers.default_filer()
+        if not filer:
+            raise ledgers.Refused("--by is empty", hint="say who files it, or leave --by out")
+        folder = Path(self.paths.bugs)
+        with file_lock(Path(self.paths.ledger_lock), timeout=self.config.lock_timeout_s):
+            folder.mkdir(parents=True, exist_ok=True)
+            try:
+                number = ledgers.next_id(folder)
+            except OSError as exc:
+                raise ledgers.Refused(f"the bug ledger could not be read, so no id can be picked safely ({exc})",
+                                      hint=f"fix or move the file, then try again: {folder}") from None
+            target = folder / f"{number:04d}-{ledgers.kebab(line, ledgers.MAX_SLUG) or 'bug'}.md"
+            atomic_write(target, ledgers.bug_text(number, line, self.now, filer, body or "").encode("utf-8"))
+        rel = target.relative_to(self.root).as_posix()
+        self._sync_written(rel)
+        return ledgers.read_bug(target, self.root, self.config)
+
+    def bug_list(self, all: bool = False) -> list[Bug]:
+        """Every open bug (every bug with all=True), sorted by id; never filtered by run, session or filer.
+
+        A folder that cannot be listed raises (an unreadable ledger must not look empty);
+        a malformed file is listed with what could be read and its problems.
+        """
+        from memstore import ledgers
+
+        try:
+            paths = ledgers.list_folder(Path(self.paths.bugs))
+        except OSError as exc:
+            raise MemstoreError(f"the bug ledger could not be read: {exc.strerror or exc} ({self.paths.bugs})",
+                                hint="fix the folder's permissions; no bug is listed rather than a wrong list"
+                                ) from None
+        bugs = [ledgers.read_bug(path, self.root, self.config) for path in paths]
+        return sorted((b for b in bugs if all or b.status == "open"), key=ledgers.sort_key)
+
+    def bug_close(self, bug: str, why: str | None = None) -> Bug:
+        """Close a bug named by 1, 0001 or its file name: only status, closed_at and why change."""
+        from memstore import ledgers
+        from memstore.fmedit import set_fields
+        from memstore.locks import atomic_write, file_lock
+
+        with file_lock(Path(self.paths.ledger_lock), timeout=self.config.lock_timeout_s):
+            found = ledgers.find_bug(self.bug_list(all=True), bug)
+            if found.status == "closed":
+                raise ledgers.Refused(f"bug {found.id} is already closed ({found.closed_at or 'no date'})",
+                                      hint=f"see it in: memstore bug list --all ({found.path})")
+            target = self.root / found.path
+            raw = target.read_bytes()
+            updates = {"status": "closed", "closed_at": self.now, "why": ledgers.one_line(why or "") or None}
+            edited = set_fields(raw, updates)
+            if not atomic_write(target, edited, expect=raw):
+                raise Busy(f"{found.path} changed while it was being closed", hint="run the close again")
+        self._sync_written(found.path)
+        return ledgers.read_bug(target, self.root, self.config)
+
+    def _sync_written(self, rel: str) -> None:
+        """Take a file a ledger verb just wrote into the mirror now; the file stands even if this fails."""
+        from memstore.sync import sync_locked
+
+        def run(conn: sqlite3.Connection) -> None:
+            conn.execute("INSERT OR IGNORE INTO dirty (path) VALUES (?)", (rel,))
+            conn.commit()
+            sync_locked(conn, self.root, self.config, quick=True)
+
+        try:
+            self._with_mirror(run)
+        except MemstoreError as exc:
+            self.notify(f"wrote {rel}, but the mirror did not take it in yet ({exc}); the next sync will")
+
+    # ------------------------------------------------------------ capture: note and debrief
+
+    def note(self, text: str, *, kind: str | None = None) -> NoteResult:
+        """One fact into memory/short-term/YYMMDD-<slug>.md (T1), then a quick sync.
+
+        The same fact twice on one day (whitespace collapsed, case folded) is written once:
+        the second call writes nothing and names the file that holds it. Empty text: BadUsage.
+        """
+        from memstore import capture
+        from memstore.results import NoteResult
+
+        done = capture.note(self.root, text, self.now, kind=kind, lock_timeout=self.config.lock_timeout_s)
+        rel = done.path.relative_to(self.root).as_posix()
+        if not done.written:
+            return NoteResult(rel, False, f"already noted today: {rel}")
+        try:
+            self.sync(full=False)
+        except MemstoreError as exc:
+            self.notify(f"wrote {rel}, but the mirror did not take it in yet ({exc}); the next sync will")
+        return NoteResult(rel, True, f"noted: {rel}")
+
+    def debrief(self, transcript: str | os.PathLike[str] | None = None, commit: bool = False) -> DebriefResult:
+        """The mechanical half of the end-of-session debrief: full sync, lint, render, and a report.
+
+        With a transcript (Claude Code's JSONL), the rule-shaped sentences of the session's
+        final answer become T1 lessons (`kind: lesson`), by the narrow cue and caps in
+        memstore/capture.py; nothing rule-shaped, nothing written. commit=True stages and
+        commits exactly the files debrief wrote (lessons, and derived files git already tracks).
+        """
+        from memstore import capture, nightly
+        from memstore.results import DebriefResult
+        from memstore.timeutil import fmt
+
+        now = self.now
+        synced = self.sync()  # first, so the report says what the session itself added
+        captured = capture.Captured()
+        if transcript is not None:
+            answer = capture.final_answer(Path(transcript).expanduser())
+            if answer is not None:
+                captured = capture.capture_lessons(self.root, answer, now, self.config.short_term_days,
+                                                   lock_timeout=self.config.lock_timeout_s)
+        problems = self.lint()  # lint and render catch the mirror up with the lessons just written
+        errors = sum(1 for p in problems if p.level == "error")
+        rendered = self.render()
+        lessons = [p.relative_to(self.root).as_posix() for p in captured.written]
+        committed: str | None = None
+        if commit:
+            derived = [f"memory/{name}" for name in rendered.written]
+            if lessons or derived:
+                committed = nightly.commit_paths(self.root, lessons, f"memstore debrief {fmt(now)}",
+                                                 tracked_only=derived)
+            else:
+                committed = "nothing to commit: debrief wrote no files"
+        return DebriefResult(
+            ran_at=fmt(now),
+            sync=synced.summary(),
+            added=synced.added,
+            changed=synced.changed,
+            removed=synced.removed,
+            lint_errors=errors,
+            lint_warnings=len(problems) - errors,
+            render=rendered.summary(),
+            transcript=str(transcript) if transcript is not None else None,
+            rules_found=len(captured.found),
+            lessons=lessons,
+            skipped=[{"rule": rule, "why": why} for rule, why in captured.skipped],
+            notes=captured.notes,
+            committed=committed,
+        )
+
+    # ------------------------------------------------------------ audit
+
+    def audit(self, files: list[str | os.PathLike[str]] | None = None, *,
+              cwd: str | os.PathLike[str] | None = None) -> list[AuditFile]:
+        """What the always-loaded files cost every session, and which of their lines read as narrative.
+
+        files: the files to audit (relative to cwd); None: identity.md in the root, and
+        CLAUDE.md and AGENTS.md where present in cwd (the project) and in the root. The `@`
+        imports of a CLAUDE*.md are followed one level. Reads files only; the mirror is not
+        opened. A named file that does not exist raises NotFound.
+        """
+        from memstore.audit import audit
+
+        return audit(self.root, files, Path(cwd) if cwd is not None else None)
 
     # ------------------------------------------------------------ set-up
 

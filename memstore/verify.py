@@ -82,6 +82,10 @@ def check_settings(layout: Layout, lens_matcher: str | None) -> tuple[list[Check
                 checks.append(Check(label, False, f"filter {handler.get('if')!r} does not name {root}/memory", fix))
             else:
                 checks.append(Check(label, True, "registered"))
+    debriefs = [h for _m, h in _handlers(settings, "SessionEnd") if " debrief" in h["command"]
+                and str(root) in h["command"]]
+    checks.append(Check("hook SessionEnd", bool(debriefs), "registered: the end-of-session debrief" if debriefs
+                        else "not registered (no end-of-session debrief)", fix))
     if layout.session_imports:
         from memstore.context import IMPORT_PARTS
 

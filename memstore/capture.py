@@ -1,0 +1,431 @@
+"""Capture: one fact into T1 (`memstore note`), and the rule-shaped lessons of a session's
+final answer (`memstore debrief --transcript`). Standard library only.
+
+Every T1 file written here goes through one function, `_write_note`, under one lock
+(runtime/state/capture.lock): one writer, so a check for "already there" and the write
+that follows it never interleave with another note or debrief.
+
+A note is `memory/short-term/YYMMDD-<slug>.md` (the slug: the text's first six words,
+kebab-case ASCII; a different fact with the same slug on the same day gets -2, -3, ...)
+with frontmatter `created: <ISO date>`, `source: note|debrief` and `kind` when given.
+The same fact twice on one day (normalised: whitespace collapsed, case folded, a
+trailing . or ! dropped) is written once.
+
+THE RULE CUE (what debrief keeps from a session's final answer), deliberately narrow:
+missing a rule costs one absent line, while a false positive is prose paid for in every
+later prompt, so when in doubt nothing is kept.
+
+The final answer is the last assistant message with text in the transcript (its text
+blocks joined; an earlier message is never read). Code fences and table rows are
+dropped; each remaining line loses its list marker, heading marks and ** / __; lines
+are split into sentences after . ! or ? followed by a space. A sentence is KEPT only
+when it matches one of these shapes (case-sensitive at the start):
+
+  1. it starts with  Always | Never | Do not | Don't | Must | Avoid  followed by a space;
+  2. it starts with  Prefer ... over|to|rather than ...;
+  3. it starts with  When | Whenever | If | Before | After  <clause>,  and the part after
+     the first comma starts with always | never | do not | don't | must | avoid | prefer
+     or one of the imperative verbs in IMPERATIVES (run, check, use, ...);
+  4. it contains  must never | must not | must always  (e.g. "The hook must never block.").
+
+and it is REJECTED, whatever it matches, when it
+  - holds a ? (a question), or ends with : (the lead-in to a list);
+  - is longer than 200 characters or shorter than 4 words;
+  - holds a date (2026-07-30, 30/07/2026, 260730-..., "Jul 30", "yesterday", "today");
+  - holds something like a commit hash (7-40 hex characters with a digit and a letter);
+  - holds a file:line reference (name.ext:12, "line 12");
+  - is numbers-heavy (3 or more tokens with a digit);
+  - is first-person narrative (I, I'm, I've, me, my, or "we" followed by a past tense).
+
+Caps: at most LESSONS_PER_SESSION (3) lessons per session, and at most LESSONS_IN_WINDOW
+(30) lesson files in the short-term window (memory/short-term/ itself, dated within
+short_term_days): when that is full, none is kept and the report says so. A rule is
+also dropped when a lesson with the same normalised text exists (in short-term/ or its
+archive/, at any date). A session with nothing rule-shaped writes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import select
+import time
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memstore.agent_root import RootPaths
+from memstore.context import _dated, split_front
+from memstore.errors import BadUsage, NotFound
+from memstore.kinds import KEBAB
+from memstore.locks import atomic_write, file_lock
+
+SLUG_WORDS = 6
+SLUG_CHARS = 60
+LESSON = "lesson"
+LESSONS_PER_SESSION = 3
+LESSONS_IN_WINDOW = 30
+RULE_MAX_CHARS = 200
+RULE_MIN_WORDS = 4
+TRANSCRIPT_MAX_BYTES = 200_000_000  # a transcript larger than this is read from its last part only
+HOOK_STDIN_MAX = 1_000_000
+HOOK_STDIN_WAIT_S = 2.0
+
+IMPERATIVES = ("run", "check", "use", "read", "call", "make", "ensure", "confirm", "verify", "rebuild", "commit",
+               "stage", "ask", "add", "write", "test", "re-run", "rerun", "pass", "keep", "set", "stop", "wait",
+               "look", "search", "grep", "sync", "render", "restart", "pin", "quote", "escape", "lock", "take",
+               "clear", "close", "open", "install", "update", "delete", "remove", "drop", "fix")
+
+_STARTS = re.compile(r"^(Always|Never|Do not|Don't|Must|Avoid) ")
+_PREFER = re.compile(r"^Prefer \S.*\s(over|to|rather than)\s\S")
+_CONDITION = re.compile(r"^(When|Whenever|If|Before|After) [^,]+,\s*(?P<rest>.+)$")
+_RULE_HEAD = re.compile(r"^(always|never|do not|don't|must|avoid|prefer)\b|^(" + "|".join(
+    re.escape(v) for v in IMPERATIVES) + r")\b", re.I)
+_MUST = re.compile(r"\bmust (never|not|always)\b", re.I)
+
+_MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec"
+_DATE = re.compile(
+    r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b|\b\d{6}-[a-z]|"
+    rf"\b({_MONTHS})[a-z]*\.? \d{{1,2}}\b|\b\d{{1,2}} ({_MONTHS})[a-z]*\b|\b(yesterday|today|tonight|tomorrow)\b",
+    re.I)
+_HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
+_FILE_LINE = re.compile(r"\S\.\w{1,8}:\d+|\bline \d+|\blines \d+")
+_DIGIT_TOKEN = re.compile(r"\S*\d\S*")
+_FIRST_PERSON = re.compile(
+    r"\b(I|I'm|I've|I'd|I'll|me|my|mine|myself)\b|"
+    r"\b[Ww]e('ve)? (\w+ed|ran|did|found|made|saw|got|wrote|took|had|were|went|spent|tried|built|kept|left)\b")
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_LIST_MARK = re.compile(r"^\s*(?:[-*+>]\s+|\d+[.)]\s+|#+\s+)+")
+
+
+# ---------------------------------------------------------------- notes
+
+
+@dataclass(frozen=True)
+class Written:
+    path: Path
+    written: bool  # False: the same fact was already there (path names that file)
+
+
+def normalise(text: str) -> str:
+    """The form two facts are compared in: whitespace collapsed, case folded, a trailing . or ! dropped."""
+    return " ".join(text.replace("\u2019", "'").split()).casefold().rstrip(".!").rstrip()
+
+
+def slug(text: str) -> str:
+    """kebab-case ASCII of the first SLUG_WORDS words (at most SLUG_CHARS characters); 'note' when none."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    words = re.findall(r"[a-z0-9]+", ascii_text)[:SLUG_WORDS]
+    out = ""
+    for word in words:
+        joined = f"{out}-{word}" if out else word
+        if len(joined) > SLUG_CHARS:
+            break
+        out = joined
+    return out or (words[0][:SLUG_CHARS] if words else "note")
+
+
+def _front_value(value: str) -> str:
+    return value if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", value) else json.dumps(value)
+
+
+def _note_bytes(text: str, day: dt.date, source: str, kind: str | None) -> bytes:
+    front = {"created": day.isoformat(), "source": source, **({"kind": kind} if kind else {})}
+    head = "".join(f"{key}: {_front_value(value)}\n" for key, value in front.items())
+    return f"---\n{head}---\n\n{text.strip()}\n".encode()
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").replace("\r\n", "\n").lstrip("\ufeff")
+    except OSError:
+        return ""
+
+
+def _kind(front: str) -> str | None:
+    match = re.search(r"^kind:\s*['\"]?([A-Za-z0-9_-]+)", front, re.M)
+    return match.group(1) if match else None
+
+
+def _t1_files(root: Path) -> Iterator[Path]:
+    """Every T1 file: memory/short-term/*.md and memory/short-term/archive/*.md."""
+    folder = Path(RootPaths(root).short_term)
+    for where in (folder, folder / "archive"):
+        if where.is_dir():
+            yield from sorted(where.glob("*.md"))
+
+
+def _lock(root: Path, timeout: float) -> Any:
+    return file_lock(Path(RootPaths(root).state) / "capture.lock", timeout=timeout)
+
+
+def _write_note(root: Path, text: str, day: dt.date, *, source: str, kind: str | None) -> Written:
+    """The one writer of T1 notes (call with the capture lock held)."""
+    stem = f"{day:%y%m%d}"
+    wanted = normalise(text)
+    for path in _t1_files(root):
+        if path.name.startswith(stem + "-") and normalise(split_front(_read(path))[1]) == wanted:
+            return Written(path, False)
+    folder = Path(RootPaths(root).short_term)
+    folder.mkdir(parents=True, exist_ok=True)
+    base = f"{stem}-{slug(text)}"
+    n = 1
+    while True:
+        name = f"{base}.md" if n == 1 else f"{base}-{n}.md"
+        path = folder / name
+        if not path.exists() and not (folder / "archive" / name).exists():
+            break
+        n += 1
+    atomic_write(path, _note_bytes(text, day, source, kind))
+    return Written(path, True)
+
+
+def check_note(text: str, kind: str | None) -> str:
+    if not text or not text.strip():
+        raise BadUsage("nothing to note: the text is empty", hint='say the fact: memstore note "the fact"')
+    if kind is not None and not KEBAB.match(kind):
+        raise BadUsage(f"kind {kind!r} is not kebab-case", hint="e.g. --kind lesson, --kind decision")
+    return text.strip()
+
+
+def note(root: Path, text: str, now: dt.datetime, *, kind: str | None = None, source: str = "note",
+         lock_timeout: float = 10.0) -> Written:
+    """One fact into memory/short-term/, unless the same fact is already there today."""
+    text = check_note(text, kind)
+    with _lock(root, lock_timeout):
+        return _write_note(root, text, now.date(), source=source, kind=kind)
+
+
+# ---------------------------------------------------------------- the transcript's final answer
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = [block["text"] for block in content
+             if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)]
+    return "\n\n".join(p for p in parts if p.strip())
+
+
+def _assistant_texts(lines: Iterable[bytes]) -> Iterator[tuple[str | None, str]]:
+    """(message id, text) of each transcript line that is assistant text; everything else skipped."""
+    for raw in lines:
+        try:
+            entry = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(entry, dict) or entry.get("type") != "assistant" or entry.get("isSidechain") is True:
+            continue
+        message = entry.get("message")
+        if not isinstance(message, dict) or message.get("role", "assistant") != "assistant":
+            continue
+        if message.get("model") == "<synthetic>" or entry.get("isApiErrorMessage") is True:
+            continue  # Claude Code's own stand-ins ("No response requested.", API errors), not an answer
+        text = _text_of(message.get("content"))
+        if text.strip():
+            ident = message.get("id")
+            yield (ident if isinstance(ident, str) else None), text
+
+
+def final_answer(transcript: Path) -> str | None:
+    """The session's last assistant message with text (its text blocks joined), or None.
+
+    Claude Code writes one API message as several lines (one per content block) that
+    share message.id, so the text lines of the last message id are joined.
+    """
+    try:
+        with open(transcript, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > TRANSCRIPT_MAX_BYTES:
+                handle.seek(size - TRANSCRIPT_MAX_BYTES)
+                handle.readline()  # a partial line
+            found = list(_assistant_texts(handle))
+    except FileNotFoundError:
+        raise NotFound(f"no such transcript: {transcript}") from None
+    except IsADirectoryError:
+        raise NotFound(f"not a file: {transcript}") from None
+    if not found:
+        return None
+    last_id, last_text = found[-1]
+    if last_id is None:
+        return last_text
+    texts = []
+    for ident, text in reversed(found):
+        if ident != last_id:
+            break
+        texts.append(text)
+    return "\n\n".join(reversed(texts))
+
+
+# ---------------------------------------------------------------- the rule cue
+
+
+def sentences(text: str) -> list[str]:
+    """The prose sentences of a markdown answer: no code blocks, tables, list marks or emphasis."""
+    out: list[str] = []
+    fenced = False
+    for line in text.replace("\u2019", "'").splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced or line.lstrip().startswith("|"):
+            continue
+        line = _LIST_MARK.sub("", line).replace("**", "").replace("__", "").strip()
+        if line:
+            out += [s.strip() for s in _SENTENCE_END.split(line) if s.strip()]
+    return out
+
+
+def rejected(sentence: str) -> str | None:
+    """Why a sentence cannot be a lesson even when it is rule-shaped, or None."""
+    if "?" in sentence:
+        return "question"
+    if sentence.endswith(":"):
+        return "lead-in"
+    if len(sentence) > RULE_MAX_CHARS:
+        return "too long"
+    if len(sentence.split()) < RULE_MIN_WORDS:
+        return "too short"
+    if _DATE.search(sentence):
+        return "date"
+    if _HASH.search(sentence):
+        return "commit hash"
+    if _FILE_LINE.search(sentence):
+        return "file:line reference"
+    if len(_DIGIT_TOKEN.findall(sentence)) >= 3:
+        return "numbers"
+    if _FIRST_PERSON.search(sentence):
+        return "first person"
+    return None
+
+
+def rule_shaped(sentence: str) -> bool:
+    """Does the sentence match the cue (the module docstring) and pass every rejection?"""
+    if rejected(sentence) is not None:
+        return False
+    if _STARTS.match(sentence) or _PREFER.match(sentence) or _MUST.search(sentence):
+        return True
+    condition = _CONDITION.match(sentence)
+    return bool(condition and _RULE_HEAD.match(condition.group("rest")))
+
+
+def rules(answer: str) -> list[str]:
+    """The rule-shaped sentences of an answer, in order, each once."""
+    seen: set[str] = set()
+    kept = []
+    for sentence in sentences(answer):
+        key = normalise(sentence)
+        if rule_shaped(sentence) and key not in seen:
+            seen.add(key)
+            kept.append(sentence)
+    return kept
+
+
+# ---------------------------------------------------------------- lessons
+
+
+@dataclass
+class Captured:
+    found: list[str] = field(default_factory=list)  # rule-shaped sentences in the final answer
+    written: list[Path] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (sentence, why)
+    notes: list[str] = field(default_factory=list)
+
+
+def capture_lessons(root: Path, answer: str, now: dt.datetime, window_days: int, *,
+                    lock_timeout: float = 10.0) -> Captured:
+    """Write the answer's rules as T1 lessons, within the caps and without duplicates."""
+    result = Captured(found=rules(answer))
+    if not result.found:
+        return result
+    today = now.date()
+    with _lock(root, lock_timeout):
+        existing: set[str] = set()
+        in_window = 0
+        folder = Path(RootPaths(root).short_term)
+        window = {path for day, path in _dated(folder) if 0 <= (today - day).days <= window_days}
+        for path in _t1_files(root):
+            front, body = split_front(_read(path))
+            if _kind(front) == LESSON:
+                existing.add(normalise(body))
+                in_window += path in window
+        room = max(0, LESSONS_IN_WINDOW - in_window)
+        for sentence in result.found:
+            if normalise(sentence) in existing:
+                result.skipped.append((sentence, "already a lesson"))
+            elif len(result.written) >= LESSONS_PER_SESSION:
+                result.skipped.append((sentence, f"over the cap of {LESSONS_PER_SESSION} lessons per session"))
+            elif len(result.written) >= room:
+                result.skipped.append((sentence, f"{LESSONS_IN_WINDOW} lessons already in the short-term window"))
+            else:
+                written = _write_note(root, sentence, today, source="debrief", kind=LESSON)
+                if written.written:
+                    result.written.append(written.path)
+                    existing.add(normalise(sentence))
+                else:
+                    result.skipped.append((sentence, "already noted today"))
+        if room == 0:
+            result.notes.append(f"the short-term window already holds {in_window} lessons (cap "
+                                f"{LESSONS_IN_WINDOW}): none kept; let the nightly wake fold them into memories")
+    return result
+
+
+# ---------------------------------------------------------------- the SessionEnd hook
+
+
+def read_hook_stdin(stream: Any) -> bytes:
+    """Claude Code's hook JSON from stdin, without waiting forever for an EOF that may not come."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        data = stream.read(HOOK_STDIN_MAX + 1)
+        return data.encode() if isinstance(data, str) else data
+    chunks: list[bytes] = []
+    total = 0
+    deadline = time.monotonic() + HOOK_STDIN_WAIT_S
+    while total <= HOOK_STDIN_MAX:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            break
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+def hook_payload(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """(payload, None) or (None, why it is not a hook payload)."""
+    if len(raw) > HOOK_STDIN_MAX:
+        return None, "stdin is too large for a hook payload"
+    try:
+        payload = json.loads(raw.decode("utf-8", errors="replace"))
+    except (ValueError, RecursionError):
+        return None, "stdin is not JSON"
+    if not isinstance(payload, dict):
+        return None, "stdin is not a JSON object"
+    return payload, None
+
+
+def log_failure(root: str | os.PathLike[str] | None, message: str) -> None:
+    """One line in the root's hook error log (runtime/state/hook-errors.log); never raises."""
+    if root is None:
+        return
+    try:
+        log = Path(RootPaths(root).hook_log)
+        log.parent.mkdir(parents=True, exist_ok=True)
+        if log.exists() and log.stat().st_size > 1_000_000:
+            os.replace(log, str(log) + ".1")
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(f"{stamp} debrief: {' '.join(message.split())}\n")
+    except OSError:
+        pass
