@@ -48,6 +48,9 @@ REPO = Path(__file__).resolve().parents[2]
 CLAUDE_TIMEOUT = 90  # seconds; a normal run takes 1-3 s
 CLI_TIMEOUT = 30
 PROMPT = "Look at your memory, record what you learn, then check the shell."
+# The final answer holds one rule: the SessionEnd debrief must keep it as a lesson, and only it.
+RULE = "Always quote every path in a shell command."
+FINAL_ANSWER = f"All done with the scripted session. I fixed the lens on 2026-07-30. {RULE}"
 
 # ---------------------------------------------------------------- locating the programs
 
@@ -321,7 +324,7 @@ def test_claude_code_session_with_memstore_hooks(tmp_path: Path, layout: str) ->
         [tool_use("Write", file_path=str(root / "lenses" / "sneaky.md"), content="---\ntype: lens\n---\nsneaky\n")],
         [tool_use("Bash", command="echo hi", description="Say hi")],
         [tool_use("Bash", command="echo again", description="Say it again")],
-        [text("All done with the scripted session.")],
+        [text(FINAL_ANSWER)],
     ]
     first_bash, second_bash = "toolu_e2e_03_0", "toolu_e2e_04_0"
 
@@ -389,7 +392,7 @@ def check_session(
 ) -> None:
     assert proc.returncode == 0, "claude exited non-zero"
     result = json.loads(proc.stdout)
-    assert result.get("is_error") is False and result.get("result") == "All done with the scripted session.", result
+    assert result.get("is_error") is False and result.get("result") == FINAL_ANSWER, result
     assert len(main) == 6, f"expected 6 model turns, saw {len(main)}"
     first = main[0].body
     final_messages = main[-1].body["messages"]
@@ -430,6 +433,11 @@ def check_session(
     first_text = request_text(first)
     assert markers.t1 in first_text, "SessionStart bundle missing from the first request"
     assert bundle.strip() in first_text, "the first request holds only part of the bundle"
+
+    # (f) The SessionEnd debrief read the real transcript and kept the rule, and only the rule, as a lesson.
+    lessons = [p.read_text(encoding="utf-8") for p in (root / "memory" / "short-term").glob("*.md")
+               if "kind: lesson" in p.read_text(encoding="utf-8")]
+    assert len(lessons) == 1 and RULE in lessons[0] and "2026-07-30" not in lessons[0], lessons
 
     # (e) identity.md and MEMORY.md reached the model whole before its first turn: through
     # the CLAUDE.md or user-memory imports, or (root outside the project) SessionStart.
