@@ -19,6 +19,7 @@ import datetime as dt
 import json
 import os
 import re
+import shlex
 import sqlite3
 import subprocess
 from collections.abc import Iterable
@@ -412,7 +413,10 @@ def commit_paths(root: str | os.PathLike[str], paths: Iterable[str], message: st
     done = _git(base, "commit", "--quiet", "-m", message, "--", *sorted(changed))
     if done.returncode != 0:
         said = (done.stderr.strip() or done.stdout.strip()).splitlines()
-        raise CommitFailed(f"git commit failed: {said[-1] if said else f'exit {done.returncode}'}",
-                           hint="the files stay staged; commit them by hand or fix git and run tick --commit again")
+        staged = " ".join(shlex.quote(p) for p in sorted(changed))
+        raise CommitFailed(f"git commit failed: {said[-1] if said else f'exit {done.returncode}'}; "
+                           f"the files it wrote stay on disk and staged: {staged}",
+                           hint=f"fix git (e.g. user.name/user.email), then: git -C {shlex.quote(str(base))} "
+                                f"commit -m {shlex.quote(message)} -- {staged}")
     head = _git(base, "rev-parse", "--short", "HEAD").stdout.strip()
     return f"committed {len(changed)} file(s) as {head}"

@@ -498,6 +498,9 @@ class Store:
             if answer is not None:
                 captured = capture.capture_lessons(self.root, answer, now, self.config.short_term_days,
                                                    lock_timeout=self.config.lock_timeout_s)
+            else:  # garbage or an empty file must not read like a session with nothing to learn
+                captured.notes.append(f"no assistant answer found in {transcript}: is it a Claude Code "
+                                      "transcript (JSON lines)?")
         problems = self.lint()  # lint and render catch the mirror up with the lessons just written
         errors = sum(1 for p in problems if p.level == "error")
         rendered = self.render()

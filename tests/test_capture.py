@@ -291,3 +291,11 @@ def test_install_registers_session_end_once_and_verify_checks_it(root: Path, tmp
     assert run(root, *args, "--apply").exit_code == 0
     assert run(root, *args, "--uninstall", "--apply").exit_code == 0
     assert "SessionEnd" not in json.loads(settings.read_text(encoding="utf-8")).get("hooks", {})
+
+
+def test_a_transcript_with_no_answer_says_so(run, root: Path, tmp_path: Path) -> None:
+    """Failure caught: a garbage or empty transcript read like a session with nothing rule-shaped."""
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_bytes(b"not json\n\x00\xff\n")
+    result = run(root, "debrief", "--transcript", str(garbage))
+    assert result.exit_code == 0 and "no assistant answer found" in result.output
