@@ -663,6 +663,20 @@ def audit(app: App, files: tuple[str, ...], as_json: bool) -> None:
                f"≈ {total['flagged_tokens']:,} tokens saved per session by removing them (tokens ≈ chars / 4)")
 
 
+# ---------------------------------------------------------------- mcp
+
+
+@cli.command()
+@common
+def mcp(app: App) -> None:
+    """Serve this memory over stdio as an MCP server (needs the mcp extra: memstore[mcp])."""
+    from memstore.mcp_server import serve
+
+    pinned = app.now_opt is not None or os.environ.get("MEMSTORE_NOW") is not None
+    # The server lives for hours: read the real clock at each call unless a clock was pinned.
+    serve(Store.locate(app.root_opt, app.now if pinned else None, notify=app.say))
+
+
 # ---------------------------------------------------------------- install / verify
 
 
@@ -680,12 +694,14 @@ def audit(app: App, files: tuple[str, ...], as_json: bool) -> None:
 @click.option("--keep-auto-memory", is_flag=True, help="Leave Claude Code's own auto memory switched on.")
 @click.option("--model-cmd", default=None, metavar="CMD",
               help="The model command the wake job runs (default: claude -p --tools '', with claude's absolute path).")
+@click.option("--mcp", "with_mcp", is_flag=True,
+              help="Also register the MCP server (project: .mcp.json; user: prints the `claude mcp add` command).")
 @click.option("--uninstall", is_flag=True,
               help="Take out this root's hooks and import block (and, with --cron/--crontab-file, its cron jobs).")
 @common
 def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_md: str | None, cron: bool,
             crontab_file: str | None, cron_time: str | None, keep_auto_memory: bool, model_cmd: str | None,
-            uninstall: bool) -> None:
+            with_mcp: bool, uninstall: bool) -> None:
     """Register the hooks, the read grant and the imports, optionally the cron jobs (dry run unless --apply).
 
     With --uninstall: remove this root's hook handlers from the settings file of the scope,
@@ -695,7 +711,7 @@ def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_m
     """
     layout = app.store.layout(scope, settings, claude_md)
     plan = app.store.plan_install(layout, keep_auto_memory=keep_auto_memory, cron=cron, crontab_file=crontab_file,
-                                  cron_time=cron_time, uninstall=uninstall, model_cmd=model_cmd)
+                                  cron_time=cron_time, uninstall=uninstall, model_cmd=model_cmd, mcp=with_mcp)
     changed = [c for c in plan.changes if c.changed]
     for change in changed:
         click.echo(change.diff())

@@ -181,6 +181,10 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
         if tool in WRITE_TOOLS and in_memory(root, file_path, cwd):
             output["permissionDecision"] = "allow"
             output["permissionDecisionReason"] = "memstore: writes to memory files are pre-approved"
+        elif tool.startswith("mcp__memstore__"):
+            # memstore's own MCP server: its tools enforce the same real-path rules themselves
+            output["permissionDecision"] = "allow"
+            output["permissionDecisionReason"] = "memstore: its MCP tools are pre-approved"
         elif tool == "Read" and _outside(root, cwd) and in_memory(root, file_path, cwd, derived=True):
             output["permissionDecision"] = "allow"
             output["permissionDecisionReason"] = "memstore: reads of memory files are pre-approved"

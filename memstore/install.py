@@ -130,7 +130,10 @@ def debrief_command(root: Path) -> str:
     return shlex.join([*memstore_command(), "--root", str(root), "debrief", "--hook"])
 
 
-def registrations(root: Path, command: str, lens_matcher: str | None, *, approve_reads: bool = False,
+MCP_MATCHER = "^mcp__memstore__"
+
+
+def registrations(root: Path, command: str, lens_matcher: str | None, *, approve_reads: bool = False, mcp: bool = False,
                   import_parts: int = 0, debrief: str | None = None) -> dict[str, list[dict[str, Any]]]:
     def handler(extra: dict[str, Any] | None = None, cmd: str = command) -> dict[str, Any]:
         return {"type": "command", "command": cmd, "timeout": HOOK_TIMEOUT_S, **(extra or {})}
@@ -139,6 +142,8 @@ def registrations(root: Path, command: str, lens_matcher: str | None, *, approve
     pre = [{"matcher": tool, "hooks": [handler({"if": permission_glob(tool, root)})]} for tool in approved]
     if lens_matcher:
         pre.append({"matcher": lens_matcher, "hooks": [handler()]})
+    if mcp:
+        pre.append({"matcher": MCP_MATCHER, "hooks": [handler()]})
     # Claude Code keeps each handler's SessionStart output whole only up to 10,000
     # characters, so identity + MEMORY.md take several handlers.
     parts = [{"hooks": [handler(cmd=f"{command} --part imports:{n}")]} for n in range(1, import_parts + 1)]
@@ -326,6 +331,7 @@ def plan_install(
     cron: Source | None = None,
     cron_at: tuple[int, int] = (3, 30),
     model_cmd: str | None = None,
+    mcp: bool = False,
 ) -> InstallPlan:
     """cron: also install the nightly tick and wake (cron.py) in that crontab, tick at cron_at (hour, minute)."""
     from memstore.context import IMPORT_PARTS
@@ -333,12 +339,14 @@ def plan_install(
     root = layout.root
     plan = InstallPlan()
     before, data = read_settings(layout.settings)
-    regs = registrations(root, hook_command(root), lens_matcher, approve_reads=layout.external,
+    regs = registrations(root, hook_command(root), lens_matcher, approve_reads=layout.external, mcp=mcp,
                          import_parts=IMPORT_PARTS if layout.session_imports else 0,
                          debrief=debrief_command(root))
     merged = merge_settings(data, regs, disable_auto_memory)
     if layout.grant == layout.settings:
         merged = merge_grant(merged, root)
+    if mcp:
+        merged = plan_mcp(plan, layout, merged)
     plan.changes.append(Change(layout.settings, before, _json_text(merged)))
     if layout.grant is not None and layout.grant != layout.settings:
         grant_before, grant_data = read_settings(layout.grant)
@@ -419,6 +427,49 @@ def _block_names_root(text: str, md: Path, root: Path) -> bool:
     return any(claude_code.inside(md.parent / Path(t).expanduser(), root) for t in targets)
 
 
+MCP_NAME = "memstore"
+
+
+def mcp_server_entry(root: Path) -> dict[str, Any]:
+    """How an MCP client starts this root's server: this installation's memstore, absolute paths."""
+    program = memstore_command()
+    return {"command": program[0], "args": [*program[1:], "--root", str(root), "mcp"]}
+
+
+def mcp_add_command(root: Path) -> str:
+    """The one-time command that registers the server for every project (Claude Code keeps user-scope
+    MCP servers in its own state file, which memstore never writes)."""
+    entry = mcp_server_entry(root)
+    return shlex.join(["claude", "mcp", "add", "--scope", "user", MCP_NAME, "--", entry["command"], *entry["args"]])
+
+
+def plan_mcp(plan: InstallPlan, layout: Layout, settings: dict[str, Any]) -> dict[str, Any]:
+    """Register the MCP server for this layout; returns settings with our server enabled and its tools allowed.
+
+    Project scope: the server goes into the project's .mcp.json (other servers kept), and
+    the settings file enables it by name (Claude Code asks before starting a project's
+    servers otherwise). Its tool calls are approved by the PreToolUse hook (registered
+    with the matcher MCP_MATCHER): `claude -p` denies a call nobody approved, and an
+    allow rule in the project's settings.json is ignored until the folder is trusted.
+    User scope: the person runs `claude mcp add` once (printed).
+    """
+    merged = json.loads(json.dumps(settings))
+    if layout.project is None:
+        plan.warnings.append(f"register the MCP server once for every project with: {mcp_add_command(layout.root)}")
+        return merged
+    enabled = merged.setdefault("enabledMcpjsonServers", [])
+    if isinstance(enabled, list) and MCP_NAME not in enabled:
+        enabled.append(MCP_NAME)
+    target = layout.project / ".mcp.json"
+    before, data = read_settings(target)
+    servers = data.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise InstallError(f"{target}: 'mcpServers' is not an object", hint="fix it by hand first")
+    servers[MCP_NAME] = mcp_server_entry(layout.root)
+    plan.changes.append(Change(target, before, _json_text(data)))
+    return merged
+
+
 def plan_uninstall(layout: Layout, *, cron: Source | None = None) -> InstallPlan:
     """Take out what install put in for layout.root: its hook handlers, its import block, and
     (cron given) its cron jobs. Left as they are: the read grant, autoMemoryEnabled and the
@@ -441,6 +492,15 @@ def plan_uninstall(layout: Layout, *, cron: Source | None = None) -> InstallPlan
             plan.changes.append(Change(md, text, remove_block(text)))
         else:
             plan.warnings.append(f"{md} holds a memstore import block for another root; left as it is")
+    if layout.project is not None:
+        target = layout.project / ".mcp.json"
+        mcp_before, mcp_data = read_settings(target)
+        server = (mcp_data.get("mcpServers") or {}).get(MCP_NAME) if isinstance(mcp_data.get("mcpServers"), dict) \
+            else None
+        if isinstance(server, dict) and str(root) in (server.get("args") or []):
+            kept = json.loads(json.dumps(mcp_data))
+            del kept["mcpServers"][MCP_NAME]
+            plan.changes.append(Change(target, mcp_before, _json_text(kept)))
     if cron is not None:
         _plan_cron(plan, cron, root, remove=True)
     return plan

@@ -575,7 +575,7 @@ class Store:
 
     def plan_install(self, layout: Layout, *, keep_auto_memory: bool = False, cron: bool = False,
                      crontab_file: str | os.PathLike[str] | None = None, cron_time: str | None = None,
-                     uninstall: bool = False, model_cmd: str | None = None) -> InstallPlan:
+                     uninstall: bool = False, model_cmd: str | None = None, mcp: bool = False) -> InstallPlan:
         """Everything install (or uninstall) would change, as diffs; nothing is written until plan.apply().
 
         cron / crontab_file: also the nightly tick and wake jobs, in the user's crontab or in
@@ -591,7 +591,7 @@ class Store:
             return plan_uninstall(layout, cron=source)
         at = parse_time(cron_time) if cron_time is not None else DEFAULT_AT
         return plan_install(layout, self.lens_matcher(), disable_auto_memory=not keep_auto_memory,
-                            cron=source, cron_at=at, model_cmd=model_cmd)
+                            cron=source, cron_at=at, model_cmd=model_cmd, mcp=mcp)
 
     def install(self, plan: InstallPlan) -> list[Path]:
         """Write an install plan, then render so the imported index exists."""

@@ -469,6 +469,8 @@ def _materialize(payload: dict[str, object], root: Path) -> dict[str, object]:
 def _may_be_approved(root: Path, payload: dict[str, object]) -> tuple[bool, str]:
     """Independently of memstore: is an approval of this payload acceptable?"""
     tool = payload.get("tool_name")
+    if payload.get("hook_event_name") == "PreToolUse" and isinstance(tool, str) and tool.startswith("mcp__memstore__"):
+        return True, "memstore's own MCP tool"
     if payload.get("hook_event_name") != "PreToolUse" or tool not in ("Write", "Edit", "MultiEdit", "Read"):
         return False, "not a PreToolUse of a write tool or a Read"
     data = payload.get("tool_input")

@@ -239,3 +239,26 @@ def test_an_empty_bundle_injects_nothing(run, agent) -> None:
     out = io.StringIO()
     hook_main(["--root", str(agent)], stdin=io.BytesIO(payload), stdout=out)
     assert "BUGMARK" in out.getvalue()
+
+
+def test_install_mcp_registers_the_server_and_approves_its_tools(run, agent, project) -> None:
+    """Failure caught: an MCP server Claude Code never starts or whose tool calls `claude -p` denies
+    (the real-binary run is tests/e2e/test_mcp_claude.py); other servers must be kept."""
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"theirs": {"command": "/bin/true"}}}))
+    assert run(agent, "install", "--apply", "--mcp").exit_code == 0
+    servers = json.loads((project / ".mcp.json").read_text())["mcpServers"]
+    assert servers["theirs"] == {"command": "/bin/true"}
+    assert servers["memstore"]["args"][-3:] == ["--root", str(agent), "mcp"]
+    shared = json.loads((project / ".claude/settings.json").read_text())
+    assert shared["enabledMcpjsonServers"] == ["memstore"]
+    assert any(g.get("matcher") == "^mcp__memstore__" for g in shared["hooks"]["PreToolUse"])
+    assert run(agent, "install", "--apply", "--mcp").stdout.startswith("0 file(s) changed")
+    assert run(agent, "install", "--apply", "--uninstall").exit_code == 0
+    assert json.loads((project / ".mcp.json").read_text())["mcpServers"] == {"theirs": {"command": "/bin/true"}}
+
+
+def test_install_mcp_at_user_scope_prints_the_one_time_command(run, agent, project, private_home) -> None:
+    """memstore never writes ~/.claude.json, where Claude Code keeps user-scope MCP servers."""
+    result = run(agent, "install", "--apply", "--mcp", "--scope", "user")
+    assert "claude mcp add --scope user memstore -- " in result.stderr and result.stderr.rstrip().endswith(" mcp")
+    assert not (private_home / ".claude.json").exists()

@@ -1,0 +1,279 @@
+"""`memstore mcp`: the stdio MCP server, driven by the SDK's own client over a real subprocess."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from memstore import Store
+from tests.conftest import NOW, memory, write
+
+TOOLS = {"search", "read", "note", "new_memory", "bug_add", "bug_list", "bug_close"}
+GROUPS = ("a", "b", "c")
+
+
+@pytest.fixture
+def agent(tmp_path: Path) -> Path:
+    """A root with 30 T2 memories (feedback_a1..c10), an identity, a T1 fact, and a mirror."""
+    base = tmp_path / "agent"
+    write(base, "identity.md", "# identity\n\nSECRET-IDENTITY\n")
+    for group in GROUPS:
+        for i in range(1, 11):
+            write(base, f"memory/feedback_{group}{i}.md",
+                  memory(f"feedback_{group}{i}", f"fact {group}{i} about the {group}{i}thing"))
+    write(base, "memory/feedback_export.md",
+          memory("feedback_export", "the export uses parquet", body="We decided the export writes parquet files."))
+    write(base, "memory/short-term/260729-ci-cores.md", "The CI machine has two cores.\n")
+    write(tmp_path / "outside", "secret.md", "OUTSIDE-SECRET\n")
+    (base / "memory/feedback_link.md").symlink_to(tmp_path / "outside/secret.md")
+    Store(base).rebuild()
+    return base
+
+
+def server_params(root: Path, env: dict[str, str] | None = None) -> StdioServerParameters:
+    full = {"MEMSTORE_NOW": NOW, **(env or {})}
+    return StdioServerParameters(command=sys.executable, args=["-m", "memstore", "--root", str(root), "mcp"],
+                                 env=full)
+
+
+def with_session(root: Path, body: Callable[[ClientSession], Awaitable[Any]], env: dict[str, str] | None = None
+                 ) -> Any:
+    async def main() -> Any:
+        async with stdio_client(server_params(root, env)) as (read, write_), ClientSession(read, write_) as session:
+            await session.initialize()
+            return await body(session)
+
+    return asyncio.run(main())
+
+
+def is_error(result: Any) -> bool:
+    return bool(getattr(result, "is_error", None) or getattr(result, "isError", None))
+
+
+def text(result: Any) -> str:
+    return "".join(getattr(item, "text", "") for item in result.content)
+
+
+def payload(result: Any) -> Any:
+    assert not is_error(result), text(result)
+    structured = getattr(result, "structured_content", None) or getattr(result, "structuredContent", None)
+    if structured is not None:
+        return structured.get("result", structured) if set(structured) == {"result"} else structured
+    return json.loads(text(result))
+
+
+def pinned(root: Path) -> Store:
+    """A Store on the servers' pinned clock."""
+    from memstore.timeutil import parse_now
+
+    return Store(root, parse_now(NOW))
+
+
+def access_count(root: Path, name: str) -> int | None:
+    store = pinned(root)
+    store.sync()
+    return store.show(name).access_count
+
+
+def journal_events(root: Path) -> list[dict[str, Any]]:
+    folder = root / "runtime/journal"
+    if not folder.is_dir():
+        return []
+    return [json.loads(line) for path in sorted(folder.glob("*.jsonl")) for line in path.read_text().splitlines()
+            if line.strip()]
+
+
+def test_tools_listed_and_search_finds_a_memory(agent: Path) -> None:
+    async def body(s: ClientSession) -> tuple[Any, Any]:
+        return await s.list_tools(), await s.call_tool("search", {"query": "what format does the export write"})
+
+    listed, found = with_session(agent, body)
+    assert {tool.name for tool in listed.tools} == TOOLS
+    hits = payload(found)
+    assert hits[0]["name"] == "feedback_export"
+    assert set(hits[0]) >= {"name", "path", "summary", "snippet", "score"}
+    assert hits[0]["path"] == "memory/feedback_export.md"
+
+
+def test_read_returns_text_and_reinforces_once_per_spacing_window(agent: Path) -> None:
+    counts: list[int | None] = []
+
+    async def body(s: ClientSession) -> list[str]:
+        texts = []
+        for _ in range(2):
+            texts.append(text(await s.call_tool("read", {"name": "feedback_export"})))
+            counts.append(access_count(agent, "feedback_export"))
+        return texts
+
+    texts = with_session(agent, body)
+    assert all("writes parquet files" in t for t in texts)
+    assert counts == [1, 1]  # the second read is inside the spacing window: gated, not counted
+    events = journal_events(agent)
+    assert [(e["path"], e["tool"], e["session"]) for e in events] == [("memory/feedback_export.md", "Read", "mcp")] * 2
+
+
+def test_note_and_new_memory_are_written_and_searchable(agent: Path) -> None:
+    async def body(s: ClientSession) -> tuple[Any, ...]:
+        noted = payload(await s.call_tool("note", {"text": "The staging database is called zanzibar."}))
+        made = payload(await s.call_tool("new_memory", {"type": "project", "topic": "quokka deploys",
+                                                        "summary": "deploys go through the quokka pipeline",
+                                                        "body": "Every deploy uses quokka.", "importance": 6}))
+        first = payload(await s.call_tool("search", {"query": "zanzibar"}))
+        second = payload(await s.call_tool("search", {"query": "quokka pipeline"}))
+        return noted, made, first, second
+
+    noted, made, first, second = with_session(agent, body)
+    assert (agent / noted["path"]).is_file() and noted["written"] is True
+    assert (agent / made["path"]).is_file() and made["name"] == "project_quokka-deploys"
+    assert noted["path"] in [h["path"] for h in first]
+    assert made["path"] in [h["path"] for h in second]
+    store = pinned(agent)
+    store.sync()
+    assert store.search("zanzibar") and store.search("quokka")
+
+
+def test_path_escapes_are_refused_and_the_server_keeps_serving(agent: Path) -> None:
+    escapes = ["../identity.md", "/etc/passwd", str(agent / "identity.md"), "memory/../identity.md",
+               "feedback_link", "memory/feedback_link.md"]
+
+    async def body(s: ClientSession) -> tuple[list[Any], Any, Any]:
+        refused = [await s.call_tool("read", {"name": name}) for name in escapes]
+        short = await s.call_tool("read", {"name": "short-term/260729-ci-cores.md"})
+        after = await s.call_tool("read", {"name": "memory/feedback_a1.md"})
+        return refused, short, after
+
+    refused, short, after = with_session(agent, body)
+    for name, result in zip(escapes, refused, strict=True):
+        assert is_error(result), (name, text(result))
+        assert "outside memory/" in text(result) and "\n" not in text(result), text(result)
+        assert "SECRET" not in text(result)
+    # A T1 fact may be read, but is not reinforced; the server still serves T2 reads after the refusals.
+    assert not is_error(short) and "two cores" in text(short)
+    assert not is_error(after) and "feedback_a1" in text(after)
+    assert [e["path"] for e in journal_events(agent)] == ["memory/feedback_a1.md"]
+
+
+def test_bad_arguments_and_store_errors_are_one_line_tool_errors(agent: Path) -> None:
+    async def body(s: ClientSession) -> list[Any]:
+        filed = payload(await s.call_tool("bug_add", {"title": "the export drops rows"}))
+        results = [
+            await s.call_tool("new_memory", {"type": "bogus", "topic": "x", "summary": "y"}),
+            await s.call_tool("read", {"name": "feedback_nosuch"}),
+            await s.call_tool("search", {"query": "export", "limit": 0}),
+            await s.call_tool("bug_close", {"id": filed["id"], "why": "fixed"}),
+            await s.call_tool("bug_close", {"id": filed["id"], "why": "again"}),
+            await s.call_tool("note", {"text": "   "}),
+        ]
+        results.append(payload(await s.call_tool("bug_list", {"all": True})))
+        results.append(payload(await s.call_tool("bug_list", {})))
+        return results
+
+    bogus, missing, zero, closed, again, empty, every, open_ = with_session(agent, body)
+    assert is_error(bogus) and "unknown memory type 'bogus'" in text(bogus) and "hint: use one of" in text(bogus)
+    assert is_error(missing) and "no such memory" in text(missing)
+    assert is_error(zero) and "limit" in text(zero)
+    assert payload(closed)["status"] == "closed"
+    assert is_error(again) and "already closed" in text(again) and "hint:" in text(again)
+    assert is_error(empty)
+    for result in (bogus, missing, zero, again, empty):
+        assert "\n" not in text(result), text(result)
+    assert [b["status"] for b in every] == ["closed"] and open_ == []
+
+
+def test_resources_and_prompt(agent: Path) -> None:
+    async def body(s: ClientSession) -> tuple[Any, Any, Any]:
+        return (await s.read_resource("memstore://context"), await s.read_resource("memstore://index"),
+                await s.get_prompt("use-memory"))
+
+    context, index, prompt = with_session(agent, body)
+    assert context.contents[0].text == pinned(agent).context()
+    assert "# Memory index" in index.contents[0].text and "feedback_export" in index.contents[0].text
+    words = prompt.messages[0].content.text
+    assert all(tool in words for tool in ("search", "read", "note", "bug_add"))
+
+
+def test_two_servers_and_a_hook_at_once_lose_nothing(agent: Path) -> None:
+    def serve(group: str) -> None:
+        async def body(s: ClientSession) -> None:
+            for i in range(1, 11):
+                result = await s.call_tool("read", {"name": f"feedback_{group}{i}"})
+                assert not is_error(result), text(result)
+
+        with_session(agent, body)
+
+    def hooks() -> None:
+        for i in range(1, 11):
+            event = {"hook_event_name": "PostToolUse", "session_id": "h", "cwd": str(agent), "tool_name": "Read",
+                     "tool_input": {"file_path": str(agent / f"memory/feedback_c{i}.md")}}
+            subprocess.run([sys.executable, "-m", "memstore", "--root", str(agent), "hook"],
+                           input=json.dumps(event), text=True, check=True, timeout=30,
+                           env={**os.environ, "MEMSTORE_NOW": NOW})
+
+    failures: list[BaseException] = []
+
+    def guard(fn: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                fn()
+            except BaseException as exc:  # reported by the main thread
+                failures.append(exc)
+        return run
+
+    threads = [threading.Thread(target=guard(lambda: serve("a"))), threading.Thread(target=guard(lambda: serve("b"))),
+               threading.Thread(target=guard(hooks))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not failures, failures
+    store = pinned(agent)
+    store.sync()
+    counts = {f"{g}{i}": store.show(f"feedback_{g}{i}").access_count for g in GROUPS for i in range(1, 11)}
+    assert counts == {key: 1 for key in counts}
+    events = journal_events(agent)
+    assert len(events) == 30 and len({e["path"] for e in events}) == 30
+
+
+def test_the_server_reads_the_real_clock_unless_one_is_pinned(agent: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's App pins `now` at start; a server living for hours must not (Store now=None)."""
+    from click.testing import CliRunner
+
+    from memstore import mcp_server
+    from memstore.cli import cli
+
+    seen: list[Store] = []
+    monkeypatch.setattr(mcp_server, "serve", seen.append)
+    monkeypatch.delenv("MEMSTORE_NOW", raising=False)
+    assert CliRunner().invoke(cli, ["--root", str(agent), "mcp"]).exit_code == 0
+    assert seen[-1]._now is None and seen[-1].root == agent.resolve()
+    monkeypatch.setenv("MEMSTORE_NOW", NOW)
+    assert CliRunner().invoke(cli, ["--root", str(agent), "mcp"]).exit_code == 0
+    assert seen[-1]._now is not None and seen[-1].now.isoformat().startswith("2026-07-30T12:00")
+    monkeypatch.delenv("MEMSTORE_NOW")
+    assert CliRunner().invoke(cli, ["--root", str(agent), "--now", NOW, "mcp"]).exit_code == 0
+    assert seen[-1]._now is not None
+
+
+def test_mcp_is_imported_lazily_and_a_missing_extra_is_one_line(agent: Path) -> None:
+    lazy = subprocess.run([sys.executable, "-c", "import sys, memstore, memstore.cli, memstore.mcp_server; "
+                           "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')))"],
+                          capture_output=True, text=True, check=True)
+    assert lazy.stdout.strip() == "[]"
+    missing = subprocess.run([sys.executable, "-c", "import sys; sys.modules['mcp'] = None; "
+                              "from memstore.entry import main; main(sys.argv[1:])", "--root", str(agent), "mcp"],
+                             capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
+    assert missing.returncode == 1
+    assert missing.stdout == ""
+    lines = missing.stderr.strip().splitlines()
+    assert len(lines) == 1 and "memstore[mcp]" in lines[0], missing.stderr
