@@ -276,6 +276,7 @@ class Change:
 class InstallPlan:
     changes: list[Change] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    next_steps: list[str] = field(default_factory=list)  # what the person must still do by hand
 
     def apply(self) -> list[Path]:
         from memstore.locks import atomic_write
@@ -418,6 +419,11 @@ def remove_registrations(existing: dict[str, Any], root: Path) -> dict[str, Any]
             del hooks[event]
     if not hooks:
         del merged["hooks"]
+    enabled = merged.get("enabledMcpjsonServers")
+    if isinstance(enabled, list) and MCP_NAME in enabled:
+        enabled.remove(MCP_NAME)
+        if not enabled:
+            del merged["enabledMcpjsonServers"]
     return merged
 
 
@@ -453,9 +459,14 @@ def plan_mcp(plan: InstallPlan, layout: Layout, settings: dict[str, Any]) -> dic
     allow rule in the project's settings.json is ignored until the folder is trusted.
     User scope: the person runs `claude mcp add` once (printed).
     """
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        plan.warnings.append("the mcp extra is not installed here, so the registered server would fail to start: "
+                             "pip install -e '/path/to/memstore[mcp]'")
     merged = json.loads(json.dumps(settings))
     if layout.project is None:
-        plan.warnings.append(f"register the MCP server once for every project with: {mcp_add_command(layout.root)}")
+        plan.next_steps.append(f"register the MCP server once for every project: {mcp_add_command(layout.root)}")
         return merged
     enabled = merged.setdefault("enabledMcpjsonServers", [])
     if isinstance(enabled, list) and MCP_NAME not in enabled:
@@ -492,7 +503,9 @@ def plan_uninstall(layout: Layout, *, cron: Source | None = None) -> InstallPlan
             plan.changes.append(Change(md, text, remove_block(text)))
         else:
             plan.warnings.append(f"{md} holds a memstore import block for another root; left as it is")
-    if layout.project is not None:
+    if layout.project is None:
+        plan.next_steps.append(f"if you registered the MCP server: claude mcp remove --scope user {MCP_NAME}")
+    else:
         target = layout.project / ".mcp.json"
         mcp_before, mcp_data = read_settings(target)
         server = (mcp_data.get("mcpServers") or {}).get(MCP_NAME) if isinstance(mcp_data.get("mcpServers"), dict) \

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-MISSING = "the MCP server needs the mcp extra: pip install 'memstore[mcp]'"
+MISSING = ("the MCP server needs the mcp extra: pip install -e '/path/to/memstore[mcp]' "
+           "(the folder of your memstore clone)")
 SESSION = "mcp"
 
 USE_MEMORY = """\

@@ -255,10 +255,12 @@ def test_install_mcp_registers_the_server_and_approves_its_tools(run, agent, pro
     assert run(agent, "install", "--apply", "--mcp").stdout.startswith("0 file(s) changed")
     assert run(agent, "install", "--apply", "--uninstall").exit_code == 0
     assert json.loads((project / ".mcp.json").read_text())["mcpServers"] == {"theirs": {"command": "/bin/true"}}
+    assert "enabledMcpjsonServers" not in json.loads((project / ".claude/settings.json").read_text())
 
 
 def test_install_mcp_at_user_scope_prints_the_one_time_command(run, agent, project, private_home) -> None:
     """memstore never writes ~/.claude.json, where Claude Code keeps user-scope MCP servers."""
     result = run(agent, "install", "--apply", "--mcp", "--scope", "user")
-    assert "claude mcp add --scope user memstore -- " in result.stderr and result.stderr.rstrip().endswith(" mcp")
+    step = next(line for line in result.stdout.splitlines() if line.startswith("next: "))
+    assert "claude mcp add --scope user memstore -- " in step and step.endswith(" mcp")
     assert not (private_home / ".claude.json").exists()

@@ -1,0 +1,213 @@
+"""Where memories come from: new, the bug ledger, note, debrief, audit."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from memstore.cli import App, cli, common, emit_json, table
+
+# ---------------------------------------------------------------- ledgers: new / bug
+
+
+@cli.command()
+@click.argument("type_", metavar="TYPE")
+@click.argument("topic")
+@click.option("--summary", required=True, help="One line: what the memory holds (the index row).")
+@click.option("--importance", type=float, default=None, help="0-10; weighs the memory up in the ranking.")
+@click.option("--pin", is_flag=True, help="Keep it in the Hot band whatever its score.")
+@click.option("--body", default=None, help="The text under the heading (default: the summary).")
+@common
+def new(app: App, type_: str, topic: str, summary: str, importance: float | None, pin: bool,
+        body: str | None) -> None:
+    """Write a T2 memory memory/TYPE_<topic-in-kebab-case>.md with full frontmatter."""
+    made = app.store.new(type_, topic, summary=summary, importance=importance, pin=pin, body=body)
+    click.echo(f"wrote {made.path}")
+
+
+@cli.group(cls=click.Group)
+def bug() -> None:
+    """The open-bug ledger (memory/bugs/): add, list, close."""
+
+
+@bug.command(name="add")
+@click.argument("title")
+@click.option("--body", default=None, help="What is wrong, how to see it, what was ruled out.")
+@click.option("--by", "by", default=None, help="Who files it (default: $MEMSTORE_FILED_BY, else user@host).")
+@common
+def bug_add(app: App, title: str, body: str | None, by: str | None) -> None:
+    """File a bug: memory/bugs/<id>-<slug>.md, the next free id."""
+    filed = app.store.bug_add(title, body=body, by=by)
+    click.echo(f"filed bug {filed.id}: {filed.path}")
+
+
+@bug.command(name="list")
+@click.option("--all", "all_", is_flag=True, help="Closed bugs too.")
+@click.option("--json", "as_json", is_flag=True)
+@common
+def bug_list(app: App, all_: bool, as_json: bool) -> None:
+    """Every open bug, however old and whoever filed it, sorted by id."""
+    bugs = app.store.bug_list(all=all_)
+    if as_json:
+        emit_json([b.to_json() for b in bugs])
+        return
+    if not bugs:
+        click.echo("no bugs in the ledger" if all_ else "no open bugs (memstore bug list --all shows closed ones)")
+        return
+    rows = [{**b.to_json(), "filed": (b.filed_at or "?")[:10], "filed_by": b.filed_by or "?"} for b in bugs]
+    columns = ["id", "status", "filed", "filed_by", "title"] if all_ else ["id", "filed", "filed_by", "title"]
+    click.echo(table(rows, columns))
+    for b in bugs:
+        for problem in b.problems:
+            app.say(f"{b.path}: {problem}")
+
+
+@bug.command(name="close")
+@click.argument("bug_id", metavar="ID")
+@click.option("--why", default=None, help="Why it is closed: the fix, or why it is not a bug.")
+@common
+def bug_close(app: App, bug_id: str, why: str | None) -> None:
+    """Close bug ID (1, 0001 or its file name); only status, closed_at and why change."""
+    closed = app.store.bug_close(bug_id, why=why)
+    click.echo(f"closed bug {closed.id}: {closed.path}")
+
+
+# ---------------------------------------------------------------- capture: note / debrief
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--kind", default=None, metavar="KIND", help="A kebab-case kind for the frontmatter (e.g. decision).")
+@click.option("--json", "as_json", is_flag=True)
+@common
+def note(app: App, text: str, kind: str | None, as_json: bool) -> None:
+    """One fact into short-term memory (memory/short-term/YYMMDD-<slug>.md), at the moment of learning.
+
+    The same fact twice on one day is written once; the second call says where it is.
+    """
+    result = app.store.note(text, kind=kind)
+    if as_json:
+        emit_json(result.to_json())
+    else:
+        click.echo(result.message)
+
+
+@cli.command()
+@click.option("--transcript", default=None, type=click.Path(dir_okay=False), metavar="FILE",
+              help="The session's JSONL transcript: the rules stated in its final answer become T1 lessons.")
+@click.option("--commit", is_flag=True, help="Commit exactly the files debrief wrote (root in a git work tree).")
+@click.option("--hook", "as_hook", is_flag=True,
+              help="Run as Claude Code's SessionEnd hook: the hook JSON on stdin names the transcript; "
+                   "nothing on stdout, failures to the hook error log, always exit 0.")
+@click.option("--json", "as_json", is_flag=True)
+@common
+def debrief(app: App, transcript: str | None, commit: bool, as_hook: bool, as_json: bool) -> None:
+    """The mechanical half of the end-of-session debrief: sync, lint, render, and what the session added.
+
+    With --transcript: each sentence of the session's final answer that states a rule
+    (a narrow cue: Always/Never/Do not/Must/..., no dates, hashes, numbers or "I did")
+    becomes a T1 lesson, at most 3 per session and 30 in the short-term window.
+    """
+    if as_hook:
+        _debrief_hook(app, commit)
+        return
+    result = app.store.debrief(transcript, commit=commit)
+    if as_json:
+        emit_json(result.to_json())
+        return
+    click.echo(f"sync     {result.sync}")
+    click.echo(f"lint     {result.lint_errors} error(s), {result.lint_warnings} warning(s)")
+    click.echo(f"render   {result.render}")
+    if result.transcript is not None:
+        click.echo(f"rules    {result.rules_found} rule-shaped sentence(s) in the final answer, "
+                   f"{len(result.lessons)} kept")
+    for lesson in result.lessons:
+        click.echo(f"lesson   {lesson}")
+    for item in result.skipped:
+        click.echo(f"skipped  {item['rule']!r} ({item['why']})")
+    for line in result.notes:
+        app.say(line)
+    if result.committed is not None:
+        click.echo(f"git      {result.committed}")
+
+
+def _debrief_hook(app: App, commit: bool) -> None:
+    """`debrief --hook`: never blocks the session end, never speaks on stdout, logs what went wrong."""
+    from memstore import capture
+    from memstore.agent_root import locate
+
+    root = locate(app.root_opt, os.environ.get("MEMSTORE_ROOT"), os.getcwd())
+    try:
+        payload, why = capture.hook_payload(capture.read_hook_stdin(getattr(sys.stdin, "buffer", sys.stdin)))
+        transcript = None
+        if payload is None:
+            capture.log_failure(root, f"{why}; ran without a transcript")
+        else:
+            event = payload.get("hook_event_name")
+            if event not in (None, "SessionEnd", "Stop"):
+                capture.log_failure(root, f"called for {event!r}, not SessionEnd; nothing done")
+                return
+            named = payload.get("transcript_path")
+            if isinstance(named, str) and named and os.path.isfile(named):
+                transcript = named
+            elif named:
+                capture.log_failure(root, f"transcript {named!r} is not a file; ran without it")
+        app.store.debrief(transcript, commit=commit)
+    except Exception as exc:  # the session is ending: nothing may stop it
+        capture.log_failure(root, f"failed: {type(exc).__name__}: {exc}")
+
+
+# ---------------------------------------------------------------- audit
+
+
+@cli.command()
+@click.argument("files", nargs=-1, metavar="[FILE]...")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: a list of file objects.")
+@common
+def audit(app: App, files: tuple[str, ...], as_json: bool) -> None:
+    """What the always-loaded files cost every session, and which lines read as narrative.
+
+    Default files: the root's identity.md, and CLAUDE.md and AGENTS.md where present in the
+    current folder (the project) and in the root; the @ imports of a CLAUDE.md are followed
+    one level. A line is flagged for a date, a commit hash, a count, a status word,
+    first-person past narrative or a ticket number: what happened, not what to do.
+    Tokens are estimated as characters / 4. It reports and never edits: exit 0, or exit 1
+    when a named FILE does not exist.
+    """
+    from memstore.audit import totals
+
+    found = app.store.audit(list(files) or None)
+    if as_json:
+        emit_json([entry.to_json() for entry in found])
+        return
+    here = Path.cwd()
+
+    def shown(path: str) -> str:
+        try:
+            return Path(path).relative_to(here).as_posix()
+        except ValueError:
+            return path
+
+    if not found:
+        click.echo("no always-loaded files found (identity.md in the root; CLAUDE.md, AGENTS.md here or in the root)")
+    for entry in found:
+        role = f"import via {shown(entry.imported_by)}" if entry.imported_by else entry.role
+        click.echo(f"{shown(entry.path)}  ({role})  {entry.chars:,} chars ≈ {entry.tokens:,} tokens, "
+                   f"{entry.lines} line(s)")
+        for item in entry.flagged:
+            click.echo(f"  L{item.line}  {', '.join(item.reasons)}: {item.text}")
+        for imp in entry.imports:
+            click.echo(f"  {imp.ref}: {imp.chars:,} chars ≈ {imp.tokens:,} tokens (its own entry)" if imp.found
+                       else f"  {imp.ref}: not found ({imp.path})")
+        if entry.note:
+            click.echo(f"  {entry.note}")
+        elif entry.flagged:
+            click.echo(f"  {len(entry.flagged)} narrative line(s): {entry.flagged_chars:,} chars "
+                       f"≈ {entry.flagged_tokens:,} tokens")
+    total = totals(found)
+    click.echo(f"total: {total['files']} file(s), {total['chars']:,} chars ≈ {total['tokens']:,} tokens every "
+               f"session; {total['flagged_lines']} narrative line(s), {total['flagged_chars']:,} chars "
+               f"≈ {total['flagged_tokens']:,} tokens saved per session by removing them (tokens ≈ chars / 4)")

@@ -1,0 +1,192 @@
+"""Commands over the memory itself: init, sync, rebuild, search, show, status, lint, list, touch, render, flush."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from memstore.cli import App, cli, common, emit_json, table
+from memstore.store import Store
+
+# ---------------------------------------------------------------- init / sync / rebuild
+
+
+@cli.command()
+@click.argument("target", type=click.Path(file_okay=False), metavar="ROOT")
+@click.option("--apply", "do_apply", is_flag=True, help="Make the changes (default: only print the plan).")
+@common
+def init(app: App, target: str, do_apply: bool) -> None:
+    """Lay out an agent root at ROOT (dry run unless --apply)."""
+    plan = Store.plan_init(target)
+    for line in plan.lines():
+        click.echo(line)
+    if not do_apply:
+        click.echo(f"{len(plan.actions)} change(s) planned; nothing written. Run again with --apply.")
+        return
+    store, report = Store.init(plan, notify=app.say, progress=app.progress("index"))
+    click.echo(f"{len(plan.actions)} change(s) made; mirror built: {report.summary()}")
+    click.echo(f"next, wire it into Claude Code: memstore --root {store.root} install --scope user  (every project)")
+    click.echo(f"   or, from inside one project:     memstore --root {store.root} install")
+
+
+@cli.command()
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
+@common
+def sync(app: App, quiet: bool) -> None:
+    """Bring the mirror up to date with the files (incremental)."""
+    report = app.store.sync()
+    if not quiet:
+        click.echo(report.summary())
+    for rel in report.unreadable[:10]:
+        app.say(f"unreadable, row kept: {rel}")
+
+
+@cli.command()
+@common
+def rebuild(app: App) -> None:
+    """Build the mirror afresh from the files and the journal, and swap it in."""
+    click.echo(f"rebuilt: {app.store.rebuild().summary()}")
+
+
+# ---------------------------------------------------------------- search / show / status / lint / list
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(min=1, max=100_000))
+@click.option("--type", "type_", default=None, help="Only this memory type or kind (feedback, lens, ...).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--no-sync", is_flag=True, help="Search the mirror as it is, without looking at the files first.")
+@click.option("--full", is_flag=True, help="Walk every file first (also sees files edited in place by other tools).")
+@common
+def search(app: App, query: str, limit: int, type_: str | None, as_json: bool, no_sync: bool, full: bool) -> None:
+    """Ranked full-text search; a plain-English question works.
+
+    By default it first catches up with files added, removed or replaced since the last
+    sync, and with files the hook saw written (a quick check of folders, not of every file).
+    """
+    catch_up = "none" if no_sync else "full" if full else "quick"
+    hits = app.store.search(query, limit, type_, catch_up=catch_up)
+    if as_json:
+        emit_json([hit.to_json() for hit in hits])
+        return
+    if not hits:
+        click.echo("no matches")
+        return
+    for hit in hits:
+        click.echo(f"{hit.score:7.2f}  {hit.path}")
+        if hit.summary:
+            click.echo(f"         {hit.summary[:150]}")
+        if hit.snippet:
+            click.echo(f"         …{hit.snippet[:200]}")
+
+
+@cli.command()
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True)
+@common
+def show(app: App, name: str, as_json: bool) -> None:
+    """One memory: where it is, its policy state, its problems and its text."""
+    view = app.store.show(name).to_json()
+    if as_json:
+        emit_json(view)
+        return
+    body = view.pop("body")
+    problems = view.pop("problems")
+    for key, value in view.items():
+        if value is not None and value != "":
+            click.echo(f"{key:16} {value}")
+    for problem in problems:
+        click.echo(f"{problem['level']:16} {problem['message']}")
+    click.echo("")
+    click.echo(body.rstrip())
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True)
+@common
+def status(app: App, as_json: bool) -> None:
+    """What the mirror holds: files by kind, problems, journal, mirror size."""
+    view = app.store.status().to_json()
+    if as_json:
+        emit_json(view)
+        return
+    click.echo(f"root      {view['root']}")
+    click.echo(f"mirror    {view['mirror']} ({view['mirror_bytes']:,} bytes)")
+    click.echo(f"events    {view['events']} journal events, {view['t2_touched']} memories touched")
+    click.echo(f"problems  {view['errors']} errors, {view['warnings']} warnings (memstore lint)")
+    click.echo("")
+    click.echo(table([{"kind": k, "files": v} for k, v in view["kinds"].items()], ["kind", "files"]))
+    if view.get("bands"):
+        click.echo("")
+        click.echo(table(view["bands"], ["band", "rows", "chars", "budget", "use"]))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True)
+@common
+def lint(app: App, as_json: bool) -> None:
+    """Hygiene: malformed or missing fields, name mismatches, oversize files. Exit 1 on errors."""
+    found = [problem.to_json() for problem in app.store.lint()]
+    errors = sum(1 for f in found if f["level"] == "error")
+    if as_json:
+        emit_json(found)
+    else:
+        for item in found:
+            click.echo(f"{item['path']}: {item['level']}: {item['message']}")
+        warnings = len(found) - errors
+        click.echo(f"{errors} error(s), {warnings} warning(s)", err=not found)
+    if errors:
+        sys.exit(1)
+
+
+@cli.command(name="list")
+@click.option("--band", type=click.Choice(["hot", "new", "cold", "archive", "superseded"]), default=None)
+@click.option("--json", "as_json", is_flag=True)
+@common
+def list_(app: App, band: str | None, as_json: bool) -> None:
+    """T2 memories with their band, score and policy state, in rank order."""
+    rows = [row.to_json() for row in app.store.list(band)]
+    if as_json:
+        emit_json(rows)
+        return
+    shown = [{**r, "score": f"{r['score']:.4f}", "pin": "pin" if r["pin"] else ""} for r in rows]
+    click.echo(table(shown, ["band", "score", "access_count", "stability", "pin", "name"],
+                     ["band", "score", "reinf", "stability", "pin", "name"]))
+
+
+# ---------------------------------------------------------------- policy: touch / render / flush / tick
+
+
+@cli.command()
+@click.argument("path")
+@click.option("--tool", default="Read", show_default=True, help="The tool the access came from.")
+@click.option("--session", default=None, help="Session id to record with the event.")
+@common
+def touch(app: App, path: str, tool: str, session: str | None) -> None:
+    """Record one access of a memory file, exactly as the hook does.
+
+    Exit 1 if PATH is missing or is not a T2 memory file (where the hook would silently
+    do nothing); exit 2 for a --tool that never reinforces.
+    """
+    result = app.store.touch(path, tool, session=session)
+    click.echo(f"{result.path}: {result.message}")
+
+
+@cli.command()
+@common
+def render(app: App) -> None:
+    """Regenerate MEMORY.md, MEMORY-archive.md and current-state.md from the mirror."""
+    click.echo(app.store.render().summary())
+
+
+@cli.command()
+@click.option("--force", is_flag=True, help="Include files modified in the last few minutes.")
+@common
+def flush(app: App, force: bool) -> None:
+    """Fold policy state from the mirror into each memory file's frontmatter."""
+    report = app.store.flush(force)
+    for rel, why in report.refused:
+        app.say(f"left alone: {rel}: {why}")
+    click.echo(report.summary())

@@ -1,0 +1,143 @@
+"""Claude Code and other clients: the hook, the cold-start bundle, the MCP server, install and verify."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from memstore.cli import App, cli, common, emit_json
+from memstore.store import Store
+
+# ---------------------------------------------------------------- Claude Code: hook / context
+
+
+@cli.command(context_settings={"ignore_unknown_options": True})
+@click.argument("extra", nargs=-1, type=click.UNPROCESSED, metavar="[ARGS]...")
+@click.pass_context
+def hook(ctx: click.Context, extra: tuple[str, ...]) -> None:
+    """The Claude Code hook: one JSON object on stdin; always exits 0.
+
+    Options after `hook` go to the hook as they are (it ignores any it does not know),
+    so no argument can make it fail; only -h/--help is taken here, and prints this.
+    """
+    from memstore.hook import main as hook_main
+
+    app: App = ctx.obj
+    args = []
+    if app.root_opt:
+        args += ["--root", app.root_opt]
+    if app.now_opt:
+        args += ["--now", app.now_opt]
+    args += extra
+    hook_main(args, stdin=getattr(sys.stdin, "buffer", sys.stdin), stdout=sys.stdout)
+
+
+@cli.command()
+@common
+def context(app: App) -> None:
+    """Print the cold-start bundle that SessionStart injects."""
+    click.echo(app.store.context(), nl=False)
+
+
+# ---------------------------------------------------------------- mcp
+
+
+@cli.command()
+@common
+def mcp(app: App) -> None:
+    """Serve this memory over stdio as an MCP server (needs the mcp extra: memstore[mcp])."""
+    from memstore.mcp_server import serve
+
+    pinned = app.now_opt is not None or os.environ.get("MEMSTORE_NOW") is not None
+    # The server lives for hours: read the real clock at each call unless a clock was pinned.
+    serve(Store.locate(app.root_opt, app.now if pinned else None, notify=app.say))
+
+
+# ---------------------------------------------------------------- install / verify
+
+
+@cli.command()
+@click.option("--apply", "do_apply", is_flag=True, help="Write the changes (default: print a diff only).")
+@click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True,
+              help="user: one agent for every project (~/.claude); project: this project (./.claude, ./CLAUDE.md).")
+@click.option("--settings", default=None, help="The settings.json to merge the hooks into (overrides --scope).")
+@click.option("--claude-md", default=None, help="The file to add the @ import block to (overrides --scope).")
+@click.option("--cron", is_flag=True,
+              help="Also the nightly jobs (tick, then wake 5 minutes later) in the user's crontab (needs `crontab`).")
+@click.option("--crontab-file", default=None, help="The nightly jobs go into this crontab file instead of `crontab`.")
+@click.option("--cron-time", default=None, metavar="HH:MM",
+              help="When tick runs (default 03:30; wake 5 minutes later).")
+@click.option("--keep-auto-memory", is_flag=True, help="Leave Claude Code's own auto memory switched on.")
+@click.option("--model-cmd", default=None, metavar="CMD",
+              help="The model command the wake job runs (default: claude -p --tools '', with claude's absolute path).")
+@click.option("--mcp", "with_mcp", is_flag=True,
+              help="Also register the MCP server (project: .mcp.json; user: prints the `claude mcp add` command).")
+@click.option("--uninstall", is_flag=True,
+              help="Take out this root's hooks and import block (and, with --cron/--crontab-file, its cron jobs).")
+@common
+def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_md: str | None, cron: bool,
+            crontab_file: str | None, cron_time: str | None, keep_auto_memory: bool, model_cmd: str | None,
+            with_mcp: bool, uninstall: bool) -> None:
+    """Register the hooks, the read grant and the imports, optionally the cron jobs (dry run unless --apply).
+
+    With --uninstall: remove this root's hook handlers from the settings file of the scope,
+    its @ import block, and with --cron or --crontab-file its tick and wake jobs. Left as
+    they are: the read grant, autoMemoryEnabled, the .gitignore line, and everything that
+    is not memstore's for this root (other roots' jobs, foreign jobs, comments, MAILTO=...).
+    """
+    layout = app.store.layout(scope, settings, claude_md)
+    plan = app.store.plan_install(layout, keep_auto_memory=keep_auto_memory, cron=cron, crontab_file=crontab_file,
+                                  cron_time=cron_time, uninstall=uninstall, model_cmd=model_cmd, mcp=with_mcp)
+    changed = [c for c in plan.changes if c.changed]
+    for change in changed:
+        click.echo(change.diff())
+    for warning in plan.warnings:
+        app.say(f"warning: {warning}")
+    for step in plan.next_steps:
+        click.echo(f"next: {step}")
+    if not do_apply:
+        click.echo(f"{len(changed)} file(s) would change; nothing written. Run again with --apply.")
+        return
+    if uninstall:
+        written = plan.apply()
+        click.echo(f"{len(written)} file(s) changed; memstore's wiring for {app.root} taken out. "
+                   "The read grant and autoMemoryEnabled were left as they are.")
+        return
+    written = app.store.install(plan)
+    where = "--scope user" if layout.scope == "user" else f"--settings {layout.settings}"
+    if layout.imports is not None and layout.scope == "project":
+        where += f" --claude-md {layout.imports}"
+    if crontab_file:
+        where += f" --crontab-file {crontab_file}"
+    elif cron:
+        where += " --cron"
+    click.echo(f"{len(written)} file(s) changed; index rendered. Check the wiring with: "
+               f"memstore --root {app.root} verify {where}")
+
+
+@cli.command()
+@click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True)
+@click.option("--settings", default=None, help="The settings.json to check (overrides --scope).")
+@click.option("--claude-md", default=None, help="The file with the @ import block to check (overrides --scope).")
+@click.option("--cron", is_flag=True, help="Also require the nightly tick and wake jobs in the user's crontab.")
+@click.option("--crontab-file", default=None, help="Require the nightly tick and wake jobs in this crontab file.")
+@click.option("--json", "as_json", is_flag=True)
+@common
+def verify(app: App, scope: str, settings: str | None, claude_md: str | None, cron: bool,
+           crontab_file: str | None, as_json: bool) -> None:
+    """Say what Claude Code will do with the wiring, then prove a Read reinforces. Exit 1 if anything fails."""
+    layout = app.store.layout(scope, settings, claude_md)
+    checks = app.store.verify(layout, cron=cron, crontab_file=crontab_file)
+    failed = [c for c in checks if not c.ok]
+    if as_json:
+        emit_json([c.to_json() for c in checks])
+    else:
+        for check in checks:
+            mark = "ok  " if check.ok else "FAIL"
+            click.echo(f"{mark:5} {check.name}: {check.detail}" + (f"\n      fix: {check.fix}"
+                                                                  if not check.ok and check.fix else ""))
+        click.echo(f"{len(checks) - len(failed)}/{len(checks)} checks passed")
+    if failed:
+        sys.exit(1)
