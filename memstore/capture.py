@@ -56,13 +56,17 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memstore.agent_root import RootPaths
 from memstore.context import _dated, split_front
 from memstore.errors import BadUsage, NotFound
 from memstore.kinds import KEBAB
 from memstore.locks import atomic_write, file_lock
+
+if TYPE_CHECKING:
+    from memstore.results import DebriefResult
+    from memstore.store import Store
 
 SLUG_WORDS = 6
 SLUG_CHARS = 60
@@ -429,3 +433,51 @@ def log_failure(root: str | os.PathLike[str] | None, message: str) -> None:
             handle.write(f"{stamp} debrief: {' '.join(message.split())}\n")
     except OSError:
         pass
+
+
+def run_debrief(store: Store, transcript: str | os.PathLike[str] | None = None,
+                commit: bool = False) -> DebriefResult:
+    """Store.debrief: sync, lessons from the transcript, lint, render, (commit); see its docstring."""
+    from memstore import nightly
+    from memstore.results import DebriefResult
+    from memstore.timeutil import fmt
+
+    now = store.now
+    synced = store.sync()  # first, so the report says what the session itself added
+    captured = Captured()
+    if transcript is not None:
+        answer = final_answer(Path(transcript).expanduser())
+        if answer is not None:
+            captured = capture_lessons(store.root, answer, now, store.config.short_term_days,
+                                               lock_timeout=store.config.lock_timeout_s)
+        else:  # garbage or an empty file must not read like a session with nothing to learn
+            captured.notes.append(f"no assistant answer found in {transcript}: is it a Claude Code "
+                                  "transcript (JSON lines)?")
+    problems = store.lint()  # lint and render catch the mirror up with the lessons just written
+    errors = sum(1 for p in problems if p.level == "error")
+    rendered = store.render()
+    lessons = [p.relative_to(store.root).as_posix() for p in captured.written]
+    committed: str | None = None
+    if commit:
+        derived = [f"memory/{name}" for name in rendered.written]
+        if lessons or derived:
+            committed = nightly.commit_paths(store.root, lessons, f"memstore debrief {fmt(now)}",
+                                             tracked_only=derived)
+        else:
+            committed = "nothing to commit: debrief wrote no files"
+    return DebriefResult(
+        ran_at=fmt(now),
+        sync=synced.summary(),
+        added=synced.added,
+        changed=synced.changed,
+        removed=synced.removed,
+        lint_errors=errors,
+        lint_warnings=len(problems) - errors,
+        render=rendered.summary(),
+        transcript=str(transcript) if transcript is not None else None,
+        rules_found=len(captured.found),
+        lessons=lessons,
+        skipped=[{"rule": rule, "why": why} for rule, why in captured.skipped],
+        notes=captured.notes,
+        committed=committed,
+    )

@@ -25,7 +25,7 @@ import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memstore.agent_root import RootPaths
 from memstore.config import Config
@@ -34,6 +34,13 @@ from memstore.errors import MemstoreError
 from memstore.kinds import DERIVED
 from memstore.locks import atomic_write
 from memstore.timeutil import UTC, fmt, parse_when
+
+if TYPE_CHECKING:
+    from memstore.flush import FlushReport
+    from memstore.render import RenderResult
+    from memstore.results import TickStatus
+    from memstore.store import Store
+    from memstore.sync import SyncReport
 
 ARCHIVE_DIR = "archive"
 # An in-flight memory nobody has read for this long is probably no longer in flight.
@@ -420,3 +427,88 @@ def commit_paths(root: str | os.PathLike[str], paths: Iterable[str], message: st
                                 f"commit -m {shlex.quote(message)} -- {staged}")
     head = _git(base, "rev-parse", "--short", "HEAD").stdout.strip()
     return f"committed {len(changed)} file(s) as {head}"
+
+
+def run_tick(store: Store, commit: bool = False) -> TickStatus:
+    """Store.tick: the passes, the cue and the status file (see its docstring)."""
+    from memstore.flush import flush
+    from memstore.locks import file_lock
+    from memstore.render import render
+    from memstore.results import TickStatus
+    from memstore.sync import sync_into
+    from memstore.views import lint_view, list_view
+
+    now = store.now  # one instant for every pass, even on the real clock
+    ran_at = fmt(now)
+    live = live_change(store.root, now, store.config)
+
+    def run(conn: sqlite3.Connection) -> tuple[SyncReport, FlushReport | None, Rolled,
+                                               RenderResult | None, list[dict[str, str]],
+                                               Findings]:
+        flushed: FlushReport | None = None
+        rolled = Rolled()
+        rendered: RenderResult | None = None
+        with file_lock(Path(store.paths.mirror_lock), timeout=store.config.lock_timeout_s):
+            synced = sync_into(conn, store.root, store.config, store.progress)
+            if live is None:
+                flushed = flush(conn, store.root, now, store.config)
+                rolled = roll_windows(store.root, now, store.config)
+                if flushed.written or rolled.moves:
+                    sync_into(conn, store.root, store.config)  # the mirror follows the rewrites and moves
+        if live is None:
+            rendered = render(conn, store.root, now, store.config)
+        problems = lint_view(conn)
+        rows = list_view(conn, store.root, now, store.config)
+        return synced, flushed, rolled, rendered, problems, cue_items(conn, store.root, now,
+                                                                              store.config, rows)
+
+    synced, flushed, rolled, rendered, problems, found = store._with_mirror(run)
+    items = found.items
+    for rel, why in rolled.failed:
+        store.notify(f"could not roll {rel} into archive/ ({why}); left in place")
+    if found.duplicates.exhausted:
+        store.notify(f"near-duplicate check stopped after {found.duplicates.compared} comparisons; "
+                    "the cue may miss some pairs")
+    errors = sum(1 for p in problems if p["level"] == "error")
+    warnings = len(problems) - errors
+    did = {
+        "sync": synced.summary(),
+        "lint": f"{errors} error(s), {warnings} warning(s)",
+        "flush": flushed.summary() if flushed else None,
+        "rolled": rolled.paths,
+        "render": rendered.summary() if rendered else None,
+    }
+    write_cue(store.root, cue(ran_at, live is not None, did, items))
+
+    committed: str | None = None
+    failure: MemstoreError | None = None
+    if commit:
+        touched = [*(flushed.written if flushed else []), *(p for move in rolled.moves for p in move)]
+        derived = [f"memory/{name}" for name in rendered.written] if rendered else []
+        state = [Path(store.paths.cue).relative_to(store.root).as_posix()]
+        try:
+            committed = commit_paths(store.root, touched, f"memstore tick {ran_at}",
+                                             tracked_only=[*derived, *state])
+        except MemstoreError as exc:
+            committed, failure = str(exc), exc
+    skipped = "skipped (live session)"
+    status = TickStatus(
+        ran_at=ran_at,
+        sync=synced.summary(),
+        flush=flushed.summary() if flushed else skipped,
+        render=rendered.summary() if rendered else skipped,
+        lint_errors=errors,
+        lint_warnings=warnings,
+        live_session=live is not None,
+        live_because=describe_live(live),
+        rolled=len(rolled.moves),
+        cue_items=len(items),
+        cue_kinds=found.found,
+        committed=committed,
+    )
+    target = Path(store.paths.tick_status)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(target, (json.dumps(status.to_json(), indent=2) + "\n").encode())
+    if failure is not None:
+        raise failure
+    return status

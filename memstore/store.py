@@ -251,90 +251,9 @@ class Store:
         commit=True stages and commits exactly the files tick wrote or moved, where the
         root is inside a git work tree.
         """
-        import json
+        from memstore.nightly import run_tick
 
-        from memstore import nightly
-        from memstore.flush import flush
-        from memstore.locks import atomic_write, file_lock
-        from memstore.render import render
-        from memstore.sync import sync_into
-        from memstore.timeutil import fmt
-        from memstore.views import lint_view, list_view
-
-        now = self.now  # one instant for every pass, even on the real clock
-        ran_at = fmt(now)
-        live = nightly.live_change(self.root, now, self.config)
-
-        def run(conn: sqlite3.Connection) -> tuple[SyncReport, FlushReport | None, nightly.Rolled,
-                                                   RenderResult | None, list[dict[str, str]],
-                                                   nightly.Findings]:
-            flushed: FlushReport | None = None
-            rolled = nightly.Rolled()
-            rendered: RenderResult | None = None
-            with file_lock(Path(self.paths.mirror_lock), timeout=self.config.lock_timeout_s):
-                synced = sync_into(conn, self.root, self.config, self.progress)
-                if live is None:
-                    flushed = flush(conn, self.root, now, self.config)
-                    rolled = nightly.roll_windows(self.root, now, self.config)
-                    if flushed.written or rolled.moves:
-                        sync_into(conn, self.root, self.config)  # the mirror follows the rewrites and moves
-            if live is None:
-                rendered = render(conn, self.root, now, self.config)
-            problems = lint_view(conn)
-            rows = list_view(conn, self.root, now, self.config)
-            return synced, flushed, rolled, rendered, problems, nightly.cue_items(conn, self.root, now,
-                                                                                  self.config, rows)
-
-        synced, flushed, rolled, rendered, problems, found = self._with_mirror(run)
-        items = found.items
-        for rel, why in rolled.failed:
-            self.notify(f"could not roll {rel} into archive/ ({why}); left in place")
-        if found.duplicates.exhausted:
-            self.notify(f"near-duplicate check stopped after {found.duplicates.compared} comparisons; "
-                        "the cue may miss some pairs")
-        errors = sum(1 for p in problems if p["level"] == "error")
-        warnings = len(problems) - errors
-        did = {
-            "sync": synced.summary(),
-            "lint": f"{errors} error(s), {warnings} warning(s)",
-            "flush": flushed.summary() if flushed else None,
-            "rolled": rolled.paths,
-            "render": rendered.summary() if rendered else None,
-        }
-        nightly.write_cue(self.root, nightly.cue(ran_at, live is not None, did, items))
-
-        committed: str | None = None
-        failure: MemstoreError | None = None
-        if commit:
-            touched = [*(flushed.written if flushed else []), *(p for move in rolled.moves for p in move)]
-            derived = [f"memory/{name}" for name in rendered.written] if rendered else []
-            state = [Path(self.paths.cue).relative_to(self.root).as_posix()]
-            try:
-                committed = nightly.commit_paths(self.root, touched, f"memstore tick {ran_at}",
-                                                 tracked_only=[*derived, *state])
-            except MemstoreError as exc:
-                committed, failure = str(exc), exc
-        skipped = "skipped (live session)"
-        status = TickStatus(
-            ran_at=ran_at,
-            sync=synced.summary(),
-            flush=flushed.summary() if flushed else skipped,
-            render=rendered.summary() if rendered else skipped,
-            lint_errors=errors,
-            lint_warnings=warnings,
-            live_session=live is not None,
-            live_because=nightly.describe_live(live),
-            rolled=len(rolled.moves),
-            cue_items=len(items),
-            cue_kinds=found.found,
-            committed=committed,
-        )
-        target = Path(self.paths.tick_status)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(target, (json.dumps(status.to_json(), indent=2) + "\n").encode())
-        if failure is not None:
-            raise failure
-        return status
+        return run_tick(self, commit)
 
     # ------------------------------------------------------------ the nightly wake
 
@@ -486,49 +405,9 @@ class Store:
         memstore/capture.py; nothing rule-shaped, nothing written. commit=True stages and
         commits exactly the files debrief wrote (lessons, and derived files git already tracks).
         """
-        from memstore import capture, nightly
-        from memstore.results import DebriefResult
-        from memstore.timeutil import fmt
+        from memstore.capture import run_debrief
 
-        now = self.now
-        synced = self.sync()  # first, so the report says what the session itself added
-        captured = capture.Captured()
-        if transcript is not None:
-            answer = capture.final_answer(Path(transcript).expanduser())
-            if answer is not None:
-                captured = capture.capture_lessons(self.root, answer, now, self.config.short_term_days,
-                                                   lock_timeout=self.config.lock_timeout_s)
-            else:  # garbage or an empty file must not read like a session with nothing to learn
-                captured.notes.append(f"no assistant answer found in {transcript}: is it a Claude Code "
-                                      "transcript (JSON lines)?")
-        problems = self.lint()  # lint and render catch the mirror up with the lessons just written
-        errors = sum(1 for p in problems if p.level == "error")
-        rendered = self.render()
-        lessons = [p.relative_to(self.root).as_posix() for p in captured.written]
-        committed: str | None = None
-        if commit:
-            derived = [f"memory/{name}" for name in rendered.written]
-            if lessons or derived:
-                committed = nightly.commit_paths(self.root, lessons, f"memstore debrief {fmt(now)}",
-                                                 tracked_only=derived)
-            else:
-                committed = "nothing to commit: debrief wrote no files"
-        return DebriefResult(
-            ran_at=fmt(now),
-            sync=synced.summary(),
-            added=synced.added,
-            changed=synced.changed,
-            removed=synced.removed,
-            lint_errors=errors,
-            lint_warnings=len(problems) - errors,
-            render=rendered.summary(),
-            transcript=str(transcript) if transcript is not None else None,
-            rules_found=len(captured.found),
-            lessons=lessons,
-            skipped=[{"rule": rule, "why": why} for rule, why in captured.skipped],
-            notes=captured.notes,
-            committed=committed,
-        )
+        return run_debrief(self, transcript, commit)
 
     # ------------------------------------------------------------ audit
 
