@@ -116,10 +116,10 @@ def git_tracks(path: Path) -> bool | None:
 
 def git_ignores(path: Path) -> bool | None:
     """True/False when `path` lies in a git work tree; None when there is no git or no repository."""
-    if git_tracks(path) is None:
+    proc = _git(path, "check-ignore", "-q")  # 0 ignored, 1 not ignored, 128 not a repository
+    if proc is None or proc.returncode not in (0, 1):
         return None
-    proc = _git(path, "check-ignore", "-q")
-    return proc is not None and proc.returncode == 0
+    return proc.returncode == 0
 
 
 def git_toplevel(path: Path) -> Path | None:

@@ -152,7 +152,7 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
         now = parse_now(now_opt if now_opt is not None else os.environ.get("MEMSTORE_NOW"))
     except ValueError:
         now = parse_now(None)
-    from memstore.policy import REINFORCING_TOOLS, WRITE_TOOLS
+    from memstore.kinds import REINFORCING_TOOLS, WRITE_TOOLS
 
     event = payload.get("hook_event_name")
     tool, file_path = _tool_input(payload)

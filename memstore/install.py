@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from memstore import claude_code
 from memstore.agent_root import RootPaths
 from memstore.errors import MemstoreError
-from memstore.policy import REINFORCING_TOOLS, WRITE_TOOLS
+from memstore.kinds import REINFORCING_TOOLS, WRITE_TOOLS
 
 if TYPE_CHECKING:
     from memstore.cron import Source
@@ -133,12 +133,17 @@ def debrief_command(root: Path) -> str:
 MCP_MATCHER = "^mcp__memstore__"
 
 
+def approved_tools(reads: bool) -> tuple[str, ...]:
+    """The tools whose memory-file calls the PreToolUse hook approves (reads only for a root outside the project)."""
+    return (*WRITE_TOOLS, "Read") if reads else WRITE_TOOLS
+
+
 def registrations(root: Path, command: str, lens_matcher: str | None, *, approve_reads: bool = False, mcp: bool = False,
                   import_parts: int = 0, debrief: str | None = None) -> dict[str, list[dict[str, Any]]]:
     def handler(extra: dict[str, Any] | None = None, cmd: str = command) -> dict[str, Any]:
         return {"type": "command", "command": cmd, "timeout": HOOK_TIMEOUT_S, **(extra or {})}
 
-    approved = (*WRITE_TOOLS, "Read") if approve_reads else WRITE_TOOLS
+    approved = approved_tools(approve_reads)
     pre = [{"matcher": tool, "hooks": [handler({"if": permission_glob(tool, root)})]} for tool in approved]
     if lens_matcher:
         pre.append({"matcher": lens_matcher, "hooks": [handler()]})
@@ -166,6 +171,29 @@ def is_ours(handler: Any) -> bool:
     )
 
 
+def _drop_handlers(hooks: dict[str, Any], drop: Callable[[Any], bool]) -> None:
+    """Take the handlers `drop` picks out of every event, in place; groups left empty go, and events
+    left empty become [] (where they stand, so a reinstall keeps the key order)."""
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept = []
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                others = [h for h in group["hooks"] if not drop(h)]
+                if not others and group["hooks"]:
+                    continue  # the group held only handlers we drop
+                group = {**group, "hooks": others}
+            kept.append(group)
+        hooks[event] = kept
+
+
+def _drop_empty(hooks: dict[str, Any]) -> None:
+    for event in [e for e, groups in hooks.items() if groups == []]:
+        del hooks[event]
+
+
 def merge_settings(existing: dict[str, Any], regs: dict[str, list[dict[str, Any]]], disable_auto_memory: bool
                    ) -> dict[str, Any]:
     merged = json.loads(json.dumps(existing))  # a deep copy that keeps key order
@@ -174,24 +202,10 @@ def merge_settings(existing: dict[str, Any], regs: dict[str, list[dict[str, Any]
         hooks = merged["hooks"] = {}
     if not isinstance(hooks, dict):
         raise InstallError("settings.json has a 'hooks' value that is not an object", hint="fix it by hand first")
-    for event in list(hooks):
-        groups = hooks[event]
-        if not isinstance(groups, list):
-            continue
-        kept = []
-        for group in groups:
-            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                others = [h for h in group["hooks"] if not is_ours(h)]
-                if not others and group["hooks"]:
-                    continue  # the group held only our handlers
-                group = {**group, "hooks": others}
-            kept.append(group)
-        hooks[event] = kept
+    _drop_handlers(hooks, is_ours)
     for event, groups in regs.items():
-        hooks.setdefault(event, [])
-        hooks[event] = [*hooks[event], *groups]
-    for event in [e for e, groups in hooks.items() if groups == []]:
-        del hooks[event]
+        hooks[event] = [*hooks.get(event, []), *groups]
+    _drop_empty(hooks)
     if disable_auto_memory:
         # One writer owns memory: Claude Code's own auto memory would be a second one.
         merged["autoMemoryEnabled"] = False
@@ -401,22 +415,8 @@ def remove_registrations(existing: dict[str, Any], root: Path) -> dict[str, Any]
     hooks = merged.get("hooks")
     if not isinstance(hooks, dict):
         return merged
-    for event in list(hooks):
-        groups = hooks[event]
-        if not isinstance(groups, list):
-            continue
-        kept = []
-        for group in groups:
-            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                others = [h for h in group["hooks"] if not (is_ours(h) and _names_root(h["command"], root))]
-                if not others and len(others) < len(group["hooks"]):
-                    continue  # the group held only our handlers
-                group = {**group, "hooks": others}
-            kept.append(group)
-        if kept:
-            hooks[event] = kept
-        else:
-            del hooks[event]
+    _drop_handlers(hooks, lambda h: is_ours(h) and _names_root(h["command"], root))
+    _drop_empty(hooks)
     if not hooks:
         del merged["hooks"]
     enabled = merged.get("enabledMcpjsonServers")

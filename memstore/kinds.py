@@ -16,6 +16,12 @@ DERIVED = (INDEX, ARCHIVE, CURRENT_STATE)
 # Folders never walked: machine state, VCS metadata, virtualenvs.
 SKIP_DIRS = frozenset({"runtime", ".git", ".hg", ".svn", ".venv", "node_modules", "__pycache__"})
 
+# Which tool calls count. Here, not in policy, so the hook can tell without importing policy.
+# The one list of tools whose use of a T2 file reinforces it (Grep/Glob hits never do).
+REINFORCING_TOOLS = ("Read", "Edit", "Write", "MultiEdit")
+# The tools that change a file: the hook approves them for memory files, and a write marks the file dirty.
+WRITE_TOOLS = ("Write", "Edit", "MultiEdit")
+
 KINDS = ("t2", "short-term", "dream", "bug", "lens", "meditation", "identity", "derived", "other")
 
 

@@ -27,14 +27,10 @@ import sqlite3
 from memstore import journal
 from memstore.agent_root import db_file
 from memstore.config import Config
-from memstore.kinds import T2_NAME
+from memstore.kinds import REINFORCING_TOOLS, T2_NAME, WRITE_TOOLS  # noqa: F401  (re-exported)
 from memstore.timeutil import days_between, fmt, parse_when
 from memstore.transactions import hook_connect, transaction
 
-# The one list of tools whose use of a T2 file reinforces it (Grep/Glob hits never do).
-REINFORCING_TOOLS = ("Read", "Edit", "Write", "MultiEdit")
-# The tools that change a file: the hook approves them for memory files, and a write marks the file dirty.
-WRITE_TOOLS = ("Write", "Edit", "MultiEdit")
 BATCH = 500
 
 

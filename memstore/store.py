@@ -208,7 +208,8 @@ class Store:
 
     def touch(self, memory: str | os.PathLike[str], tool: str = "Read", *, session: str | None = None) -> Touch:
         """Record one access exactly as the hook does (journal line, then one transaction)."""
-        from memstore.policy import REINFORCING_TOOLS, record_touch
+        from memstore.kinds import REINFORCING_TOOLS
+        from memstore.policy import record_touch
 
         if tool not in REINFORCING_TOOLS:
             raise BadUsage(f"{tool} does not reinforce", hint=f"use one of: {', '.join(REINFORCING_TOOLS)}")

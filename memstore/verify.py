@@ -26,8 +26,8 @@ from typing import Any
 from memstore import claude_code, mirror
 from memstore.agent_root import RootPaths
 from memstore.config import Config
-from memstore.install import BEGIN, END, Layout, is_ours
-from memstore.policy import REINFORCING_TOOLS, WRITE_TOOLS
+from memstore.install import BEGIN, END, Layout, approved_tools, is_ours
+from memstore.kinds import REINFORCING_TOOLS
 from memstore.results import Check
 
 PROBE = "process_memstore-verify-probe"
@@ -67,7 +67,7 @@ def check_settings(layout: Layout, lens_matcher: str | None) -> tuple[list[Check
         return [Check("settings", False, f"{settings_path} is not readable JSON", "fix the file by hand")], None
     checks = [Check("settings", True, str(settings_path))]
     command = None
-    approved = (*WRITE_TOOLS, "Read") if layout.external else WRITE_TOOLS
+    approved = approved_tools(layout.external)
     for event, tools in (("SessionStart", (None,)), ("PreToolUse", approved), ("PostToolUse", REINFORCING_TOOLS)):
         handlers = _handlers(settings, event)
         for tool in tools:

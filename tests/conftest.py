@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -74,3 +75,14 @@ def search_json(run: Callable[..., Result], root: Path, query: str, *extra: str)
     result = run(root, "search", query, "--json", *extra)
     assert result.exit_code == 0, result.output + result.stderr
     return json.loads(result.stdout)
+
+
+@pytest.fixture
+def claude_on_path(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A stand-in `claude` on PATH: install bakes its absolute path into the wake job (cron's PATH is bare)."""
+    folder = tmp_path_factory.mktemp("bin")
+    stub = folder / "claude"
+    stub.write_text("#!/bin/sh\necho a dream\n")
+    stub.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ.get('PATH', '')}")
+    return stub

@@ -21,15 +21,8 @@ from tests.conftest import memory, write
 FOREIGN = "MAILTO=me@example.com\n# nightly backup, keep\n0 1 * * * /usr/local/bin/backup.sh --full\n"
 
 
-@pytest.fixture(autouse=True)
-def claude_on_path(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A stand-in `claude` on PATH: install bakes its absolute path into the wake job (cron's PATH is bare)."""
-    folder = tmp_path_factory.mktemp("bin")
-    stub = folder / "claude"
-    stub.write_text("#!/bin/sh\necho a dream\n")
-    stub.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ.get('PATH', '')}")
-    return stub
+# install bakes the absolute path of `claude` into the wake job: give every test a stand-in
+pytestmark = pytest.mark.usefixtures("claude_on_path")
 
 
 def make_root(base: Path) -> Path:

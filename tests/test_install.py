@@ -47,15 +47,8 @@ def snapshot(p: dict[str, Path]) -> dict[str, bytes]:
     return {k: p[k].read_bytes() for k in ("settings", "claude_md", "cron")}
 
 
-@pytest.fixture(autouse=True)
-def claude_on_path(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A stand-in `claude` on PATH: install bakes its absolute path into the wake job (cron's PATH is bare)."""
-    folder = tmp_path_factory.mktemp("bin")
-    stub = folder / "claude"
-    stub.write_text("#!/bin/sh\necho a dream\n")
-    stub.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ.get('PATH', '')}")
-    return stub
+# install bakes the absolute path of `claude` into the wake job: give every test a stand-in
+pytestmark = pytest.mark.usefixtures("claude_on_path")
 
 
 def test_dry_run_changes_nothing_and_shows_a_diff(run, project) -> None:
