@@ -443,7 +443,7 @@ def run_debrief(store: Store, transcript: str | os.PathLike[str] | None = None,
     from memstore.timeutil import fmt
 
     now = store.now
-    synced = store.sync()  # first, so the report says what the session itself added
+    synced = store.sync(embed=False)  # first, so the report says what the session itself added
     captured = Captured()
     if transcript is not None:
         answer = final_answer(Path(transcript).expanduser())

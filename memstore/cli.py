@@ -55,13 +55,16 @@ class App:
     def say(message: str) -> None:
         click.echo(f"memstore: {message}", err=True)
 
-    def progress(self, label: str) -> Callable[[int, int], None]:
-        """A progress reporter on stderr: a live line on a terminal, quarter marks otherwise."""
+    def progress(self, label: str, min_total: int = 2000) -> Callable[[int, int], None]:
+        """A progress reporter on stderr: a live line on a terminal, quarter marks otherwise.
+
+        Silent for fewer than min_total items: those finish too soon to need it.
+        """
         tty = sys.stderr.isatty()
         marks: set[int] = set()
 
         def report(done: int, total: int) -> None:
-            if total < 2000:
+            if total < min_total:
                 return
             if tty:
                 end = "\n" if done == total else ""

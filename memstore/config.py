@@ -48,6 +48,17 @@ class Config:
     search_weights: tuple[float, float, float, float] = (1.5, 2.0, 1.0, 1.0)
     # how strongly the share of query words a document covers scales its bm25 score
     search_coverage: float = 1.0
+    # semantic search (the `semantic` extra): "auto" fuses vectors in when the extra is
+    # installed, "off" keeps search to FTS5 alone
+    semantic: str = "auto"
+    # the vector side's share of a hybrid score (the FTS side has the rest); 0.5 measured best
+    # on the LoCoMo dev split, with 0.45-0.6 within a point of it
+    semantic_weight: float = 0.5
+    # how long one `sync` or `rebuild` may spend embedding; the rest waits for `embed`, the
+    # nightly tick or the next sync (a first sync of 10,000 files would otherwise take minutes)
+    embed_budget_s: float = 8.0
+    # a search embeds files changed since the last pass first, when there are at most this many
+    search_embed_max: int = 16
 
     def __init__(self, **overrides: object) -> None:
         for key, value in overrides.items():
@@ -76,7 +87,18 @@ CONFIG_FILE = "memstore.toml"
 
 
 def load_config(root: str | os.PathLike[str] | None) -> Config:
-    """Defaults overlaid with <root>/memstore.toml (flat keys, or under [memstore])."""
+    """Defaults overlaid with <root>/memstore.toml (flat keys, or under [memstore]), then $MEMSTORE_SEMANTIC."""
+    config = _load_file(root)
+    # One switch a person (or a test run) can flip without editing the root's file.
+    semantic = os.environ.get("MEMSTORE_SEMANTIC")
+    if semantic:
+        if semantic not in ("auto", "off"):
+            raise ConfigError(f"MEMSTORE_SEMANTIC={semantic!r}: unknown value", hint='use "auto" or "off"')
+        config.semantic = semantic
+    return config
+
+
+def _load_file(root: str | os.PathLike[str] | None) -> Config:
     if root is None:
         return Config()
     path = os.path.join(root, CONFIG_FILE)
@@ -106,4 +128,6 @@ def load_config(root: str | os.PathLike[str] | None) -> Config:
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{path}: bad value for {key}: {value!r} ({exc})") from exc
         changes[key] = value
+    if changes.get("semantic", "auto") not in ("auto", "off"):
+        raise ConfigError(f"{path}: bad value for semantic: {changes['semantic']!r}", hint='use "auto" or "off"')
     return Config(**changes)

@@ -25,6 +25,22 @@ def digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
+# What a file's vector is made of is cut at this many characters. The model's cost grows
+# with length (about 2,000 tokens a second on two cores: a 1 KB memory takes 0.1 s, a 16 KB
+# one would take 2 s), and a memory's meaning is in its summary, description and opening;
+# the full text of the rest is still searched by FTS5.
+EMBED_MAX_CHARS = 600
+
+
+def embed_text(summary: str | None, description: str | None, body: str | None) -> str:
+    """The text a file's vector is made from: its summary, description and body, in that order."""
+    return "\n".join(part for part in (summary, description, body) if part)[:EMBED_MAX_CHARS]
+
+
+def text_digest(summary: str | None, description: str | None, body: str | None) -> str:
+    return digest(embed_text(summary, description, body).encode("utf-8", "surrogatepass"))
+
+
 def _iso(value: object) -> str | None:
     return value.isoformat() if value is not None else None  # type: ignore[attr-defined]
 
@@ -70,6 +86,7 @@ def build_row(rel: str, raw: bytes, mtime_ns: int, size: int, config: Config, in
         "mtime_ns": mtime_ns,
         "size": size,
         "digest": digest(raw),
+        "text_digest": text_digest(parsed.summary, parsed.description, parsed.body),
         "inode": inode,
         "dir": rel.rpartition("/")[0],
         # Text in CJK, Thai, ... : the row is also indexed by trigrams (files_cjk, migration m003).
@@ -102,6 +119,7 @@ COLUMNS = (
     "mtime_ns",
     "size",
     "digest",
+    "text_digest",
     "inode",
     "dir",
     "unspaced",
@@ -140,6 +158,7 @@ def delete_rows(conn: sqlite3.Connection, paths: list[str]) -> None:
     conn.executemany(f"DELETE FROM files_fts WHERE rowid = {_ID}", gone)
     conn.executemany(f"DELETE FROM files_cjk WHERE rowid = {_ID}", gone)
     conn.executemany("DELETE FROM files WHERE path = ?", gone)
+    conn.executemany("DELETE FROM vectors WHERE path = ?", gone)
 
 
 def optimize_text_tables(conn: sqlite3.Connection) -> None:

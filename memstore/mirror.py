@@ -41,6 +41,7 @@ def connect(path: Path, *, timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connect
 # not import sqlite-utils (a test holds the two lists equal).
 KNOWN_MIGRATIONS = (
     "m001_files_and_search", "m002_quick_freshness", "m003_unspaced_scripts", "m004_bodies_out_of_files",
+    "m005_vectors",
 )
 
 

@@ -463,6 +463,9 @@ def run_tick(store: Store, commit: bool = False) -> TickStatus:
                                                                               store.config, rows)
 
     synced, flushed, rolled, rendered, problems, found = store._with_mirror(run)
+    # The night is when the embedding backlog is worked off in full (the `semantic` extra):
+    # a sync in the day embeds for a few seconds at most.
+    embedded = store.embed(required=False)
     items = found.items
     for rel, why in rolled.failed:
         store.notify(f"could not roll {rel} into archive/ ({why}); left in place")
@@ -477,6 +480,7 @@ def run_tick(store: Store, commit: bool = False) -> TickStatus:
         "flush": flushed.summary() if flushed else None,
         "rolled": rolled.paths,
         "render": rendered.summary() if rendered else None,
+        "embed": embedded.summary() if embedded else None,
     }
     write_cue(store.root, cue(ran_at, live is not None, did, items))
 

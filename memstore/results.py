@@ -27,8 +27,11 @@ class Hit(Record):
     type: str
     kind: str
     summary: str
-    score: float
+    score: float  # bm25 with coverage (FTS alone), or the fused 0-1 score (hybrid)
     snippet: str
+    signals: list[str] = field(default_factory=lambda: ["fts"])  # what found it: "fts", "vector"
+    fts_score: float | None = None
+    vector_score: float | None = None  # cosine with the query, when the file has a vector
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +109,7 @@ class Status(Record):
     warnings: int
     events: int
     t2_touched: int
+    semantic: dict[str, Any] = field(default_factory=dict)  # state, model, embedded, pending
 
 
 @dataclass(frozen=True, slots=True)

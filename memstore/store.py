@@ -34,12 +34,14 @@ from memstore.results import Check, Hit, Memory, MemoryRow, Problem, Status, Tic
 from memstore.timeutil import UTC, to_utc
 
 if TYPE_CHECKING:
+    from memstore.embedding import Embedder
     from memstore.flush import FlushReport
     from memstore.install import InstallPlan, Layout
     from memstore.render import RenderResult
     from memstore.results import AuditFile, Bug, Choice, DebriefResult, NewMemory, NoteResult, WakeResult
     from memstore.scaffold import Plan
     from memstore.sync import SyncReport
+    from memstore.vectors import EmbedReport
 
 T = TypeVar("T")
 Notify = Callable[[str], None]
@@ -139,29 +141,133 @@ class Store:
 
         return self._with_mirror(run)
 
-    def sync(self, full: bool = True) -> SyncReport:
-        """Bring the mirror up to date: a full walk, or (full=False) the quick folder check."""
+    def sync(self, full: bool = True, *, embed: bool = True) -> SyncReport:
+        """Bring the mirror up to date: a full walk, or (full=False) the quick folder check.
+
+        With the `semantic` extra (and embed=True), then embed changed files for at most
+        `embed_budget_s` (report.vectors says how many are left for `embed`). Capture
+        (note, debrief at SessionEnd) passes embed=False: it must be quick, and it does not search.
+        """
         from memstore.sync import sync_locked
 
-        return self._with_mirror(lambda conn: sync_locked(conn, self.root, self.config, self.progress, quick=not full))
+        report = self._with_mirror(
+            lambda conn: sync_locked(conn, self.root, self.config, self.progress, quick=not full)
+        )
+        if embed:
+            report.vectors = self._embed_quietly(self.config.embed_budget_s)
+        return report
 
     def rebuild(self) -> SyncReport:
-        """Build the mirror afresh from the files and the journal, and swap it in."""
+        """Build the mirror afresh from the files and the journal, and swap it in.
+
+        Vectors of unchanged text are carried over from the old mirror when it can be read;
+        the rest are embedded for at most `embed_budget_s`, as after a sync.
+        """
         from memstore.sync import rebuild
 
         report = rebuild(self.root, self.config, self.progress)
         assert report is not None  # only_if_unhealthy was not asked for
+        report.vectors = self._embed_quietly(self.config.embed_budget_s)
         return report
+
+    # ------------------------------------------------------------ semantic search
+
+    def _embedder(self, required: bool) -> Embedder | None:
+        """The model, when semantic search is on and the extra loads; None (or an error, if required) otherwise."""
+        from memstore import embedding
+
+        if self.config.semantic == "off":
+            if required:
+                raise BadUsage("semantic search is off in memstore.toml", hint='set semantic = "auto" to use it')
+            return None
+        if not required and not embedding.installed():
+            return None
+        try:
+            return embedding.load()
+        except embedding.SemanticUnavailable as exc:
+            if required:
+                raise
+            self.notify(f"{exc}; searching with FTS alone")
+            return None
+
+    def embed(
+        self, budget_s: float | None = None, *, required: bool = True, progress: Progress | None = None
+    ) -> EmbedReport | None:
+        """Embed every searchable file whose vector is missing or stale (budget_s bounds the time).
+
+        Catches the mirror up first (a full walk), so what is embedded is what the files say.
+        """
+        from memstore.sync import sync_locked
+        from memstore.vectors import embed_pending
+
+        embedder = self._embedder(required)
+        if embedder is None:
+            return None
+
+        def run(conn: sqlite3.Connection) -> EmbedReport:
+            sync_locked(conn, self.root, self.config, self.progress)
+            return embed_pending(conn, embedder, budget_s=budget_s, progress=progress)
+
+        return self._with_mirror(run)
+
+    def _embed_quietly(self, budget_s: float) -> dict[str, Any] | None:
+        """The bounded embedding pass after a sync or rebuild: said in one line when it will be long."""
+        from memstore.vectors import embed_pending, pending_count
+
+        embedder = self._embedder(required=False)
+        if embedder is None:
+            return None
+
+        def run(conn: sqlite3.Connection) -> dict[str, Any]:
+            waiting = pending_count(conn, embedder.key)
+            if waiting > self.config.search_embed_max:
+                self.notify(f"embedding {waiting} files for up to {budget_s:g}s; memstore embed finishes the rest")
+            return embed_pending(conn, embedder, budget_s=budget_s).to_json()
+
+        return self._read(run, catch_up="none")
 
     # ------------------------------------------------------------ reading
 
-    def search(self, query: str, limit: int = 10, type: str | None = None, *, catch_up: str = "quick") -> list[Hit]:
-        """Ranked hits; a plain-English question works, FTS5 syntax too. catch_up: quick, full or none."""
-        from memstore.search import check_query, search
+    def search(
+        self, query: str, limit: int = 10, type: str | None = None, *, catch_up: str = "quick", mode: str = "auto"
+    ) -> list[Hit]:
+        """Ranked hits; a plain-English question works, FTS5 syntax too. catch_up: quick, full or none.
 
+        mode "auto" fuses FTS5 with vector similarity when the `semantic` extra is installed
+        (and memstore.toml does not turn it off), else FTS alone; "fts" is FTS alone;
+        "hybrid" insists on the fusion and fails with a hint when the extra is missing.
+        """
+        from memstore.hybrid import hybrid, lexical
+        from memstore.search import check_query
+
+        if mode not in ("auto", "fts", "hybrid"):
+            raise BadUsage(f"unknown search mode {mode!r}", hint="use auto, fts or hybrid")
         check_query(query)  # before the mirror is opened (and perhaps rebuilt) for nothing
-        hits = self._read(lambda conn: search(conn, query, limit, type, self.config), catch_up=catch_up)
-        return [Hit(**hit) for hit in hits]
+        embedder = None if mode == "fts" else self._embedder(required=mode == "hybrid")
+
+        def run(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+            if embedder is None:
+                return lexical(conn, query, limit, type, self.config)
+            if catch_up != "none":  # "none": the mirror as it is, vectors included
+                self._catch_up_vectors(conn, embedder)
+            return hybrid(conn, query, limit, type, self.config, embedder)
+
+        return [Hit(**hit) for hit in self._read(run, catch_up=catch_up)]
+
+    def _catch_up_vectors(self, conn: sqlite3.Connection, embedder: Embedder) -> None:
+        """Embed the few files changed since the last pass; a large backlog is left to `embed`, with a notice."""
+        from memstore.vectors import embed_pending, pending_count
+
+        waiting = pending_count(conn, embedder.key)
+        if not waiting:
+            return
+        if waiting <= self.config.search_embed_max:
+            embed_pending(conn, embedder)
+            return
+        self.notify(
+            f"{waiting} files have no vector yet, so only their words can find them; "
+            "run: memstore embed (or wait for the nightly tick)"
+        )
 
     def list(self, band: str | None = None) -> list[MemoryRow]:
         """Every T2 memory in rank order with its band, score and policy state."""
@@ -393,7 +499,7 @@ class Store:
         if not done.written:
             return NoteResult(rel, False, f"already noted today: {rel}")
         try:
-            self.sync(full=False)
+            self.sync(full=False, embed=False)
         except MemstoreError as exc:
             self.notify(f"wrote {rel}, but the mirror did not take it in yet ({exc}); the next sync will")
         return NoteResult(rel, True, f"noted: {rel}")

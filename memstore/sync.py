@@ -59,6 +59,7 @@ class SyncReport:
     touched_only: int = 0  # stat moved, bytes did not
     unreadable: list[str] = field(default_factory=list)
     events: int = 0
+    vectors: dict[str, object] | None = None  # the embedding pass that followed (Store.sync, Store.rebuild)
 
     def to_json(self) -> dict[str, object]:
         from dataclasses import asdict
@@ -74,6 +75,10 @@ class SyncReport:
             text += f"; {self.events} journal events"
         if self.unreadable:
             text += f"; {len(self.unreadable)} unreadable (rows kept)"
+        if self.vectors and (self.vectors["embedded"] or self.vectors["pending"]):
+            text += f"; {self.vectors['embedded']} embedded"
+            if self.vectors["pending"]:
+                text += f", {self.vectors['pending']} still to embed (run: memstore embed)"
         return text
 
 
@@ -355,6 +360,10 @@ def rebuild(
         try:
             report = sync_into(fresh, root, config, progress)
             optimize_text_tables(fresh)
+            if live_healthy:
+                from memstore.vectors import carry_over
+
+                carry_over(fresh, live)
             mirror.swap_in(fresh, fresh_path, live, live_healthy)
         except BaseException:
             fresh.close()

@@ -140,4 +140,25 @@ def status_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: 
         "warnings": warnings,
         "events": conn.execute("SELECT count(*) FROM events").fetchone()[0],
         "t2_touched": conn.execute("SELECT count(*) FROM policy WHERE touches > 0").fetchone()[0],
+        "semantic": semantic_view(conn, config),
+    }
+
+
+def semantic_view(conn: sqlite3.Connection, config: Config) -> dict[str, Any]:
+    """Whether search uses vectors, and how many files have a current one (the model is not loaded)."""
+    from memstore import embedding
+    from memstore.vectors import embedded_count, pending_count
+
+    key = embedding.model_key() if embedding.installed() else None
+    if config.semantic == "off":
+        state = "off"
+    elif key is None:
+        state = "not installed"
+    else:
+        state = "on"
+    return {
+        "state": state,
+        "model": key,
+        "embedded": embedded_count(conn, key) if key else 0,
+        "pending": pending_count(conn, key) if key else 0,
     }

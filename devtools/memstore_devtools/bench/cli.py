@@ -56,6 +56,7 @@ from memstore_devtools.bench.common import (
 from memstore_devtools.bench.hook import section_hook
 from memstore_devtools.bench.render import section_render
 from memstore_devtools.bench.search import section_search
+from memstore_devtools.bench.semantic import section_semantic
 from memstore_devtools.bench.sync import section_incremental, section_profile, section_throughput
 
 DEFAULT_OUT = REPO / "BENCHMARKS.md"
@@ -77,6 +78,7 @@ SECTIONS: list[Section] = [
     Section("render", "Render from the mirror against parsing every file", section_render),
     Section("hook", "The hook's wall time per call against a bare interpreter", section_hook),
     Section("profile", "Where a rebuild spends its time", section_profile),
+    Section("semantic", "Semantic search: cost and recall", section_semantic),
 ]
 
 

@@ -326,6 +326,11 @@ class Bench:
         script = exe_dir / "memstore"
         self.memstore_cmd = [str(script)] if script.exists() else [sys.executable, "-m", "memstore"]
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTORE_")}
+        # Every section but `semantic` measures memstore without the embedding pass (with the
+        # extra installed a sync or rebuild would embed for up to 8 s); `semantic` turns it on
+        # explicitly. In process too: Store(root) reads $MEMSTORE_SEMANTIC.
+        self.env["MEMSTORE_SEMANTIC"] = "off"
+        os.environ["MEMSTORE_SEMANTIC"] = "off"
         # The in-process figures use the code imported at start (every module the sections use
         # is imported here, so an edit mid-run cannot mix old and new modules in this process);
         # CLI children load what is on disk when they start. Record the commit once, and say if
