@@ -30,6 +30,8 @@ from memstore.search import SNIPPET_TOKENS, looks_advanced, search
 from memstore.vectors import similarities
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from memstore.embedding import Embedder
 
 FTS_POOL = 50
@@ -53,12 +55,17 @@ def hybrid(
     if looks_advanced(query):
         return lexical(conn, query, limit, type_, config)
     fts_hits = search(conn, query, max(limit, FTS_POOL), type_, config)
-    cosines = similarities(conn, embedder.key, embedder.query(query), type_)
-    if not cosines:
+    paths, scores = similarities(conn, embedder.key, embedder.query(query), type_)
+    if not paths:
         return [_mark(h, ["fts"], h["score"], None) for h in fts_hits[:limit]]
-    window = sorted(cosines.items(), key=lambda item: (-item[1], item[0]))[:VECTOR_DEPTH]
+    window = _nearest(paths, scores, VECTOR_DEPTH)
     high, low = window[0][1], window[-1][1]
     spread = high - low
+    cosines = dict(window)
+    position = {path: i for i, path in enumerate(paths)}
+    for hit in fts_hits:  # the lexical pool's own cosines, inside the window or not
+        if hit["path"] in position:
+            cosines[hit["path"]] = float(scores[position[hit["path"]]])
 
     def vector_part(path: str) -> float:
         if path not in cosines:
@@ -91,6 +98,21 @@ def hybrid(
         cosine = round(cosines[path], 6) if path in cosines else None
         out.append(_mark({**base, "score": round(fused[path], 6)}, signals, fts_score, cosine))
     return out
+
+
+def _nearest(paths: list[str], scores: np.ndarray, depth: int) -> list[tuple[str, float]]:
+    """The `depth` best (path, cosine), best first, ties by path: a partial sort, not a sort of every file."""
+    import numpy as np
+
+    if len(paths) > depth:
+        # a margin past `depth` so ties at the cut are ordered by path like everything else
+        keep = np.argpartition(-scores, depth - 1)[: depth]
+        cut = scores[keep].min()
+        keep = np.nonzero(scores >= cut)[0]
+    else:
+        keep = np.arange(len(paths))
+    chosen = sorted(((paths[i], float(scores[i])) for i in keep), key=lambda item: (-item[1], item[0]))
+    return chosen[:depth]
 
 
 def _rows(conn: sqlite3.Connection, paths: list[str]) -> dict[str, dict[str, Any]]:

@@ -143,24 +143,24 @@ def embed_pending(
     return report
 
 
-def similarities(conn: sqlite3.Connection, model: str, query: np.ndarray, type_: str | None) -> dict[str, float]:
-    """Cosine of the query with every searchable file that has a current vector, by path."""
+def similarities(
+    conn: sqlite3.Connection, model: str, query: np.ndarray, type_: str | None
+) -> tuple[list[str], np.ndarray]:
+    """Paths of the searchable files with a current vector, and each one's cosine with the query."""
+    import numpy as np
+
     where = "f.kind != 'derived'" if type_ is None else "(f.type = ? OR f.kind = ?)"
     params: list[Any] = [model] + ([] if type_ is None else [type_, type_])
+    dim = int(query.shape[0])
     rows = conn.execute(
-        "SELECT v.path, v.vec, v.dim FROM vectors v JOIN files f ON f.path = v.path "
-        f"AND v.text_digest = f.text_digest WHERE v.model = ? AND {where}",
-        params,
+        "SELECT v.path, v.vec FROM vectors v JOIN files f ON f.path = v.path "
+        f"AND v.text_digest = f.text_digest WHERE v.model = ? AND v.dim = ? AND {where}",
+        [params[0], dim, *params[1:]],
     ).fetchall()
+    rows = [r for r in rows if len(r[1]) == dim * 2]  # a damaged blob is skipped, not trusted
     if not rows:
-        return {}
-    dim = int(rows[0][2])
-    rows = [r for r in rows if r[2] == dim and len(r[1]) == dim * 2]  # a damaged blob is skipped, not trusted
-    matrix = _unpack([r[1] for r in rows], dim)
-    if query.shape != (dim,):
-        return {}
-    scores = matrix @ query
-    return {r[0]: float(s) for r, s in zip(rows, scores, strict=True)}
+        return [], np.zeros(0, dtype=np.float32)
+    return [r[0] for r in rows], _unpack([r[1] for r in rows], dim) @ query
 
 
 def carry_over(fresh: sqlite3.Connection, old_path: Path) -> int:

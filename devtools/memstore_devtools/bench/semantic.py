@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -102,6 +103,8 @@ def _first_sync(b: Bench) -> tuple[str, str, list[Goal]]:
         ratio = median(times["on"]) / median(times["off"])
         rows.append([fmt_n(n), str(b.file_counts[n]), fmt_s(median(times["off"])), fmt_s(median(times["on"])),
                      f"{ratio:.2f}x", str(last.get("embedded", "?")), str(last.get("pending", "?"))])
+        if n != 10_000:
+            continue  # the issue's bound is stated at 10,000 files; smaller roots pay the fixed budget once
         goals.append(Goal(f"first sync of {fmt_n(n)} files with the extra within {GOAL_FIRST_SYNC_RATIO:g}x "
                           "of one without",
                           f"{ratio:.2f}x ({fmt_s(median(times['on']))} / {fmt_s(median(times['off']))})",
@@ -113,7 +116,9 @@ def _first_sync(b: Bench) -> tuple[str, str, list[Goal]]:
     intro = ("### First sync with the extra against one without\n\n"
              "`Store(root).sync()` with no mirror, `semantic = \"off\"` against the default (`auto`), "
              "alternating, median of 3. The sync walks and indexes every file as before, then embeds for at "
-             "most `embed_budget_s` (8 s) and leaves the rest pending.\n\n")
+             "most `embed_budget_s` (8 s) and leaves the rest pending. The budget is fixed, so a small root "
+             "pays it in full once (its ratio is large, its seconds are not); the issue's bound is at 10,000 "
+             "files.\n\n")
     return ("first sync, FTS alone vs with the extra\n" + text_table(headers, rows),
             intro + md_table(headers, rows), goals)
 
@@ -201,50 +206,34 @@ def _latency(b: Bench) -> tuple[str, str, list[Goal]]:
         vec_rows.append(_vector_side(root, n, load(), similarities))
     headers = ["T2 files", "filler vectors", "in process, FTS", "in process, hybrid", "CLI, FTS", "CLI, hybrid",
                "hybrid/FTS in process", "hybrid/FTS CLI"]
-    vheaders = ["T2 files", "vectors", "numpy over the plain table (memstore)", "sqlite-vec vec0 KNN, k=100", "ratio"]
+    vheaders = ["T2 files", "vectors", "numpy over the plain table (memstore)", "sqlite-vec vec0 KNN, k=100",
+                "memstore / sqlite-vec"]
     intro = ("### Query latency, hybrid against FTS alone\n\n"
              f"Median per query over {len(QUERIES)} questions x 3, the two modes alternating; "
              "`--no-sync`/`catch_up=\"none\"` so only the search is timed. The in-process store keeps the model "
              "loaded (as the MCP server does); each CLI call loads numpy and the model anew.\n\n")
     vintro = ("### The vector side: a plain table or sqlite-vec\n\n"
-              "One query vector against every stored vector, top 100 (what hybrid.py takes), median of 20. "
-              "memstore keeps vectors as float16 blobs in a plain table and scores them with one numpy "
-              "matrix product; sqlite-vec would be a compiled dependency more, for this much difference:\n\n")
+              "One query vector against every stored vector, top 100 (what hybrid.py takes), median of 20, in "
+              "a child interpreter (bench/vec_compare.py) that can load SQLite extensions "
+              "(`MEMSTORE_BENCH_VEC_PYTHON`: pyenv's Pythons, this project's, cannot). memstore keeps vectors "
+              "as float16 blobs in a plain table and scores them with one numpy matrix product; sqlite-vec "
+              "keeps float32 in a vec0 table and scans it in C.\n\n")
     return ("query latency\n" + text_table(headers, rows) + "\n\nvector side\n" + text_table(vheaders, vec_rows),
             intro + md_table(headers, rows) + "\n\n" + vintro + md_table(vheaders, vec_rows), [])
 
 
 def _vector_side(root: Path, n: int, embedder: Any, similarities: Any) -> list[str]:
-    query = embedder.query("how do we handle money owed to suppliers")
-    conn = sqlite3.connect(root / "runtime" / "memstore.db")
-    try:
-        def ours() -> list[str]:
-            cos = similarities(conn, embedder.key, query, None)
-            return sorted(cos, key=lambda p: -cos[p])[:100]
-
-        count = conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
-        mine = median([timed(ours)[0] for _ in range(20)])
-        try:
-            import sqlite_vec  # type: ignore[import-not-found]
-        except ImportError:
-            return [fmt_n(n), str(count), fmt_s(mine), "sqlite-vec not installed", ""]
-        conn.enable_load_extension(True)
-        sqlite_vec.load(conn)
-        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.vv USING vec0(embedding float[{embedder.dim}])")
-        import numpy as np
-
-        rows = conn.execute("SELECT rowid, vec FROM vectors").fetchall()
-        conn.executemany("INSERT INTO temp.vv(rowid, embedding) VALUES (?, ?)",
-                         [(r, np.frombuffer(v, dtype="<f2").astype(np.float32).tobytes()) for r, v in rows])
-        qbytes = query.astype(np.float32).tobytes()
-
-        def theirs() -> list[Any]:
-            return conn.execute("SELECT rowid FROM temp.vv WHERE embedding MATCH ? AND k = 100", (qbytes,)).fetchall()
-
-        vec = median([timed(theirs)[0] for _ in range(20)])
-        return [fmt_n(n), str(count), fmt_s(mine), fmt_s(vec), f"{mine / vec:.2f}x"]
-    finally:
-        conn.close()
+    """memstore's numpy scan against sqlite-vec, in a child interpreter that can load extensions."""
+    python = os.environ.get("MEMSTORE_BENCH_VEC_PYTHON", sys.executable)
+    script = Path(__file__).with_name("vec_compare.py")
+    child = run_child([python, str(script), str(root / "runtime" / "memstore.db"), embedder.key], os.environ)
+    if child.returncode != 0:
+        last = (child.stderr.strip().splitlines() or ["?"])[-1][:120]
+        return [fmt_n(n), "", "", f"not measured: {last} (set MEMSTORE_BENCH_VEC_PYTHON)", ""]
+    got = json.loads(child.stdout)
+    return [fmt_n(n), str(got["vectors"]), fmt_s(got["memstore"]),
+            f"{fmt_s(got['sqlite_vec'])} (sqlite-vec {got['sqlite_vec_version']})",
+            f"{got['memstore'] / got['sqlite_vec']:.2f}x"]
 
 
 # ------------------------------------------------------------------------ LoCoMo
