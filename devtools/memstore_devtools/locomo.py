@@ -16,6 +16,8 @@ Backends (``--backend``, default ``all``, reported side by side):
                (``Store(root).embed()``), then ``search(..., mode="hybrid")``: bm25 and
                vector similarity fused (memstore/hybrid.py). Unavailable, and said so,
                without the extra;
+- ``vector``   the vectors alone: hybrid with ``semantic_weight = 1.0`` (the model's own
+               recall, the yardstick for choosing a model);
 - ``cli``      ``memstore --root ROOT search QUESTION --json --limit 10 --mode fts`` as a
                subprocess on a sample of questions (``--cli-sample``), to check the
                command line returns what the library does;
@@ -59,7 +61,7 @@ from memstore_devtools.bm25_baseline import BM25Index
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo-dev.json"
 KS = (1, 5, 10)
 LIMIT = 10
-BACKENDS = ("bm25", "memstore", "hybrid", "cli", "cli-hybrid")
+BACKENDS = ("bm25", "memstore", "hybrid", "vector", "cli", "cli-hybrid")
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 SESSION_KEY_RE = re.compile(r"session_(\d+)")
 # Evidence ids are mostly "D1:3", but the data carries a few typos: "D8:6; D9:17" in
@@ -360,6 +362,23 @@ def cli_env() -> dict[str, str]:
     return env
 
 
+class VectorBackend(HybridBackend):
+    """The model alone: every hybrid score from the vector side (the embedding made by `hybrid`, or here)."""
+
+    name = "vector"
+
+    def prepare(self, conv: Conversation) -> None:
+        assert self._store is not None and conv.root is not None
+        self._store(conv.root).embed()  # nothing left to do when the hybrid backend ran first
+
+    def search(self, conv: Conversation, query: str) -> list[dict[str, Any]]:
+        assert self._store is not None and conv.root is not None
+        from memstore.config import Config
+
+        store = self._store(conv.root, config=Config(semantic_weight=1.0))
+        return [hit.to_json() for hit in store.search(query, limit=LIMIT, mode="hybrid")]
+
+
 class CliBackend(Backend):
     name = "cli"
     mode = "fts"
@@ -634,6 +653,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "bm25": BM25Backend,
             "memstore": MemstoreBackend,
             "hybrid": HybridBackend,
+            "vector": VectorBackend,
             "cli": CliBackend,
             "cli-hybrid": CliHybridBackend,
         }

@@ -95,10 +95,16 @@ between its markers). Reproduce from the repository root:
 .venv/bin/python scripts/bench.py --quick          # smoke run (1k, 5k; render 6k), about a minute; prints only
 .venv/bin/python scripts/bench.py --only search    # one section (names: {names}); its block here is replaced
 .venv/bin/python scripts/bench.py --baseline-ref ad133a2   # also time that commit's code beside the current code
+MEMSTORE_BENCH_VEC_PYTHON=V/bin/python .venv/bin/python scripts/bench.py --only semantic --sizes 1k,10k
 ```
 
+The last line measures the `semantic` extra (installed by the test extra); `V` is a
+virtualenv of an interpreter whose sqlite3 can load extensions, with numpy and
+sqlite-vec (`/usr/bin/python3 -m venv V && V/bin/pip install numpy sqlite-vec` on
+Debian), for the comparison with sqlite-vec; without it that row says why it is empty.
+
 The sections live in `devtools/memstore_devtools/bench/` (`sync`, `search`, `render`,
-`hook`; `common` has the timing, tables, child processes and corpus cache; `cli` is the
+`hook`, `semantic`; `common` has the timing, tables, child processes and corpus cache; `cli` is the
 command line, the section registry and this report; `scripts/bench.py` only calls it).
 A first sync or rebuild that runs past twice the time its goal allows (at least 60 s;
 `--budget S`) is stopped and shown as a lower bound, so a regression costs a bounded

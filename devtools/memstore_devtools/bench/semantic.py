@@ -258,12 +258,13 @@ def _locomo(b: Bench) -> tuple[str, str, list[Goal]]:
         return text, text, [Goal("hybrid s@5 >= FTS alone + 0.05 on LoCoMo dev", "not measured", False)]
     report = json.loads(out.read_text())
     rows = []
-    for name in ("bm25", "memstore", "hybrid", "cli", "cli-hybrid"):
+    for name in ("bm25", "memstore", "vector", "hybrid", "cli", "cli-hybrid"):
         entry = report["backends"].get(name, {})
         if not entry.get("overall"):
             continue
         o = entry["overall"]
         label = {"memstore": "memstore, FTS alone", "hybrid": "memstore, hybrid", "cli": "CLI, FTS alone",
+                 "vector": "memstore, vectors alone (semantic_weight = 1)",
                  "cli-hybrid": "CLI, hybrid", "bm25": "plain BM25 (reference)"}[name]
         rows.append([label, str(o["n"]), f"{o['s@1']:.3f}", f"{o['s@5']:.3f}", f"{o['s@10']:.3f}",
                      f"{o['mean_ms']:.1f} ms", f"{o['p95_ms']:.1f} ms"])
