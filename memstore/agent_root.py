@@ -51,6 +51,11 @@ def hook_log(root: str | os.PathLike[str]) -> str:
     return _join(root, "runtime", "state", "hook-errors.log")
 
 
+def clone_id_file(root: str | os.PathLike[str]) -> str:
+    """This clone's journal identity (journal.clone_id): machine-local, like all of runtime/state."""
+    return _join(root, "runtime", "state", "clone-id")
+
+
 def memory_dir(root: str | os.PathLike[str]) -> str:
     return _join(root, MEMORY)
 
@@ -128,6 +133,10 @@ class RootPaths:
     @property
     def state(self) -> str:
         return state_dir(self.root)
+
+    @property
+    def clone_id(self) -> str:
+        return clone_id_file(self.root)
 
     @property
     def mirror_lock(self) -> str:

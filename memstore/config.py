@@ -59,6 +59,10 @@ class Config:
     embed_budget_s: float = 8.0
     # a search embeds files changed since the last pass first, when there are at most this many
     search_embed_max: int = 16
+    # many machines: the one clone that flushes policy state into the files (its journal
+    # identity, clone id or host name, as `memstore status` shows them); "" = any clone.
+    # Two clones flushing the same file would write different values into the same lines.
+    flush_host: str = ""
 
     def __init__(self, **overrides: object) -> None:
         for key, value in overrides.items():

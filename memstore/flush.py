@@ -3,7 +3,10 @@
 The hook never edits memory files (Claude Code refuses an Edit to a file that changed
 since it was read), so reinforcement accumulates in SQLite and the journal until the
 nightly tick flushes it. Only the values of the four policy fields change; missing
-ones are appended; every other byte is kept (fmedit). A file modified in the last
+ones are appended; every other byte is kept (fmedit). The first flush of a file also
+appends its `policy_base`, the starting state its policy is replayed from (see
+memstore.policy): from then on the fields flush writes are a result, not a checkpoint,
+and a read that reaches this machine after the flush still counts. A file modified in the last
 few minutes is probably open in a session and is skipped unless forced, and a file
 that changed since the last sync is skipped rather than overwritten.
 """
@@ -19,6 +22,7 @@ from memstore.config import Config
 from memstore.fmedit import CannotEdit, set_fields
 from memstore.indexing import digest
 from memstore.locks import atomic_write, sweep_stale
+from memstore.policy import format_base, starting_state
 from memstore.timeutil import UTC, parse_when
 
 
@@ -49,7 +53,7 @@ def pending(conn: sqlite3.Connection, config: Config) -> list[sqlite3.Row]:
     return conn.execute(
         """
         SELECT f.path, f.digest, f.mtime_ns, f.fm_access_count, f.fm_stability, f.fm_last_accessed,
-               f.fm_last_reinforced, p.access_count, p.stability, p.last_accessed, p.last_reinforced
+               f.fm_last_reinforced, f.fm_base, p.access_count, p.stability, p.last_accessed, p.last_reinforced
         FROM files f JOIN policy p ON p.path = f.path
         WHERE f.kind = 't2' AND (
             COALESCE(f.fm_access_count, 0) != p.access_count OR COALESCE(f.fm_stability, ?) != p.stability
@@ -79,12 +83,16 @@ def flush(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config
         if not force and mtime > quiet_after:
             report.skipped_recent.append(row["path"])
             continue
-        updates = {
+        updates: dict[str, object] = {
             "access_count": row["access_count"],
             "last_accessed": parse_when(row["last_accessed"]),
             "last_reinforced": parse_when(row["last_reinforced"]),
             "stability": row["stability"],
         }
+        if row["fm_base"] is None:  # the state the mirror replayed from, kept before the fields move
+            start, through = starting_state(row["fm_access_count"], row["fm_stability"], row["fm_last_accessed"],
+                                            row["fm_last_reinforced"], None, config)
+            updates["policy_base"] = format_base(start, through)
         try:
             new = set_fields(raw, updates)
         except CannotEdit as exc:

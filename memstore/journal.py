@@ -1,8 +1,11 @@
-"""The access journal: one appended JSON line per touch, per host and per day.
+"""The access journal: one appended JSON line per touch, per clone and per day.
 
-runtime/journal/<host>-<YYYYMMDD>.jsonl. The hook appends its line before it opens
-SQLite, so a touch survives a locked or broken mirror. Files are per host so two
-machines sharing the corpus through git never write the same file. Ingestion reads
+runtime/journal/<host>-<clone>-<YYYYMMDD>.jsonl. The hook appends its line before it
+opens SQLite, so a touch survives a locked or broken mirror. Files are per clone so two
+machines sharing the corpus through git never write the same file: the host name is
+there for people to read, and the clone id (random, made once, kept machine-local in
+runtime/state/clone-id) is what keeps two machines with one host name apart
+(containers, cloud images and default host names all collide). Ingestion reads
 each file from the offset it reached last time, takes only whole lines (a line being
 appended right now waits for the next sync) and inserts each event once by id, so
 replaying twice changes nothing.
@@ -18,20 +21,83 @@ import os
 import re
 import sqlite3
 
-from memstore.agent_root import journal_dir
+from memstore.agent_root import clone_id_file, journal_dir
 from memstore.timeutil import fmt
 
 _HOST_SAFE = re.compile(r"[^A-Za-z0-9.-]+")
+_CLONE_ID = re.compile(r"^[0-9a-f]{8}$")
 
 
 def host_name() -> str:
+    """The host part of the journal identity, for people: $MEMSTORE_HOST, else the node name."""
     # os.uname, not socket.gethostname: the same name, without importing socket on the hook's path
     name = os.environ.get("MEMSTORE_HOST") or os.uname().nodename or "host"
-    return _HOST_SAFE.sub("-", name)[:64] or "host"
+    return _HOST_SAFE.sub("-", name)[:48] or "host"
 
 
-def new_event(path: str, tool: str, when: dt.datetime, session: str | None = None) -> dict[str, str | None]:
-    host = host_name()
+def clone_id(root: str | os.PathLike[str]) -> str:
+    """This clone's id: 8 random hex digits made on first use and kept in runtime/state/clone-id.
+
+    It never changes for the life of the clone (flush_host may name it), so it does not
+    follow the host name, which laptops change with the network. $MEMSTORE_CLONE_ID pins
+    it (tests). A runtime/ folder copied to another machine by hand carries its id along:
+    delete runtime/state/clone-id there (README, "A second machine").
+    """
+    pinned = os.environ.get("MEMSTORE_CLONE_ID")
+    if pinned:
+        return _HOST_SAFE.sub("-", pinned)[:32]
+    path = clone_id_file(root)
+    for _ in range(2):
+        try:
+            with open(path, encoding="utf-8") as handle:
+                made = handle.read().strip()
+            if _CLONE_ID.match(made):
+                return made
+            os.unlink(path)  # damaged: make a new one
+        except FileNotFoundError:
+            pass
+        except (OSError, UnicodeDecodeError, ValueError):
+            break
+        fresh = os.urandom(4).hex()
+        temp = f"{path}.{os.getpid()}.{fresh}"
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(temp, "w", encoding="utf-8") as handle:
+                handle.write(fresh + "\n")
+            try:
+                os.link(temp, path)  # atomic: of two processes making it at once, one wins, both read it
+            except FileExistsError:
+                pass
+        except OSError:
+            break
+        finally:
+            try:
+                os.unlink(temp)
+            except OSError:
+                pass
+    # A root we cannot write to: an id derived from the machine and the folder, stable here.
+    import hashlib
+
+    node = os.uname().nodename
+    return hashlib.blake2b(f"{node}\0{os.path.realpath(root)}".encode(), digest_size=4).hexdigest()
+
+
+def identity(root: str | os.PathLike[str]) -> str:
+    """This clone's name in the journal: <host>-<clone id>, e.g. laptop-3f9a0c1e."""
+    return f"{host_name()}-{clone_id(root)}"
+
+
+def split_identity(name: str) -> tuple[str, str | None]:
+    """(host, clone id) of a journal identity; a name from before clone ids is all host."""
+    host, _, clone = name.rpartition("-")
+    return (host, clone) if host and _CLONE_ID.match(clone) else (name, None)
+
+
+def new_event(
+    path: str, tool: str, when: dt.datetime, session: str | None = None, *, source: str | None = None
+) -> dict[str, str | None]:
+    """One journal line. `source` is the writer's identity (journal.identity of its root)."""
+    host = source or host_name()
     stamp = fmt(when)
     ident = f"{host}-{stamp.replace(':', '').replace('-', '')}-{os.getpid()}-{os.urandom(4).hex()}"
     return {"id": ident, "ts": stamp, "path": path, "tool": tool, "session": session, "host": host}

@@ -42,6 +42,7 @@ def connect(path: Path, *, timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connect
 KNOWN_MIGRATIONS = (
     "m001_files_and_search", "m002_quick_freshness", "m003_unspaced_scripts", "m004_bodies_out_of_files",
     "m005_vectors",
+    "m006_policy_base",
 )
 
 

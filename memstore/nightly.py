@@ -441,6 +441,7 @@ def run_tick(store: Store, commit: bool = False) -> TickStatus:
     now = store.now  # one instant for every pass, even on the real clock
     ran_at = fmt(now)
     live = live_change(store.root, now, store.config)
+    not_here = store.flush_refusal()  # another clone is the one that flushes
 
     def run(conn: sqlite3.Connection) -> tuple[SyncReport, FlushReport | None, Rolled,
                                                RenderResult | None, list[dict[str, str]],
@@ -451,9 +452,10 @@ def run_tick(store: Store, commit: bool = False) -> TickStatus:
         with file_lock(Path(store.paths.mirror_lock), timeout=store.config.lock_timeout_s):
             synced = sync_into(conn, store.root, store.config, store.progress)
             if live is None:
-                flushed = flush(conn, store.root, now, store.config)
+                if not_here is None:
+                    flushed = flush(conn, store.root, now, store.config)
                 rolled = roll_windows(store.root, now, store.config)
-                if flushed.written or rolled.moves:
+                if (flushed and flushed.written) or rolled.moves:
                     sync_into(conn, store.root, store.config)  # the mirror follows the rewrites and moves
         if live is None:
             rendered = render(conn, store.root, now, store.config)
@@ -477,7 +479,7 @@ def run_tick(store: Store, commit: bool = False) -> TickStatus:
     did = {
         "sync": synced.summary(),
         "lint": f"{errors} error(s), {warnings} warning(s)",
-        "flush": flushed.summary() if flushed else None,
+        "flush": flushed.summary() if flushed else (f"skipped: {not_here}" if live is None else None),
         "rolled": rolled.paths,
         "render": rendered.summary() if rendered else None,
         "embed": embedded.summary() if embedded else None,
@@ -499,7 +501,7 @@ def run_tick(store: Store, commit: bool = False) -> TickStatus:
     status = TickStatus(
         ran_at=ran_at,
         sync=synced.summary(),
-        flush=flushed.summary() if flushed else skipped,
+        flush=flushed.summary() if flushed else (f"skipped: {not_here}" if live is None else skipped),
         render=rendered.summary() if rendered else skipped,
         lint_errors=errors,
         lint_warnings=warnings,

@@ -60,6 +60,7 @@ class Parsed:
     last_reinforced: dt.datetime | None
     has_frontmatter: bool
     problems: list[Problem] = field(default_factory=list)
+    policy_base: str | None = None  # the starting state flush wrote (policy.parse_base), normalised
 
     @property
     def row_text(self) -> str:
@@ -246,6 +247,18 @@ def parse_bytes(raw: bytes, stem: str, config: Config, *, is_t2: bool = False) -
             problems.append(Problem(ERROR, f"{key} is not a timestamp: {value!r}"[:200]))
         stamps[key] = when
 
+    policy_base: str | None = None
+    if meta.get("policy_base") is not None:
+        from memstore.policy import format_base, parse_base
+
+        base = parse_base(meta["policy_base"])
+        if base is None:
+            problems.append(Problem(
+                ERROR, f"policy_base is not 'COUNT STABILITY LAST_ACCESSED LAST_REINFORCED THROUGH': "
+                f"{meta['policy_base']!r}"[:200]))
+        else:
+            policy_base = format_base(*base)
+
     if is_t2:
         file_type = memory_type(stem + ".md")
         if not had:
@@ -288,4 +301,5 @@ def parse_bytes(raw: bytes, stem: str, config: Config, *, is_t2: bool = False) -
         last_reinforced=stamps["last_reinforced"],
         has_frontmatter=had,
         problems=problems,
+        policy_base=policy_base,
     )

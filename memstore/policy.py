@@ -10,11 +10,27 @@ access_count and stability move only when the last reinforcement is at least
 `spacing_hours` old (storage strength). Massed re-reads therefore move a memory to
 the front without pretending it became durable.
 
-The state of a T2 file is its frontmatter's policy fields (the checkpoint a flush
-wrote), then every journal event newer than that checkpoint, applied in (ts, id)
-order through the spacing gate. The hook applies its one event incrementally, which
-gives the same state whenever events arrive in time order; when one arrives out of
-order the path is recomputed from scratch, so the mirror always equals a replay.
+The state of a T2 file is a replay: a starting state, then every journal event for
+it, in (ts, id) order, through the spacing gate. The journal is never pruned (it
+travels in git), so the starting state is the one thing the file must keep:
+
+- `policy_base` in the frontmatter, once a flush has written one: "AC STABILITY
+  LAST_ACCESSED LAST_REINFORCED THROUGH" ("-" for none). The file's own access_count,
+  stability and last_* are then only the last flush's result, for people and for
+  harnesses without memstore; the mirror recomputes them from the base and the whole
+  journal, so an event that reaches this machine after a flush (another machine's
+  read, pulled late) still counts, in its place in time, and none counts twice.
+- Without it (a file no flush of this version has touched): the policy fields as
+  written, with every event up to their last_accessed taken as already in them (how
+  flushes before policy_base checkpointed). The first flush writes exactly that as the
+  file's policy_base, so its state does not move.
+
+`THROUGH` is that old cut: events at or before it are inside the base. A base written
+for a file that never had policy fields has none, and every event counts.
+
+The hook applies its one event incrementally, which gives the same state whenever
+events arrive in time order; when one arrives out of order the path is recomputed
+from the base, so the mirror always equals a replay.
 """
 
 from __future__ import annotations
@@ -82,6 +98,40 @@ def baseline(
     )
 
 
+def _num(value: float) -> str:
+    text = f"{round(value, 4):.4f}".rstrip("0").rstrip(".")
+    return text if "." in text else text + ".0"
+
+
+def format_base(state: PolicyState, through: str | None) -> str:
+    """The policy_base text of a starting state (see the module docstring): one line, the same everywhere."""
+    stamps = [fmt(w) if w is not None else "-" for w in (state.last_accessed, state.last_reinforced)]
+    return " ".join([str(state.access_count), _num(state.stability), *stamps, through or "-"])
+
+
+def parse_base(text: object) -> tuple[PolicyState, str | None] | None:
+    """(starting state, through) from policy_base text; None when it is not one."""
+    if not isinstance(text, str):
+        return None
+    parts = text.split()
+    if len(parts) != 5:
+        return None
+    try:
+        count, stability = int(parts[0]), float(parts[1])
+    except ValueError:
+        return None
+    if count < 0 or not stability > 0 or math.isinf(stability):
+        return None
+    stamps: list[dt.datetime | None] = []
+    for part in parts[2:]:
+        when = None if part == "-" else parse_when(part)
+        if part != "-" and when is None:
+            return None
+        stamps.append(when)
+    through = fmt(stamps[2]) if stamps[2] is not None else None
+    return PolicyState(count, stability, stamps[0], stamps[1]), through
+
+
 def apply_touch(state: PolicyState, when: dt.datetime, config: Config) -> PolicyState:
     """One Read/Edit/Write/MultiEdit at `when`, through the spacing gate."""
     last_accessed = when if state.last_accessed is None else max(state.last_accessed, when)
@@ -137,13 +187,25 @@ _UPSERT = (
 )
 
 
+def starting_state(
+    access_count: int | None, stability: float | None, last_accessed: str | None, last_reinforced: str | None,
+    base: str | None, config: Config,
+) -> tuple[PolicyState, str | None]:
+    """A T2 file's starting state and the cut below which events are inside it (module docstring)."""
+    parsed = parse_base(base)
+    if parsed is not None:
+        return parsed
+    state = baseline(access_count, stability, parse_when(last_accessed), parse_when(last_reinforced), config)
+    return state, last_accessed
+
+
 def recompute_policy(conn: sqlite3.Connection, paths: list[str], config: Config) -> None:
     """Recompute the policy rows of `paths` from the files table and the events table."""
     for start in range(0, len(paths), BATCH):
         chunk = paths[start : start + BATCH]
         marks = ",".join("?" * len(chunk))
         rows = conn.execute(
-            "SELECT path, kind, fm_access_count, fm_stability, fm_last_accessed, fm_last_reinforced "
+            "SELECT path, kind, fm_access_count, fm_stability, fm_last_accessed, fm_last_reinforced, fm_base "
             f"FROM files WHERE path IN ({marks})",
             chunk,
         ).fetchall()
@@ -158,12 +220,11 @@ def recompute_policy(conn: sqlite3.Connection, paths: list[str], config: Config)
             events.setdefault(path, []).append(ts)
         out = []
         for path, row in present.items():
-            checkpoint = row[4]
-            state = baseline(row[2], row[3], parse_when(row[4]), parse_when(row[5]), config)
+            state, checkpoint = starting_state(row[2], row[3], row[4], row[5], row[6], config)
             applied = 0
             for ts in events.get(path, ()):
                 if checkpoint is not None and ts <= checkpoint:
-                    continue  # folded into the file by an earlier flush
+                    continue  # inside the starting state already
                 when = parse_when(ts)
                 if when is not None:
                     state = apply_touch(state, when, config)
@@ -226,7 +287,7 @@ def record_touch(
     rel = memory_rel(root, file_path, cwd)
     if rel is None:
         return TouchResult(False, False, None, f"not a T2 memory file under {root}/memory: {file_path}")
-    event = journal.new_event(rel, tool, now, session)
+    event = journal.new_event(rel, tool, now, session, source=journal.identity(root))
     journal.append(root, event)
     db = db_file(root)
     if not os.path.exists(db):
@@ -279,8 +340,8 @@ def apply_event(conn: sqlite3.Connection, event: dict[str, str | None], config: 
         return
     when = parse_when(event["ts"])
     last = parse_when(row[2])
-    if when is None or (last is not None and when < last):
-        recompute_policy(conn, [path], config)  # out of order: only a full replay is exact
+    if when is None or (last is not None and when <= last):
+        recompute_policy(conn, [path], config)  # out of order (or a tie): only a full replay is exact
         return
     state = apply_touch(PolicyState(row[0], row[1], last, parse_when(row[3])), when, config)
     conn.execute(_UPSERT, _state_row(path, state, row[4] + 1))

@@ -110,6 +110,7 @@ class Status(Record):
     events: int
     t2_touched: int
     semantic: dict[str, Any] = field(default_factory=dict)  # state, model, embedded, pending
+    journal: dict[str, Any] = field(default_factory=dict)  # this_machine; machines: identity, events, newest
 
 
 @dataclass(frozen=True, slots=True)

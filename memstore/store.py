@@ -52,6 +52,10 @@ class Busy(MemstoreError):
     """Another memstore process held the mirror lock for longer than the lock timeout."""
 
 
+class NotFlushHost(MemstoreError):
+    """memstore.toml names another clone as the one that flushes."""
+
+
 class Store:
     """One agent root. `now` pins the clock (a datetime); None reads the real clock at each call."""
 
@@ -332,8 +336,42 @@ class Store:
         return self._read(lambda conn: render(conn, self.root, self.now, self.config), catch_up="full")
 
     def flush(self, force: bool = False) -> FlushReport:
-        """Fold policy state into each memory's frontmatter (files in use are skipped unless forced)."""
+        """Fold policy state into each memory's frontmatter (files in use are skipped unless forced).
+
+        Raises NotFlushHost on a clone that memstore.toml's flush_host does not name.
+        """
+        refusal = self.flush_refusal()
+        if refusal:
+            raise NotFlushHost(refusal, hint="flush on that machine: the reads recorded here reach it "
+                               "through the journal in git (or change flush_host in memstore.toml)")
+        self._warn_many_flushers()
         return self._with_mirror(lambda conn: self._flush_locked(conn, force))
+
+    def flush_refusal(self) -> str | None:
+        """Why this clone must not flush (flush_host names another one), or None."""
+        from memstore import journal
+
+        wanted = self.config.flush_host.strip()
+        if not wanted:
+            return None
+        me = journal.identity(self.root)
+        host, clone = journal.split_identity(me)
+        if wanted in (me, host, clone):
+            return None
+        return f"flush_host is {wanted!r} in memstore.toml, and this machine is {me!r}"
+
+    def _warn_many_flushers(self) -> None:
+        """One line when journals come from several clones and none is named to flush."""
+        if self.config.flush_host.strip():
+            return
+        from memstore.verify import PROBE_HOST
+
+        clones = self._read(lambda conn: [r[0] for r in conn.execute(
+            "SELECT DISTINCT host FROM events WHERE host IS NOT NULL AND host NOT LIKE ?", (f"{PROBE_HOST}%",))],
+            catch_up="none")
+        if len(clones) > 1:
+            self.notify(f"journals from {len(clones)} machines and no flush_host in memstore.toml: if two of them "
+                        "flush, git will have two versions of the same lines to merge; name one (memstore status)")
 
     def _flush_locked(self, conn: sqlite3.Connection, force: bool) -> FlushReport:
         from memstore.flush import flush

@@ -266,7 +266,8 @@ def _forget_probe(root: Path) -> None:
     try:
         with conn:
             rel = f"memory/{PROBE}.md"
-            conn.execute("DELETE FROM events WHERE host = ? OR path = ?", (PROBE_HOST, rel))
+            conn.execute("DELETE FROM events WHERE host = ? OR host LIKE ? OR path = ?",
+                         (PROBE_HOST, f"{PROBE_HOST}-%", rel))
             conn.execute("DELETE FROM journal_offsets WHERE file LIKE ?", (f"{PROBE_HOST}-%",))
             conn.execute("DELETE FROM policy WHERE path = ?", (rel,))
             conn.execute("DELETE FROM dirty WHERE path = ?", (rel,))

@@ -141,7 +141,29 @@ def status_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: 
         "events": conn.execute("SELECT count(*) FROM events").fetchone()[0],
         "t2_touched": conn.execute("SELECT count(*) FROM policy WHERE touches > 0").fetchone()[0],
         "semantic": semantic_view(conn, config),
+        "journal": journal_view(conn, root),
     }
+
+
+def journal_view(conn: sqlite3.Connection, root: Path) -> dict[str, Any]:
+    """Which clones' journals this mirror has read, and the newest event from each.
+
+    A machine that stopped syncing shows as one whose newest event is old: its reads are
+    not reaching the others. The verify probe's own events are left out.
+    """
+    from memstore import journal
+    from memstore.verify import PROBE_HOST
+
+    me = journal.identity(root)
+    machines = []
+    for name, events, newest in conn.execute(
+        "SELECT host, count(*), max(ts) FROM events WHERE host IS NOT NULL AND host != ? AND host NOT LIKE ? "
+        "GROUP BY host ORDER BY max(ts) DESC, host", (PROBE_HOST, f"{PROBE_HOST}-%")
+    ):
+        host, clone = journal.split_identity(name)
+        machines.append({"identity": name, "host": host, "clone": clone, "events": events, "newest": newest,
+                         "this": name == me})
+    return {"this_machine": me, "machines": machines}
 
 
 def semantic_view(conn: sqlite3.Connection, config: Config) -> dict[str, Any]:

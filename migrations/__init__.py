@@ -348,6 +348,18 @@ def m005_vectors(db: Database) -> None:
     )
 
 
+@migrations()
+def m006_policy_base(db: Database) -> None:
+    """files.fm_base: a T2 file's `policy_base` frontmatter, the starting state its policy is replayed from.
+
+    memstore.policy explains it: with a base, the policy state is the base plus every
+    journal event in (ts, id) order, so an event that arrives after a flush (another
+    machine's, pulled late) still counts. No file had the key before this migration, so
+    every row starts NULL; the next sync that reads a file with one fills it in.
+    """
+    db.execute("ALTER TABLE files ADD COLUMN fm_base TEXT")
+
+
 def names() -> list[str]:
     """Names of every migration this version knows, in order."""
     return [m.name for m in migrations.pending(Database(memory=True))]

@@ -67,6 +67,9 @@ def test_flush_changes_only_policy_values(root: Path, run) -> None:
         .replace("stability: 22.4", "stability: 57.344")
         .replace("last_accessed: 2026-06-01T00:00:00Z", "last_accessed: 2026-07-03T09:00:00Z")
         .replace("last_reinforced: 2026-06-01T00:00:00Z", "last_reinforced: 2026-07-03T09:00:00Z")
+        # the state the policy is replayed from, appended once: what the file said before this flush
+        .replace("\n---\n\n# Careful", '\npolicy_base: "1 22.4 2026-06-01T00:00:00Z 2026-06-01T00:00:00Z '
+                 '2026-06-01T00:00:00Z"\n---\n\n# Careful')
     )
     assert path.read_text() == expected
     # A file whose state is all defaults is not rewritten just to spell the defaults out.

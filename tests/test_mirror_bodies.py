@@ -60,13 +60,12 @@ def old_mirror(root: Path) -> dict[str, int]:
     from sqlite_utils import Database
 
     from memstore.migrations import migrations
-    from memstore.policy import recompute_policy
 
     path = db_path(root)
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = mirror.connect(path)
     migrations.apply(Database(conn), stop_before="m004_bodies_out_of_files")
-    old_columns = [*(c for c in COLUMNS if c not in ("index_row", "text_digest")), "body"]
+    old_columns = [*(c for c in COLUMNS if c not in ("index_row", "text_digest", "fm_base")), "body"]
     for file in sorted(p for p in root.rglob("*.md") if "runtime" not in p.parts):
         rel = file.relative_to(root).as_posix()
         if rel == FAUNA:  # a file removed below: a gap in the ids, which the copy must keep
@@ -78,8 +77,10 @@ def old_mirror(root: Path) -> dict[str, int]:
         conn.execute(f"INSERT INTO files ({', '.join(old_columns)}) VALUES ({', '.join('?' * len(old_columns))})",
                      [row[c] for c in old_columns])
     conn.execute("DELETE FROM files WHERE path = 'memory/gone.md'")
-    t2 = [r[0] for r in conn.execute("SELECT path FROM files WHERE kind = 't2'")]
-    recompute_policy(conn, t2, CFG)
+    # What recompute_policy gave then, with no journal: each file's own policy fields.
+    conn.execute("INSERT INTO policy (path, access_count, stability, last_accessed, last_reinforced, touches) "
+                 "SELECT path, COALESCE(fm_access_count, 0), COALESCE(fm_stability, ?), fm_last_accessed, "
+                 "fm_last_reinforced, 0 FROM files WHERE kind = 't2'", (CFG.initial_stability,))
     ids = dict(conn.execute("SELECT path, id FROM files").fetchall())
     assert "body" in {r[1] for r in conn.execute("PRAGMA table_info(files)")}
     assert max(ids.values()) > len(ids)

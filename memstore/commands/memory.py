@@ -144,11 +144,18 @@ def status(app: App, as_json: bool) -> None:
     click.echo(f"events    {view['events']} journal events, {view['t2_touched']} memories touched")
     click.echo(f"problems  {view['errors']} errors, {view['warnings']} warnings (memstore lint)")
     click.echo(f"semantic  {semantic_line(view['semantic'])}")
+    click.echo(f"machine   {view['journal']['this_machine']}  (this clone's journal identity)")
     click.echo("")
     click.echo(table([{"kind": k, "files": v} for k, v in view["kinds"].items()], ["kind", "files"]))
     if view.get("bands"):
         click.echo("")
         click.echo(table(view["bands"], ["band", "rows", "chars", "budget", "use"]))
+    machines = view["journal"]["machines"]
+    if machines:
+        click.echo("")
+        rows = [{"machine": m["identity"] + (" (this one)" if m["this"] else ""), "events": m["events"],
+                 "newest event": m["newest"]} for m in machines]
+        click.echo(table(rows, ["machine", "events", "newest event"]))
 
 
 def semantic_line(view: dict[str, object]) -> str:

@@ -162,11 +162,11 @@ def event_ids(db: Path) -> set[str]:
 
 
 def checkpoints(db: Path) -> dict[str, tuple[object, ...]]:
-    """Each T2 file's frontmatter policy fields as the mirror parsed them (the replay's start)."""
+    """Each T2 file's starting point as the mirror parsed it: its policy fields and its policy_base."""
     conn = open_db(db)
     try:
         rows = conn.execute(
-            "SELECT path, fm_access_count, fm_stability, fm_last_accessed, fm_last_reinforced FROM files "
+            "SELECT path, fm_access_count, fm_stability, fm_last_accessed, fm_last_reinforced, fm_base FROM files "
             "WHERE kind = 't2'"
         ).fetchall()
     finally:
@@ -198,8 +198,10 @@ def replay(checkpoint: Table, events: Iterable[dict[str, str]]) -> Table:
     """The policy state of every T2 file, replayed here from frontmatter and journal lines.
 
     Independent of memstore's replay code (recompute_policy, apply_event): only the
-    spacing-gate arithmetic of memstore.ranking is shared. Events at or before a file's
-    checkpoint (its frontmatter last_accessed) were folded in by a flush and are skipped.
+    spacing-gate arithmetic of memstore.policy is shared. A file with a policy_base
+    ("COUNT STABILITY LAST_ACCESSED LAST_REINFORCED THROUGH", written by its first flush)
+    starts from it and skips events at or before THROUGH; one without starts from its
+    policy fields and skips events at or before their last_accessed.
     """
     from memstore.config import Config
     from memstore.policy import apply_touch, baseline
@@ -210,8 +212,16 @@ def replay(checkpoint: Table, events: Iterable[dict[str, str]]) -> Table:
     for event in events:
         by_path.setdefault(event["path"], []).append(event)
     out = {}
-    for path, (count, stability, last, reinforced) in checkpoint.items():
-        state = baseline(count, stability, parse_when(last), parse_when(reinforced), config)
+    for path, (count, stability, last, reinforced, base) in checkpoint.items():
+        if base:
+            b_count, b_stability, b_last, b_reinforced, through = base.split()
+            count, stability = int(b_count), float(b_stability)
+            reinforced = None if b_reinforced == "-" else b_reinforced
+            last = None if through == "-" else through
+            state = baseline(count, stability, parse_when(None if b_last == "-" else b_last), parse_when(reinforced),
+                             config)
+        else:
+            state = baseline(count, stability, parse_when(last), parse_when(reinforced), config)
         applied = 0
         for event in sorted(by_path.get(path, []), key=lambda e: (e["ts"], e["id"])):
             if last is not None and event["ts"] <= last:
@@ -358,8 +368,13 @@ class IndexShape:
         return out
 
 
-_POLICY_LINE = re.compile(r"^(access_count|last_accessed|last_reinforced|stability)[ \t]*:[ \t]*(.*?)[ \t]*(#.*)?$")
+_POLICY_LINE = re.compile(
+    r"^(access_count|last_accessed|last_reinforced|stability|policy_base)[ \t]*:[ \t]*(.*?)[ \t]*(#.*)?$"
+)
+_STAMP_OR_DASH = r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z|-)"
 _VALUE = {
+    # the starting state a first flush appends (memstore.policy): quoted, five fields
+    "policy_base": re.compile(rf'^"\d+ \d+(\.\d+)? {_STAMP_OR_DASH} {_STAMP_OR_DASH} {_STAMP_OR_DASH}"$'),
     "access_count": re.compile(r"^\d+$"),
     "stability": re.compile(r"^\d+(\.\d+)?$"),
     "last_accessed": re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)?$"),
@@ -368,7 +383,7 @@ _VALUE = {
 
 
 def policy_only_diff(before: bytes, after: bytes) -> list[str]:
-    """What differs between two versions of a memory file beyond the four policy fields' values.
+    """What differs between two versions of a memory file beyond the policy fields' values.
 
     Compared line by line: every line of `before` must be in `after` unchanged, in the
     same order, except a policy-field line whose value (and only its value) changed;
