@@ -134,6 +134,7 @@ def test_status_names_each_machine_and_its_newest_event(tmp_path: Path) -> None:
     # Failure caught: a machine that stopped syncing goes unnoticed (its reads never arrive).
     _, a, b = shared_root(tmp_path)
     ok(ms(b, "desktop", DAY0, "touch", MEMORY))
+    ok(ms(a, "laptop", DAY0, "touch", MEMORY))
     ok(ms(a, "laptop", DAY1, "touch", MEMORY))
     git(b, "add", "-A")
     git(b, "commit", "-m", "desktop: journal")
@@ -143,6 +144,7 @@ def test_status_names_each_machine_and_its_newest_event(tmp_path: Path) -> None:
     machines = {m["host"]: m for m in view["machines"]}
     assert set(machines) == {"laptop", "desktop"}
     assert machines["desktop"]["newest"] == DAY0 and machines["laptop"]["newest"] == DAY1
+    assert (machines["desktop"]["events"], machines["laptop"]["events"]) == (1, 2)
     assert machines["laptop"]["identity"] == view["this_machine"] and machines["laptop"]["this"]
     text = ok(ms(a, "laptop", DAY2, "status"))
     assert "desktop" in text and DAY0 in text
@@ -257,3 +259,26 @@ def test_a_file_flushed_before_policy_base_keeps_its_cut_through_its_first_new_f
     for leftover in (root / "runtime").glob("memstore.db*"):
         leftover.unlink()
     assert state(Store(root, now=END))[PATHS[2]] == replayed  # and from the files and journal alone
+
+
+def test_the_nightly_tick_on_a_clone_that_does_not_flush_skips_the_flush_and_says_why(tmp_path: Path) -> None:
+    # Failure caught: every machine's nightly tick flushing, so two clones rewrite the same
+    # policy lines with different values and the next pull stops on a merge conflict.
+    import time
+
+    root = tmp_path / "agent"
+    lay_out(root)
+    (root / "memstore.toml").write_text('flush_host = "elsewhere-0badc0de"\n')
+    arrive(root, {"id": "h1-x", "ts": "2026-07-01T08:00:00Z", "path": PATHS[0], "tool": "Read", "session": None,
+                  "host": "h1-aaaaaa"})
+    quiet = time.time() - 86400  # nobody is mid-session: only flush_host can stop the flush
+    for path in (root / "memory").glob("*.md"):
+        os.utime(path, (quiet, quiet))
+    before = {p: (root / p).read_bytes() for p in PATHS}
+    status = Store(root, now=dt.datetime.now(dt.UTC)).tick()
+    assert not status.live_session
+    assert status.flush.startswith("skipped: flush_host is 'elsewhere-0badc0de' in memstore.toml")
+    assert {p: (root / p).read_bytes() for p in PATHS} == before
+    cue = json.loads((root / "runtime" / "state" / "cue.json").read_text())
+    assert cue["did"]["flush"] == status.flush
+    assert Store(root, now=END).show(PATHS[0]).access_count == 1  # the read still counts, in the mirror
