@@ -93,6 +93,35 @@ def split_identity(name: str) -> tuple[str, str | None]:
     return (host, clone) if host and _CLONE_ID.match(clone) else (name, None)
 
 
+def names_clone(wanted: str, ident: str) -> bool:
+    """Whether a flush_host value names this identity: in full, by clone id or by host (any case)."""
+    host, clone = split_identity(ident)
+    return wanted.lower() in {ident.lower(), host.lower(), (clone or ident).lower()}
+
+
+def flush_host_warnings(wanted: str, me: str, machines: list[str]) -> list[str]:
+    """One line per problem with who flushes, among the identities seen (this one included)."""
+    seen = sorted(set(machines) | {me})
+    if not wanted:
+        if len(seen) > 1:
+            return [f"journals from {len(seen)} machines and no flush_host in memstore.toml: two of them "
+                    "flushing the same file give git two versions of the same lines to merge; name the one "
+                    "that flushes (its identity, from memstore status)"]
+        return []
+    matching = [ident for ident in seen if names_clone(wanted, ident)]
+    if not matching:
+        import difflib
+
+        close = difflib.get_close_matches(wanted, seen, n=1)
+        near = f"; did you mean {close[0]!r}?" if close else ""
+        return [f"flush_host {wanted!r} names none of the machines seen ({', '.join(seen)}), so no machine "
+                f"flushes{near}"]
+    if len(matching) > 1:
+        return [f"flush_host {wanted!r} names {len(matching)} machines ({', '.join(matching)}): each of them "
+                "flushes; name one by its full identity"]
+    return []
+
+
 def new_event(
     path: str, tool: str, when: dt.datetime, session: str | None = None, *, source: str | None = None
 ) -> dict[str, str | None]:

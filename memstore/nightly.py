@@ -465,6 +465,9 @@ def run_tick(store: Store, commit: bool = False) -> TickStatus:
                                                                               store.config, rows)
 
     synced, flushed, rolled, rendered, problems, found = store._with_mirror(run)
+    flush_warnings = store.flush_warnings()  # with many machines: nobody, or more than one, flushes
+    for line in flush_warnings:
+        store.notify(line)
     # The night is when the embedding backlog is worked off in full (the `semantic` extra):
     # a sync in the day embeds for a few seconds at most.
     embedded = store.embed(required=False)
@@ -483,6 +486,7 @@ def run_tick(store: Store, commit: bool = False) -> TickStatus:
         "rolled": rolled.paths,
         "render": rendered.summary() if rendered else None,
         "embed": embedded.summary() if embedded else None,
+        "warnings": flush_warnings,
     }
     write_cue(store.root, cue(ran_at, live is not None, did, items))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -176,10 +177,17 @@ def _bool(meta: dict[str, Any], key: str, problems: list[Problem]) -> bool:
     return False
 
 
+_CONFLICT = re.compile(r"^<{7}(?: |$).*?^={7}$.*?^>{7}(?: |$)", re.M | re.S)
+
+
 def parse_bytes(raw: bytes, stem: str, config: Config, *, is_t2: bool = False) -> Parsed:
     """Parse file bytes. `stem` is the file name without .md; `is_t2` adds T2 hygiene checks."""
     problems: list[Problem] = []
     text = decode(raw, problems)
+    if _CONFLICT.search(text):
+        # Said before the YAML error it usually causes, which names the symptom, not the cause.
+        problems.append(Problem(ERROR, "unresolved git merge conflict (<<<<<<< ... >>>>>>> lines): keep one side "
+                                "of each block, then run memstore sync (and flush on the flushing machine)"))
     meta, body, had = split_frontmatter(text, problems)
     if not text.strip():
         problems.append(Problem(WARNING, "empty file"))

@@ -69,7 +69,8 @@ MEDITATIONS = {
 
 RUNTIME_GITIGNORE = """\
 # Derived or machine-local state: rebuilt on each machine by `memstore rebuild`.
-# The access journal is the exception: it travels in git (one file per host and day).
+# The access journal is the exception: it travels in git (one file per clone and day)
+# and is never pruned. Never delete this folder whole: the journal is in it.
 /*
 !/.gitignore
 !/journal/

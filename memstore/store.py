@@ -355,23 +355,21 @@ class Store:
         if not wanted:
             return None
         me = journal.identity(self.root)
-        host, clone = journal.split_identity(me)
-        if wanted in (me, host, clone):
+        if journal.names_clone(wanted, me):
             return None
         return f"flush_host is {wanted!r} in memstore.toml, and this machine is {me!r}"
 
-    def _warn_many_flushers(self) -> None:
-        """One line when journals come from several clones and none is named to flush."""
-        if self.config.flush_host.strip():
-            return
-        from memstore.verify import PROBE_HOST
+    def flush_warnings(self) -> list[str]:
+        """What is off about who flushes, given the machines whose journals this mirror has read."""
+        from memstore import journal
+        from memstore.views import known_machines
 
-        clones = self._read(lambda conn: [r[0] for r in conn.execute(
-            "SELECT DISTINCT host FROM events WHERE host IS NOT NULL AND host NOT LIKE ?", (f"{PROBE_HOST}%",))],
-            catch_up="none")
-        if len(clones) > 1:
-            self.notify(f"journals from {len(clones)} machines and no flush_host in memstore.toml: if two of them "
-                        "flush, git will have two versions of the same lines to merge; name one (memstore status)")
+        machines = self._read(known_machines, catch_up="none")
+        return journal.flush_host_warnings(self.config.flush_host.strip(), journal.identity(self.root), machines)
+
+    def _warn_many_flushers(self) -> None:
+        for line in self.flush_warnings():
+            self.notify(line)
 
     def _flush_locked(self, conn: sqlite3.Connection, force: bool) -> FlushReport:
         from memstore.flush import flush

@@ -355,6 +355,7 @@ def rebuild(
         if notify:
             notify(f"{reason or 'mirror rebuild asked for'}; rebuilding it from the files")
         sweep_stale(live.parent)  # half-built mirrors of a rebuild that was killed
+        _keep_runtime_out_of_git(root)
         fresh_path = live.with_name(f"memstore.db.rebuild-{os.getpid()}")
         fresh = mirror.create_fresh(fresh_path)
         try:
@@ -370,6 +371,24 @@ def rebuild(
             mirror.discard(fresh_path)
             raise
     return report
+
+
+def _keep_runtime_out_of_git(root: Path) -> None:
+    """Put back runtime/.gitignore in a root kept in git, if someone deleted runtime/ whole.
+
+    Without it the next `git add -A` would commit the mirror, the locks and this clone's
+    id, and every other machine would take them in.
+    """
+    ignore = root / "runtime" / ".gitignore"
+    if ignore.exists() or not any((folder / ".git").exists() for folder in (root, *root.parents)):
+        return
+    from memstore.starter_templates import RUNTIME_GITIGNORE
+
+    try:
+        ignore.parent.mkdir(parents=True, exist_ok=True)
+        ignore.write_text(RUNTIME_GITIGNORE, encoding="utf-8")
+    except OSError:
+        pass  # a read-only root: nothing to commit from here either
 
 
 def open_mirror(

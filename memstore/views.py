@@ -141,17 +141,27 @@ def status_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: 
         "events": conn.execute("SELECT count(*) FROM events").fetchone()[0],
         "t2_touched": conn.execute("SELECT count(*) FROM policy WHERE touches > 0").fetchone()[0],
         "semantic": semantic_view(conn, config),
-        "journal": journal_view(conn, root),
+        "journal": journal_view(conn, root, now, config),
     }
 
 
-def journal_view(conn: sqlite3.Connection, root: Path) -> dict[str, Any]:
-    """Which clones' journals this mirror has read, and the newest event from each.
+def known_machines(conn: sqlite3.Connection) -> list[str]:
+    """Identities of the clones whose journal lines this mirror holds (the verify probe's left out)."""
+    from memstore.verify import PROBE_HOST
+
+    return [r[0] for r in conn.execute(
+        "SELECT DISTINCT host FROM events WHERE host IS NOT NULL AND host != ? AND host NOT LIKE ? ORDER BY host",
+        (PROBE_HOST, f"{PROBE_HOST}-%"))]
+
+
+def journal_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config) -> dict[str, Any]:
+    """Which clones' journals this mirror has read, the newest event from each, and who flushes.
 
     A machine that stopped syncing shows as one whose newest event is old: its reads are
     not reaching the others. The verify probe's own events are left out.
     """
     from memstore import journal
+    from memstore.timeutil import parse_when
     from memstore.verify import PROBE_HOST
 
     me = journal.identity(root)
@@ -161,9 +171,39 @@ def journal_view(conn: sqlite3.Connection, root: Path) -> dict[str, Any]:
         "GROUP BY host ORDER BY max(ts) DESC, host", (PROBE_HOST, f"{PROBE_HOST}-%")
     ):
         host, clone = journal.split_identity(name)
+        when = parse_when(newest)
         machines.append({"identity": name, "host": host, "clone": clone, "events": events, "newest": newest,
+                         "days_since": round((now - when).total_seconds() / 86400, 1) if when else None,
                          "this": name == me})
-    return {"this_machine": me, "machines": machines}
+    if not any(m["this"] for m in machines):  # this clone has read nothing yet: it is still a machine
+        host, clone = journal.split_identity(me)
+        machines.append({"identity": me, "host": host, "clone": clone, "events": 0, "newest": None,
+                         "days_since": None, "this": True})
+    wanted = config.flush_host.strip()
+    return {
+        "this_machine": me,
+        "machines": machines,
+        "flush_host": wanted or None,
+        "this_machine_flushes": not wanted or journal.names_clone(wanted, me),
+        "warnings": journal.flush_host_warnings(wanted, me, [m["identity"] for m in machines])
+        + _deleted_journal_files(root),
+    }
+
+
+def _deleted_journal_files(root: Path) -> list[str]:
+    """Journal files git tracks that are gone from the work tree: the next `git add -A` would delete them."""
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "-C", str(root), "ls-files", "--deleted", "--", "runtime/journal"],
+                              capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    gone = [line for line in done.stdout.splitlines() if line.strip()] if done.returncode == 0 else []
+    if not gone:
+        return []
+    return [f"{len(gone)} journal file(s) git tracks are missing here (e.g. {gone[0]}): restore them with "
+            "`git checkout -- runtime/journal` before committing, or every machine loses those reads"]
 
 
 def semantic_view(conn: sqlite3.Connection, config: Config) -> dict[str, Any]:
@@ -184,3 +224,4 @@ def semantic_view(conn: sqlite3.Connection, config: Config) -> dict[str, Any]:
         "embedded": embedded_count(conn, key) if key else 0,
         "pending": pending_count(conn, key) if key else 0,
     }
+

@@ -282,3 +282,77 @@ def test_the_nightly_tick_on_a_clone_that_does_not_flush_skips_the_flush_and_say
     cue = json.loads((root / "runtime" / "state" / "cue.json").read_text())
     assert cue["did"]["flush"] == status.flush
     assert Store(root, now=END).show(PATHS[0]).access_count == 1  # the read still counts, in the mirror
+
+
+def journal_root(tmp_path: Path, toml: str = "") -> Path:
+    """A root whose journal holds reads from two machines that share the host name "vm"."""
+    root = tmp_path / "agent"
+    lay_out(root)
+    if toml:
+        (root / "memstore.toml").write_text(toml)
+    for i, ident in enumerate(("vm-11111111", "vm-22222222")):
+        arrive(root, {"id": f"e{i}", "ts": f"2026-07-0{i + 1}T08:00:00Z", "path": PATHS[0], "tool": "Read",
+                      "session": None, "host": ident})
+    return root
+
+
+@pytest.mark.parametrize(("toml", "expected"), [
+    ("", "journals from 3 machines and no flush_host"),
+    ('flush_host = "vm-1111111"\n', "flush_host 'vm-1111111' names none of the machines seen"),
+    ('flush_host = "vm"\n', "flush_host 'vm' names 2 machines (vm-11111111, vm-22222222)"),
+])
+def test_status_and_tick_say_when_nobody_or_more_than_one_machine_flushes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, toml: str, expected: str
+) -> None:
+    # Failures caught (each seen in a walkthrough): two machines flushing in silence until
+    # git stops on a conflict; a one-character typo in flush_host that stops every flush;
+    # a host name shared by containers that lets all of them flush.
+    monkeypatch.setenv("MEMSTORE_HOST", "laptop")
+    root = journal_root(tmp_path, toml)
+    notes: list[str] = []
+    store = Store(root, now=END, notify=notes.append)
+    warnings = store.status().journal["warnings"]
+    assert any(w.startswith(expected) for w in warnings), warnings
+    if "vm-1111111'" in expected:
+        assert any("did you mean 'vm-11111111'?" in w for w in warnings)
+    store.tick()
+    assert any(n.startswith(expected) for n in notes), notes
+    assert json.loads((root / "runtime" / "state" / "cue.json").read_text())["did"]["warnings"] == [
+        w for w in warnings if "journal file" not in w]
+
+
+def test_status_lists_this_machine_before_it_has_read_anything(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("MEMSTORE_HOST", "laptop")
+    root = journal_root(tmp_path, 'flush_host = "vm-11111111"\n')
+    view = Store(root, now=END).status().journal
+    mine = [m for m in view["machines"] if m["this"]]
+    assert len(mine) == 1 and mine[0]["events"] == 0 and mine[0]["identity"] == view["this_machine"]
+    assert view["flush_host"] == "vm-11111111" and view["this_machine_flushes"] is False
+    assert {m["identity"]: m["days_since"] for m in view["machines"] if not m["this"]} == {
+        "vm-22222222": 13.0, "vm-11111111": 14.0}
+
+
+def test_a_merge_conflict_in_a_memory_is_named_as_one_by_lint(root: Path) -> None:
+    # Failure caught: lint saying only "frontmatter is not valid YAML", which does not
+    # tell a person that a pull left conflict markers to resolve.
+    write(root, "memory/project_x.md", "---\nname: project_x\n<<<<<<< HEAD\naccess_count: 2\n=======\n"
+          "access_count: 3\n>>>>>>> origin/main\n---\nBody.\n")
+    problems = [p.message for p in Store(root).lint() if p.path == "memory/project_x.md"]
+    assert problems and problems[0].startswith("unresolved git merge conflict")
+
+
+def test_deleting_runtime_whole_is_caught_before_the_next_commit(tmp_path: Path) -> None:
+    # Failures caught: `rm -rf runtime` in a clone, then `git add -A`: the mirror and the
+    # clone id committed for every machine, and the journal's deletion pushed to all.
+    _, a, _ = shared_root(tmp_path)
+    ok(ms(a, "laptop", DAY1, "touch", MEMORY))
+    git(a, "add", "-A")
+    git(a, "commit", "-m", "journal")
+    shutil.rmtree(a / "runtime")
+    done = ms(a, "laptop", DAY2, "status")
+    assert done.returncode == 0
+    assert "journal file(s) git tracks are missing here" in done.stderr
+    assert "git checkout -- runtime/journal" in done.stderr
+    assert (a / "runtime" / ".gitignore").exists()  # put back by the rebuild the missing mirror caused
+    staged = git(a, "add", "-A", "--dry-run").stdout
+    assert "memstore.db" not in staged and "clone-id" not in staged

@@ -171,7 +171,7 @@ def test_cue_holds_one_item_of_each_kind_in_a_fixed_order(root: Path, run) -> No
     assert result.exit_code == 0, result.output
     cue = json.loads((root / "runtime/state/cue.json").read_text())
     assert set(cue) == {"ran_at", "live_session", "did", "anything", "items"}
-    assert set(cue["did"]) == {"sync", "lint", "flush", "rolled", "render", "embed"}
+    assert set(cue["did"]) == {"sync", "lint", "flush", "rolled", "render", "embed", "warnings"}
     got = [(item["kind"], item["paths"]) for item in cue["items"]]
     assert got == [
         ("near-duplicate", ["memory/feedback_e2e-before-merge.md", "memory/feedback_e2e-first.md"]),

@@ -144,18 +144,25 @@ def status(app: App, as_json: bool) -> None:
     click.echo(f"events    {view['events']} journal events, {view['t2_touched']} memories touched")
     click.echo(f"problems  {view['errors']} errors, {view['warnings']} warnings (memstore lint)")
     click.echo(f"semantic  {semantic_line(view['semantic'])}")
-    click.echo(f"machine   {view['journal']['this_machine']}  (this clone's journal identity)")
+    journal = view["journal"]
+    click.echo(f"machine   {journal['this_machine']}  (this clone's journal identity)")
+    if journal["flush_host"]:
+        flushes = "this machine flushes" if journal["this_machine_flushes"] else "another machine flushes"
+        click.echo(f"flushes   {journal['flush_host']!r} (flush_host in memstore.toml): {flushes}")
+    for warning in journal["warnings"]:
+        app.say(f"warning: {warning}")
     click.echo("")
     click.echo(table([{"kind": k, "files": v} for k, v in view["kinds"].items()], ["kind", "files"]))
     if view.get("bands"):
         click.echo("")
         click.echo(table(view["bands"], ["band", "rows", "chars", "budget", "use"]))
-    machines = view["journal"]["machines"]
-    if machines:
+    machines = journal["machines"]
+    if len(machines) > 1 or machines[0]["events"]:
         click.echo("")
         rows = [{"machine": m["identity"] + (" (this one)" if m["this"] else ""), "events": m["events"],
-                 "newest event": m["newest"]} for m in machines]
-        click.echo(table(rows, ["machine", "events", "newest event"]))
+                 "newest event": m["newest"] or "-",
+                 "days ago": "-" if m["days_since"] is None else f"{m['days_since']:g}"} for m in machines]
+        click.echo(table(rows, ["machine", "events", "newest event", "days ago"]))
 
 
 def semantic_line(view: dict[str, object]) -> str:
