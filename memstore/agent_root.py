@@ -175,6 +175,11 @@ class RootPaths:
         return self._at("runtime", "state", "wake-status.json")
 
     @property
+    def embed_lock(self) -> str:
+        """Held while files are embedded, so two passes never embed the same files twice over."""
+        return self._at("runtime", "state", "embed.lock")
+
+    @property
     def watch_lock(self) -> str:
         """Held (flock) by the one `memstore watch` of this root; holds that watcher's pid."""
         return self._at("runtime", "state", "watch.lock")

@@ -94,12 +94,17 @@ def load_config(root: str | os.PathLike[str] | None) -> Config:
     """Defaults overlaid with <root>/memstore.toml (flat keys, or under [memstore]), then $MEMSTORE_SEMANTIC."""
     config = _load_file(root)
     # One switch a person (or a test run) can flip without editing the root's file.
-    semantic = os.environ.get("MEMSTORE_SEMANTIC")
+    semantic = os.environ.get("MEMSTORE_SEMANTIC", "").strip().lower()
     if semantic:
         if semantic not in ("auto", "off"):
             raise ConfigError(f"MEMSTORE_SEMANTIC={semantic!r}: unknown value", hint='use "auto" or "off"')
         config.semantic = semantic
     return config
+
+
+def semantic_source() -> str:
+    """Where the semantic switch was set, for messages: the environment wins over the file."""
+    return "$MEMSTORE_SEMANTIC" if os.environ.get("MEMSTORE_SEMANTIC", "").strip() else CONFIG_FILE
 
 
 def _load_file(root: str | os.PathLike[str] | None) -> Config:
@@ -122,6 +127,8 @@ def _load_file(root: str | os.PathLike[str] | None) -> Config:
         if key not in FIELDS:
             raise ConfigError(f"{path}: unknown setting {key!r}", hint=f"known: {', '.join(FIELDS)}")
         default = getattr(Config, key)
+        if key == "semantic" and isinstance(value, bool):  # semantic = false / true, as a person may write it
+            value = "auto" if value else "off"
         try:
             if isinstance(default, tuple):
                 value = tuple(float(v) for v in value)
@@ -132,6 +139,8 @@ def _load_file(root: str | os.PathLike[str] | None) -> Config:
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{path}: bad value for {key}: {value!r} ({exc})") from exc
         changes[key] = value
+    if isinstance(changes.get("semantic"), str):
+        changes["semantic"] = str(changes["semantic"]).strip().lower()
     if changes.get("semantic", "auto") not in ("auto", "off"):
         raise ConfigError(f"{path}: bad value for semantic: {changes['semantic']!r}", hint='use "auto" or "off"')
     return Config(**changes)

@@ -7,12 +7,21 @@ vectors alone: 0.60). The scores say how sure each side is; a position does not.
 
 - FTS side: memstore's ordinary search over a pool of FTS_POOL results, each score
   divided by the best one, so the top lexical hit is 1.
-- Vector side: the cosine of every file with a current vector; the best is 1 and the
-  VECTOR_DEPTH-th best is 0 (min-max over that window, clamped at 0 below it). Cosines
-  of e5 sit in a narrow band (0.7-0.9), so only their spread within the window carries
-  information.
+- Vector side: the cosine of every file with a current vector, measured from the
+  VECTOR_DEPTH-th best (0; on a smaller root, the median) in units of the spread up to
+  the best, but never of less than
+  MIN_SPREAD, and capped at 1. Cosines of e5 sit in a narrow band (0.7-0.9), so only a
+  file's height above the pack carries information; where nothing stands out (an
+  unrelated question, a root of six files) that height stays small instead of being
+  stretched to 1. A file found by its vector alone must reach MIN_VECTOR.
 - fused = (1 - w) * fts + w * vector, w = config.semantic_weight (0.5), over the union of
   both candidate sets; ties go to the path, so the order is the same everywhere.
+- A file without a current vector (not embedded yet, or edited since) is ranked by its
+  words alone: fused = fts. Otherwise, on a root half embedded, a weak word match with a
+  vector would beat the best word match without one.
+
+Measured on LoCoMo's dev split: min-max alone 0.709 success@5, with MIN_SPREAD 0.705,
+FTS alone 0.639; MIN_VECTOR costs nothing there.
 
 A query written in FTS5 syntax (quotes, AND/OR/NEAR, prefix*, column:) asks for exact
 matching and gets FTS alone. Each hit says which signals found it: "fts" when it is in
@@ -36,6 +45,8 @@ if TYPE_CHECKING:
 
 FTS_POOL = 50
 VECTOR_DEPTH = 100
+MIN_SPREAD = 0.06
+MIN_VECTOR = 0.25
 
 
 def lexical(
@@ -52,6 +63,8 @@ def _mark(hit: dict[str, Any], signals: list[str], fts: float | None, vector: fl
 def hybrid(
     conn: sqlite3.Connection, query: str, limit: int, type_: str | None, config: Config, embedder: Embedder
 ) -> list[dict[str, Any]]:
+    import numpy as np
+
     if looks_advanced(query):
         return lexical(conn, query, limit, type_, config)
     fts_hits = search(conn, query, max(limit, FTS_POOL), type_, config)
@@ -59,8 +72,11 @@ def hybrid(
     if not paths:
         return [_mark(h, ["fts"], h["score"], None) for h in fts_hits[:limit]]
     window = _nearest(paths, scores, VECTOR_DEPTH)
-    high, low = window[0][1], window[-1][1]
-    spread = high - low
+    high = window[0][1]
+    # The pack a file must stand above: the VECTOR_DEPTH-th best cosine, or on a root with
+    # fewer files than that, their median (the lowest of six is one file, not a pack).
+    low = window[-1][1] if len(paths) > VECTOR_DEPTH else float(np.median(scores))
+    spread = max(high - low, MIN_SPREAD)
     cosines = dict(window)
     position = {path: i for i, path in enumerate(paths)}
     for hit in fts_hits:  # the lexical pool's own cosines, inside the window or not
@@ -68,18 +84,19 @@ def hybrid(
             cosines[hit["path"]] = float(scores[position[hit["path"]]])
 
     def vector_part(path: str) -> float:
-        if path not in cosines:
-            return 0.0
-        return 1.0 if spread <= 0 else max(0.0, (cosines[path] - low) / spread)
+        return min(1.0, max(0.0, (cosines[path] - low) / spread)) if path in cosines else 0.0
 
     best_fts = max((h["score"] for h in fts_hits), default=0.0)
     by_path = {h["path"]: h for h in fts_hits}
-    in_window = {path for path, _ in window}
+    in_window = {path for path, _ in window if vector_part(path) >= MIN_VECTOR}
     weight = config.semantic_weight
     fused: dict[str, float] = {}
     for path in by_path.keys() | in_window:
         fts_part = by_path[path]["score"] / best_fts if path in by_path and best_fts > 0 else 0.0
-        fused[path] = (1 - weight) * fts_part + weight * vector_part(path)
+        if path not in position:  # no current vector: its words alone
+            fused[path] = fts_part
+        else:
+            fused[path] = (1 - weight) * fts_part + weight * vector_part(path)
     # A file at the bottom of the vector window and outside the lexical pool scores 0: it
     # is not a match by either signal, only the least distant of the files.
     ranked = sorted((p for p in fused if fused[p] > 0), key=lambda p: (-fused[p], p))[:limit]

@@ -182,7 +182,12 @@ class Store:
 
         if self.config.semantic == "off":
             if required:
-                raise BadUsage("semantic search is off in memstore.toml", hint='set semantic = "auto" to use it')
+                from memstore.config import semantic_source
+
+                where = semantic_source()
+                raise MemstoreError(f"semantic search is off ({where})",
+                                    hint="unset MEMSTORE_SEMANTIC" if where.startswith("$")
+                                    else 'set semantic = "auto" in memstore.toml')
             return None
         if not required and not embedding.installed():
             return None
@@ -208,11 +213,19 @@ class Store:
         if embedder is None:
             return None
 
+        from memstore.locks import LockTimeout, file_lock
+
         def run(conn: sqlite3.Connection) -> EmbedReport:
             sync_locked(conn, self.root, self.config, self.progress)
             return embed_pending(conn, embedder, budget_s=budget_s, progress=progress)
 
-        return self._with_mirror(run)
+        try:
+            # One embedding pass at a time: a second one waits, then finds the work done.
+            with file_lock(Path(self.paths.embed_lock), timeout=self.config.lock_timeout_s):
+                return self._with_mirror(run)
+        except LockTimeout:
+            raise Busy("another memstore embed held the embedding lock past lock_timeout_s",
+                       hint="wait for it to finish, then run memstore embed again") from None
 
     def _embed_quietly(self, budget_s: float) -> dict[str, Any] | None:
         """The bounded embedding pass after a sync or rebuild: said in one line when it will be long."""
@@ -228,7 +241,14 @@ class Store:
                 self.notify(f"embedding {waiting} files for up to {budget_s:g}s; memstore embed finishes the rest")
             return embed_pending(conn, embedder, budget_s=budget_s).to_json()
 
-        return self._read(run, catch_up="none")
+        from memstore.locks import LockTimeout, file_lock
+
+        try:
+            with file_lock(Path(self.paths.embed_lock), timeout=0):
+                return self._read(run, catch_up="none")
+        except LockTimeout:
+            self.notify("another memstore process is embedding; it will take in these files")
+            return None
 
     # ------------------------------------------------------------ reading
 
@@ -266,7 +286,13 @@ class Store:
         if not waiting:
             return
         if waiting <= self.config.search_embed_max:
-            embed_pending(conn, embedder)
+            from memstore.locks import LockTimeout, file_lock
+
+            try:
+                with file_lock(Path(self.paths.embed_lock), timeout=0):
+                    embed_pending(conn, embedder)
+            except LockTimeout:
+                pass  # an embedding pass is running and will take them in; search with what there is
             return
         self.notify(
             f"{waiting} files have no vector yet, so only their words can find them; "

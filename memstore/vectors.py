@@ -113,6 +113,7 @@ def embed_pending(
     run past it); None means no bound. The pass stops early, never half-writes a batch.
     """
     report = EmbedReport(embedder.key)
+    budget_s = None if budget_s is None else max(0.0, budget_s)
     started = clock()
     with transaction(conn):  # vectors of another model (an upgrade, a downgrade) are never used again
         conn.execute("DELETE FROM vectors WHERE model != ?", (embedder.key,))

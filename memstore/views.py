@@ -218,8 +218,11 @@ def semantic_view(conn: sqlite3.Connection, config: Config) -> dict[str, Any]:
         state = "not installed"
     else:
         state = "on"
+    from memstore.config import semantic_source
+
     return {
         "state": state,
+        "switch": semantic_source() if state == "off" else None,
         "model": key,
         "embedded": embedded_count(conn, key) if key else 0,
         "pending": pending_count(conn, key) if key else 0,

@@ -268,12 +268,14 @@ def test_without_the_extra_search_is_fts_alone_and_nothing_breaks(agent: Path, t
     assert all(h["signals"] == ["fts"] for h in hits)
     assert [h["path"] for h in hits] == [h.path for h in Store(agent).search("espresso machine", mode="fts")]
     status = memstore_child([*root, "status"], env, site)
-    assert "FTS only (for meaning as well as words: pip install 'memstore[semantic]')" in status.stdout
+    repo = Path(__file__).resolve().parents[1]
+    hint = f"-m pip install -e '{repo}[semantic]'"  # this clone's extra: `memstore` on PyPI is another project
+    assert "FTS only (for meaning as well as words: " in status.stdout and hint in status.stdout
     for args in (["search", "espresso", "--mode", "hybrid"], ["embed"]):
         refused = memstore_child([*root, *args], env, site)
         assert refused.returncode == 1
         assert "Traceback" not in refused.stderr
-        assert "semantic" in refused.stderr and "pip install 'memstore[semantic]'" in refused.stderr
+        assert "semantic" in refused.stderr and hint in refused.stderr
 
 
 @pytest.mark.parametrize("args", [["list"], ["status"], ["show", "reference_vpn"], ["render"], ["lint"], ["context"],
@@ -336,3 +338,63 @@ def test_a_mirror_from_before_vectors_is_migrated_with_the_digests_sync_would_wr
     finally:
         conn.close()
     assert Store(agent).embed().embedded == len(DOCS)
+
+
+def test_a_file_without_a_vector_yet_is_ranked_by_its_words_not_pushed_down(agent: Path) -> None:
+    # Failure caught (walkthrough): on a root only partly embedded, a weak word match that
+    # has a vector outranked the best word match that had none yet.
+    # A rival that shares one word with the question and is close to it in meaning.
+    write(agent, "memory/reference_vault-keys.md", memory(
+        "reference_vault-keys", "Secrets in the shared vault are rotated on a schedule", "Rotation is yearly."))
+    store = Store(agent)
+    store.embed()
+    target = agent / "memory" / "reference_vpn.md"
+    target.write_text(memory("reference_vpn", "The VPN config lives in the shared vault",
+                             "Ask Omar for VPN access; the VPN config rotation happens every ninety days."))
+    store.sync(embed=False)  # edited since its vector was made: it has no current one
+    hits = store.search("VPN config rotation", limit=3, mode="hybrid", catch_up="none")
+    assert hits[0].path == "memory/reference_vpn.md" and hits[0].signals == ["fts"]
+    assert hits[0].vector_score is None and hits[0].score == 1.0  # its words alone: the best of them
+    assert hits[1].path == "memory/reference_vault-keys.md" and hits[1].signals == ["fts", "vector"]
+
+
+def test_a_question_nothing_answers_finds_nothing_by_meaning(agent: Path) -> None:
+    # Failure caught (walkthrough): the nearest of six unrelated memories reported as found
+    # by meaning, with the same score as a real match, for a word no memory is about.
+    store = Store(agent)
+    store.embed()
+    assert store.search("wireguard", mode="hybrid") == []
+    assert store.search("coffee maker maintenance", mode="hybrid")[0].path == "memory/reference_espresso.md"
+
+
+def test_two_embeds_at_once_do_the_work_once(agent: Path) -> None:
+    # Failure caught (walkthrough): two `memstore embed` started together each embedding
+    # every file, twice the minutes of CPU for nothing.
+    for i in range(40):
+        write(agent, f"memory/reference_bulk-{i:02}.md", memory(f"reference_bulk-{i:02}", f"Bulk note {i}", "Filler."))
+    Store(agent).sync(embed=False)
+    children = [
+        subprocess.Popen([sys.executable, "-m", "memstore", "--root", str(agent), "embed", "--json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env={**__import__("os").environ, "MEMSTORE_SEMANTIC": "auto"})
+        for _ in range(2)
+    ]
+    reports = []
+    for child in children:
+        out, err = child.communicate(timeout=300)
+        assert child.returncode == 0, err
+        reports.append(json.loads(out))
+    assert sum(r["embedded"] for r in reports) == len(DOCS) + 40
+    assert all(r["pending"] == 0 for r in reports)
+
+
+def test_the_off_switch_is_named_where_it_was_set(agent: Path, run, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Failure caught (walkthrough): "off in memstore.toml" said of a root that has no such file.
+    monkeypatch.setenv("MEMSTORE_SEMANTIC", "OFF")  # any case
+    refused = run(agent, "search", "espresso", "--mode", "hybrid")
+    assert refused.exit_code == 1 and "semantic search is off ($MEMSTORE_SEMANTIC)" in refused.stderr
+    assert "semantic  off ($MEMSTORE_SEMANTIC)" in run(agent, "status").stdout
+    monkeypatch.delenv("MEMSTORE_SEMANTIC")
+    (agent / "memstore.toml").write_text("semantic = false\n")
+    refused = run(agent, "search", "espresso", "--mode", "hybrid")
+    assert refused.exit_code == 1 and "semantic search is off (memstore.toml)" in refused.stderr

@@ -34,7 +34,9 @@ def init(app: App, target: str, do_apply: bool) -> None:
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
 @common
 def sync(app: App, quiet: bool) -> None:
-    """Bring the mirror up to date with the files (incremental)."""
+    """Bring the mirror up to date with the files (incremental); with the semantic extra, embed for a few seconds."""
+    if quiet:
+        app.store.notify = lambda _message: None  # notices are not success output; errors still raise
     report = app.store.sync()
     if not quiet:
         click.echo(report.summary())
@@ -78,7 +80,8 @@ def embed(app: App, budget: float | None, as_json: bool) -> None:
 @click.option("--full", is_flag=True, help="Walk every file first (also sees files edited in place by other tools).")
 @click.option(
     "--mode", type=click.Choice(["auto", "fts", "hybrid"]), default="auto", show_default=True,
-    help="auto: words and meaning when the semantic extra is installed; fts: words alone; hybrid: insist on both.",
+    help="auto: words and meaning when the semantic extra is installed; fts: words alone; hybrid: fail unless "
+    "meaning can be searched (a query in FTS5 syntax is searched by its words either way).",
 )
 @common
 def search(
@@ -106,7 +109,8 @@ def search(
         if hit.summary:
             click.echo(f"         {hit.summary[:150]}")
         if hit.snippet:
-            click.echo(f"         …{hit.snippet[:200]}")
+            lead = "" if hit.snippet.startswith("…") else "…"
+            click.echo(f"         {lead}{hit.snippet[:200]}")
 
 
 @cli.command()
@@ -167,9 +171,11 @@ def status(app: App, as_json: bool) -> None:
 
 def semantic_line(view: dict[str, object]) -> str:
     if view["state"] == "off":
-        return 'off (semantic = "off" in memstore.toml)'
+        return f"off ({view['switch']})"
     if view["state"] == "not installed":
-        return "FTS only (for meaning as well as words: pip install 'memstore[semantic]')"
+        from memstore.embedding import EXTRA_HINT
+
+        return f"FTS only (for meaning as well as words: {EXTRA_HINT})"
     line = f"{view['embedded']} files embedded ({view['model']})"
     if view["pending"]:
         line += f"; {view['pending']} still to embed (run: memstore embed)"
