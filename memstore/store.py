@@ -34,7 +34,6 @@ from memstore.results import Check, Hit, Memory, MemoryRow, Problem, Status, Tic
 from memstore.timeutil import UTC, to_utc
 
 if TYPE_CHECKING:
-    from memstore.embedding import Embedder
     from memstore.flush import FlushReport
     from memstore.install import InstallPlan, Layout
     from memstore.render import RenderResult
@@ -174,30 +173,7 @@ class Store:
         report.vectors = self._embed_quietly(self.config.embed_budget_s)
         return report
 
-    # ------------------------------------------------------------ semantic search
-
-    def _embedder(self, required: bool) -> Embedder | None:
-        """The model, when semantic search is on and the extra loads; None (or an error, if required) otherwise."""
-        from memstore import embedding
-
-        if self.config.semantic == "off":
-            if required:
-                from memstore.config import semantic_source
-
-                where = semantic_source()
-                raise MemstoreError(f"semantic search is off ({where})",
-                                    hint="unset MEMSTORE_SEMANTIC" if where.startswith("$")
-                                    else 'set semantic = "auto" in memstore.toml')
-            return None
-        if not required and not embedding.installed():
-            return None
-        try:
-            return embedding.load()
-        except embedding.SemanticUnavailable as exc:
-            if required:
-                raise
-            self.notify(f"{exc}; searching with FTS alone")
-            return None
+    # ------------------------------------------------------------ semantic search (memstore.semantic)
 
     def embed(
         self, budget_s: float | None = None, *, required: bool = True, progress: Progress | None = None
@@ -205,50 +181,16 @@ class Store:
         """Embed every searchable file whose vector is missing or stale (budget_s bounds the time).
 
         Catches the mirror up first (a full walk), so what is embedded is what the files say.
+        None when the extra is absent or semantic search is off and required is False.
         """
-        from memstore.sync import sync_locked
-        from memstore.vectors import embed_pending
+        from memstore.semantic import run_embed
 
-        embedder = self._embedder(required)
-        if embedder is None:
-            return None
-
-        from memstore.locks import LockTimeout, file_lock
-
-        def run(conn: sqlite3.Connection) -> EmbedReport:
-            sync_locked(conn, self.root, self.config, self.progress)
-            return embed_pending(conn, embedder, budget_s=budget_s, progress=progress)
-
-        try:
-            # One embedding pass at a time: a second one waits, then finds the work done.
-            with file_lock(Path(self.paths.embed_lock), timeout=self.config.lock_timeout_s):
-                return self._with_mirror(run)
-        except LockTimeout:
-            raise Busy("another memstore embed held the embedding lock past lock_timeout_s",
-                       hint="wait for it to finish, then run memstore embed again") from None
+        return run_embed(self, budget_s, required, progress)
 
     def _embed_quietly(self, budget_s: float) -> dict[str, Any] | None:
-        """The bounded embedding pass after a sync or rebuild: said in one line when it will be long."""
-        from memstore.vectors import embed_pending, pending_count
+        from memstore.semantic import embed_briefly
 
-        embedder = self._embedder(required=False)
-        if embedder is None:
-            return None
-
-        def run(conn: sqlite3.Connection) -> dict[str, Any]:
-            waiting = pending_count(conn, embedder.key)
-            if waiting > self.config.search_embed_max:
-                self.notify(f"embedding {waiting} files for up to {budget_s:g}s; memstore embed finishes the rest")
-            return embed_pending(conn, embedder, budget_s=budget_s).to_json()
-
-        from memstore.locks import LockTimeout, file_lock
-
-        try:
-            with file_lock(Path(self.paths.embed_lock), timeout=0):
-                return self._read(run, catch_up="none")
-        except LockTimeout:
-            self.notify("another memstore process is embedding; it will take in these files")
-            return None
+        return embed_briefly(self, budget_s)
 
     # ------------------------------------------------------------ reading
 
@@ -263,41 +205,21 @@ class Store:
         """
         from memstore.hybrid import hybrid, lexical
         from memstore.search import check_query
+        from memstore.semantic import catch_up_vectors, embedder_for
 
         if mode not in ("auto", "fts", "hybrid"):
             raise BadUsage(f"unknown search mode {mode!r}", hint="use auto, fts or hybrid")
         check_query(query)  # before the mirror is opened (and perhaps rebuilt) for nothing
-        embedder = None if mode == "fts" else self._embedder(required=mode == "hybrid")
+        embedder = None if mode == "fts" else embedder_for(self, required=mode == "hybrid")
 
         def run(conn: sqlite3.Connection) -> list[dict[str, Any]]:
             if embedder is None:
                 return lexical(conn, query, limit, type, self.config)
             if catch_up != "none":  # "none": the mirror as it is, vectors included
-                self._catch_up_vectors(conn, embedder)
+                catch_up_vectors(self, conn, embedder)
             return hybrid(conn, query, limit, type, self.config, embedder)
 
         return [Hit(**hit) for hit in self._read(run, catch_up=catch_up)]
-
-    def _catch_up_vectors(self, conn: sqlite3.Connection, embedder: Embedder) -> None:
-        """Embed the few files changed since the last pass; a large backlog is left to `embed`, with a notice."""
-        from memstore.vectors import embed_pending, pending_count
-
-        waiting = pending_count(conn, embedder.key)
-        if not waiting:
-            return
-        if waiting <= self.config.search_embed_max:
-            from memstore.locks import LockTimeout, file_lock
-
-            try:
-                with file_lock(Path(self.paths.embed_lock), timeout=0):
-                    embed_pending(conn, embedder)
-            except LockTimeout:
-                pass  # an embedding pass is running and will take them in; search with what there is
-            return
-        self.notify(
-            f"{waiting} files have no vector yet, so only their words can find them; "
-            "run: memstore embed (or wait for the nightly tick)"
-        )
 
     def list(self, band: str | None = None) -> list[MemoryRow]:
         """Every T2 memory in rank order with its band, score and policy state."""
