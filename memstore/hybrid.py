@@ -6,7 +6,9 @@ at best, where a weighted sum of the normalised scores reaches 0.71 (FTS alone: 
 vectors alone: 0.60). The scores say how sure each side is; a position does not.
 
 - FTS side: memstore's ordinary search over a pool of FTS_POOL results, each score
-  divided by the best one, so the top lexical hit is 1.
+  divided by the best one, then multiplied by the share of the question's words the
+  file contains. Without that share, a lone weak match ("leaving" for "where can guests
+  leave their car") would count as a certain one just for being the best there is.
 - Vector side: the cosine of every file with a current vector, measured from the
   VECTOR_DEPTH-th best (0; on a smaller root, the median) in units of the spread up to
   the best, but never of less than
@@ -21,7 +23,7 @@ vectors alone: 0.60). The scores say how sure each side is; a position does not.
   vector would beat the best word match without one.
 
 Measured on LoCoMo's dev split: min-max alone 0.709 success@5, with MIN_SPREAD 0.705,
-FTS alone 0.639; MIN_VECTOR costs nothing there.
+with the word share too 0.707; FTS alone 0.639; MIN_VECTOR costs nothing there.
 
 A query written in FTS5 syntax (quotes, AND/OR/NEAR, prefix*, column:) asks for exact
 matching and gets FTS alone. Each hit says which signals found it: "fts" when it is in
@@ -35,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from memstore.config import Config
 from memstore.indexing import body_of
-from memstore.search import SNIPPET_TOKENS, looks_advanced, search
+from memstore.search import SNIPPET_TOKENS, coverage, looks_advanced, search
 from memstore.vectors import similarities
 
 if TYPE_CHECKING:
@@ -88,11 +90,12 @@ def hybrid(
 
     best_fts = max((h["score"] for h in fts_hits), default=0.0)
     by_path = {h["path"]: h for h in fts_hits}
+    share = coverage(conn, query, list(by_path))
     in_window = {path for path, _ in window if vector_part(path) >= MIN_VECTOR}
     weight = config.semantic_weight
     fused: dict[str, float] = {}
     for path in by_path.keys() | in_window:
-        fts_part = by_path[path]["score"] / best_fts if path in by_path and best_fts > 0 else 0.0
+        fts_part = by_path[path]["score"] / best_fts * share[path] if path in by_path and best_fts > 0 else 0.0
         if path not in position:  # no current vector: its words alone
             fused[path] = fts_part
         else:

@@ -121,6 +121,18 @@ def _coverage(conn: sqlite3.Connection, words: list[str], ids: list[int]) -> dic
     return found
 
 
+def coverage(conn: sqlite3.Connection, query: str, paths: list[str]) -> dict[str, float]:
+    """The share of the query's words each of these files contains (1.0 for a one-word query,
+    or for text in scripts written without spaces, where words are not split out)."""
+    words = terms(query)
+    if len(words) < 2 or cjk.runs(query) or not paths:
+        return dict.fromkeys(paths, 1.0)
+    marks = ",".join("?" * len(paths))
+    ids = dict(conn.execute(f"SELECT path, id FROM files WHERE path IN ({marks})", paths).fetchall())
+    found = _coverage(conn, words, list(ids.values()))
+    return {path: found.get(ids[path], 0) / len(words) if path in ids else 0.0 for path in paths}
+
+
 def _hit(row: sqlite3.Row, score: float, snippet: str | None = None) -> dict[str, Any]:
     return {
         "path": row["path"],

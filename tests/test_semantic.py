@@ -398,3 +398,17 @@ def test_the_off_switch_is_named_where_it_was_set(agent: Path, run, monkeypatch:
     (agent / "memstore.toml").write_text("semantic = false\n")
     refused = run(agent, "search", "espresso", "--mode", "hybrid")
     assert refused.exit_code == 1 and "semantic search is off (memstore.toml)" in refused.stderr
+
+
+def test_a_lone_weak_word_match_does_not_outrank_the_answer_by_meaning(agent: Path) -> None:
+    # Failure caught (walkthrough): "leaving" in an unrelated memory, the only word match
+    # for the question, scaled to a certain lexical hit and ranked above the answer.
+    write(agent, "memory/reference_parking.md",
+          memory("reference_parking", "Visitors park in bay 12 behind the loading dock", "Badge at the gate."))
+    write(agent, "memory/process_on-call-handover.md",
+          memory("process_on-call-handover", "Hand the pager over before leaving on Friday",
+                 "Write the open incidents into the channel first."))
+    store = Store(agent)
+    store.embed()
+    hits = store.search("where can guests leave their car", limit=3, mode="hybrid")
+    assert hits[0].path == "memory/reference_parking.md", [h.path for h in hits]
