@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from memstore.config import Config
 from memstore.indexing import body_of
-from memstore.search import SNIPPET_TOKENS, coverage, looks_advanced, search
+from memstore.search import SNIPPET_TOKENS, looks_advanced, search, search_with_shares
 from memstore.vectors import similarities
 
 if TYPE_CHECKING:
@@ -69,7 +69,9 @@ def hybrid(
 
     if looks_advanced(query):
         return lexical(conn, query, limit, type_, config)
-    fts_hits = search(conn, query, max(limit, FTS_POOL), type_, config)
+    ranked_words = search_with_shares(conn, query, max(limit, FTS_POOL), type_, config)
+    fts_hits = [hit for hit, _ in ranked_words]
+    share = {hit["path"]: part for hit, part in ranked_words}
     paths, scores = similarities(conn, embedder.key, embedder.query(query), type_)
     if not paths:
         return [_mark(h, ["fts"], h["score"], None) for h in fts_hits[:limit]]
@@ -90,7 +92,6 @@ def hybrid(
 
     best_fts = max((h["score"] for h in fts_hits), default=0.0)
     by_path = {h["path"]: h for h in fts_hits}
-    share = coverage(conn, query, list(by_path))
     in_window = {path for path, _ in window if vector_part(path) >= MIN_VECTOR}
     weight = config.semantic_weight
     fused: dict[str, float] = {}

@@ -445,7 +445,7 @@ def run_tick(store: Store, commit: bool = False) -> TickStatus:
 
     def run(conn: sqlite3.Connection) -> tuple[SyncReport, FlushReport | None, Rolled,
                                                RenderResult | None, list[dict[str, str]],
-                                               Findings]:
+                                               Findings, list[str]]:
         flushed: FlushReport | None = None
         rolled = Rolled()
         rendered: RenderResult | None = None
@@ -461,11 +461,11 @@ def run_tick(store: Store, commit: bool = False) -> TickStatus:
             rendered = render(conn, store.root, now, store.config)
         problems = lint_view(conn)
         rows = list_view(conn, store.root, now, store.config)
-        return synced, flushed, rolled, rendered, problems, cue_items(conn, store.root, now,
-                                                                              store.config, rows)
+        found = cue_items(conn, store.root, now, store.config, rows)
+        # with many machines: nobody, or more than one, flushes
+        return synced, flushed, rolled, rendered, problems, found, store.flush_warnings(conn)
 
-    synced, flushed, rolled, rendered, problems, found = store._with_mirror(run)
-    flush_warnings = store.flush_warnings()  # with many machines: nobody, or more than one, flushes
+    synced, flushed, rolled, rendered, problems, found, flush_warnings = store._with_mirror(run)
     for line in flush_warnings:
         store.notify(line)
     # The night is when the embedding backlog is worked off in full (the `semantic` extra):

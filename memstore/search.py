@@ -121,18 +121,6 @@ def _coverage(conn: sqlite3.Connection, words: list[str], ids: list[int]) -> dic
     return found
 
 
-def coverage(conn: sqlite3.Connection, query: str, paths: list[str]) -> dict[str, float]:
-    """The share of the query's words each of these files contains (1.0 for a one-word query,
-    or for text in scripts written without spaces, where words are not split out)."""
-    words = terms(query)
-    if len(words) < 2 or cjk.runs(query) or not paths:
-        return dict.fromkeys(paths, 1.0)
-    marks = ",".join("?" * len(paths))
-    ids = dict(conn.execute(f"SELECT path, id FROM files WHERE path IN ({marks})", paths).fetchall())
-    found = _coverage(conn, words, list(ids.values()))
-    return {path: found.get(ids[path], 0) / len(words) if path in ids else 0.0 for path in paths}
-
-
 def _hit(row: sqlite3.Row, score: float, snippet: str | None = None) -> dict[str, Any]:
     return {
         "path": row["path"],
@@ -358,6 +346,21 @@ def search(
     config: Config | None = None,
 ) -> list[dict[str, Any]]:
     """Ranked hits for `query`; each a dict with path, name, type, summary, score, snippet."""
+    return [hit for hit, _share in search_with_shares(conn, query, limit, type_, config)]
+
+
+def search_with_shares(
+    conn: sqlite3.Connection,
+    query: str,
+    limit: int = 10,
+    type_: str | None = None,
+    config: Config | None = None,
+) -> list[tuple[dict[str, Any], float]]:
+    """search's hits, each with the share of the query's words it contains (hybrid.py weighs by it).
+
+    The share is 1.0 where words are not counted: a one-word query, FTS5 syntax, and text
+    in scripts written without spaces.
+    """
     config = config or Config()
     _validate_type(type_)
     if limit < 1:
@@ -368,11 +371,11 @@ def search(
     check_query(query)
     runs = cjk.runs(query)
     if runs:
-        return _search_unspaced(conn, query, runs, limit, type_, config)
+        return [(hit, 1.0) for hit in _search_unspaced(conn, query, runs, limit, type_, config)]
     if looks_advanced(query):
         try:
             rows = _candidates(conn, query, limit, type_, config)
-            return [_hit(row, -row["rank"]) for row in rows]
+            return [(_hit(row, -row["rank"]), 1.0) for row in rows]
         except sqlite3.OperationalError as exc:
             if not _is_query_error(exc):
                 raise
@@ -386,8 +389,10 @@ def search(
     rows = _candidates(conn, expression, pool, type_, config)
     if len(words) > 1 and rows:
         cover = _coverage(conn, words, [row["id"] for row in rows])
-        scored = [(-row["rank"] * (cover[row["id"]] / len(words)) ** config.search_coverage, row) for row in rows]
+        share = {row["id"]: cover[row["id"]] / len(words) for row in rows}
+        scored = [(-row["rank"] * share[row["id"]] ** config.search_coverage, row) for row in rows]
     else:
+        share = {row["id"]: 1.0 for row in rows}
         scored = [(-row["rank"], row) for row in rows]
     scored.sort(key=lambda pair: (-pair[0], pair[1]["path"]))
-    return [_hit(row, value) for value, row in scored[:limit]]
+    return [(_hit(row, value), share[row["id"]]) for value, row in scored[:limit]]

@@ -151,13 +151,14 @@ class Store:
         `embed_budget_s` (report.vectors says how many are left for `embed`). Capture
         (note, debrief at SessionEnd) passes embed=False: it must be quick, and it does not search.
         """
+        from memstore.semantic import embed_briefly
         from memstore.sync import sync_locked
 
         report = self._with_mirror(
             lambda conn: sync_locked(conn, self.root, self.config, self.progress, quick=not full)
         )
         if embed:
-            report.vectors = self._embed_quietly(self.config.embed_budget_s)
+            report.vectors = embed_briefly(self, self.config.embed_budget_s)
         return report
 
     def rebuild(self) -> SyncReport:
@@ -166,11 +167,12 @@ class Store:
         Vectors of unchanged text are carried over from the old mirror when it can be read;
         the rest are embedded for at most `embed_budget_s`, as after a sync.
         """
+        from memstore.semantic import embed_briefly
         from memstore.sync import rebuild
 
         report = rebuild(self.root, self.config, self.progress)
         assert report is not None  # only_if_unhealthy was not asked for
-        report.vectors = self._embed_quietly(self.config.embed_budget_s)
+        report.vectors = embed_briefly(self, self.config.embed_budget_s)
         return report
 
     # ------------------------------------------------------------ semantic search (memstore.semantic)
@@ -186,11 +188,6 @@ class Store:
         from memstore.semantic import run_embed
 
         return run_embed(self, budget_s, required, progress)
-
-    def _embed_quietly(self, budget_s: float) -> dict[str, Any] | None:
-        from memstore.semantic import embed_briefly
-
-        return embed_briefly(self, budget_s)
 
     # ------------------------------------------------------------ reading
 
@@ -292,7 +289,6 @@ class Store:
         if refusal:
             raise NotFlushHost(refusal, hint="flush on that machine: the reads recorded here reach it "
                                "through the journal in git (or change flush_host in memstore.toml)")
-        self._warn_many_flushers()
         return self._with_mirror(lambda conn: self._flush_locked(conn, force))
 
     def flush_refusal(self) -> str | None:
@@ -307,17 +303,15 @@ class Store:
             return None
         return f"flush_host is {wanted!r} in memstore.toml, and this machine is {me!r}"
 
-    def flush_warnings(self) -> list[str]:
-        """What is off about who flushes, given the machines whose journals this mirror has read."""
+    def flush_warnings(self, conn: sqlite3.Connection | None = None) -> list[str]:
+        """What is off about who flushes, given the machines whose journals the mirror has read."""
         from memstore import journal
         from memstore.views import known_machines
 
-        machines = self._read(known_machines, catch_up="none")
-        return journal.flush_host_warnings(self.config.flush_host.strip(), journal.identity(self.root), machines)
-
-    def _warn_many_flushers(self) -> None:
-        for line in self.flush_warnings():
-            self.notify(line)
+        if conn is None:
+            return self._read(self.flush_warnings, catch_up="none")
+        return journal.flush_host_warnings(self.config.flush_host.strip(), journal.identity(self.root),
+                                           known_machines(conn))
 
     def _flush_locked(self, conn: sqlite3.Connection, force: bool) -> FlushReport:
         from memstore.flush import flush
@@ -330,6 +324,8 @@ class Store:
             sync_into(conn, self.root, self.config, self.progress)
             report = flush(conn, self.root, self.now, self.config, force)
             sync_into(conn, self.root, self.config)
+        for line in self.flush_warnings(conn):
+            self.notify(line)
         return report
 
     def tick(self, commit: bool = False) -> TickStatus:

@@ -150,13 +150,13 @@ def similarities(
     """Paths of the searchable files with a current vector, and each one's cosine with the query."""
     import numpy as np
 
-    where = "f.kind != 'derived'" if type_ is None else "(f.type = ? OR f.kind = ?)"
-    params: list[Any] = [model] + ([] if type_ is None else [type_, type_])
     dim = int(query.shape[0])
+    where = "f.kind != 'derived'" if type_ is None else "(f.type = ? OR f.kind = ?)"
+    params: list[Any] = [model, dim] + ([] if type_ is None else [type_, type_])
     rows = conn.execute(
         "SELECT v.path, v.vec FROM vectors v JOIN files f ON f.path = v.path "
         f"AND v.text_digest = f.text_digest WHERE v.model = ? AND v.dim = ? AND {where}",
-        [params[0], dim, *params[1:]],
+        params,
     ).fetchall()
     rows = [r for r in rows if len(r[1]) == dim * 2]  # a damaged blob is skipped, not trusted
     if not rows:

@@ -27,11 +27,11 @@ from memstore import claude_code, mirror
 from memstore.agent_root import RootPaths
 from memstore.config import Config
 from memstore.install import BEGIN, END, Layout, approved_tools, is_ours
+from memstore.journal import PROBE_HOST
 from memstore.kinds import REINFORCING_TOOLS
 from memstore.results import Check
 
 PROBE = "process_memstore-verify-probe"
-PROBE_HOST = "memstore-verify-probe"
 
 
 def _handlers(settings: dict[str, Any], event: str) -> list[tuple[str | None, dict[str, Any]]]:

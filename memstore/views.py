@@ -145,31 +145,36 @@ def status_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: 
     }
 
 
-def known_machines(conn: sqlite3.Connection) -> list[str]:
-    """Identities of the clones whose journal lines this mirror holds (the verify probe's left out)."""
-    from memstore.verify import PROBE_HOST
+def _machine_rows(conn: sqlite3.Connection) -> list[tuple[str, int, str]]:
+    """(identity, events, newest ts) of each clone whose journal lines this mirror holds, newest first.
 
-    return [r[0] for r in conn.execute(
-        "SELECT DISTINCT host FROM events WHERE host IS NOT NULL AND host != ? AND host NOT LIKE ? ORDER BY host",
-        (PROBE_HOST, f"{PROBE_HOST}-%"))]
+    The verify probe's own events are left out.
+    """
+    from memstore.journal import PROBE_HOST
+
+    return conn.execute(
+        "SELECT host, count(*), max(ts) FROM events WHERE host IS NOT NULL AND host != ? AND host NOT LIKE ? "
+        "GROUP BY host ORDER BY max(ts) DESC, host", (PROBE_HOST, f"{PROBE_HOST}-%")
+    ).fetchall()
+
+
+def known_machines(conn: sqlite3.Connection) -> list[str]:
+    """Identities of the clones whose journal lines this mirror holds."""
+    return [row[0] for row in _machine_rows(conn)]
 
 
 def journal_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config) -> dict[str, Any]:
     """Which clones' journals this mirror has read, the newest event from each, and who flushes.
 
     A machine that stopped syncing shows as one whose newest event is old: its reads are
-    not reaching the others. The verify probe's own events are left out.
+    not reaching the others.
     """
     from memstore import journal
     from memstore.timeutil import parse_when
-    from memstore.verify import PROBE_HOST
 
     me = journal.identity(root)
     machines = []
-    for name, events, newest in conn.execute(
-        "SELECT host, count(*), max(ts) FROM events WHERE host IS NOT NULL AND host != ? AND host NOT LIKE ? "
-        "GROUP BY host ORDER BY max(ts) DESC, host", (PROBE_HOST, f"{PROBE_HOST}-%")
-    ):
+    for name, events, newest in _machine_rows(conn):
         host, clone = journal.split_identity(name)
         when = parse_when(newest)
         machines.append({"identity": name, "host": host, "clone": clone, "events": events, "newest": newest,
