@@ -35,7 +35,14 @@ and it is REJECTED, whatever it matches, when it
   - holds something like a commit hash (7-40 hex characters with a digit and a letter);
   - holds a file:line reference (name.ext:12, "line 12");
   - is numbers-heavy (3 or more tokens with a digit);
-  - is first-person narrative (I, I'm, I've, me, my, or "we" followed by a past tense).
+  - is first-person narrative (I, I'm, I've, me, my, or "we" followed by a past tense);
+  - removes a safeguard or destroys work (`unsafe`: skip asking or review, delete or skip
+    tests, disable checks or hooks, --no-verify, force-push, reset --hard, pipe into a
+    shell, remove files, commit secrets). A final answer can be shaped by injected
+    content; such a rule, kept, would be a standing instruction nobody chose.
+
+A captured lesson is written with `review: pending`: the bundle carries it marked as
+unreviewed until a person accepts it (`memstore review`).
 
 Caps: at most LESSONS_PER_SESSION (3) lessons per session, and at most LESSONS_IN_WINDOW
 (30) lesson files in the short-term window (memory/short-term/ itself, dated within
@@ -71,6 +78,7 @@ if TYPE_CHECKING:
 SLUG_WORDS = 6
 SLUG_CHARS = 60
 LESSON = "lesson"
+PENDING = "pending"
 LESSONS_PER_SESSION = 3
 LESSONS_IN_WINDOW = 30
 RULE_MAX_CHARS = 200
@@ -102,6 +110,49 @@ _DIGIT_TOKEN = re.compile(r"\S*\d\S*")
 _FIRST_PERSON = re.compile(
     r"\b(I|I'm|I've|I'd|I'll|me|my|mine|myself)\b|"
     r"\b[Ww]e('ve)? (\w+ed|ran|did|found|made|saw|got|wrote|took|had|were|went|spent|tried|built|kept|left)\b")
+
+# Rules that take away a safeguard or destroy work: never captured, whatever their shape.
+# Two kinds, told apart by polarity: prohibiting a destructive act is a good rule ("Never
+# force-push to main"), enjoining it is not; dropping a safeguard is bad however it is
+# said ("Never ask before pushing", "Skip the review"), unless a prohibition cancels it
+# ("Never push without asking").
+_DESTRUCTIVE = re.compile(
+    r"\b(delet|remov|skip|disabl|comment\w* out|ignor|mute|xfail|bypass|turn\w* off|switch\w* off)\w*\s+"
+    r"(\S+\s+){0,3}?(tests?|specs?|checks?|checkers?|hooks?|lint\w*|ci|guards?|safeguards?|assertions?|validation|"
+    r"type.?check\w*|warnings?|errors?|failures?|protections?|pre-commit)\b"
+    r"|--no-verify|\bforce[- ]push|\bpush\s+(\S+\s+){0,3}?(--force|-f)\b|--force-with-lease|\breset\s+--hard"
+    r"|\|\s*(sudo\s+)?(ba|z|da)?sh\b|\bpip\w*\s+(\S+\s+){0,3}?(into|to)\s+(a\s+|the\s+)?(shell|bash|sh)\b"
+    r"|\brm\s+-\w*[rf]|\b(delete|remove|wipe|erase|truncate|overwrite)\s+(\S+\s+){0,3}?"
+    r"(files?|folders?|director\w+|branch\w*|history|data|databases?|backups?|repo\w*)\b"
+    r"|\bchmod\s+(-R\s+)?777|\bcommit\w*\s+(\S+\s+){0,3}?(secrets?|credentials?|keys?|tokens?|passwords?)\b"
+    r"|\b(disabl\w*|turn\w* off)\s+(\S+\s+){0,2}?(sandbox\w*|security|auth\w*|ssl|tls|certificates?)",
+    re.I)
+_SAFEGUARD = re.compile(r"^(ask|confirm|check|review|verif|approv|prompt|permission)", re.I)
+_NEGATORS = frozenset({"never", "not", "don't", "avoid", "stop", "without", "need", "skip", "skipping", "skips",
+                       "disable", "disabling", "bypass", "bypassing", "ignore", "ignoring", "remove", "removing"})
+_PROHIBITS = re.compile(r"^(Never|Do not|Don't|Avoid)\b|\bmust (never|not)\b"
+                        r"|^(When|Whenever|If|Before|After) [^,]+,\s*(never|do not|don't|avoid)\b", re.I)
+
+
+def unsafe(sentence: str) -> bool:
+    """Does the rule take away a safeguard or destroy work (see _DESTRUCTIVE and _SAFEGUARD)?"""
+    prohibits = _PROHIBITS.search(sentence) is not None
+    if _DESTRUCTIVE.search(sentence) and not prohibits:
+        return True
+    words = [w.strip(".,;:!()\"'`").lower() for w in sentence.split()]
+    lead = 1 if words[:2] == ["do", "not"] else 0
+    for i, word in enumerate(words):
+        if not _SAFEGUARD.match(word):
+            continue
+        near = next((j for j in range(i - 1, max(i - 5, -1), -1) if words[j] in _NEGATORS), None)
+        if near is None:
+            continue
+        if near == lead and prohibits:  # the prohibition itself falls on the safeguard: "Never ask ..."
+            return True
+        if not prohibits:  # "Skip the review", "without asking", "no need to check"
+            return True
+    return False
+
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _LIST_MARK = re.compile(r"^\s*(?:[-*+>]\s+|\d+[.)]\s+|#+\s+)+")
@@ -140,6 +191,8 @@ def _front_value(value: str) -> str:
 
 def _note_bytes(text: str, day: dt.date, source: str, kind: str | None) -> bytes:
     front = {"created": day.isoformat(), "source": source, **({"kind": kind} if kind else {})}
+    if kind == LESSON and source == "debrief":
+        front["review"] = PENDING  # the agent proposed it; a person has not accepted it yet
     head = "".join(f"{key}: {_front_value(value)}\n" for key, value in front.items())
     return f"---\n{head}---\n\n{text.strip()}\n".encode()
 
@@ -189,9 +242,15 @@ def _write_note(root: Path, text: str, day: dt.date, *, source: str, kind: str |
     return Written(path, True)
 
 
+NOTE_MAX_CHARS = 20_000  # a T1 fact is a line or a paragraph; the bundle shows 1,200 characters of it
+
+
 def check_note(text: str, kind: str | None) -> str:
     if not text or not text.strip():
         raise BadUsage("nothing to note: the text is empty", hint='say the fact: memstore note "the fact"')
+    if len(text) > NOTE_MAX_CHARS:
+        raise BadUsage(f"the note is {len(text):,} characters, over the limit of {NOTE_MAX_CHARS:,}",
+                       hint="a note is one fact; write a longer text as a memory: memstore new TYPE TOPIC")
     if kind is not None and not KEBAB.match(kind):
         raise BadUsage(f"kind {kind!r} is not kebab-case", hint="e.g. --kind lesson, --kind decision")
     return text.strip()
@@ -307,6 +366,8 @@ def rejected(sentence: str) -> str | None:
         return "numbers"
     if _FIRST_PERSON.search(sentence):
         return "first person"
+    if unsafe(sentence):
+        return "removes a safeguard"
     return None
 
 

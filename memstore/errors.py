@@ -25,3 +25,7 @@ class BadUsage(MemstoreError):
 
 class NotFound(MemstoreError):
     """A named memory or path does not exist."""
+
+
+class MirrorBlocked(MemstoreError):
+    """The mirror's place is taken by something that is not a mirror (a folder, say): never removed for us."""

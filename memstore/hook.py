@@ -8,8 +8,11 @@ One JSON object arrives on stdin, as Claude Code sends it. By `hook_event_name`:
   async handler of the last tool call before a `claude -p` session ends never runs and
   that touch would be lost. Registration filters (`if`) start this process only for
   files under memory/, so other reads cost nothing.
-- PreToolUse: approve Write/Edit/MultiEdit of markdown files whose real path lies in
-  memory/ (never identity.md, lenses/, meditations/, derived files or anything else),
+- PreToolUse: deny writes to the person's files (identity.md, lenses/, meditations/,
+  memstore.toml) by real path, and shell commands that name them and do more than read
+  (shellcmd.py), in every permission mode; approve Write/Edit/MultiEdit of markdown files
+  whose real path lies in memory/ (never derived files or anything else), memstore's own
+  MCP tools by exact name,
   and deliver matching lenses as additionalContext, once per session each. Where the
   agent root lies outside the project, Reads of memory files are approved the same
   way (by real path), as a fallback to the read grant `install` writes.
@@ -31,6 +34,7 @@ import os
 import sys
 
 MAX_STDIN = 4 * 1024 * 1024  # a hook payload is small; anything larger is not ours to parse
+PATH_MAX = 4096  # Linux's limit for a whole path; longer is never a real file
 
 Payload = dict[str, object]
 
@@ -85,26 +89,54 @@ def read_payload(stream: object) -> Payload | None:
     return payload if isinstance(payload, dict) else None
 
 
+def _real(root: str, file_path: object, cwd: str | None) -> tuple[str, str] | None:
+    """(real path, real root) of a tool's file_path, or None when it cannot be a usable path.
+
+    A path longer than the system allows is refused before realpath, whose cost grows
+    with the square of its depth (a 300 KB path took seconds).
+    """
+    if not file_path or not isinstance(file_path, str) or "\x00" in file_path or len(file_path) > PATH_MAX:
+        return None
+    try:
+        real = os.path.realpath(os.path.join(cwd or os.getcwd(), file_path))
+        return real, os.path.realpath(root)
+    except (OSError, ValueError):
+        return None
+
+
 def in_memory(root: str, file_path: object, cwd: str | None, *, derived: bool = False) -> bool:
     """Is the real path (symlinks and .. resolved) a markdown file inside root/memory/?
 
     Derived files count only with `derived` (reading MEMORY.md is fine; writing it is not).
+    Names are compared without case: on macOS memory/memory.md is MEMORY.md.
     """
     from memstore.kinds import DERIVED
 
-    if not file_path or not isinstance(file_path, str) or "\x00" in file_path:
+    found = _real(root, file_path, cwd)
+    if found is None:
         return False
-    try:
-        real = os.path.realpath(os.path.join(cwd or os.getcwd(), file_path))
-        memory = os.path.realpath(os.path.join(root, "memory"))
-    except (OSError, ValueError):
-        return False
+    real, real_root = found
+    memory = os.path.join(real_root, "memory")
     if not real.startswith(memory + os.sep) or not real.endswith(".md"):
         return False
     rel = real[len(memory) + 1 :]
     if os.path.basename(real).startswith("."):
         return False  # hidden files are never indexed; approving them would hide a write
-    return derived or rel not in DERIVED
+    return derived or rel.casefold() not in {name.casefold() for name in DERIVED}
+
+
+def person_file(root: str, file_path: object, cwd: str | None) -> str | None:
+    """The root-relative path when a tool's file is one the person owns (identity.md, lenses/ ...)."""
+    from memstore.kinds import person_owned
+
+    found = _real(root, file_path, cwd)
+    if found is None:
+        return None
+    real, real_root = found
+    if not real.startswith(real_root + os.sep):
+        return None
+    rel = real[len(real_root) + 1 :].replace(os.sep, "/")
+    return rel if person_owned(rel) else None
 
 
 def _outside(root: str, cwd: str | None) -> bool:
@@ -121,6 +153,12 @@ def _tool_input(payload: Payload) -> tuple[str, str | None]:
     data = payload.get("tool_input")
     file_path = data.get("file_path") if isinstance(data, dict) else None
     return (tool if isinstance(tool, str) else ""), _usable(file_path)
+
+
+def _command(payload: Payload) -> str | None:
+    data = payload.get("tool_input")
+    command = data.get("command") if isinstance(data, dict) else None
+    return command if isinstance(command, str) and len(command) <= MAX_STDIN else None
 
 
 def _usable(value: object) -> str | None:
@@ -177,12 +215,26 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
         return None
 
     if event == "PreToolUse":
+        from memstore.kinds import EDIT_TOOLS, MCP_TOOLS
+
         output: Payload = {"hookEventName": "PreToolUse"}
-        if tool in WRITE_TOOLS and in_memory(root, file_path, cwd):
+        owned = person_file(root, file_path, cwd) if tool in EDIT_TOOLS else None
+        if owned is None and tool == "Bash":
+            from memstore.shellcmd import names_person_file
+
+            owned = names_person_file(_command(payload) or "", root, cwd)
+        if owned is not None:
+            # Refused in every permission mode: a hook's deny outranks acceptEdits and bypass.
+            output["permissionDecision"] = "deny"
+            output["permissionDecisionReason"] = (
+                f"memstore: {owned} is the person's own file (identity, lenses, meditations, memstore.toml); "
+                "the agent does not change it. Propose the change to the person, or write a memory under memory/."
+            )
+        elif tool in WRITE_TOOLS and in_memory(root, file_path, cwd):
             output["permissionDecision"] = "allow"
             output["permissionDecisionReason"] = "memstore: writes to memory files are pre-approved"
-        elif tool.startswith("mcp__memstore__"):
-            # memstore's own MCP server: its tools enforce the same real-path rules themselves
+        elif tool.startswith("mcp__memstore__") and tool[len("mcp__memstore__"):] in MCP_TOOLS:
+            # memstore's own MCP tools, by exact name: they enforce the same real-path rules themselves
             output["permissionDecision"] = "allow"
             output["permissionDecisionReason"] = "memstore: its MCP tools are pre-approved"
         elif tool == "Read" and _outside(root, cwd) and in_memory(root, file_path, cwd, derived=True):

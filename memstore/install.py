@@ -29,6 +29,7 @@ Where things go depends on where the agent root lies (Layout):
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import itertools
 import json
@@ -37,15 +38,15 @@ import re
 import shlex
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memstore import claude_code
+from memstore import claude_code, protect
 from memstore.agent_root import RootPaths
 from memstore.errors import MemstoreError
-from memstore.kinds import REINFORCING_TOOLS, WRITE_TOOLS
+from memstore.kinds import MCP_TOOLS, REINFORCING_TOOLS, WRITE_TOOLS
 
 if TYPE_CHECKING:
     from memstore.cron import Source
@@ -91,6 +92,12 @@ class Layout:
     settings: Path  # the hook registrations
     grant: Path | None  # the read grant for the root; None: not needed (root inside the project)
     imports: Path | None  # the file with the @ imports; None: SessionStart carries identity + MEMORY.md
+    alias: Path | None = None  # the root as the person named it, when that path leads through a symlink
+
+    @property
+    def forms(self) -> tuple[Path, ...]:
+        """Every spelling of the root Claude Code may see in a tool call: rules match paths as given."""
+        return (self.root,) if self.alias is None or self.alias == self.root else (self.root, self.alias)
 
     @property
     def external(self) -> bool:
@@ -103,8 +110,13 @@ class Layout:
         return self.external and (self.imports is None or not claude_code.is_user_memory(self.imports))
 
 
-def layout_for(root: Path, scope: str, settings: str | None, claude_md: str | None, cwd: Path) -> Layout:
+def layout_for(root: Path, scope: str, settings: str | None, claude_md: str | None, cwd: Path,
+               alias: Path | None = None) -> Layout:
     """Where install writes (and verify looks) for this scope; --settings/--claude-md override."""
+    return dataclasses.replace(_layout_for(root, scope, settings, claude_md, cwd), alias=alias)
+
+
+def _layout_for(root: Path, scope: str, settings: str | None, claude_md: str | None, cwd: Path) -> Layout:
     settings_path = Path(settings).expanduser().absolute() if settings else None
     md_path = Path(claude_md).expanduser().absolute() if claude_md else None
     if scope == "user":
@@ -130,7 +142,8 @@ def debrief_command(root: Path) -> str:
     return shlex.join([*memstore_command(), "--root", str(root), "debrief", "--hook"])
 
 
-MCP_MATCHER = "^mcp__memstore__"
+# memstore's own MCP tools by exact name (kinds.MCP_TOOLS), never a prefix.
+MCP_MATCHER = "^mcp__memstore__({})$".format("|".join(MCP_TOOLS))
 
 
 def approved_tools(reads: bool) -> tuple[str, ...]:
@@ -138,13 +151,18 @@ def approved_tools(reads: bool) -> tuple[str, ...]:
     return (*WRITE_TOOLS, "Read") if reads else WRITE_TOOLS
 
 
-def registrations(root: Path, command: str, lens_matcher: str | None, *, approve_reads: bool = False, mcp: bool = False,
-                  import_parts: int = 0, debrief: str | None = None) -> dict[str, list[dict[str, Any]]]:
+def registrations(root: Path | Sequence[Path], command: str, lens_matcher: str | None, *, approve_reads: bool = False,
+                  mcp: bool = False, import_parts: int = 0, debrief: str | None = None
+                  ) -> dict[str, list[dict[str, Any]]]:
+    """The hook handlers for a root, under each of its spellings (forms: the real path first)."""
+    forms = [root] if isinstance(root, Path) else list(root)
     def handler(extra: dict[str, Any] | None = None, cmd: str = command) -> dict[str, Any]:
         return {"type": "command", "command": cmd, "timeout": HOOK_TIMEOUT_S, **(extra or {})}
 
     approved = approved_tools(approve_reads)
-    pre = [{"matcher": tool, "hooks": [handler({"if": permission_glob(tool, root)})]} for tool in approved]
+    pre = [{"matcher": tool, "hooks": [handler({"if": permission_glob(tool, form)}) for form in forms]}
+           for tool in approved]
+    pre += protect.registrations(forms, handler)
     if lens_matcher:
         pre.append({"matcher": lens_matcher, "hooks": [handler()]})
     if mcp:
@@ -156,7 +174,8 @@ def registrations(root: Path, command: str, lens_matcher: str | None, *, approve
         "SessionStart": [{"hooks": [handler()]}, *parts],
         "PreToolUse": pre,
         "PostToolUse": [
-            {"matcher": tool, "hooks": [handler({"if": permission_glob(tool, root)})]} for tool in REINFORCING_TOOLS
+            {"matcher": tool, "hooks": [handler({"if": permission_glob(tool, form)}) for form in forms]}
+            for tool in REINFORCING_TOOLS
         ],
     }
     if debrief:
@@ -219,15 +238,21 @@ def merge_grant(existing: dict[str, Any], root: Path) -> dict[str, Any]:
     reach the memory, and Claude Code confines Bash to the folders it was granted.
     """
     merged = json.loads(json.dumps(existing))
-    permissions = merged.setdefault("permissions", {})
-    if not isinstance(permissions, dict):
-        raise InstallError("settings has a 'permissions' value that is not an object", hint="fix it by hand first")
-    folders = permissions.setdefault("additionalDirectories", [])
-    if not isinstance(folders, list):
-        raise InstallError("permissions.additionalDirectories is not a list", hint="fix it by hand first")
+    folders = permission_list(merged, "additionalDirectories")
     if not claude_code.grants_read(merged, root):
         folders.append(str(root))
     return merged
+
+
+def permission_list(settings: dict[str, Any], key: str) -> list[Any]:
+    """settings["permissions"][key], made when absent; InstallError when either is of another shape."""
+    permissions = settings.setdefault("permissions", {})
+    if not isinstance(permissions, dict):
+        raise InstallError("settings has a 'permissions' value that is not an object", hint="fix it by hand first")
+    found = permissions.setdefault(key, [])
+    if not isinstance(found, list):
+        raise InstallError(f"permissions.{key} is not a list", hint="fix it by hand first")
+    return found
 
 
 def merge_gitignore(text: str, line: str) -> str:
@@ -354,10 +379,10 @@ def plan_install(
     root = layout.root
     plan = InstallPlan()
     before, data = read_settings(layout.settings)
-    regs = registrations(root, hook_command(root), lens_matcher, approve_reads=layout.external, mcp=mcp,
+    regs = registrations(layout.forms, hook_command(root), lens_matcher, approve_reads=layout.external, mcp=mcp,
                          import_parts=IMPORT_PARTS if layout.session_imports else 0,
                          debrief=debrief_command(root))
-    merged = merge_settings(data, regs, disable_auto_memory)
+    merged = protect.merge_deny(merge_settings(data, regs, disable_auto_memory), layout.forms)
     if layout.grant == layout.settings:
         merged = merge_grant(merged, root)
     if mcp:
@@ -489,7 +514,7 @@ def plan_uninstall(layout: Layout, *, cron: Source | None = None) -> InstallPlan
     plan = InstallPlan()
     before, data = read_settings(layout.settings)
     if before is not None:
-        kept = remove_registrations(data, root)
+        kept = protect.remove_deny(remove_registrations(data, root), layout.forms)
         if kept != data:
             plan.changes.append(Change(layout.settings, before, _json_text(kept)))
     candidates = [layout.imports] if layout.imports is not None else []

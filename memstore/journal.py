@@ -10,6 +10,13 @@ each file from the offset it reached last time, takes only whole lines (a line b
 appended right now waits for the next sync) and inserts each event once by id, so
 replaying twice changes nothing.
 
+A line that is not a valid event (torn by a failed write on a full disk, edited by hand,
+git conflict markers) is skipped and counted per file in journal_offsets.bad_lines, which
+`memstore status` and `memstore lint` report. An append never glues onto such a torn
+tail: it starts a new line first. A file rewritten with lines inserted before the offset
+(a git merge of another clone's copy) is noticed by a digest of the bytes just before
+the offset, and read again from the start.
+
 `append` and `new_event` are standard library only: they run on the hook's path.
 """
 
@@ -141,16 +148,47 @@ def journal_file(root: str | os.PathLike[str], event: dict[str, str | None]) -> 
 
 
 def append(root: str | os.PathLike[str], event: dict[str, str | None]) -> str:
-    """Append one event as one line with one write(2) on an O_APPEND descriptor."""
+    """Append one event as one whole line: one write(2) on an O_APPEND descriptor, normally.
+
+    A file that does not end in a newline has a torn tail (an earlier write cut short, by
+    a full disk say): the line then starts with one, so the fragment stays a line of its
+    own (counted as unreadable by ingest) and this event stays whole. Checking costs an
+    fstat and a one-byte pread, only when the file is not empty. Two appends racing past
+    the check cost at worst an empty line, which ingest skips. A short write is continued;
+    a write that fails (ENOSPC) raises, after a best-effort newline that closes the
+    fragment it may have left (the next append closes it otherwise).
+    """
     target = journal_file(root, event)
     os.makedirs(os.path.dirname(target), exist_ok=True)
     line = (json.dumps(event, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
-    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        os.write(fd, line)
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line
+        done = os.write(fd, line)
+        if done != len(line):
+            _write_rest(fd, line, done)
     finally:
         os.close(fd)
     return target
+
+
+def _write_rest(fd: int, line: bytes, done: int) -> None:
+    """Finish a short write; if the rest fails, end the fragment with a newline and raise."""
+    try:
+        while done < len(line):
+            wrote = os.write(fd, line[done:])
+            if not wrote:
+                raise OSError(f"write(2) wrote nothing to the journal ({len(line) - done} bytes left)")
+            done += wrote
+    except OSError:
+        if done:
+            try:
+                os.write(fd, b"\n")
+            except OSError:
+                pass
+        raise
 
 
 def insert_event(conn: sqlite3.Connection, event: dict[str, str | None]) -> bool:
@@ -166,7 +204,7 @@ class Ingested:
 
     def __init__(self) -> None:
         self.new_events = 0
-        self.bad_lines = 0
+        self.bad_lines = 0  # unreadable lines met in this pass (the per-file totals are in journal_offsets)
         self.paths: set[str] = set()
 
 
@@ -176,47 +214,101 @@ def _valid(event: object) -> bool:
     )
 
 
+# How much of a journal file, just before the offset ingest reached, its digest covers
+# (journal_offsets.tail). Lines inserted anywhere before the offset (a git merge putting
+# another copy's lines first) shift these bytes, and each line holds a unique id, so the
+# digest no longer matches and the file is read again from 0. Only this window is hashed,
+# not the whole prefix: a sync reads what is new plus 4 KiB, however long the file.
+# An edit that keeps the length of everything before the window is not seen; it adds no
+# event either. A file whose size did not move is not opened at all.
+TAIL_WINDOW = 4096
+
+
+def _tail_digest(data: bytes) -> str:
+    import hashlib  # here, not at the top: the hook imports this module and never ingests
+
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
 def ingest(conn: sqlite3.Connection, root: str | os.PathLike[str]) -> Ingested:
-    """Read what is new in every journal file into the events table (caller holds a transaction)."""
+    """Read what is new in every journal file into the events table (caller holds a transaction).
+
+    Each file is read from the offset reached last time, unless the bytes before that offset
+    changed (its size fell below it, or journal_offsets.tail no longer matches): then from 0.
+    Events go in by id (INSERT OR IGNORE), so reading a line twice changes nothing.
+    journal_offsets.bad_lines keeps the count of unreadable lines before the offset: a line
+    is read once, so the count is what reports them later; a read from 0 counts afresh.
+    """
     result = Ingested()
     folder = journal_dir(root)
     if not os.path.isdir(folder):
         return result
-    offsets = {r[0]: r[1] for r in conn.execute("SELECT file, offset FROM journal_offsets")}
-    for name in sorted(n for n in os.listdir(folder) if n.endswith(".jsonl")):
+    rows = conn.execute("SELECT file, offset, tail, bad_lines FROM journal_offsets")
+    stored = {r[0]: (r[1], r[2], r[3]) for r in rows}
+    names = sorted(n for n in os.listdir(folder) if n.endswith(".jsonl"))
+    gone = set(stored).difference(names)
+    if gone:  # a journal file removed: what it said is no longer reported (read again from 0 if it comes back)
+        conn.executemany("DELETE FROM journal_offsets WHERE file = ?", [(name,) for name in sorted(gone)])
+    for name in names:
         path = os.path.join(folder, name)
-        start = offsets.get(name, 0)
+        start, tail, bad = stored.get(name, (0, None, 0))
         try:
             size = os.stat(path).st_size
             if size < start:  # rewritten or truncated by hand: read it all again
                 start = 0
-            if size == start:
+            if size == start and (tail is not None or not start):
                 continue
             with open(path, "rb") as handle:
-                handle.seek(start)
-                chunk = handle.read(size - start)
+                base = max(0, start - TAIL_WINDOW)
+                handle.seek(base)
+                data = handle.read()  # to the end: only whole lines are taken below
+                if start and (tail is None or _tail_digest(data[: start - base]) != tail):
+                    start = base = 0  # the bytes before the offset changed: read it all again
+                    handle.seek(0)
+                    data = handle.read()
         except OSError:
             continue
-        end = chunk.rfind(b"\n")
-        if end < 0:
-            continue
-        for raw in chunk[: end + 1].splitlines():
+        if not start:
+            bad = 0  # read from 0: counted afresh
+        end = data.rfind(b"\n")
+        if end < start - base:
+            continue  # no new whole line yet
+        for raw in data[start - base : end + 1].splitlines():
             if not raw.strip():
                 continue
             try:
                 event = json.loads(raw)
             except (ValueError, UnicodeDecodeError):
+                bad += 1
                 result.bad_lines += 1
                 continue
             if not _valid(event):
+                bad += 1
                 result.bad_lines += 1
                 continue
             if insert_event(conn, event):
                 result.new_events += 1
                 result.paths.add(event["path"])
+        reached = base + end + 1
         conn.execute(
-            "INSERT INTO journal_offsets (file, offset) VALUES (?, ?) "
-            "ON CONFLICT(file) DO UPDATE SET offset = excluded.offset",
-            (name, start + end + 1),
+            "INSERT INTO journal_offsets (file, offset, tail, bad_lines) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(file) DO UPDATE SET offset = excluded.offset, tail = excluded.tail, "
+            "bad_lines = excluded.bad_lines",
+            (name, reached, _tail_digest(data[max(0, reached - TAIL_WINDOW - base) : end + 1]), bad),
         )
     return result
+
+
+def bad_line_counts(conn: sqlite3.Connection) -> list[tuple[str, int]]:
+    """(journal file name, unreadable lines in it) for every file that has some, by name."""
+    return [(r[0], r[1]) for r in conn.execute(
+        "SELECT file, bad_lines FROM journal_offsets WHERE bad_lines > 0 ORDER BY file")]
+
+
+def bad_lines_advice(name: str, count: int) -> str:
+    """What `status` and `lint` say about one journal file's unreadable lines."""
+    lines = "line" if count == 1 else "lines"
+    return (f"{count} unreadable {lines} in runtime/journal/{name} (a write cut short, e.g. by a full disk; "
+            "a hand edit; git conflict markers): the reads recorded there are lost, nothing else is. "
+            f"The {lines} stay in the file and are skipped, so this is safe to leave; to clear the report, "
+            f"delete the {lines} that are not JSON from the file and run `memstore sync`")

@@ -22,6 +22,17 @@ REINFORCING_TOOLS = ("Read", "Edit", "Write", "MultiEdit")
 # The tools that change a file: the hook approves them for memory files, and a write marks the file dirty.
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit")
 
+# Files a person places and the agent never changes (root-relative; a folder ends in "/").
+# install denies Edit/Write on them in the client's own permission rules, and the hook
+# denies writes to them (Write/Edit tools by real path; shell commands that name them).
+PERSON_OWNED = ("identity.md", "memstore.toml", "lenses/", "meditations/")
+# Tools that change a file, for the refusal of person-owned files (NotebookEdit included).
+EDIT_TOOLS = (*WRITE_TOOLS, "NotebookEdit")
+
+# memstore's own MCP tools, exactly: the hook approves these names and no other (a server
+# registered as "memstore" by someone else could offer "mcp__memstore__run_shell").
+MCP_TOOLS = ("search", "read", "note", "new_memory", "bug_add", "bug_list", "bug_close")
+
 KINDS = ("t2", "short-term", "dream", "bug", "lens", "meditation", "identity", "derived", "other")
 
 
@@ -29,6 +40,13 @@ def memory_type(name: str) -> str | None:
     """The T2 type encoded in a bare file name, or None when it is not a T2 name."""
     match = T2_NAME.match(name)
     return match.group(1) if match else None
+
+
+def person_owned(rel: str) -> bool:
+    """Is this root-relative posix path one the person owns (case-insensitively: macOS)?"""
+    folded = rel.casefold()
+    return any(folded == owned or folded.startswith(owned) if owned.endswith("/") else folded == owned
+               for owned in PERSON_OWNED)
 
 
 def classify(rel: str) -> str:

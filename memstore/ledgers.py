@@ -110,9 +110,26 @@ def new_memory_text(name: str, type_: str, summary: str, now: dt.datetime, confi
     return "\n".join([*lines, "---", "", f"# {name}", "", text, ""])
 
 
-def check_new(type_: str, topic: str, summary: str, importance: float | None) -> tuple[str, str, float | None]:
+# Bounds on what one call may write (CLI and MCP alike): a memory is read whole by the
+# agent and its summary is a row of the always-loaded index; lint warns from 16 KB.
+SUMMARY_MAX_CHARS = 1_000
+BODY_MAX_CHARS = 256_000
+TITLE_MAX_CHARS = 300
+
+
+def check_size(what: str, text: str | None, limit: int, hint: str) -> None:
+    if text is not None and len(text) > limit:
+        raise Refused(f"the {what} is {len(text):,} characters, over the limit of {limit:,}", hint=hint)
+
+
+def check_new(type_: str, topic: str, summary: str, importance: float | None, body: str | None = None
+              ) -> tuple[str, str, float | None]:
     """(name, one-line summary, importance) for `new`, or Refused saying what is wrong."""
     from memstore.kinds import MEMORY_TYPES
+
+    check_size("summary", summary, SUMMARY_MAX_CHARS, "a summary is one line of the index: say it shortly")
+    check_size("body", body, BODY_MAX_CHARS, "split it into several memories, each about one thing")
+    check_size("topic", topic, TITLE_MAX_CHARS, "name the topic in a few words")
 
     if type_ not in MEMORY_TYPES:
         raise Refused(f"unknown memory type {type_!r}", hint=f"use one of: {', '.join(MEMORY_TYPES)}")

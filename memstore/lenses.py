@@ -14,6 +14,7 @@ import json
 import re
 import sqlite3
 
+from memstore.inert import inert_block, inert_line
 from memstore.timeutil import fmt
 
 DEFAULT_TOKEN_CAP = 400
@@ -49,7 +50,9 @@ class Lens:
         return bool(file_path) and bool(self.path_pattern.search(file_path or ""))
 
     def text(self) -> str:
-        return f"[memstore lens: {self.name}]\n{cap_text(self.body.strip(), self.token_cap)}"
+        # A lens is the person's text: its markdown stays, but no tag or control comes out of it.
+        body = inert_block(cap_text(self.body.strip(), self.token_cap), markdown=False)
+        return f"[memstore lens: {inert_line(self.name)}]\n{body}"
 
 
 def cap_text(text: str, tokens: int) -> str:

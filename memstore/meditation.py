@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from memstore.fsguard import md_files, read_regular
 from memstore.results import Candidate, Choice
 
 SHELVES = ("awareness", "instrumental")
@@ -169,11 +170,14 @@ def load_objects(root: Path) -> tuple[list[MeditationObject], list[dict[str, str
     objects: list[MeditationObject] = []
     skipped: list[dict[str, str]] = []
     notes: list[str] = []
-    folder = root / "meditations"
-    for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+    try:
+        paths = md_files(root / "meditations")  # regular files only: a link or a FIFO is never read
+    except OSError:
+        paths = []
+    for path in paths:
         rel = f"meditations/{path.name}"
         try:
-            raw = path.read_bytes()
+            raw = read_regular(path)
         except OSError as exc:
             skipped.append({"path": rel, "reason": f"unreadable ({exc.strerror})"})
             continue
@@ -217,9 +221,13 @@ def load_sits(root: Path) -> list[Sit]:
     """Every meditation entry in memory/dream-journal/, its sub-folders (archive/) included."""
     folder = root / "memory" / "dream-journal"
     sits: list[Sit] = []
-    for path in sorted(folder.rglob("*.md")) if folder.is_dir() else []:
+    try:
+        paths = md_files(folder, recursive=True)  # regular files only; linked folders are not walked
+    except OSError:
+        paths = []
+    for path in paths:
         try:
-            raw = path.read_bytes()
+            raw = read_regular(path)
         except OSError:
             continue
         if b"meditation" not in raw:  # cheap: most entries are dreams; skip their YAML

@@ -43,6 +43,8 @@ KNOWN_MIGRATIONS = (
     "m001_files_and_search", "m002_quick_freshness", "m003_unspaced_scripts", "m004_bodies_out_of_files",
     "m005_vectors",
     "m006_policy_base",
+    "m007_journal_integrity",
+    "m008_inert_rows",
 )
 
 
@@ -84,6 +86,11 @@ def open_checked(path: Path) -> sqlite3.Connection:
     Pending migrations of a schema we know are applied in place; anything else
     (missing, unreadable, foreign or newer schema) asks for a rebuild.
     """
+    if path.is_dir():  # never rebuilt over, never removed: it is not ours
+        from memstore.errors import MirrorBlocked
+
+        raise MirrorBlocked(f"{path} is a folder, not the mirror", hint=f"move it away (mv {path} {path}.moved), "
+                            "then run: memstore rebuild (the memory files are untouched)")
     if not path.exists():
         raise MirrorUnhealthy("mirror missing")
     if path.stat().st_size == 0:

@@ -459,7 +459,7 @@ def run_tick(store: Store, commit: bool = False) -> TickStatus:
                     sync_into(conn, store.root, store.config)  # the mirror follows the rewrites and moves
         if live is None:
             rendered = render(conn, store.root, now, store.config)
-        problems = lint_view(conn)
+        problems = lint_view(conn, store.root)
         rows = list_view(conn, store.root, now, store.config)
         found = cue_items(conn, store.root, now, store.config, rows)
         # with many machines: nobody, or more than one, flushes

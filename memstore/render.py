@@ -24,7 +24,6 @@ import datetime as dt
 import functools
 import gc
 import math
-import re
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from pathlib import Path
 
 from memstore.agent_root import RootPaths
 from memstore.config import Config
+from memstore.inert import clean_text, inert_line, safe_name  # noqa: F401 (clean_text: part of render's API)
 from memstore.locks import atomic_write, file_lock, sweep_stale
 from memstore.policy import score_days
 from memstore.timeutil import to_utc
@@ -188,45 +188,11 @@ def row_for(entry: Entry) -> str:
     return make_row(entry.name, entry.filename, entry.summary)
 
 
-# What never reaches a derived file. MEMORY.md is loaded into every session, so a binary
-# or garbled memory must not put control bytes, replacement characters or bidi overrides
-# there (nor a line break: every row is one line).
-# - garbage: C0 and C1 controls (tab, CR and LF aside), lone surrogates, U+FFFD and the
-#   noncharacters U+FFFE/U+FFFF; each becomes a space, and counts towards "mostly garbage";
-# - invisible: bidi marks, embeddings, overrides and isolates, and U+FEFF; dropped;
-# - line breaks of any kind (tab, CR, LF, U+2028, U+2029, ...): whitespace, collapsed.
-_GARBAGE = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffd\ufffe\uffff"
-_INVISIBLE = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff"
-_GARBAGE_RE = re.compile(f"[{_GARBAGE}]")
-_INVISIBLE_RE = re.compile(f"[{_INVISIBLE}]")
-_UNCLEAN_RE = re.compile(f"[{_GARBAGE}{_INVISIBLE}]")
-_NAME_UNSAFE_RE = re.compile(f"[{_GARBAGE}{_INVISIBLE}\\t\\n\\r\\u2028\\u2029]")
-GARBAGE_SHARE = 0.3  # above this share of garbage characters, a text is not a readable summary
 NO_SUMMARY = "(no readable summary: run memstore lint)"
 
 
-def clean_text(text: str) -> str:
-    """`text` as one clean line, or "" when nothing readable is left (empty, or mostly garbage)."""
-    if _UNCLEAN_RE.search(text) is None:
-        return " ".join(text.split())
-    garbage = len(_GARBAGE_RE.findall(text))
-    text = _INVISIBLE_RE.sub("", _GARBAGE_RE.sub(" ", text))
-    cleaned = " ".join(text.split())
-    kept = len(cleaned) - cleaned.count(" ")
-    if garbage > GARBAGE_SHARE * (kept + garbage):
-        return ""
-    return cleaned
-
-
-def _safe_name(text: str) -> str:
-    """A file name shown in a row: any unsafe character spelled out as an escape (\\x07, \\u202e)."""
-    if _NAME_UNSAFE_RE.search(text) is None:
-        return text
-    return _NAME_UNSAFE_RE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
-
-
 def link(name: str, filename: str) -> str:
-    return f"[{_safe_name(name)}]({_safe_name(filename)})"
+    return f"[{safe_name(name)}]({safe_name(filename)})"
 
 
 def make_row(name: str, filename: str, summary: str) -> str:
@@ -235,9 +201,11 @@ def make_row(name: str, filename: str, summary: str) -> str:
         row = f"- [{name}]({filename}): {summary}"
         # Most rows are clean already, and these checks run in C. isprintable() is False for
         # every control, surrogate, format (bidi) character, noncharacter and space but " ".
-        if row.isprintable() and "\ufffd" not in row and "  " not in row and row[-1] != " ":
+        # "@" and "<" are checked too: memory text must never become an import or a tag (inert.py).
+        if (row.isprintable() and "\ufffd" not in row and "  " not in row and row[-1] != " "
+                and "@" not in row and "<" not in row):
             return row  # exactly what the cleaning below would build
-    return f"- {link(name, filename)}: {clean_text(summary) or NO_SUMMARY}"
+    return f"- {link(name, filename)}: {inert_line(summary) or NO_SUMMARY}"
 
 
 def cut(row: str, limit: int) -> str:
@@ -402,7 +370,7 @@ def compose_state(entries: list[Entry]) -> str:
         lines.append("Nothing is in flight.\n")
     for entry in flying:
         raw = entry.state or ""
-        state = clean_text(raw) or ("(no readable state: run memstore lint)" if raw.strip() else "(no state given)")
+        state = inert_line(raw) or ("(no readable state: run memstore lint)" if raw.strip() else "(no state given)")
         lines.append(f"- {link(entry.name, entry.filename)}: {state}\n")
     return "".join(lines)
 

@@ -79,7 +79,8 @@ def plan_init(root: Path, config: Config) -> Plan:
     memory = root / "memory"
     if memory.is_dir():
         for path in sorted(memory.glob("*.md")):
-            if T2_NAME.match(path.name):
+            # never a link (its target would be copied into memory/) nor a FIFO (opening it blocks)
+            if T2_NAME.match(path.name) and not path.is_symlink() and path.is_file():
                 action = _normalise(path, config)
                 if action is not None:
                     plan.actions.append(action)

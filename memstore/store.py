@@ -68,6 +68,10 @@ class Store:
         progress: Progress | None = None,
     ) -> None:
         self.root = Path(find_root(root, None, Path.cwd()))
+        # The root as named, when a symlink leads to it: install registers both spellings,
+        # since Claude Code matches its rules against the path a tool call gives.
+        named = Path(os.path.abspath(os.path.expanduser(os.fspath(root))))
+        self.alias = named if named != self.root and named.is_dir() else None
         self.paths = RootPaths(self.root)
         self._now = to_utc(now) if now is not None else None
         self._config = config
@@ -78,8 +82,13 @@ class Store:
     def locate(cls, root: str | os.PathLike[str] | None = None, now: dt.datetime | None = None,
                **options: Any) -> Store:
         """The root named, else $MEMSTORE_ROOT, else the nearest folder at or above cwd holding memory/."""
+        named = root or os.environ.get("MEMSTORE_ROOT")
         found = find_root(root, os.environ.get("MEMSTORE_ROOT"), Path.cwd())
-        return cls(found, now, **options)
+        store = cls(found, now, **options)
+        if named:  # keep the spelling through a symlink (install registers both)
+            alias = Path(os.path.abspath(os.path.expanduser(os.fspath(named))))
+            store.alias = alias if alias != store.root else None
+        return store
 
     def __repr__(self) -> str:
         return f"Store({str(self.root)!r})"
@@ -245,7 +254,7 @@ class Store:
         """Malformed or missing fields, name mismatches, oversize files, lenses that cannot fire."""
         from memstore.views import lint_view
 
-        return [Problem(**item) for item in self._read(lint_view)]
+        return [Problem(**item) for item in self._read(lambda conn: lint_view(conn, self.root))]
 
     def context(self) -> str:
         """The cold-start bundle SessionStart injects (read straight from the files)."""
@@ -375,7 +384,7 @@ class Store:
         from memstore.locks import atomic_write, file_lock
         from memstore.results import NewMemory
 
-        name, line, importance = ledgers.check_new(type, topic, summary, importance)
+        name, line, importance = ledgers.check_new(type, topic, summary, importance, body)
         target = Path(self.paths.memory) / f"{name}.md"
         text = ledgers.new_memory_text(name, type, line, self.now, self.config, importance, pin, body)
         with file_lock(Path(self.paths.ledger_lock), timeout=self.config.lock_timeout_s):
@@ -392,6 +401,8 @@ class Store:
         from memstore import ledgers
         from memstore.locks import atomic_write, file_lock
 
+        ledgers.check_size("title", title, ledgers.TITLE_MAX_CHARS, "say what is wrong in a line; details go in --body")
+        ledgers.check_size("body", body, ledgers.BODY_MAX_CHARS, "attach the essentials, not whole logs")
         line = ledgers.one_line(title)
         if not line:
             raise ledgers.Refused("the bug has no title", hint="memstore bug add 'what is wrong' [--body ...]")
@@ -537,7 +548,7 @@ class Store:
         """Which files carry the hooks, the read grant and the imports for this scope."""
         from memstore.install import layout_for
 
-        return layout_for(self.root, scope, settings, claude_md, Path(cwd) if cwd else Path.cwd())
+        return layout_for(self.root, scope, settings, claude_md, Path(cwd) if cwd else Path.cwd(), alias=self.alias)
 
     def plan_install(self, layout: Layout, *, keep_auto_memory: bool = False, cron: bool = False,
                      crontab_file: str | os.PathLike[str] | None = None, cron_time: str | None = None,

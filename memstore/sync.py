@@ -13,10 +13,15 @@ listing gives each file's inode without a stat, so a file replaced by rename sho
 too. Files the hook saw written or edited are in the `dirty` table. What a quick sync
 cannot see is a file rewritten in place by something other than the agent's tools;
 the next full sync (`memstore sync`, the nightly tick, render) picks that up.
+
+Only regular files are read: a link (to a file or a folder, inside memory/ or out of
+it) and a FIFO or device are skipped, and a file that becomes one leaves the mirror at
+the next sync (memstore.fsguard says why; `memstore lint` names them).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import stat as statmod
@@ -28,6 +33,7 @@ from pathlib import Path
 from memstore import mirror
 from memstore.agent_root import RootPaths
 from memstore.config import Config, load_config
+from memstore.fsguard import read_regular
 from memstore.indexing import build_row, delete_rows, digest, optimize_text_tables, write_rows
 from memstore.kinds import SKIP_DIRS
 from memstore.locks import file_lock, sweep_stale
@@ -59,6 +65,7 @@ class SyncReport:
     touched_only: int = 0  # stat moved, bytes did not
     unreadable: list[str] = field(default_factory=list)
     events: int = 0
+    bad_journal_lines: int = 0  # unreadable journal lines met by this sync (memstore status lists them)
     vectors: dict[str, object] | None = None  # the embedding pass that followed (Store.sync, Store.rebuild)
 
     def to_json(self) -> dict[str, object]:
@@ -75,6 +82,8 @@ class SyncReport:
             text += f"; {self.events} journal events"
         if self.unreadable:
             text += f"; {len(self.unreadable)} unreadable (rows kept)"
+        if self.bad_journal_lines:
+            text += f"; {self.bad_journal_lines} unreadable journal line(s) skipped (see memstore status)"
         if self.vectors and (self.vectors["embedded"] or self.vectors["pending"]):
             text += f"; {self.vectors['embedded']} embedded"
             if self.vectors["pending"]:
@@ -88,6 +97,10 @@ class Walk:
     dirs: dict[str, int] = field(default_factory=dict)  # folder -> its mtime_ns, taken before listing it
     blocked_dirs: list[str] = field(default_factory=list)
     blocked_files: set[str] = field(default_factory=set)
+    # Skipped, never read (memstore.fsguard): links to a markdown file or to a folder, and
+    # markdown names that are not regular files (a FIFO, a device, a socket). Lint names them.
+    links: list[str] = field(default_factory=list)
+    special: list[str] = field(default_factory=list)
 
     def shielded(self, rel: str) -> bool:
         """Is this path's absence unknown rather than real (unlistable folder, unstattable file)?"""
@@ -99,7 +112,12 @@ def _skip_dir(name: str) -> bool:
 
 
 def walk(root: Path, start: str = "", into: Walk | None = None) -> Walk:
-    """Every markdown file under root/start, with its stat, and every folder's mtime."""
+    """Every regular markdown file under root/start, with its stat, and every folder's mtime.
+
+    Links are neither read nor walked (a link to a file or a folder is listed in `links`),
+    nor is anything that is not a regular file: see memstore.fsguard. The entry types come
+    from the listing itself, so this costs no system call more than before.
+    """
     result = into or Walk()
     stack = [start]
     while stack:
@@ -120,9 +138,17 @@ def walk(root: Path, start: str = "", into: Walk | None = None) -> Walk:
                     if not _skip_dir(name):
                         stack.append(rel)
                     continue
-                if not name.endswith(".md") or name.startswith("."):
+                markdown = name.endswith(".md") and not name.startswith(".")
+                if entry.is_symlink():
+                    if markdown or (not _skip_dir(name) and entry.is_dir()):
+                        result.links.append(rel)
                     continue
-                info = entry.stat()  # follows a symlinked file
+                if not markdown:
+                    continue
+                if not entry.is_file(follow_symlinks=False):
+                    result.special.append(rel)
+                    continue
+                info = entry.stat(follow_symlinks=False)
                 if statmod.S_ISREG(info.st_mode):
                     result.files[rel] = (info.st_mtime_ns, info.st_size, info.st_ino)
             except OSError:
@@ -168,6 +194,7 @@ def _apply(
                     policy_paths.extend(removed)
                 touched = journal.ingest(conn, root)
                 report.events += touched.new_events
+                report.bad_journal_lines += touched.bad_lines
                 policy_paths.extend(touched.paths)
             if policy_paths:
                 recompute_policy(conn, sorted(set(policy_paths)), config)
@@ -183,7 +210,7 @@ def _apply(
         if not _trusted(mtime_ns, now_ns):
             inode = -1  # look at this file again next time
         try:
-            raw = (root / rel).read_bytes()
+            raw = read_regular(root / rel)  # never through a link, never a FIFO (it was swapped since the walk)
         except OSError:
             report.unreadable.append(rel)
             continue
@@ -283,7 +310,8 @@ def quick_sync(conn: sqlite3.Connection, root: Path, config: Config) -> SyncRepo
                 if entry.is_dir(follow_symlinks=False):
                     if not _skip_dir(entry.name) and rel not in stored:
                         walk(root, rel, tree)  # a new folder: everything in it is new
-                elif entry.name.endswith(".md") and not entry.name.startswith("."):
+                elif entry.name.endswith(".md") and not entry.name.startswith(".") \
+                        and entry.is_file(follow_symlinks=False):  # a link or a FIFO is not listed: see walk
                     listed[rel] = entry.inode()
             except OSError:
                 continue
@@ -305,7 +333,7 @@ def quick_sync(conn: sqlite3.Connection, root: Path, config: Config) -> SyncRepo
         if rel in found:
             continue
         try:
-            info = os.stat(os.path.join(root, rel))
+            info = os.lstat(os.path.join(root, rel))
         except FileNotFoundError:
             removed.append(rel)
             continue
@@ -313,6 +341,8 @@ def quick_sync(conn: sqlite3.Connection, root: Path, config: Config) -> SyncRepo
             continue
         if statmod.S_ISREG(info.st_mode):
             found[rel] = (info.st_mtime_ns, info.st_size, info.st_ino)
+        else:
+            removed.append(rel)  # now a link, a FIFO or a folder: never read (see walk)
     if not found and not removed and not tree.dirs and not gone_dirs:
         return report
     known = _known(conn, sorted(set(found) | set(removed)))
@@ -357,8 +387,9 @@ def rebuild(
         sweep_stale(live.parent)  # half-built mirrors of a rebuild that was killed
         _keep_runtime_out_of_git(root)
         fresh_path = live.with_name(f"memstore.db.rebuild-{os.getpid()}")
-        fresh = mirror.create_fresh(fresh_path)
+        fresh = None
         try:
+            fresh = mirror.create_fresh(fresh_path)
             report = sync_into(fresh, root, config, progress)
             optimize_text_tables(fresh)
             if live_healthy:
@@ -367,7 +398,10 @@ def rebuild(
                 carry_over(fresh, live)
             mirror.swap_in(fresh, fresh_path, live, live_healthy)
         except BaseException:
-            fresh.close()
+            # A half-built mirror is removed even when closing it fails too (a full disk).
+            with contextlib.suppress(sqlite3.Error):
+                if fresh is not None:
+                    fresh.close()
             mirror.discard(fresh_path)
             raise
     return report

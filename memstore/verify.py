@@ -82,6 +82,16 @@ def check_settings(layout: Layout, lens_matcher: str | None) -> tuple[list[Check
                 checks.append(Check(label, False, f"filter {handler.get('if')!r} does not name {root}/memory", fix))
             else:
                 checks.append(Check(label, True, "registered"))
+    from memstore import protect
+
+    missing = protect.missing_rules(settings, layout.forms)
+    guards = [h for m, h in _handlers(settings, "PreToolUse") if m == "Write" and "identity.md" in str(h.get("if", ""))]
+    checks.append(Check(
+        "person's files", not missing and bool(guards),
+        "identity.md, lenses/, meditations/ and memstore.toml: Claude Code's deny rules and the hook refuse writes"
+        if not missing and guards else
+        f"not protected: {len(missing)} deny rules missing{'' if guards else ', no refusing hook'} (the agent could "
+        "change them under acceptEdits)", fix))
     debriefs = [h for _m, h in _handlers(settings, "SessionEnd") if " debrief" in h["command"]
                 and str(root) in h["command"]]
     checks.append(Check("hook SessionEnd", bool(debriefs), "registered: the end-of-session debrief" if debriefs

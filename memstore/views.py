@@ -58,16 +58,33 @@ def file_view(conn: sqlite3.Connection, row: sqlite3.Row, now: dt.datetime, conf
     return view
 
 
-def lint_view(conn: sqlite3.Connection) -> list[dict[str, str]]:
+def lint_view(conn: sqlite3.Connection, root: Path | None = None) -> list[dict[str, str]]:
+    """Problems of the mirrored files and lenses; with `root`, also every link and non-regular
+    file sync skipped (memstore.fsguard), read from a fresh walk: the mirror never holds them."""
     from memstore.lenses import load_lenses
 
     found = []
+    if root is not None:
+        from memstore.fsguard import describe_link
+        from memstore.sync import walk
+
+        tree = walk(root)
+        for rel in tree.links:
+            level, message = describe_link(root, rel)
+            found.append({"path": rel, "level": level, "message": message})
+        for rel in tree.special:
+            found.append({"path": rel, "level": "warning", "message": "not a regular file (a FIFO, socket or "
+                          "device): never read"})
     for row in conn.execute("SELECT path, problems FROM files WHERE problems != '[]' ORDER BY path"):
         for problem in json.loads(row["problems"]):
             found.append({"path": row["path"], **problem})
     for lens in load_lenses(conn):
         if lens.problem:
             found.append({"path": lens.path, "level": "error", "message": f"lens: {lens.problem}"})
+    from memstore.journal import bad_line_counts, bad_lines_advice
+
+    for name, count in bad_line_counts(conn):  # a warning: nothing to repair, the events are lost
+        found.append({"path": f"runtime/journal/{name}", "level": "warning", "message": bad_lines_advice(name, count)})
     found.sort(key=lambda item: item["path"])
     return found
 
@@ -113,6 +130,9 @@ def status_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: 
                 errors += 1
             else:
                 warnings += 1
+    from memstore.journal import bad_line_counts
+
+    warnings += len(bad_line_counts(conn))  # as lint_view counts them: one warning per journal file
     from memstore.render import compute_bands
 
     bands = compute_bands(conn, now, config)
@@ -185,13 +205,17 @@ def journal_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config:
         machines.append({"identity": me, "host": host, "clone": clone, "events": 0, "newest": None,
                          "days_since": None, "this": True})
     wanted = config.flush_host.strip()
+    bad = journal.bad_line_counts(conn)
     return {
         "this_machine": me,
         "machines": machines,
         "flush_host": wanted or None,
         "this_machine_flushes": not wanted or journal.names_clone(wanted, me),
+        # journal lines ingest could not read: each file and how many (the lines stay in it)
+        "bad_lines": [{"file": f"runtime/journal/{name}", "lines": count} for name, count in bad],
         "warnings": journal.flush_host_warnings(wanted, me, [m["identity"] for m in machines])
-        + _deleted_journal_files(root),
+        + _deleted_journal_files(root)
+        + [journal.bad_lines_advice(name, count) for name, count in bad],
     }
 
 

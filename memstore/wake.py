@@ -48,6 +48,7 @@ from pathlib import Path
 from memstore.agent_root import RootPaths
 from memstore.config import Config
 from memstore.errors import BadUsage, MemstoreError
+from memstore.fsguard import md_files, read_text
 from memstore.results import WakeResult
 from memstore.timeutil import fmt
 
@@ -110,17 +111,18 @@ def _clip(text: str, limit: int) -> str:
 
 
 def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace").replace("\r\n", "\n").lstrip("\ufeff")
-    except OSError:
-        return ""
+    return read_text(path)  # a regular file only: never through a link, never a FIFO
 
 
 def recent_facts(root: Path, today: dt.date, days: int) -> list[tuple[str, str]]:
     """(root-relative path, text) of the short-term facts dated in the last `days` days, newest first."""
     folder = root / "memory" / "short-term"
     found = []
-    for path in folder.glob("*.md") if folder.is_dir() else []:
+    try:
+        paths = md_files(folder)  # regular files only: a link (a pull may plant one) is never read
+    except OSError:
+        paths = []
+    for path in paths:
         match = _DATED.match(path.name)
         if not match:
             continue
@@ -154,6 +156,8 @@ def named_files(root: Path, items: list[dict[str, object]]) -> list[tuple[str, s
             seen.add(rel)
             target = (root / rel).resolve()
             if not (target.is_relative_to(base) and target.suffix == ".md" and target.is_file()):
+                continue
+            if (root / rel).is_symlink():  # only the file under its own name (the mirror's rule)
                 continue
             out.append((rel, _clip(_read_text(target), NAMED_CHARS)))
     return out

@@ -360,6 +360,42 @@ def m006_policy_base(db: Database) -> None:
     db.execute("ALTER TABLE files ADD COLUMN fm_base TEXT")
 
 
+@migrations()
+def m007_journal_integrity(db: Database) -> None:
+    """journal_offsets gains what ingest needs to notice lost and missed journal lines.
+
+    - tail: a digest of the bytes just before `offset` (journal.TAIL_WINDOW of them). A file
+      whose bytes there changed (lines inserted earlier by a git merge) is read again from 0.
+    - bad_lines: how many lines before `offset` are not valid events (a write torn by a full
+      disk, a hand edit, conflict markers). A line is read once, so this count is what lets
+      `status` and `lint` report them on every later run.
+
+    Existing rows get tail NULL, which ingest takes as "not verified": each file is read once
+    more from 0 (events go in by id, so nothing doubles), which also counts its bad lines and
+    picks up any lines an earlier merge put before the offset.
+    """
+    db.execute("ALTER TABLE journal_offsets ADD COLUMN tail TEXT")
+    db.execute("ALTER TABLE journal_offsets ADD COLUMN bad_lines INTEGER NOT NULL DEFAULT 0")
+
+
+@migrations()
+def m008_inert_rows(db: Database) -> None:
+    """files.index_row made again for every T2 file, with memory text made inert (memstore/inert.py).
+
+    Rows stored before this escaped nothing: a summary such as `see @~/.ssh/config` would
+    stay an import in MEMORY.md until its file changed. The row is built by the current
+    render.make_row, as m004 did: the row's format belongs to render, not to the schema.
+    """
+    from memstore.render import make_row
+
+    def index_row(path: str, row_text: str | None) -> str:
+        filename = path.rsplit("/", 1)[-1]
+        return make_row(filename[:-3], filename, row_text or "")
+
+    db.conn.create_function("m008_index_row", 2, index_row, deterministic=True)
+    db.execute("UPDATE files SET index_row = m008_index_row(path, row_text) WHERE kind = 't2'")
+
+
 def names() -> list[str]:
     """Names of every migration this version knows, in order."""
     return [m.name for m in migrations.pending(Database(memory=True))]

@@ -470,7 +470,8 @@ def _may_be_approved(root: Path, payload: dict[str, object]) -> tuple[bool, str]
     """Independently of memstore: is an approval of this payload acceptable?"""
     tool = payload.get("tool_name")
     if payload.get("hook_event_name") == "PreToolUse" and isinstance(tool, str) and tool.startswith("mcp__memstore__"):
-        return True, "memstore's own MCP tool"
+        own = {"search", "read", "note", "new_memory", "bug_add", "bug_list", "bug_close"}
+        return tool[len("mcp__memstore__"):] in own, "memstore's own MCP tool, by exact name"
     if payload.get("hook_event_name") != "PreToolUse" or tool not in ("Write", "Edit", "MultiEdit", "Read"):
         return False, "not a PreToolUse of a write tool or a Read"
     data = payload.get("tool_input")
@@ -501,6 +502,30 @@ def _may_be_approved(root: Path, payload: dict[str, object]) -> tuple[bool, str]
     return True, str(real)
 
 
+def _may_be_denied(root: Path, payload: dict[str, object]) -> tuple[bool, str]:
+    """Independently of memstore: is a refusal of this payload one the person's files call for?"""
+    tool = payload.get("tool_name")
+    data = payload.get("tool_input")
+    if tool == "Bash":
+        command = data.get("command") if isinstance(data, dict) else None
+        names = ("identity.md", "memstore.toml", "lenses", "meditations")
+        return isinstance(command, str) and any(n in command for n in names), "a shell command naming them"
+    if tool not in ("Write", "Edit", "MultiEdit", "NotebookEdit"):
+        return False, "not a tool that writes a file"
+    file_path = data.get("file_path") if isinstance(data, dict) else None
+    if not isinstance(file_path, str) or not file_path or "\x00" in file_path:
+        return False, "no usable file_path"
+    cwd = payload.get("cwd")
+    base = cwd if isinstance(cwd, str) and cwd and "\x00" not in cwd else os.getcwd()
+    real = Path(os.path.realpath(os.path.join(base, file_path)))
+    top = Path(os.path.realpath(root))
+    if top not in real.parents:
+        return False, f"{real} is not inside {top}"
+    rel = real.relative_to(top).as_posix().casefold()
+    owned = rel in ("identity.md", "memstore.toml") or rel.startswith(("lenses/", "meditations/"))
+    return owned, f"{rel} is the person's" if owned else f"{rel} is not the person's"
+
+
 def _check_response(root: Path, payload: dict[str, object], code: int, response: dict | None) -> None:
     assert code == 0
     if response is None:
@@ -509,7 +534,10 @@ def _check_response(root: Path, payload: dict[str, object], code: int, response:
     assert isinstance(response, dict) and set(response) == {"hookSpecificOutput"}
     output = response["hookSpecificOutput"]
     event(f"decision: {output.get('permissionDecision')}")
-    if output.get("permissionDecision") is not None:
+    if output.get("permissionDecision") == "deny":
+        ok, why = _may_be_denied(root, payload)
+        assert ok, f"refused, but {why}: {payload!r}"
+    elif output.get("permissionDecision") is not None:
         assert output["permissionDecision"] == "allow"
         ok, why = _may_be_approved(root, payload)
         assert ok, f"approved, but {why}: {payload!r}"
@@ -588,8 +616,11 @@ def test_hook_any_argv_exit_0(hook_root: Path, argv: list[str], payload: dict[st
         assume(False)
     code, response = call_hook(None, data, argv=argv)
     assert code == 0
-    if (response or {}).get("hookSpecificOutput", {}).get("permissionDecision") is not None:
-        roots = [hook_root, hook_root.parent / "outside"]  # the only folders here that hold memory/
+    decision = (response or {}).get("hookSpecificOutput", {}).get("permissionDecision")
+    roots = [hook_root, hook_root.parent / "outside"]  # the only folders here that hold memory/
+    if decision == "deny":
+        assert any(_may_be_denied(r, payload)[0] for r in roots), payload
+    elif decision is not None:
         assert any(_may_be_approved(r, payload)[0] for r in roots), payload
 
 
@@ -615,7 +646,9 @@ def test_real_hook_process_exits_0_on_garbage(hook_root: Path, launcher: str) ->
         assert proc.stderr == b"", (data[:100], proc.stderr)
         if proc.stdout:
             decision = json.loads(proc.stdout)["hookSpecificOutput"].get("permissionDecision")
-            assert decision is None, (data[:100], proc.stdout)
+            # memory/up leads back to the root: that write is to identity.md, the person's, refused
+            expected = "deny" if b"memory/up/identity.md" in data else None
+            assert decision == expected, (data[:100], proc.stdout)
 
 
 # ---------------------------------------------------------------- search

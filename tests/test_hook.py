@@ -96,11 +96,17 @@ def test_approves_memory_writes_only(agent: Path, tmp_path: Path) -> None:
     outside.write_text("x")
     os.symlink(outside, mem / "feedback_link-out.md")
     os.symlink(agent / "lenses", mem / "lens-door")
-    denied = [agent / "identity.md", agent / "lenses/new-lens.md", agent / "meditations/new.md",
-              mem / "feedback_link-out.md", mem / "lens-door/bash-care.md", mem / "MEMORY.md",
-              mem / "MEMORY-archive.md", mem / "current-state.md", mem / "notes.txt",
-              mem / ".." / "identity.md", tmp_path / "memory" / "feedback_elsewhere.md", Path("/etc/passwd")]
-    for path in denied:
+    # the person's own files are refused outright (through a link into lenses/ too)
+    refused = [agent / "identity.md", agent / "lenses/new-lens.md", agent / "meditations/new.md",
+               mem / "lens-door/bash-care.md", mem / ".." / "identity.md", agent / "memstore.toml"]
+    for path in refused:
+        for tool in ("Write", "Edit", "MultiEdit", "NotebookEdit"):
+            assert decision(call(agent, pre(tool, str(path)))[1]) == "deny", (tool, path)
+    # derived files (any case: memory.md is MEMORY.md on macOS) and anything outside memory/: not approved
+    unapproved = [mem / "feedback_link-out.md", mem / "MEMORY.md", mem / "memory.md", mem / "Memory-Archive.md",
+                  mem / "MEMORY-archive.md", mem / "current-state.md", mem / "notes.txt",
+                  tmp_path / "memory" / "feedback_elsewhere.md", Path("/etc/passwd")]
+    for path in unapproved:
         assert decision(call(agent, pre("Write", str(path)))[1]) is None, path
     # never for reads or other tools, even inside memory/
     assert decision(call(agent, pre("Read", str(mem / "feedback_alpha.md")))[1]) is None

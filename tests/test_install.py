@@ -62,7 +62,10 @@ def test_dry_run_changes_nothing_and_shows_a_diff(run, project) -> None:
 def test_apply_merges_keeps_everything_else_and_is_idempotent(run, project) -> None:
     assert install(run, project, "--apply").exit_code == 0
     settings = json.loads(project["settings"].read_text())
-    assert settings["permissions"] == EXISTING["permissions"] and settings["model"] == "some-model"
+    # the person's deny rules are kept; ours (the person's files under the root) are added after them
+    ours = [rule for rule in settings["permissions"]["deny"] if rule not in EXISTING["permissions"]["deny"]]
+    assert settings["permissions"] == {**EXISTING["permissions"], "deny": [*EXISTING["permissions"]["deny"], *ours]}
+    assert ours and all(rule.startswith("Edit(//") for rule in ours) and settings["model"] == "some-model"
     assert settings["hooks"]["Stop"] == EXISTING["hooks"]["Stop"]
     assert settings["hooks"]["PreToolUse"][0] == EXISTING["hooks"]["PreToolUse"][0]
     assert settings["autoMemoryEnabled"] is False

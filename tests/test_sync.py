@@ -8,6 +8,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+import pytest
+
 from memstore.config import Config
 from memstore.sync import SyncReport, open_mirror, quick_sync, rebuild, sync
 from tests.conftest import memory, write
@@ -117,16 +119,25 @@ def test_touch_without_change_rehashes_but_keeps_row(root: Path) -> None:
     assert mirror_rows(root) == before
 
 
-def test_unreadable_file_keeps_its_row(root: Path) -> None:
+def test_unreadable_file_keeps_its_row(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     corpus(root)
     sync(root, CFG)
-    # A symlink whose target vanished (an unmounted disk, a moved folder): stat fails.
-    target = root.parent / "elsewhere.md"
-    write(root.parent, "elsewhere.md", memory("project_linked", "linked memory"))
-    os.symlink(target, root / "memory/project_linked.md")
+    # A file that changed but cannot be read now (an I/O error, a permission). A link is never
+    # read at all (tests/test_symlinks.py), so the failure is made by hand.
+    path = write(root, "memory/project_linked.md", memory("project_linked", "linked memory"))
     sync(root, CFG)
     assert "memory/project_linked.md" in mirror_paths(root)
-    target.unlink()
+    path.write_text(memory("project_linked", "changed memory") + "more\n", encoding="utf-8")
+    import memstore.sync
+
+    real_read = memstore.sync.read_regular
+
+    def failing(target: os.PathLike[str]) -> bytes:
+        if os.fspath(target).endswith("project_linked.md"):
+            raise PermissionError(13, "Permission denied", os.fspath(target))
+        return real_read(target)
+
+    monkeypatch.setattr(memstore.sync, "read_regular", failing)
     report = sync(root, CFG)
     assert "memory/project_linked.md" in mirror_paths(root)
     assert report.removed == 0 and "memory/project_linked.md" in report.unreadable

@@ -1,19 +1,28 @@
-"""The memstore wheel holds the runtime and nothing else.
+"""The memstore wheel holds the runtime, all of it, and nothing else, and runs as installed.
 
 The developer tooling (the synthetic corpus generator, the benchmarks, the LoCoMo
 evaluation, the BM25 baseline) is its own distribution in devtools/ (memstore-devtools).
 This builds the real wheel from setup.cfg and reads its file list, so a package added
-back to setup.cfg's `packages` (say memstore.corpus) fails here.
+back to setup.cfg's `packages` (say memstore.corpus) fails here, and so does a
+subpackage of memstore/ left off that list (memstore.commands once was: every command
+of a non-editable install died with ModuleNotFoundError). Then it installs the wheel
+into a fresh venv, away from the checkout, and runs every command's --help and a demo
+there.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
+
+import click
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -29,7 +38,8 @@ NOT_COPIED = shutil.ignore_patterns(
 TOOLING = re.compile(r"(?:^|[/_.-])(?:corpus|corpora|bench|locomo|eval|devtools|bm25)", re.I)
 
 
-def build_wheel(tmp_path: Path) -> list[str]:
+def build_wheel(tmp_path: Path) -> tuple[Path, Path]:
+    """(the wheel, the copy of the checkout it was built from)."""
     src = tmp_path / "src"
     shutil.copytree(REPO, src, ignore=NOT_COPIED, symlinks=True)
     out = tmp_path / "wheel"
@@ -44,8 +54,28 @@ def build_wheel(tmp_path: Path) -> list[str]:
     )
     wheels = sorted(out.glob("memstore-*.whl"))
     assert len(wheels) == 1, [p.name for p in out.iterdir()]
-    with zipfile.ZipFile(wheels[0]) as whl:
+    return wheels[0], src
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
+
+
+def wheel_names(wheel: Path) -> list[str]:
+    with zipfile.ZipFile(wheel) as whl:
         return whl.namelist()
+
+
+def source_modules(src: Path) -> set[str]:
+    """Where each .py of the checkout lands in the wheel: memstore/ as it is, migrations/ as memstore/migrations/."""
+    found = set()
+    for folder, installed in (("memstore", "memstore"), ("migrations", "memstore/migrations")):
+        for path in (src / folder).rglob("*.py"):
+            rel = path.relative_to(src / folder)
+            if "__pycache__" not in rel.parts:
+                found.add(f"{installed}/{rel.as_posix()}")
+    return found
 
 
 def test_tooling_pattern() -> None:
@@ -56,13 +86,118 @@ def test_tooling_pattern() -> None:
         assert not TOOLING.search(name), name
 
 
-def test_wheel_holds_the_runtime_and_no_developer_tooling(tmp_path: Path) -> None:
-    names = build_wheel(tmp_path)
-    modules = {n for n in names if re.fullmatch(r"memstore/[^/]+\.py", n)}
-    assert {"memstore/__init__.py", "memstore/cli.py", "memstore/hook.py", "memstore/hookrun.py"} <= modules
-    assert modules == {f"memstore/{p.name}" for p in (REPO / "memstore").glob("*.py")}
-    assert "memstore/migrations/__init__.py" in names
+def test_wheel_holds_the_runtime_and_no_developer_tooling(built: tuple[Path, Path]) -> None:
+    wheel, src = built
+    names = wheel_names(wheel)
+    modules = {n for n in names if n.endswith(".py")}
+    assert {"memstore/__init__.py", "memstore/cli.py", "memstore/hook.py", "memstore/hookrun.py",
+            "memstore/commands/__init__.py", "memstore/migrations/__init__.py"} <= modules
+    # every module of every package under memstore/ (and migrations/), so a subpackage left off
+    # setup.cfg's `packages` fails here, and nothing that is not in the checkout
+    expected = source_modules(src)
+    assert modules == expected, (
+        f"missing from the wheel (add their package to setup.cfg's packages): {sorted(expected - modules)}; "
+        f"in the wheel and not in the checkout: {sorted(modules - expected)}"
+    )
     tops = {n.split("/")[0] for n in names}  # memstore/ and its dist-info, nothing beside them
     assert {t for t in tops if not re.fullmatch(r"memstore-[^-/]+\.dist-info", t)} == {"memstore"}, tops
     tooling = [n for n in names if TOOLING.search(n)]
     assert tooling == [], f"developer tooling in the memstore wheel: {tooling}"
+
+
+# ---------------------------------------------------------------- the wheel as people install it
+
+
+def commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command and subcommand of the CLI, as the argv that names it."""
+    found = []
+    for name, command in sorted(group.commands.items()):
+        found.append((*prefix, name))
+        if isinstance(command, click.Group):
+            found += commands(command, (*prefix, name))
+    return found
+
+
+def _under(path: str, folder: Path) -> bool:
+    try:
+        Path(path).resolve().relative_to(folder)
+    except ValueError:
+        return False
+    return True
+
+
+def test_the_installed_wheel_runs_from_a_fresh_venv(built: tuple[Path, Path], tmp_path: Path) -> None:
+    """Fails if a plain `pip install` of the wheel gives a memstore that cannot run a command.
+
+    The venv is fresh and the wheel goes in with --no-deps (no network here); the
+    dependencies come from this test's own environment through a .pth file that lists its
+    site-packages folders as plain paths. A plain path in a .pth is added to sys.path as it
+    is: the .pth files inside it are not run, so the editable install's path finder never
+    loads, and the checkout itself is left out. So memstore can only come from the wheel.
+    """
+    from memstore.cli import cli
+
+    wheel, _src = built
+    venv = tmp_path / "fresh"
+    made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    python = venv / "bin" / "python"
+    installed = subprocess.run(
+        [str(python), "-m", "pip", "install", "--no-deps", "--no-index", "--disable-pip-version-check", "-q",
+         str(wheel)], capture_output=True, text=True, timeout=120,
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+
+    elsewhere = tmp_path / "elsewhere"  # every run's cwd: outside the checkout
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "MEMSTORE_ROOT", "MEMSTORE_NOW")}
+    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", PYTHONNOUSERSITE="1",
+               MEMSTORE_SEMANTIC="off")  # the semantic extra may be importable through the .pth: no embedding pass
+
+    def fresh(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(list(argv), cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120)
+
+    probe = "import json, sys, sysconfig; print(json.dumps([sysconfig.get_paths()['purelib'], sys.path]))"
+    site, fresh_path = json.loads(fresh(str(python), "-c", probe).stdout)
+    repo = REPO.resolve()
+    # this environment's own folders (a .venv inside the checkout included), never the checkout's source
+    # folders, nor one that holds a memstore (the checkout is one)
+    deps = [p for p in sys.path if p and os.path.isdir(p) and p not in fresh_path
+            and not (_under(p, repo) and "site-packages" not in Path(p).parts)
+            and not any(os.path.exists(os.path.join(p, name)) for name in ("memstore", "memstore.py"))]
+    assert deps, sys.path
+    Path(site, "_test_deps.pth").write_text("".join(f"{p}\n" for p in deps), encoding="utf-8")
+
+    where = fresh(str(python), "-c", "import sys, memstore, memstore.commands, memstore.migrations; "
+                  "print(memstore.__file__); print(any('editable' in repr(f) for f in sys.meta_path))")
+    assert where.returncode == 0, where.stderr
+    origin, editable = where.stdout.split()
+    assert _under(origin, Path(site).resolve()) and editable == "False", (origin, editable, site)
+
+    memstore = str(venv / "bin" / "memstore")
+    top = fresh(memstore, "--help")
+    assert top.returncode == 0, top.stderr
+    every = commands(cli)
+    assert len(every) > 10 and ("sync",) in every
+    for argv in every:
+        if len(argv) == 1:
+            assert re.search(rf"^\s+{re.escape(argv[0])}\b", top.stdout, re.M), f"{argv[0]} not in --help"
+        shown = fresh(memstore, *argv, "--help")
+        assert shown.returncode == 0 and "Usage:" in shown.stdout, f"memstore {' '.join(argv)} --help: {shown.stderr}"
+
+    def ok(*argv: str) -> str:
+        done = fresh(memstore, *argv)
+        assert done.returncode == 0, f"memstore {' '.join(argv)}: {done.stdout}{done.stderr}"
+        return done.stdout
+
+    ok("init", "agent", "--apply")
+    root = ("--root", "agent")
+    ok(*root, "new", "feedback", "sqlite wal", "--summary", "SQLite in WAL mode needs the -shm file beside the db")
+    assert re.match(r"\d+ files: ", ok(*root, "sync"))
+    assert "wrote MEMORY.md" in ok(*root, "render")
+    hits = json.loads(ok(*root, "search", "shm file beside", "--json"))
+    assert [h["path"] for h in hits][:1] == ["memory/feedback_sqlite-wal.md"]
+    assert "reinforced" in ok(*root, "touch", "agent/memory/feedback_sqlite-wal.md")
+    rows = json.loads(ok(*root, "list", "--json"))
+    assert [(r["name"], r["access_count"]) for r in rows] == [("feedback_sqlite-wal", 1)]

@@ -1,0 +1,130 @@
+"""Which files under an agent root are read at all. Standard library only (the hook imports it).
+
+Only regular files are read, and never through a symbolic link. git carries links, so a
+pull can plant `memory/feedback_x.md -> /etc/passwd`; read, its target would reach the
+mirror, search snippets, MEMORY.md and the SessionStart bundle. A link that stays inside
+memory/ is skipped too: its target is read under its own name, and the same text under
+two names would be two search hits, two MEMORY.md rows and two policy states, and a
+policy write-back (temp file + os.replace) would turn the link into a copy. A FIFO or a
+device is skipped without being opened (opening a FIFO blocks). `memstore lint` names
+every link it skipped (sync.walk lists them, `describe_link` says where each points).
+
+Listings use os.scandir's DirEntry.is_file(follow_symlinks=False), which costs no
+system call where the file system reports entry types; a read opens with O_NOFOLLOW
+and O_NONBLOCK and checks the opened file, so a file swapped for a link or a FIFO after
+the listing is refused too.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+          | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+
+
+def read_regular(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of `path` when it is a regular file and not a link; OSError otherwise. Never blocks."""
+    if not hasattr(os, "O_NOFOLLOW") and os.path.islink(path):  # Windows: no O_NOFOLLOW
+        raise OSError(errno.ELOOP, "a symbolic link: not read", os.fspath(path))
+    fd = os.open(path, _FLAGS)
+    with open(fd, "rb", closefd=True) as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file: not read", os.fspath(path))
+        return handle.read()
+
+
+def read_text(path: str | os.PathLike[str]) -> str:
+    """read_regular as text (UTF-8, bad bytes replaced, CRLF as LF, no BOM); "" when it cannot be read."""
+    try:
+        raw = read_regular(path)
+    except OSError:
+        return ""
+    return raw.decode("utf-8", errors="replace").replace("\r\n", "\n").lstrip("\ufeff")
+
+
+def inside(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> bool:
+    """Does the real path of `path` (links and `..` resolved) lie inside the real path of `folder`?"""
+    try:
+        real, base = os.path.realpath(path), os.path.realpath(folder)
+    except (OSError, ValueError):
+        return False
+    return real.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def read_text_within(path: Path, folder: Path) -> str:
+    """Text of a file a person may keep as a link (identity.md): followed only while it stays in `folder`."""
+    if os.path.islink(path):
+        if not inside(path, folder):
+            return ""
+        path = Path(os.path.realpath(path))
+    return read_text(path)
+
+
+def md_files(folder: str | os.PathLike[str], recursive: bool = False) -> list[Path]:
+    """The regular markdown files in `folder` (dot-files left out), sorted; links are neither read nor walked.
+
+    [] when the folder does not exist; OSError when it cannot be listed or is itself a link
+    (an unreadable ledger must not look empty). With recursive, sub-folders (not linked ones) too, and a
+    sub-folder that cannot be listed is left out.
+    """
+    if os.path.islink(folder):  # the walk does not enter a linked folder either
+        raise OSError(errno.ELOOP, "a symbolic link: not followed", os.fspath(folder))
+    found: list[Path] = []
+    stack = [os.fspath(folder)]
+    first = True
+    while stack:
+        current = stack.pop()
+        try:
+            with os.scandir(current) as listing:
+                entries = list(listing)
+        except FileNotFoundError:
+            if first:
+                return []
+            continue
+        except OSError:
+            if first:
+                raise
+            continue
+        first = False
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            try:
+                if recursive and entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                elif name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                    found.append(Path(entry.path))
+            except OSError:
+                continue
+    return sorted(found)
+
+
+def describe_link(root: Path, rel: str) -> tuple[str, str]:
+    """(level, message) for a link sync skipped: an error when it leads out of its folder.
+
+    Its folder is the top folder it sits in (memory/, lenses/, meditations/, ...), or the
+    root for a file at the top.
+    """
+    path = root / rel
+    top = rel.split("/", 1)[0] if "/" in rel else ""
+    folder = root / top if top else root
+    try:
+        target = os.readlink(path)
+    except OSError:
+        target = "?"
+    real = os.path.realpath(path)
+    where = f"{target}" if target == real else f"{target} (really {real})"
+    kind = "folder" if os.path.isdir(path) else "file"
+    area = f"{top}/" if top else "the agent root"
+    if not inside(path, folder):
+        return "error", (f"symlink leaving {area} -> {where}: never read, indexed or shown; "
+                         "if a pull planted it, delete it")
+    relative = os.path.relpath(real, os.path.realpath(root)).replace(os.sep, "/")
+    done = "walked" if kind == "folder" else "indexed"
+    return "warning", (f"symlink to {relative}: not {done} (links are never followed; the {kind} is read "
+                       "under its own name, so nothing shows twice)")

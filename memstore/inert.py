@@ -1,0 +1,88 @@
+"""Memory text made inert for the files and context the client loads. Standard library only.
+
+Memory text is data, never instructions. What a memory says reaches Claude Code in
+MEMORY.md (an `@` import of user memory, expanded in every session), current-state.md,
+the SessionStart bundle and the import parts; none of it may turn into something the
+client acts on. The four ways text acts, and how each is stopped:
+
+- an `@` import: Claude Code scans the markdown's text tokens (not code, not escapes)
+  for `@path` at the start of a token or after whitespace. Every `@` is written `\\@`
+  (a CommonMark escape, so a viewer still shows `@`), with any backslashes before it
+  doubled so the escape cannot be cancelled by the memory's own backslash;
+- a tag: the client wraps context in `<system-reminder>` and the like; every `<` is
+  written `&lt;`, so no tag can open or close;
+- a heading, in multi-line text: a line starting with `#`, or a setext underline, is
+  escaped with a backslash;
+- control, bidi and other invisible characters: replaced or dropped (`clean_text`).
+
+The person's own files (identity.md, lenses) are the person's words: only tags and
+controls are neutralised there (`inert_block(..., markdown=False)`).
+"""
+
+from __future__ import annotations
+
+import re
+
+# What never reaches a derived file:
+# - garbage: C0 and C1 controls (tab, CR and LF aside), lone surrogates, U+FFFD and the
+#   noncharacters U+FFFE/U+FFFF; each becomes a space, and counts towards "mostly garbage";
+# - invisible: bidi marks, embeddings, overrides and isolates, and U+FEFF; dropped;
+# - line breaks of any kind (tab, CR, LF, U+2028, U+2029, ...): whitespace, collapsed.
+_GARBAGE = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffd\ufffe\uffff"
+_INVISIBLE = "\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+_GARBAGE_RE = re.compile(f"[{_GARBAGE}]")
+_INVISIBLE_RE = re.compile(f"[{_INVISIBLE}]")
+_UNCLEAN_RE = re.compile(f"[{_GARBAGE}{_INVISIBLE}]")
+_NAME_UNSAFE_RE = re.compile(f"[{_GARBAGE}{_INVISIBLE}\\t\\n\\r\\u2028\\u2029]")
+GARBAGE_SHARE = 0.3  # above this share of garbage characters, a text is not readable
+_AT_RE = re.compile(r"(\\*)@")
+_HEADING_RE = re.compile(r"^( {0,3})(#|=+\s*$|-{2,}\s*$)", re.M)
+# Unicode line and paragraph separators split lines for the model as much as "\n" does.
+_LINE_BREAKS_RE = re.compile("\r\n|[\r\u2028\u2029\x85\x0b\x0c]")
+
+
+def clean_text(text: str) -> str:
+    """`text` as one clean line, or "" when nothing readable is left (empty, or mostly garbage)."""
+    if _UNCLEAN_RE.search(text) is None:
+        return " ".join(text.split())
+    garbage = len(_GARBAGE_RE.findall(text))
+    text = _INVISIBLE_RE.sub("", _GARBAGE_RE.sub(" ", text))
+    cleaned = " ".join(text.split())
+    kept = len(cleaned) - cleaned.count(" ")
+    if garbage > GARBAGE_SHARE * (kept + garbage):
+        return ""
+    return cleaned
+
+
+def safe_name(text: str) -> str:
+    """A file name shown in a row: any unsafe character spelled out as an escape (\\x07, \\u202e)."""
+    if _NAME_UNSAFE_RE.search(text) is not None:
+        text = _NAME_UNSAFE_RE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    return defuse(text)
+
+
+def defuse(text: str) -> str:
+    """No import, no tag: every `@` escaped (its backslashes doubled), every `<` an entity."""
+    if "@" in text:
+        text = _AT_RE.sub(lambda m: m.group(1) * 2 + "\\@", text)
+    if "<" in text:
+        text = text.replace("<", "&lt;")
+    return text
+
+
+def inert_line(text: str) -> str:
+    """Memory text as one inert line ("" when nothing readable is left)."""
+    return defuse(clean_text(text))
+
+
+def inert_block(text: str, *, markdown: bool = True) -> str:
+    """Multi-line memory text, inert: lines kept, controls gone, no import, tag or heading.
+
+    With markdown=False (a person's own file) only tags and controls are neutralised.
+    """
+    text = _LINE_BREAKS_RE.sub("\n", text)
+    if _UNCLEAN_RE.search(text) is not None:
+        text = _INVISIBLE_RE.sub("", _GARBAGE_RE.sub(" ", text))
+    if not markdown:
+        return text.replace("<", "&lt;")
+    return _HEADING_RE.sub(lambda m: m.group(1) + "\\" + m.group(2), defuse(text))

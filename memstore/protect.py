@@ -1,0 +1,83 @@
+"""The person's files stay the person's: what install writes so the agent cannot change them.
+
+identity.md, lenses/, meditations/ and memstore.toml are placed by a person. The read
+grant makes the whole root a working directory, and under `acceptEdits` (or with no
+prompts at all) Claude Code would let the agent write anywhere in it. Two layers,
+measured with the real binary (2.1.332):
+
+1. `permissions.deny` rules `Edit(//ROOT/identity.md)` and the like, beside the hooks.
+   Claude Code honours deny rules in every mode, in a project's settings.json even
+   before its trust dialog, and applies Edit rules to Write, Edit and NotebookEdit and
+   to the shell: a redirection, `tee`, `sed -i`, `cp`, `mv` or `rm` aimed at such a
+   path (also after a `cd`) is refused.
+2. PreToolUse handlers that deny the same writes by real path (a symlink elsewhere that
+   leads into the root), and shell commands that name those files and do more than read
+   (shellcmd.py), which is what stops `python3 -c "open(...)"` in bypassPermissions.
+
+Both are written for every spelling of the root (its real path, and the path through a
+symlink the person used), since Claude Code matches rules against the path as given.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from memstore.kinds import EDIT_TOOLS, PERSON_OWNED
+
+_BASH_NAMES = ("identity.md", "memstore.toml", "lenses/", "meditations/")
+
+
+def rule_paths(form: Path) -> list[str]:
+    """Permission-rule paths (`//` marks an absolute path) for the person's files under one spelling."""
+    base = "/" + form.as_posix()
+    return [f"{base}/{owned}**" if owned.endswith("/") else f"{base}/{owned}" for owned in PERSON_OWNED]
+
+
+def deny_rules(forms: Sequence[Path]) -> list[str]:
+    return [f"Edit({path})" for form in forms for path in rule_paths(form)]
+
+
+def registrations(forms: Sequence[Path], handler: Any) -> list[dict[str, Any]]:
+    """PreToolUse groups whose handlers run only for a write to a person-owned file, or a shell
+    command that names one (the hook decides; most commands never start it)."""
+    groups = [
+        {"matcher": tool, "hooks": [handler({"if": f"{tool}({path})"}) for form in forms for path in rule_paths(form)]}
+        for tool in EDIT_TOOLS
+    ]
+    groups.append({"matcher": "Bash", "hooks": [handler({"if": f"Bash(*{name}*)"}) for name in _BASH_NAMES]})
+    return groups
+
+
+def merge_deny(existing: dict[str, Any], forms: Sequence[Path]) -> dict[str, Any]:
+    """existing with our deny rules in permissions.deny (a copy; idempotent; other rules kept)."""
+    from memstore.install import permission_list
+
+    merged = json.loads(json.dumps(existing))
+    deny = permission_list(merged, "deny")
+    deny.extend(rule for rule in deny_rules(forms) if rule not in deny)
+    return merged
+
+
+def remove_deny(existing: dict[str, Any], forms: Sequence[Path]) -> dict[str, Any]:
+    """existing without our deny rules for these spellings of the root (a copy)."""
+    merged = json.loads(json.dumps(existing))
+    permissions = merged.get("permissions")
+    if not isinstance(permissions, dict) or not isinstance(permissions.get("deny"), list):
+        return merged
+    ours = set(deny_rules(forms))
+    permissions["deny"] = [rule for rule in permissions["deny"] if rule not in ours]
+    if not permissions["deny"]:
+        del permissions["deny"]
+    if not permissions:
+        del merged["permissions"]
+    return merged
+
+
+def missing_rules(settings: dict[str, Any], forms: Sequence[Path]) -> list[str]:
+    permissions = settings.get("permissions")
+    deny = permissions.get("deny") if isinstance(permissions, dict) else None
+    have = set(deny) if isinstance(deny, list) else set()
+    return [rule for rule in deny_rules(forms) if rule not in have]
