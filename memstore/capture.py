@@ -26,7 +26,15 @@ when it matches one of these shapes (case-sensitive at the start):
   3. it starts with  When | Whenever | If | Before | After  <clause>,  and the part after
      the first comma starts with always | never | do not | don't | must | avoid | prefer
      or one of the imperative verbs in IMPERATIVES (run, check, use, ...);
-  4. it contains  must never | must not | must always  (e.g. "The hook must never block.").
+  4. it contains  must never | must not | must always  (e.g. "The hook must never block.");
+  5. it starts with an imperative verb (IMPERATIVES, capitalised: "Use UTC for all
+     timestamps."), or Make sure | Be sure to | Remember to, whose next word does not make
+     it an idiom (Check out, Keep in mind, Use case, Remember when ...);
+  6. it starts with  You | We | One  should | must | need to  ("You should never commit
+     secrets.") or  It is important | essential | best | safer to.
+
+A rule-shaped start that is an idiom or narrative is no rule: Never mind | Never again |
+Must have | Must be | Always a | Don't worry ...
 
 and it is REJECTED, whatever it matches, when it
   - holds a ? (a question), or ends with : (the lead-in to a list);
@@ -41,8 +49,8 @@ and it is REJECTED, whatever it matches, when it
     shell, remove files, commit secrets). A final answer can be shaped by injected
     content; such a rule, kept, would be a standing instruction nobody chose.
 
-A captured lesson is written with `review: pending`: the bundle carries it marked as
-unreviewed until a person accepts it (`memstore review`).
+A lesson reaches the agent marked as unreviewed until a person accepts it (`memstore
+review`; see review.py).
 
 Caps: at most LESSONS_PER_SESSION (3) lessons per session, and at most LESSONS_IN_WINDOW
 (30) lesson files in the short-term window (memory/short-term/ itself, dated within
@@ -78,7 +86,6 @@ if TYPE_CHECKING:
 SLUG_WORDS = 6
 SLUG_CHARS = 60
 LESSON = "lesson"
-PENDING = "pending"
 LESSONS_PER_SESSION = 3
 LESSONS_IN_WINDOW = 30
 RULE_MAX_CHARS = 200
@@ -90,9 +97,23 @@ HOOK_STDIN_WAIT_S = 2.0
 IMPERATIVES = ("run", "check", "use", "read", "call", "make", "ensure", "confirm", "verify", "rebuild", "commit",
                "stage", "ask", "add", "write", "test", "re-run", "rerun", "pass", "keep", "set", "stop", "wait",
                "look", "search", "grep", "sync", "render", "restart", "pin", "quote", "escape", "lock", "take",
-               "clear", "close", "open", "install", "update", "delete", "remove", "drop", "fix")
+               "clear", "close", "open", "install", "update", "delete", "remove", "drop", "fix", "pin", "store",
+               "log", "validate", "treat", "document", "put", "name", "give", "leave", "return", "split", "limit",
+               "guard", "handle", "wrap", "measure", "record", "prefix", "reuse", "mark", "label", "sign",
+               "squash", "rebase", "merge", "push", "pull", "deploy", "release", "tag", "back", "show", "print",
+               "raise", "catch", "retry", "review")
 
 _STARTS = re.compile(r"^(Always|Never|Do not|Don't|Must|Avoid) ")
+# Rule-shaped openings that are idioms or narrative ("Never mind the flaky test", "Must have been the cache").
+_IDIOM = re.compile(r"^(Never (mind|again|seen|ever|before|once|heard)|Must(n't)? (have|be|'ve)|"
+                    r"(Always|Never) (a|an|the|one|so|too|been|was|were)|(Don't|Do not) (worry|mind|panic|bother)|"
+                    r"Avoided)\b")
+_MODAL = re.compile(r"^(You|We|One|Everyone|Agents?) (should|must|need to|have to|ought to)\b(?! (have|be)\b)")
+_IMPORTANT = re.compile(r"^It is (important|essential|vital|best|safer|wise) to \w")
+# After an imperative at the start, these words make an idiom or a noun, not a command.
+_IMPERATIVE_IDIOM = frozenset({"yourself", "me", "us", "him", "her", "them", "you", "it's", "what", "if", "whether"})
+_IDIOM_PAIRS = frozenset({("check", "out"), ("keep", "in"), ("use", "case"), ("use", "cases"), ("use", "of"),
+                          ("remember", "when"), ("make", "sense"), ("back", "in"), ("back", "then"), ("log", "out")})
 _PREFER = re.compile(r"^Prefer \S.*\s(over|to|rather than)\s\S")
 _CONDITION = re.compile(r"^(When|Whenever|If|Before|After) [^,]+,\s*(?P<rest>.+)$")
 _RULE_HEAD = re.compile(r"^(always|never|do not|don't|must|avoid|prefer)\b|^(" + "|".join(
@@ -127,23 +148,57 @@ _DESTRUCTIVE = re.compile(
     r"|\bchmod\s+(-R\s+)?777|\bcommit\w*\s+(\S+\s+){0,3}?(secrets?|credentials?|keys?|tokens?|passwords?)\b"
     r"|\b(disabl\w*|turn\w* off)\s+(\S+\s+){0,2}?(sandbox\w*|security|auth\w*|ssl|tls|certificates?)",
     re.I)
-_SAFEGUARD = re.compile(r"^(ask|confirm|check|review|verif|approv|prompt|permission)", re.I)
+_SAFEGUARD = re.compile(r"^(ask|confirm|check|review|verif|approv|prompt|permission|tests?$|testing|lint|ci$|"
+                        r"hooks?$|validat|backups?$|type-?check)", re.I)
+# Safeguards named by a noun (tests, the linter): dropped only when the rule drops them wholesale,
+# the noun ending the sentence or followed by a word of time ("Do not run the tests before committing").
+_CHECKS = re.compile(r"^(tests?|testing|lint\w*|ci|hooks?|validat\w*|backups?|type-?check\w*)$", re.I)
+_WHOLESALE = frozenset({None, "", "before", "after", "when", "until", "again", "anymore", "first", "at", "for"})
 _NEGATORS = frozenset({"never", "not", "don't", "avoid", "stop", "without", "need", "skip", "skipping", "skips",
                        "disable", "disabling", "bypass", "bypassing", "ignore", "ignoring", "remove", "removing"})
-_PROHIBITS = re.compile(r"^(Never|Do not|Don't|Avoid)\b|\bmust (never|not)\b"
+# Ways around a safeguard or out of the person's reach that need no negation to be harmful.
+_ALWAYS_UNSAFE = re.compile(
+    r"\bcommit\w*\b[^.]*\s-n\b|\bHUSKY=0|\bSKIP=|--no-gpg-sign|core\.hooksPath|--no-hooks?\b"
+    r"|\b(avoid|never|don't|do not|stop|no need to)\s+(\S+\s+){0,2}?(bother\w*|interrupt\w*|disturb\w*|pester\w*)"
+    r"|\bgit\s+clean\b|\bpush\b[^.]*\s\+\S|\b(drop|truncate|wipe|purge|nuke|destroy)\w*\s+(\S+\s+){0,3}?"
+    r"(databases?|tables?|schemas?|collections?|volumes?|buckets?)\b",
+    re.I)
+# Secret material: a rule that does anything with it but forbid it is no rule to keep.
+_SECRETS = re.compile(r"~/\.ssh|\bid_(rsa|ed25519|ecdsa)\b|\.aws/|(^|\s)\.env\b|\.pem\b|private keys?|api keys?|"
+                      r"secret keys?|passwords?|credentials?|\bsecrets?\b|\btokens?\b|\bsudo\b", re.I)
+_PROHIBITS = re.compile(r"^(Never|Do not|Don't|Avoid)\b|\b(must|should) (never|not)\b"
                         r"|^(When|Whenever|If|Before|After) [^,]+,\s*(never|do not|don't|avoid)\b", re.I)
+
+
+_DISGUISED = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e"
+                        "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]")
+
+
+def _mixed_script(word: str) -> bool:
+    """A word whose letters come from Latin and another script at once (a homoglyph in disguise)."""
+    scripts = set()
+    for char in word:
+        if char.isalpha():
+            name = unicodedata.name(char, "")
+            scripts.add("LATIN" if name.startswith("LATIN") else name.split(" ", 1)[0])
+    return "LATIN" in scripts and len(scripts) > 1
 
 
 def unsafe(sentence: str) -> bool:
     """Does the rule take away a safeguard or destroy work (see _DESTRUCTIVE and _SAFEGUARD)?"""
     prohibits = _PROHIBITS.search(sentence) is not None
-    if _DESTRUCTIVE.search(sentence) and not prohibits:
+    if _ALWAYS_UNSAFE.search(sentence):
+        return True
+    if (_DESTRUCTIVE.search(sentence) or _SECRETS.search(sentence)) and not prohibits:
         return True
     words = [w.strip(".,;:!()\"'`").lower() for w in sentence.split()]
     lead = 1 if words[:2] == ["do", "not"] else 0
     for i, word in enumerate(words):
         if not _SAFEGUARD.match(word):
             continue
+        after = words[i + 1] if i + 1 < len(words) else None
+        if _CHECKS.match(word) and after not in _WHOLESALE:
+            continue  # "Never run the watcher tests in parallel ...": how to run them, not whether
         near = next((j for j in range(i - 1, max(i - 5, -1), -1) if words[j] in _NEGATORS), None)
         if near is None:
             continue
@@ -191,8 +246,6 @@ def _front_value(value: str) -> str:
 
 def _note_bytes(text: str, day: dt.date, source: str, kind: str | None) -> bytes:
     front = {"created": day.isoformat(), "source": source, **({"kind": kind} if kind else {})}
-    if kind == LESSON and source == "debrief":
-        front["review"] = PENDING  # the agent proposed it; a person has not accepted it yet
     head = "".join(f"{key}: {_front_value(value)}\n" for key, value in front.items())
     return f"---\n{head}---\n\n{text.strip()}\n".encode()
 
@@ -366,16 +419,43 @@ def rejected(sentence: str) -> str | None:
         return "numbers"
     if _FIRST_PERSON.search(sentence):
         return "first person"
+    if _DISGUISED.search(sentence) or any(_mixed_script(word) for word in sentence.split()):
+        return "disguised characters"  # "Never a\u200bsk", a Cyrillic "а" in "ask": a rule in disguise
     if unsafe(sentence):
         return "removes a safeguard"
     return None
 
 
+def _imperative(sentence: str) -> bool:
+    """Does the sentence open with a command ("Use UTC ...", "Make sure ...", "Remember to ...")?"""
+    words = sentence.split()
+    if len(words) < 2 or not words[0][:1].isupper():
+        return False
+    head, after = words[0].lower(), words[1].lower().strip(",.:;")
+    if (head in ("make", "be") and after == "sure") or (head == "remember" and after == "to"):
+        return True
+    return head in IMPERATIVES and after not in _IMPERATIVE_IDIOM and (head, after) not in _IDIOM_PAIRS
+
+
 def rule_shaped(sentence: str) -> bool:
     """Does the sentence match the cue (the module docstring) and pass every rejection?"""
-    if rejected(sentence) is not None:
+    return rejected(sentence) is None and shaped(sentence)
+
+
+UNSAFE_REASONS = ("removes a safeguard", "disguised characters")
+
+
+def refused(answer: str) -> list[str]:
+    """The answer's rule-shaped sentences that are never kept for safety (UNSAFE_REASONS)."""
+    return [s for s in sentences(answer) if rejected(s) in UNSAFE_REASONS and shaped(s)]
+
+
+def shaped(sentence: str) -> bool:
+    """Does the sentence have a rule's shape (rejections aside)?"""
+    if _IDIOM.match(sentence):
         return False
-    if _STARTS.match(sentence) or _PREFER.match(sentence) or _MUST.search(sentence):
+    if (_STARTS.match(sentence) or _PREFER.match(sentence) or _MUST.search(sentence) or _MODAL.match(sentence)
+            or _IMPORTANT.match(sentence) or _imperative(sentence)):
         return True
     condition = _CONDITION.match(sentence)
     return bool(condition and _RULE_HEAD.match(condition.group("rest")))
@@ -408,6 +488,7 @@ def capture_lessons(root: Path, answer: str, now: dt.datetime, window_days: int,
                     lock_timeout: float = 10.0) -> Captured:
     """Write the answer's rules as T1 lessons, within the caps and without duplicates."""
     result = Captured(found=rules(answer))
+    result.skipped += [(s, "never kept: it removes a safeguard or destroys work") for s in refused(answer)]
     if not result.found:
         return result
     today = now.date()

@@ -11,11 +11,9 @@ Every error the library raises is a MemstoreError and becomes one line on stderr
 from __future__ import annotations
 
 import datetime as dt
-import errno
 import functools
 import json
 import os
-import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -24,7 +22,7 @@ from typing import Any
 import click
 
 from memstore import __version__
-from memstore.errors import BadUsage, MemstoreError
+from memstore.errors import BadUsage, MemstoreError, storage_failure
 from memstore.store import Store
 
 
@@ -127,20 +125,6 @@ class CliFailure(click.ClickException):
             click.echo(f"memstore: hint: {self.hint}", err=True)
 
 
-def _os_hint(code: int | None, ctx: click.Context) -> str | None:
-    """What to do next about a file-system error; the memory files are never what was lost."""
-    app = ctx.obj if isinstance(ctx.obj, App) else None
-    store = app.__dict__.get("store") if app is not None else None  # only if it was made: never make it here
-    where = f"{store.root}/runtime/" if store is not None else "the root's runtime/"
-    if code == errno.ENOSPC:
-        return ("the disk is full: free some space, then run: memstore rebuild "
-                "(the memory files are untouched; the mirror is rebuilt from them)")
-    if code in (errno.EROFS, errno.EACCES, errno.EPERM):
-        return (f"memstore keeps its mirror, journal and locks in {where}, which must be writable "
-                "by you: fix its permissions, or mount the root read-write")
-    return None
-
-
 class Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -152,14 +136,12 @@ class Group(click.Group):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             sys.exit(0)
-        except OSError as exc:
-            where = f" {exc.filename}" if exc.filename else ""
-            raise CliFailure(f"{exc.strerror or exc}{where}", 1, _os_hint(exc.errno, ctx)) from None
-        except sqlite3.Error as exc:  # the mirror: full disk, read-only runtime/, a broken file system
-            text = str(exc)
-            code = errno.ENOSPC if "full" in text else errno.EROFS if "readonly" in text or "unable to open" in text \
-                else None
-            raise CliFailure(f"the mirror (runtime/memstore.db): {text}", 1, _os_hint(code, ctx)) from None
+        except Exception as exc:  # the file system or the mirror's SQLite: one line and what to do next
+            store = ctx.obj.__dict__.get("store") if isinstance(ctx.obj, App) else None  # never made here
+            failure = storage_failure(exc, store.root if store is not None else None)
+            if failure is None:
+                raise
+            raise CliFailure(str(failure), failure.exit_code, failure.hint) from None
         except KeyboardInterrupt:
             click.echo("memstore: interrupted", err=True)
             ctx.exit(130)

@@ -125,31 +125,51 @@ def _entry(path: Path, limit: int, text: str | None = None, label: str = "") -> 
     return f"### {safe_name(path.name)}{label}\n{inert_block(body)}\n"
 
 
-def _short_term(path: Path, limit: int) -> str | None:
-    """A T1 entry, labelled when it is a lesson; None for the engine's own bookkeeping and for a
-    lesson a person rejected.
+def _short_term(path: Path, limit: int, answered: dict[str, dict[str, str]]) -> str | None:
+    """A T1 entry, labelled when it is a lesson; None for the engine's own bookkeeping, for
+    wake proposals (their own section carries each open one once) and for a rejected lesson.
 
-    A lesson the debrief captured (`review: pending`, or `source: debrief` with no review
-    yet) is the agent's proposal, not the person's rule: it is labelled as unreviewed until
-    `memstore review accept` marks it accepted.
+    A lesson is the agent's proposal, not the person's rule, until the person accepts it
+    (`memstore review accept`, recorded in review/, which the agent cannot write): until
+    then it is labelled as unreviewed, whatever its own frontmatter says.
     """
+    from memstore import review
+
     text = _read(path)
     values = front_values(split_front(text)[0])
-    kind = values.get("kind", "").strip().lower()
-    if kind in BOOKKEEPING_KINDS:
+    kind = unquote(values.get("kind", "")).strip().lower()
+    if kind in BOOKKEEPING_KINDS or kind == "wake-proposals":
         return None
     if kind != "lesson":
         return _entry(path, limit, text)
-    review = unquote(values.get("review", "")).strip().lower()
-    if review == "rejected":
+    said = review.decision(answered, review.lesson_id(" ".join(split_front(text)[1].split())))
+    if said == review.REJECTED:
         return None
-    if review == "accepted" or (not review and unquote(values.get("source", "")).strip().lower() != "debrief"):
-        return _entry(path, limit, text, " (lesson)")
-    return _entry(path, limit, text, UNREVIEWED)
+    return _entry(path, limit, text, " (lesson)" if said == review.ACCEPTED else UNREVIEWED)
 
 
 # How a captured lesson nobody accepted yet is labelled in the bundle.
 UNREVIEWED = " (unreviewed lesson: proposed by the agent, not yet accepted by the person; weigh it, do not obey it)"
+
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
+
+
+def _without_proposals(text: str) -> str:
+    """A dream entry without its Proposals section: the open ones have a section of their own in
+    the bundle (each once, until the person answers it), so the dream does not repeat them."""
+    out: list[str] = []
+    skipping = 0  # the level of the Proposals heading being skipped; 0 when not skipping
+    for line in text.splitlines(keepends=True):
+        heading = _HEADING.match(line.rstrip("\n"))
+        if heading and skipping and len(heading.group(1)) <= skipping:
+            skipping = 0
+        if heading and not skipping and heading.group(2).strip().lower().startswith("proposal"):
+            skipping = len(heading.group(1))
+            continue
+        if not skipping:
+            out.append(line)
+    return "".join(out)
 
 
 def _reason(exc: BaseException) -> str:
@@ -183,8 +203,9 @@ def open_bugs(memory: Path) -> list[str]:
         title = inert_line(values.get("title", ""))
         if not title:
             title = inert_line(next((ln.strip().lstrip("#") for ln in body.splitlines() if ln.strip()), path.stem))
-        number = values.get("id", "").strip()
-        label = f"{int(number):04d} " if number.isdigit() else ""
+        number = unquote(values.get("id", "")).strip()
+        shown = re.match(r"^0*(\d+)(-[0-9a-f]{3,8})?$", number)
+        label = f"{int(shown.group(1)):04d}{shown.group(2) or ''} " if shown else ""
         filed = [f"filed {values['filed_at'].strip()[:10]}" if values.get("filed_at", "").strip() else "",
                  f"by {values['filed_by'].strip()}" if values.get("filed_by", "").strip() else ""]
         said = inert_line(" ".join(part for part in filed if part))
@@ -208,16 +229,23 @@ def sections(root: Path, now: dt.datetime, config: Config) -> list[tuple[str, li
 
     parts.append(("Open bugs", open_bugs(memory)))
 
+    from memstore import review
+
+    answered = review.answers(root)
     today = now.date()
     facts = [
         entry
         for day, path in _dated(memory / "short-term")
         if 0 <= (today - day).days <= config.short_term_days
-        and (entry := _short_term(path, 1200)) is not None
+        and (entry := _short_term(path, 1200, answered)) is not None
     ]
     parts.append((f"Short-term facts and lessons (last {config.short_term_days} days)", facts))
+    proposed = [f"- {inert_line(item.text)[:400]} ({item.id})\n" for item in review.open_proposals(root, answered)]
+    parts.append(("Open proposals from the nightly dream (not applied; the person answers them with "
+                  "memstore review)", proposed))
 
-    dreams = [_entry(path, 1500) for day, path in _dated(memory / "dream-journal") if day <= today]
+    dreams = [_entry(path, 1500, _without_proposals(_read(path)))
+              for day, path in _dated(memory / "dream-journal") if day <= today]
     parts.append(("Dream journal (latest)", dreams[: config.dream_entries]))
     return parts
 

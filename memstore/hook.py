@@ -227,8 +227,11 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
             # Refused in every permission mode: a hook's deny outranks acceptEdits and bypass.
             output["permissionDecision"] = "deny"
             output["permissionDecisionReason"] = (
-                f"memstore: {owned} is the person's own file (identity, lenses, meditations, memstore.toml); "
-                "the agent does not change it. Propose the change to the person, or write a memory under memory/."
+                "memstore: answering `memstore review` is the person's; leave it to them" if owned.startswith(
+                    "memstore review") else
+                f"memstore: {owned} is the person's own file (identity, lenses, meditations, memstore.toml, "
+                "review/); the agent does not change it. Propose the change to the person, or write a memory "
+                "under memory/."
             )
         elif tool in WRITE_TOOLS and in_memory(root, file_path, cwd):
             output["permissionDecision"] = "allow"

@@ -379,6 +379,12 @@ def plan_install(
     root = layout.root
     plan = InstallPlan()
     before, data = read_settings(layout.settings)
+    if not mcp and _has_mcp_approval(data):
+        mcp = True  # installed with --mcp before: a re-install (after a lens change) keeps it
+        plan.warnings.append("kept the MCP server's approval hook from an earlier install --mcp")
+    for other in sorted(_other_roots(data, root)):
+        plan.warnings.append(f"{layout.settings} wires another agent root, {other}: this install replaces it "
+                             "(one root per settings file); its files stay as they are")
     regs = registrations(layout.forms, hook_command(root), lens_matcher, approve_reads=layout.external, mcp=mcp,
                          import_parts=IMPORT_PARTS if layout.session_imports else 0,
                          debrief=debrief_command(root))
@@ -424,6 +430,31 @@ def _plan_cron(plan: InstallPlan, source: Source, root: Path, *, at: tuple[int, 
     before = edit.before if edit.before is not None or edit.after else ""  # no crontab, none made: no change
     plan.changes.append(Change(source.file or Path("crontab"), before, edit.after, write=edit.write))
     plan.warnings += edit.warnings
+
+
+def _has_mcp_approval(settings: dict[str, Any]) -> bool:
+    groups = (settings.get("hooks") or {}).get("PreToolUse") if isinstance(settings.get("hooks"), dict) else None
+    return isinstance(groups, list) and any(
+        isinstance(g, dict) and str(g.get("matcher", "")).startswith("^mcp__memstore__") for g in groups)
+
+
+def _other_roots(settings: dict[str, Any], root: Path) -> set[str]:
+    """Roots other than `root` that memstore's handlers in these settings name (--root DIR)."""
+    found: set[str] = set()
+    hooks = settings.get("hooks") if isinstance(settings.get("hooks"), dict) else {}
+    for groups in hooks.values():
+        for group in groups if isinstance(groups, list) else []:
+            for handler in (group.get("hooks") or []) if isinstance(group, dict) else []:
+                if not is_ours(handler):
+                    continue
+                try:
+                    words = shlex.split(handler["command"])
+                except ValueError:
+                    continue
+                for flag, value in itertools.pairwise(words):
+                    if flag == "--root" and os.path.realpath(value) != os.path.realpath(root):
+                        found.add(value)
+    return found
 
 
 def _names_root(command: str, root: Path) -> bool:

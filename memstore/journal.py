@@ -124,8 +124,9 @@ def flush_host_warnings(wanted: str, me: str, machines: list[str]) -> list[str]:
 
         close = difflib.get_close_matches(wanted, seen, n=1)
         near = f"; did you mean {close[0]!r}?" if close else ""
-        return [f"flush_host {wanted!r} names none of the machines seen ({', '.join(seen)}), so no machine "
-                f"flushes{near}"]
+        return [f"flush_host {wanted!r} names none of the machines whose journals this clone has read "
+                f"({', '.join(seen)}){near}. If that machine has not pushed its journal yet, this clears after "
+                "its next push and pull; otherwise no machine flushes"]
     if len(matching) > 1:
         return [f"flush_host {wanted!r} names {len(matching)} machines ({', '.join(matching)}): each of them "
                 "flushes; name one by its full identity"]

@@ -22,10 +22,11 @@ REINFORCING_TOOLS = ("Read", "Edit", "Write", "MultiEdit")
 # The tools that change a file: the hook approves them for memory files, and a write marks the file dirty.
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit")
 
-# Files a person places and the agent never changes (root-relative; a folder ends in "/").
+# Files a person places and the agent never changes (root-relative; a folder ends in "/");
+# review/ holds the person's answers to what the memory proposes (memstore.review).
 # install denies Edit/Write on them in the client's own permission rules, and the hook
 # denies writes to them (Write/Edit tools by real path; shell commands that name them).
-PERSON_OWNED = ("identity.md", "memstore.toml", "lenses/", "meditations/")
+PERSON_OWNED = ("identity.md", "memstore.toml", "lenses/", "meditations/", "review/")
 # Tools that change a file, for the refusal of person-owned files (NotebookEdit included).
 EDIT_TOOLS = (*WRITE_TOOLS, "NotebookEdit")
 

@@ -27,12 +27,19 @@ from memstore.context import list_folder, scan_front
 from memstore.errors import MemstoreError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from memstore.agent_root import RootPaths
     from memstore.config import Config
     from memstore.results import Bug
 
 STATUSES = ("open", "closed")
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
 _ID_PREFIX = re.compile(r"^(\d+)-")
+# A bug id: its number, and (bugs filed since ids became unique across clones) a dash and the
+# first three hex digits of the filing clone's id: two machines filing bug 2 offline give
+# 0002-3f9 and 0002-a07, which merge without a clash. `bug close 2` still works while 2 is unique.
+_BUG_ID = re.compile(r"^#?0*(\d+)(?:-([0-9a-f]{3,8}))?$")
 MAX_TOPIC = 80
 MAX_SLUG = 50
 
@@ -118,8 +125,11 @@ TITLE_MAX_CHARS = 300
 
 
 def check_size(what: str, text: str | None, limit: int, hint: str) -> None:
+    """Input over its bound is bad usage (exit 2), as an over-long note is."""
+    from memstore.errors import BadUsage
+
     if text is not None and len(text) > limit:
-        raise Refused(f"the {what} is {len(text):,} characters, over the limit of {limit:,}", hint=hint)
+        raise BadUsage(f"the {what} is {len(text):,} characters, over the limit of {limit:,}", hint=hint)
 
 
 def check_new(type_: str, topic: str, summary: str, importance: float | None, body: str | None = None
@@ -153,14 +163,31 @@ def check_new(type_: str, topic: str, summary: str, importance: float | None, bo
 
 def bug_number(path: Path, meta_id: object = None) -> int | None:
     """The bug's number: its frontmatter id, else the digits its file name starts with."""
+    found = bug_id(path, meta_id)
+    return int(found.split("-")[0]) if found else None
+
+
+def clone_mark(root: Path) -> str:
+    """Three hex digits that tell this clone's bugs from another's (from its journal clone id)."""
+    import hashlib
+
+    from memstore.journal import clone_id
+
+    return hashlib.blake2b(clone_id(root).encode(), digest_size=4).hexdigest()[:3]
+
+
+def bug_id(path: Path, meta_id: object = None) -> str | None:
+    """The bug's id as shown (0002, or 0002-3f9): its frontmatter id, else its file name's start."""
     if isinstance(meta_id, bool):
         meta_id = None
     if isinstance(meta_id, int):
-        return meta_id
-    if isinstance(meta_id, str) and meta_id.strip().isdigit():
-        return int(meta_id.strip())
-    match = _ID_PREFIX.match(path.name)
-    return int(match.group(1)) if match else None
+        return f"{meta_id:04d}"
+    if isinstance(meta_id, str):
+        match = _BUG_ID.match(meta_id.strip())
+        if match:
+            return f"{int(match.group(1)):04d}" + (f"-{match.group(2)}" if match.group(2) else "")
+    named = _ID_PREFIX.match(path.name)  # the number only: "0003-add-x.md" has no clone mark "add"
+    return f"{int(named.group(1)):04d}" if named else None
 
 
 def next_id(folder: Path) -> int:
@@ -182,12 +209,12 @@ def next_id(folder: Path) -> int:
     return highest + 1
 
 
-def bug_text(number: int, title: str, filed_at: dt.datetime, filed_by: str, body: str) -> str:
+def bug_text(ident: str, title: str, filed_at: dt.datetime, filed_by: str, body: str) -> str:
     from memstore.timeutil import fmt
 
     lines = [
         "---",
-        yaml_line("id", f"{number:04d}"),
+        yaml_line("id", ident),
         yaml_line("title", title),
         "status: open",
         f"filed_at: {fmt(filed_at)}",
@@ -225,8 +252,8 @@ def read_bug(path: Path, root: Path, config: Config) -> Bug:
             return None
         return str(value)
 
-    number = bug_number(path, meta.get("id"))
-    if number is None:
+    ident = bug_id(path, meta.get("id"))
+    if ident is None:
         problems.append("no id (in the frontmatter or the file name)")
     title = one_line(text("title") or "")
     if not title:
@@ -255,7 +282,7 @@ def read_bug(path: Path, root: Path, config: Config) -> Bug:
     if not filed_by:
         problems.append("no filed_by")
     return Bug(
-        id=f"{number:04d}" if number is not None else _fallback_id(path),
+        id=ident if ident is not None else _fallback_id(path),
         title=title,
         status=status,
         filed_at=filed_at,
@@ -269,19 +296,29 @@ def read_bug(path: Path, root: Path, config: Config) -> Bug:
 
 
 def _fallback_id(path: Path) -> str:
-    match = _ID_PREFIX.match(path.name)
-    return f"{int(match.group(1)):04d}" if match else path.stem
+    return bug_id(path) or path.stem
 
 
-def sort_key(bug: Bug) -> tuple[int, int, str]:
-    return (0, int(bug.id), bug.path) if bug.id.isdigit() else (1, 0, bug.path)
+def sort_key(bug: Bug) -> tuple[int, int, str, str]:
+    match = _BUG_ID.match(bug.id)
+    return (0, int(match.group(1)), match.group(2) or "", bug.path) if match else (1, 0, "", bug.path)
 
 
 def find_bug(bugs: list[Bug], key: str) -> Bug:
-    """The bug `key` names: 1, 0001, #1, its file name (with or without .md) or its path."""
+    """The bug `key` names: 1, 0001, #1 (while one bug has that number), 0001-3f9, its file name
+    (with or without .md) or its path."""
     text = key.strip().lstrip("#")
-    if text.isdigit():
-        matches = [bug for bug in bugs if bug.id.isdigit() and int(bug.id) == int(text)]
+    wanted = _BUG_ID.match(text)
+    if wanted:
+        number, suffix = int(wanted.group(1)), wanted.group(2)
+        matches = []
+        for bug in bugs:
+            found = _BUG_ID.match(bug.id)
+            if found and int(found.group(1)) == number and (suffix is None or found.group(2) == suffix):
+                matches.append(bug)
+        if len(matches) > 1:
+            raise Refused(f"bug {key!r} is ambiguous: {', '.join(b.id for b in matches)} (filed on two machines)",
+                          hint=f"name it by its whole id, e.g. memstore bug close {matches[0].id}")
     else:
         name = os.path.basename(text)
         name = name if name.endswith(".md") else name + ".md"
@@ -290,5 +327,71 @@ def find_bug(bugs: list[Bug], key: str) -> Bug:
         raise Refused(f"no bug {key!r} in the ledger", hint="see the ids with: memstore bug list --all")
     if len(matches) > 1:
         raise Refused(f"bug {key!r} is ambiguous: {', '.join(b.path for b in matches)}",
-                      hint="name it by its file name instead")
+                      hint="name it by its whole id or its file name")
     return matches[0]
+
+
+# ---------------------------------------------------------------- the writing verbs (Store calls these)
+
+
+def write_new(paths: RootPaths, now: dt.datetime, config: Config, type_: str, topic: str, summary: str,
+              importance: float | None, pin: bool, body: str | None) -> tuple[Path, str, str]:
+    """Write memory/<type>_<topic>.md under the ledger lock; (its path, name, one-line summary)."""
+    from memstore.locks import atomic_write, file_lock
+
+    name, line, importance = check_new(type_, topic, summary, importance, body)
+    target = Path(paths.memory) / f"{name}.md"
+    text = new_memory_text(name, type_, line, now, config, importance, pin, body)
+    with file_lock(Path(paths.ledger_lock), timeout=config.lock_timeout_s):
+        if target.exists():
+            raise Refused(f"a memory named {name} already exists: memory/{name}.md",
+                          hint="edit that file, or choose another topic")
+        atomic_write(target, text.encode("utf-8"))
+    return target, name, line
+
+
+def file_bug(paths: RootPaths, now: dt.datetime, config: Config, title: str, body: str | None,
+             by: str | None) -> Path:
+    """Write memory/bugs/<id>-<slug>.md with the next free number and this clone's mark, under the lock."""
+    from memstore.locks import atomic_write, file_lock
+
+    check_size("title", title, TITLE_MAX_CHARS, "say what is wrong in a line; details go in --body")
+    check_size("body", body, BODY_MAX_CHARS, "attach the essentials, not whole logs")
+    line = one_line(title)
+    if not line:
+        raise Refused("the bug has no title", hint="memstore bug add 'what is wrong' [--body ...]")
+    filer = one_line(by) if by is not None else default_filer()
+    if not filer:
+        raise Refused("--by is empty", hint="say who files it, or leave --by out")
+    folder = Path(paths.bugs)
+    with file_lock(Path(paths.ledger_lock), timeout=config.lock_timeout_s):
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            number = next_id(folder)
+        except OSError as exc:
+            raise Refused(f"the bug ledger could not be read, so no id can be picked safely ({exc})",
+                          hint=f"fix or move the file, then try again: {folder}") from None
+        ident = f"{number:04d}-{clone_mark(Path(paths.root))}"  # unique when clones merge (_BUG_ID)
+        target = folder / f"{ident}-{kebab(line, MAX_SLUG) or 'bug'}.md"
+        atomic_write(target, bug_text(ident, line, now, filer, body or "").encode("utf-8"))
+    return target
+
+
+def close_bug(paths: RootPaths, now: dt.datetime, config: Config, every_bug: Callable[[], list[Bug]], key: str,
+              why: str | None) -> tuple[Bug, Path]:
+    """Set status, closed_at and why of the bug `key` names (nothing else changes); (the bug, its path)."""
+    from memstore.errors import Busy
+    from memstore.fmedit import set_fields
+    from memstore.locks import atomic_write, file_lock
+
+    with file_lock(Path(paths.ledger_lock), timeout=config.lock_timeout_s):
+        found = find_bug(every_bug(), key)
+        if found.status == "closed":
+            raise Refused(f"bug {found.id} is already closed ({found.closed_at or 'no date'})",
+                          hint=f"see it in: memstore bug list --all ({found.path})")
+        target = Path(paths.root) / found.path
+        raw = target.read_bytes()
+        updates = {"status": "closed", "closed_at": now, "why": one_line(why or "") or None}
+        if not atomic_write(target, set_fields(raw, updates), expect=raw):
+            raise Busy(f"{found.path} changed while it was being closed", hint="run the close again")
+    return found, target

@@ -45,7 +45,15 @@ KNOWN_MIGRATIONS = (
     "m006_policy_base",
     "m007_journal_integrity",
     "m008_inert_rows",
+    "m009_journal_gap",
 )
+
+
+def connect_frozen(path: Path) -> sqlite3.Connection:
+    """The mirror opened read-only and immutable: no lock, no -wal or -shm file is made, nothing written."""
+    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    return conn
 
 
 def migration_names() -> list[str]:

@@ -16,6 +16,7 @@ Every function takes `now` from its caller (the Store's clock); none reads the c
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import os
 import re
@@ -27,10 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memstore import review
 from memstore.agent_root import RootPaths
 from memstore.config import Config
-from memstore.context import _dated, split_front
+from memstore.context import _dated, front_values, split_front, unquote
 from memstore.errors import MemstoreError
+from memstore.fsguard import read_text
 from memstore.kinds import DERIVED
 from memstore.locks import atomic_write
 from memstore.timeutil import UTC, fmt, parse_when
@@ -262,15 +265,6 @@ def _first_line(path: Path) -> str:
     return ""
 
 
-def last_wake(root: Path) -> dt.datetime | None:
-    """`ran_at` of the last `memstore wake` (runtime/state/wake-status.json), or None."""
-    try:
-        data = json.loads(Path(RootPaths(root).wake_status).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return parse_when(data.get("ran_at")) if isinstance(data, dict) else None
-
-
 @dataclass
 class Findings:
     items: list[dict[str, Any]]  # what goes into the cue: at most PER_KIND of each kind
@@ -327,20 +321,37 @@ def cue_items(
             detail = f"in flight, {how} {fmt(seen)[:10]} ({(now - seen).days} days ago): {row['state'] or '(no state)'}"
             ranked["stale-in-flight"].append(((seen, row["path"]), _item("stale-in-flight", [row["path"]], detail)))
 
-    since = last_wake(root)
+    # New facts: T1 files in the window that no wake has dreamt about yet, known by their
+    # path and content (never by mtime against the clock, which --now may pin). Wake's own
+    # proposals and the engine's bookkeeping are not facts.
+    dreamt = dreamt_ids(root)
     today = now.date()
     for day, path in _dated(Path(RootPaths(root).short_term)):
         if not 0 <= (today - day).days <= config.short_term_days:
             continue
-        if since is not None:
-            try:
-                changed = dt.datetime.fromtimestamp(path.stat().st_mtime, UTC)
-            except OSError:
-                continue
-            if changed <= since:
-                continue
+        text = read_text(path)
+        kind = _kind_of(text)
+        if kind in NOT_FACTS:
+            continue
         rel = path.relative_to(root).as_posix()
-        ranked["new-fact"].append(((-day.toordinal(), rel), _item("new-fact", [rel], _first_line(path) or path.stem)))
+        ident = fact_id(rel, text)
+        if ident in dreamt:
+            continue
+        item = _item("new-fact", [rel], _first_line(path) or path.stem)
+        item["id"] = ident
+        ranked["new-fact"].append(((-day.toordinal(), rel), item))
+
+    # Every other item is named by its kind and files; one the person rejected never returns.
+    answered = review.answers(root)
+    for kind in KINDS:
+        if kind == "new-fact":
+            continue
+        kept = []
+        for key, item in ranked[kind]:
+            item["id"] = review.cue_id(kind, item["paths"])
+            if review.decision(answered, item["id"]) != review.REJECTED:
+                kept.append((key, item))
+        ranked[kind] = kept
 
     items: list[dict[str, Any]] = []
     for kind in KINDS:
@@ -349,9 +360,39 @@ def cue_items(
     return Findings(items, found, dups)
 
 
-def cue(ran_at: str, live_session: bool, did: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
-    """The cue's JSON object (the shape `memstore wake` reads)."""
-    return {"ran_at": ran_at, "live_session": live_session, "did": did, "anything": bool(items), "items": items}
+def cue(ran_at: str, live_session: bool, did: dict[str, Any], items: list[dict[str, Any]],
+        dreamt: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The cue's JSON object (the shape `memstore wake` reads).
+
+    `anything` is true only when some item has not been dreamt about yet: a night with
+    nothing new calls no model, however many standing items the cue lists.
+    """
+    fresh = any(item.get("id") not in dreamt for item in items)
+    return {"ran_at": ran_at, "live_session": live_session, "did": did, "anything": fresh, "items": items}
+
+
+# T1 kinds that are not facts for the cue: wake's own proposals, the engine's bookkeeping.
+NOT_FACTS = frozenset({"wake-proposals", "bookkeeping", "tick", "tick-status", "cue", "journal", "status"})
+DREAMT_KEEP = 5_000  # ids of items already dreamt about, kept in wake-status.json (newest last)
+
+
+def fact_id(rel: str, text: str) -> str:
+    return review.item_id("fact", rel + "\0" + hashlib.blake2b(text.encode("utf-8", "replace"),
+                                                               digest_size=8).hexdigest())
+
+
+def _kind_of(text: str) -> str:
+    return unquote(front_values(split_front(text)[0]).get("kind", "")).strip().lower()
+
+
+def dreamt_ids(root: Path) -> frozenset[str]:
+    """The items some wake already dreamt about (runtime/state/wake-status.json "dreamt")."""
+    try:
+        data = json.loads(Path(RootPaths(root).wake_status).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return frozenset()
+    found = data.get("dreamt") if isinstance(data, dict) else None
+    return frozenset(i for i in found if isinstance(i, str)) if isinstance(found, list) else frozenset()
 
 
 def write_cue(root: Path, data: dict[str, Any]) -> Path:
@@ -488,7 +529,7 @@ def run_tick(store: Store, commit: bool = False) -> TickStatus:
         "embed": embedded.summary() if embedded else None,
         "warnings": flush_warnings,
     }
-    write_cue(store.root, cue(ran_at, live is not None, did, items))
+    write_cue(store.root, cue(ran_at, live is not None, did, items, dreamt_ids(store.root)))
 
     committed: str | None = None
     failure: MemstoreError | None = None

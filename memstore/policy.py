@@ -196,7 +196,33 @@ def starting_state(
     if parsed is not None:
         return parsed
     state = baseline(access_count, stability, parse_when(last_accessed), parse_when(last_reinforced), config)
+    if not access_count and not last_reinforced:
+        # Never reinforced: no touch is inside these fields (the first touch always reinforces),
+        # so every event counts, one in the same second as a new memory's last_accessed included.
+        return state, None
     return state, last_accessed
+
+
+def _replay(start: tuple[PolicyState, str | None], stamps: object, config: Config) -> tuple[PolicyState, int]:
+    """The starting state with every event after its cut applied: (state, events applied)."""
+    state, checkpoint = start
+    applied = 0
+    for ts in stamps:  # type: ignore[attr-defined]
+        if checkpoint is not None and ts <= checkpoint:
+            continue  # inside the starting state already
+        when = parse_when(ts)
+        if when is not None:
+            state = apply_touch(state, when, config)
+            applied += 1
+    return state, applied
+
+
+def _behind(state: PolicyState, access_count: int | None, last_accessed: str | None) -> bool:
+    """Is a replayed state short of what the file itself says (fewer reinforcements, or older)?"""
+    if access_count is not None and state.access_count < access_count:
+        return True
+    written = parse_when(last_accessed)
+    return written is not None and (state.last_accessed is None or state.last_accessed < written)
 
 
 def recompute_policy(conn: sqlite3.Connection, paths: list[str], config: Config) -> None:
@@ -219,18 +245,23 @@ def recompute_policy(conn: sqlite3.Connection, paths: list[str], config: Config)
         ):
             events.setdefault(path, []).append(ts)
         out = []
+        gaps = []
         for path, row in present.items():
-            state, checkpoint = starting_state(row[2], row[3], row[4], row[5], row[6], config)
-            applied = 0
-            for ts in events.get(path, ()):
-                if checkpoint is not None and ts <= checkpoint:
-                    continue  # inside the starting state already
-                when = parse_when(ts)
-                if when is not None:
-                    state = apply_touch(state, when, config)
-                    applied += 1
+            state, applied = _replay(starting_state(row[2], row[3], row[4], row[5], row[6], config),
+                                     events.get(path, ()), config)
+            gap = 0
+            if row[6] is not None and _behind(state, row[2], row[4]):
+                # The file says more than its base and the journal here explain: the events behind
+                # its last flush are missing (runtime/ deleted, a journal never committed). The file's
+                # own values are the truth then, never lowered: they become the base (through their
+                # last_accessed), and only later events are applied on top.
+                file_state = baseline(row[2], row[3], parse_when(row[4]), parse_when(row[5]), config)
+                state, applied = _replay((file_state, row[4]), events.get(path, ()), config)
+                gap = 1
             out.append(_state_row(path, state, applied))
+            gaps.append((gap, path))
         conn.executemany(_UPSERT, out)
+        conn.executemany("UPDATE policy SET journal_gap = ? WHERE path = ?", gaps)
 
 
 class TouchResult:

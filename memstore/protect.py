@@ -27,7 +27,9 @@ from typing import Any
 
 from memstore.kinds import EDIT_TOOLS, PERSON_OWNED
 
-_BASH_NAMES = ("identity.md", "memstore.toml", "lenses/", "meditations/")
+# Bash filters: the hook starts for a command that mentions one of the person's names, or the
+# root by any spelling (shellcmd decides); other commands never start it.
+_BASH_NAMES = ("identity", "memstore.toml", "lenses", "meditations", "review")
 
 
 def rule_paths(form: Path) -> list[str]:
@@ -47,7 +49,11 @@ def registrations(forms: Sequence[Path], handler: Any) -> list[dict[str, Any]]:
         {"matcher": tool, "hooks": [handler({"if": f"{tool}({path})"}) for form in forms for path in rule_paths(form)]}
         for tool in EDIT_TOOLS
     ]
-    groups.append({"matcher": "Bash", "hooks": [handler({"if": f"Bash(*{name}*)"}) for name in _BASH_NAMES]})
+    spellings = [str(form) for form in forms]
+    home = str(Path.home())
+    spellings += [f"~{s[len(home):]}" for s in list(spellings) if home != "/" and s.startswith(home + "/")]
+    groups.append({"matcher": "Bash", "hooks": [handler({"if": f"Bash(*{name}*)"})
+                                                for name in (*_BASH_NAMES, *spellings)]})
     return groups
 
 

@@ -53,8 +53,8 @@ def embedder_for(store: Store, required: bool) -> Embedder | None:
 def run_embed(store: Store, budget_s: float | None, required: bool,
               progress: Callable[[int, int], None] | None) -> EmbedReport | None:
     """Store.embed: a full sync, then every file without a current vector (budget_s bounds the time)."""
+    from memstore.errors import Busy
     from memstore.locks import LockTimeout, file_lock
-    from memstore.store import Busy
     from memstore.sync import sync_locked
     from memstore.vectors import embed_pending
 
@@ -111,6 +111,8 @@ def catch_up_vectors(store: Store, conn: sqlite3.Connection, embedder: Embedder)
                 embed_pending(conn, embedder)
         except LockTimeout:
             pass  # an embedding pass is running and will take them in; search with what there is
+        except (OSError, sqlite3.OperationalError):
+            pass  # a root this process cannot write (read-only): search with the vectors there are
         return
     store.notify(
         f"{waiting} files have no vector yet, so only their words can find them; "

@@ -23,9 +23,13 @@ READERS = frozenset({
     "diff", "cmp", "md5sum", "sha1sum", "sha256sum", "bat", "nl", "sort", "uniq", "cut", "column", "cd",
     "pwd", "echo", "printf", "true", "test", "[", "realpath", "readlink", "basename", "dirname", "tree", "find",
 })
-READ_ONLY_GIT = frozenset({"log", "diff", "show", "status", "blame", "grep", "ls-files", "rev-parse"})
+# git subcommands that change no file of the work tree (a pull merges what the person pushed).
+READ_ONLY_GIT = frozenset({"log", "diff", "show", "status", "blame", "grep", "ls-files", "rev-parse", "add", "commit",
+                           "push", "fetch", "pull", "remote", "branch", "describe", "shortlog"})
 _SPLIT = re.compile(r"\|\|?|&&|;|&|\(|\)|`|\$\(|\n")
-_NAMES = r"identity\.md|memstore\.toml|lenses(?:/|\b)|meditations(?:/|\b)"
+_NAMES = r"identity\.md|memstore\.toml|lenses(?:/|\b)|meditations(?:/|\b)|review(?:/|\b)"
+# Answering what waits for review is the person's: the agent's shell may not run it.
+_REVIEW_ANSWER = re.compile(r"\bmemstore\b.*\breview\s+(?:--?\S+\s+)*(accept|reject)\b", re.S)
 
 
 def _words(segment: str) -> list[str]:
@@ -59,6 +63,8 @@ def _reads_only(command: str) -> bool:
             return False
         if head == "git" and _git_subcommand(words[1:]) in READ_ONLY_GIT:
             continue
+        if head == "memstore" and not _REVIEW_ANSWER.search(" ".join(words)):
+            continue  # memstore writes only derived files and memory/, by its own rules
         if head == "sed" and not any(w.startswith("-i") or w == "--in-place" for w in words[1:]):
             continue
         if head not in READERS:
@@ -77,31 +83,60 @@ def root_forms(root: str) -> list[str]:
     return sorted(forms, key=len, reverse=True)
 
 
-def names_person_file(command: str, root: str, cwd: str | None) -> str | None:
-    """The person-owned name a command may write (identity.md, lenses/...), or None.
+def _places(command: str, cwd: str | None) -> list[str]:
+    """Where the shell stands while the command runs: its cwd and every `cd` target, resolved."""
+    here = cwd or os.getcwd()
+    places = [here]
+    for match in re.finditer(r"(?:^|[;&|(]\s*)(?:cd|pushd)\s+([^;&|)\s]+)", command):
+        target = _words(match.group(1))[:1]
+        if target:
+            places.append(os.path.normpath(os.path.join(here, os.path.expanduser(target[0]))))
+    return places
 
-    It counts when the command names a person-owned file of this root: by one of the
-    root's spellings followed by that name, or by the bare name while the shell stands
-    in the root (its cwd, or a `cd` to it in the command) - and does not only read.
+
+def _near(place: str, forms: list[str]) -> bool:
+    """Is `place` the root, inside it, or a folder above it (from where `me/lenses` reaches in)?"""
+    real = os.path.realpath(place)
+    for form in forms:
+        base = os.path.realpath(os.path.expanduser(form))
+        if real == base or real.startswith(base + os.sep) or (real != os.sep and base.startswith(real + os.sep)
+                                                               and real != os.path.expanduser("~")):
+            return True
+    return False
+
+
+def names_person_file(command: str, root: str, cwd: str | None) -> str | None:
+    """What a command may write of the person's (identity.md, lenses/, the root itself ...), or None.
+
+    It counts when the command does more than read (`_reads_only`) and names:
+    - a person-owned file or folder of this root, by one of the root's spellings
+      (`~/agents/me/lenses`), or by the bare name while the shell stands in the root
+      (its cwd, or a `cd` in the command);
+    - the root itself, other than its memory/ and runtime/ (`tar -C ~/agents/me`,
+      `cp -r x/. ~/agents/me/`, `cd ~/agents/me && cp -r x/. .`): anything could land there.
+    Writes into memory/ by the shell (`echo x >> ~/agents/me/memory/short-term/...`) stay allowed.
     """
-    if not command or not re.search(_NAMES, command):
+    if command and _REVIEW_ANSWER.search(command):
+        return "memstore review (answering it is the person's)"
+    if not command:
         return None
     forms = root_forms(root)
-    named = None
-    for form in forms:
-        found = re.search(re.escape(form.rstrip("/")) + r"/+(" + _NAMES + ")", command)
-        if found:
-            named = found.group(1)
-            break
-    if named is None:
-        inside = False
-        if cwd:
-            real = os.path.realpath(cwd)
-            inside = any(real == f or real.startswith(f.rstrip(os.sep) + os.sep) for f in forms)
-        inside = inside or any(form in command for form in forms)
-        bare = re.search(r"(?:^|[\s'\"=<>/])(" + _NAMES + ")", command)
-        if inside and bare:
-            named = bare.group(1)
-    if named is None or _reads_only(command):
+    spelled = [form.rstrip("/") for form in forms if form.rstrip("/") and form.rstrip("/") in command]
+    inside = any(_near(place, forms) for place in _places(command, cwd))
+    named = re.search(r"(?:^|[\s'\"=<>/:(])(" + _NAMES + ")", command)
+    if named is None and not spelled:
         return None
-    return named.rstrip("/")
+    if _reads_only(command):
+        return None
+    for form in spelled:
+        owned = re.search(re.escape(form) + r"/+(" + _NAMES + ")", command)
+        if owned:
+            return owned.group(1).rstrip("/")
+    if named is not None and (inside or spelled):
+        return named.group(1).rstrip("/")
+    for form in spelled:  # the root named, not (only) its memory/ or runtime/
+        for match in re.finditer(re.escape(form) + r"(?![\w.-])(/+[^\s'\";|&)]*)?", command):
+            rest = (match.group(1) or "").strip("/")
+            if not rest.startswith(("memory/", "runtime/")) and rest not in ("memory", "runtime"):
+                return "the agent root"
+    return None

@@ -29,15 +29,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from memstore.agent_root import RootPaths, find_root
 from memstore.config import Config, load_config
-from memstore.errors import BadUsage, MemstoreError, NotFound
+from memstore.errors import BadUsage, Busy, MemstoreError, NotFound, read_only_failure
 from memstore.results import Check, Hit, Memory, MemoryRow, Problem, Status, TickStatus, Touch
-from memstore.timeutil import UTC, to_utc
+from memstore.timeutil import UTC, fmt, to_utc
 
 if TYPE_CHECKING:
     from memstore.flush import FlushReport
     from memstore.install import InstallPlan, Layout
     from memstore.render import RenderResult
     from memstore.results import AuditFile, Bug, Choice, DebriefResult, NewMemory, NoteResult, WakeResult
+    from memstore.review import Item as ReviewItem
     from memstore.scaffold import Plan
     from memstore.sync import SyncReport
     from memstore.vectors import EmbedReport
@@ -45,10 +46,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 Notify = Callable[[str], None]
 Progress = Callable[[int, int], None]
-
-
-class Busy(MemstoreError):
-    """Another memstore process held the mirror lock for longer than the lock timeout."""
 
 
 class NotFlushHost(MemstoreError):
@@ -151,7 +148,29 @@ class Store:
                 sync_locked(conn, self.root, self.config, self.progress, quick=catch_up == "quick")
             return fn(conn)
 
-        return self._with_mirror(run)
+        try:
+            return self._with_mirror(run)
+        except (OSError, sqlite3.OperationalError, MemstoreError) as exc:
+            if not read_only_failure(exc):
+                raise
+        return self._read_frozen(fn)
+
+    def _read_frozen(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """fn on the mirror as it stands, opened read-only: for a root this process cannot write
+        (a read-only mount, another user's root). Nothing is caught up, locked or written."""
+        from memstore.mirror import connect_frozen
+
+        db = Path(self.paths.db)
+        if not db.is_file():
+            raise MemstoreError(f"{self.root} cannot be written here and has no mirror to read",
+                                hint=f"run memstore sync once where {self.root}/runtime/ is writable")
+        self.notify("the root is read-only here: answering from the mirror as it stands "
+                    "(files changed since its last sync are not seen)")
+        conn = connect_frozen(db)
+        try:
+            return fn(conn)
+        finally:
+            conn.close()
 
     def sync(self, full: bool = True, *, embed: bool = True) -> SyncReport:
         """Bring the mirror up to date: a full walk, or (full=False) the quick folder check.
@@ -337,6 +356,14 @@ class Store:
             self.notify(line)
         return report
 
+    def rotate_logs(self) -> None:
+        """The cron jobs' logs and the hook's, each kept under locks.LOG_LIMIT (one older copy beside it)."""
+        from memstore.locks import rotate
+
+        state = Path(self.paths.state)
+        for name in ("tick.log", "wake.log", "hook-errors.log"):
+            rotate(state / name)
+
     def tick(self, commit: bool = False) -> TickStatus:
         """The nightly tick: the cheap, deterministic half of the nightly cycle.
 
@@ -349,6 +376,7 @@ class Store:
         """
         from memstore.nightly import run_tick
 
+        self.rotate_logs()
         return run_tick(self, commit)
 
     # ------------------------------------------------------------ the nightly wake
@@ -368,6 +396,7 @@ class Store:
         """
         from memstore.wake import run
 
+        self.rotate_logs()
         return run(self.root, self.now, self.config, model_cmd=model_cmd, timeout=timeout, commit=commit,
                    sync=self.sync)
 
@@ -381,44 +410,23 @@ class Store:
         empty summary, importance outside 0-10, or a name already taken.
         """
         from memstore import ledgers
-        from memstore.locks import atomic_write, file_lock
         from memstore.results import NewMemory
 
-        name, line, importance = ledgers.check_new(type, topic, summary, importance, body)
-        target = Path(self.paths.memory) / f"{name}.md"
-        text = ledgers.new_memory_text(name, type, line, self.now, self.config, importance, pin, body)
-        with file_lock(Path(self.paths.ledger_lock), timeout=self.config.lock_timeout_s):
-            if target.exists():
-                raise ledgers.Refused(f"a memory named {name} already exists: memory/{name}.md",
-                                      hint="edit that file, or choose another topic")
-            atomic_write(target, text.encode("utf-8"))
+        target, name, line = ledgers.write_new(self.paths, self.now, self.config, type, topic, summary, importance,
+                                               pin, body)
         rel = target.relative_to(self.root).as_posix()
         self._sync_written(rel)
+        try:  # the new row is in MEMORY.md at once, not at the next render
+            self.render()
+        except MemstoreError as exc:
+            self.notify(f"wrote {rel}, but MEMORY.md was not rendered yet ({exc}); the next render will")
         return NewMemory(path=rel, name=name, type=type, summary=line)
 
     def bug_add(self, title: str, *, body: str | None = None, by: str | None = None) -> Bug:
         """File a bug: memory/bugs/<id>-<slug>.md, id = the highest existing + 1, picked under a lock."""
         from memstore import ledgers
-        from memstore.locks import atomic_write, file_lock
 
-        ledgers.check_size("title", title, ledgers.TITLE_MAX_CHARS, "say what is wrong in a line; details go in --body")
-        ledgers.check_size("body", body, ledgers.BODY_MAX_CHARS, "attach the essentials, not whole logs")
-        line = ledgers.one_line(title)
-        if not line:
-            raise ledgers.Refused("the bug has no title", hint="memstore bug add 'what is wrong' [--body ...]")
-        filer = ledgers.one_line(by) if by is not None else ledgers.default_filer()
-        if not filer:
-            raise ledgers.Refused("--by is empty", hint="say who files it, or leave --by out")
-        folder = Path(self.paths.bugs)
-        with file_lock(Path(self.paths.ledger_lock), timeout=self.config.lock_timeout_s):
-            folder.mkdir(parents=True, exist_ok=True)
-            try:
-                number = ledgers.next_id(folder)
-            except OSError as exc:
-                raise ledgers.Refused(f"the bug ledger could not be read, so no id can be picked safely ({exc})",
-                                      hint=f"fix or move the file, then try again: {folder}") from None
-            target = folder / f"{number:04d}-{ledgers.kebab(line, ledgers.MAX_SLUG) or 'bug'}.md"
-            atomic_write(target, ledgers.bug_text(number, line, self.now, filer, body or "").encode("utf-8"))
+        target = ledgers.file_bug(self.paths, self.now, self.config, title, body, by)
         rel = target.relative_to(self.root).as_posix()
         self._sync_written(rel)
         return ledgers.read_bug(target, self.root, self.config)
@@ -443,20 +451,8 @@ class Store:
     def bug_close(self, bug: str, why: str | None = None) -> Bug:
         """Close a bug named by 1, 0001 or its file name: only status, closed_at and why change."""
         from memstore import ledgers
-        from memstore.fmedit import set_fields
-        from memstore.locks import atomic_write, file_lock
 
-        with file_lock(Path(self.paths.ledger_lock), timeout=self.config.lock_timeout_s):
-            found = ledgers.find_bug(self.bug_list(all=True), bug)
-            if found.status == "closed":
-                raise ledgers.Refused(f"bug {found.id} is already closed ({found.closed_at or 'no date'})",
-                                      hint=f"see it in: memstore bug list --all ({found.path})")
-            target = self.root / found.path
-            raw = target.read_bytes()
-            updates = {"status": "closed", "closed_at": self.now, "why": ledgers.one_line(why or "") or None}
-            edited = set_fields(raw, updates)
-            if not atomic_write(target, edited, expect=raw):
-                raise Busy(f"{found.path} changed while it was being closed", hint="run the close again")
+        found, target = ledgers.close_bug(self.paths, self.now, self.config, lambda: self.bug_list(all=True), bug, why)
         self._sync_written(found.path)
         return ledgers.read_bug(target, self.root, self.config)
 
@@ -475,6 +471,22 @@ class Store:
             self.notify(f"wrote {rel}, but the mirror did not take it in yet ({exc}); the next sync will")
 
     # ------------------------------------------------------------ capture: note and debrief
+
+    def review(self) -> list[ReviewItem]:
+        """What waits for the person: captured lessons, wake proposals, cue items (memstore.review)."""
+        from memstore import review
+        from memstore.reviewing import read_cue
+
+        return review.pending(self.root, read_cue(self.root))
+
+    def review_answer(self, ident: str, *, accept: bool) -> ReviewItem:
+        """Accept or reject one pending item by its id; a rejected lesson moves to short-term/archive/."""
+        from memstore.reviewing import answer
+
+        item, moved = answer(self.root, ident, accept, fmt(self.now))
+        if moved:
+            self.sync()
+        return item
 
     def note(self, text: str, *, kind: str | None = None) -> NoteResult:
         """One fact into memory/short-term/YYMMDD-<slug>.md (T1), then a quick sync.
@@ -579,22 +591,11 @@ class Store:
     def verify(self, layout: Layout, *, cron: bool = False, crontab_file: str | os.PathLike[str] | None = None
                ) -> list[Check]:
         """What Claude Code will do with each piece of the wiring, then a real reinforcement probe."""
-        from memstore import verify as v
-        from memstore.claude_code import read_state
+        from memstore.verify import run_checks
 
-        state = read_state()
-        checks, command = v.check_settings(layout, self.lens_matcher())
-        checks.append(v.check_single_install(layout))
-        checks.append(v.check_grant(layout, state))
-        checks += v.check_imports(layout, state)
-        checks.append(v.check_index(self.root, self.config))
-        checks.append(v.check_mirror(self.root))
-        if crontab_file or cron:
-            checks += v.check_cron(self.root, Path(crontab_file).expanduser().absolute() if crontab_file else None,
-                                   layout)
-        if command:
-            checks.append(v.check_reinforcement(self.root, command, self.now))
-        return checks
+        cron_file = Path(crontab_file).expanduser().absolute() if crontab_file else None
+        return run_checks(self.root, self.config, self.now, layout, self.lens_matcher(),
+                          cron=cron or bool(crontab_file), crontab_file=cron_file)
 
     # ------------------------------------------------------------ naming a memory
 

@@ -323,3 +323,34 @@ def check_reinforcement(root: Path, command: str, now: dt.datetime) -> Check:
         if not had_journal and journal.is_dir() and not any(journal.iterdir()):
             journal.rmdir()
         sync(root)
+
+
+def check_hook_errors(root: Path) -> Check:
+    """The hook never fails the agent, so its failures are seen only here and in `status`."""
+    from memstore.views import hook_errors
+
+    found = hook_errors(root)
+    if not found["lines"]:
+        return Check("hook errors", True, "none logged")
+    return Check("hook errors", False, f"{found['lines']} line(s) in {found['file']}; the newest: {found['newest']}",
+                 f"read {root / found['file']}; once the cause is fixed, delete the log (it holds nothing else)")
+
+
+def run_checks(root: Path, config: Config, now: dt.datetime, layout: Layout, lens_matcher: str | None, *,
+               cron: bool, crontab_file: Path | None) -> list[Check]:
+    """Store.verify: every check in order, the real reinforcement probe last."""
+    from memstore.claude_code import read_state
+
+    state = read_state()
+    checks, command = check_settings(layout, lens_matcher)
+    checks.append(check_single_install(layout))
+    checks.append(check_grant(layout, state))
+    checks += check_imports(layout, state)
+    checks.append(check_index(root, config))
+    checks.append(check_mirror(root))
+    checks.append(check_hook_errors(root))
+    if cron:
+        checks += check_cron(root, crontab_file, layout)
+    if command:
+        checks.append(check_reinforcement(root, command, now))
+    return checks

@@ -85,8 +85,27 @@ def lint_view(conn: sqlite3.Connection, root: Path | None = None) -> list[dict[s
 
     for name, count in bad_line_counts(conn):  # a warning: nothing to repair, the events are lost
         found.append({"path": f"runtime/journal/{name}", "level": "warning", "message": bad_lines_advice(name, count)})
+    found += duplicate_bug_ids(conn)
     found.sort(key=lambda item: item["path"])
     return found
+
+
+def duplicate_bug_ids(conn: sqlite3.Connection) -> list[dict[str, str]]:
+    """Two bug files with one id (numbered on two machines before ids carried a clone mark)."""
+    from memstore.ledgers import bug_id
+
+    by_id: dict[str, list[str]] = {}
+    for row in conn.execute("SELECT path, meta FROM files WHERE kind = 'bug' ORDER BY path"):
+        try:
+            meta = json.loads(row["meta"] or "{}")
+        except ValueError:
+            meta = {}
+        ident = bug_id(Path(row["path"]), meta.get("id") if isinstance(meta, dict) else None)
+        if ident:
+            by_id.setdefault(ident, []).append(row["path"])
+    return [{"path": paths[1], "level": "warning", "message": f"bug id {ident} is also the id of {paths[0]} "
+             "(filed on two machines): close or edit either by its file name, and give one a new id by hand"}
+            for ident, paths in by_id.items() if len(paths) > 1]
 
 
 def list_view(
@@ -206,6 +225,8 @@ def journal_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config:
                          "days_since": None, "this": True})
     wanted = config.flush_host.strip()
     bad = journal.bad_line_counts(conn)
+    gaps = conn.execute("SELECT count(*) FROM policy WHERE journal_gap").fetchone()[0]
+    hook = hook_errors(root)
     return {
         "this_machine": me,
         "machines": machines,
@@ -213,10 +234,35 @@ def journal_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config:
         "this_machine_flushes": not wanted or journal.names_clone(wanted, me),
         # journal lines ingest could not read: each file and how many (the lines stay in it)
         "bad_lines": [{"file": f"runtime/journal/{name}", "lines": count} for name, count in bad],
+        # memories whose own flushed values say more than the journal here explains
+        "journal_gaps": gaps,
+        "hook_errors": hook,
         "warnings": journal.flush_host_warnings(wanted, me, [m["identity"] for m in machines])
         + _deleted_journal_files(root)
-        + [journal.bad_lines_advice(name, count) for name, count in bad],
+        + [journal.bad_lines_advice(name, count) for name, count in bad]
+        + ([f"{gaps} memories say more (access_count, last read) than their policy_base and the journal here "
+            "explain: the journal behind their last flush is missing (runtime/ deleted, or a journal never "
+            "committed). Their own values were kept, never lowered; the reads behind them are gone."]
+           if gaps else [])
+        + ([f"the hook logged {hook['lines']} error line(s) in {hook['file']}, the newest: {hook['newest']}"]
+           if hook["lines"] else []),
     }
+
+
+def hook_errors(root: Path) -> dict[str, Any]:
+    """How many lines the hook logged (its log and the one rotated before it), and the newest."""
+    from memstore.agent_root import hook_log
+
+    path = Path(hook_log(root))
+    lines: list[str] = []
+    for part in (Path(f"{path}.1"), path):
+        try:
+            lines += part.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+    newest = lines[-1][:300] if lines else None
+    rel = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+    return {"file": rel, "lines": len(lines), "newest": newest}
 
 
 def _deleted_journal_files(root: Path) -> list[str]:

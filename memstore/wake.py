@@ -317,6 +317,26 @@ def proposals(dream: str) -> str | None:
     return None
 
 
+def new_proposals(root: Path, text: str | None) -> str | None:
+    """The dream's proposals less those already open or answered: an identical proposal is written once.
+
+    Each list item is one proposal (a text with no list is one proposal); None when none is new.
+    """
+    from memstore import review
+
+    if not text:
+        return None
+    lines = review.proposal_lines(text) or [" ".join(text.split())]
+    known = {item.id for item in review.open_proposals(root)} | set(review.answers(root))
+    fresh: list[str] = []
+    for line in lines:
+        ident = review.proposal_id(line)
+        if ident not in known:
+            known.add(ident)
+            fresh.append(f"- {line}")
+    return "\n".join(fresh) if fresh else None
+
+
 def _yaml_value(value: str) -> str:
     return value if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", value) else json.dumps(value)
 
@@ -416,7 +436,12 @@ def run(root: Path, now: dt.datetime, config: Config, *, model_cmd: str | None =
                 check_git(root)  # before paying for two model calls
 
             today = now.date()
-            items = cue_items(cue)
+            from memstore.nightly import DREAMT_KEEP, dreamt_ids
+
+            dreamt = dreamt_ids(root)
+            # Only what no wake has dreamt about yet: an item dreamt on stays answered by that dream.
+            items = [item for item in cue_items(cue) if item.get("id") not in dreamt]
+            cue = {**cue, "items": items}
             prompt = dream_prompt(root, cue, recent_facts(root, today, config.short_term_days),
                                   named_files(root, items), config.short_term_days)
             choice, objects = next_choice(root, now)
@@ -444,7 +469,7 @@ def run(root: Path, now: dt.datetime, config: Config, *, model_cmd: str | None =
                 sit_path = unique_path(journal, f"{day}-meditation-{chosen.stem}", taken)
                 front = {"date": today.isoformat(), "kind": "meditation", "object": chosen.stem, "shelf": chosen.shelf}
                 planned.append(Planned(sit_path, entry_bytes(front, sit)))
-            proposed = proposals(dream)
+            proposed = new_proposals(root, proposals(dream))
             note_path = None
             if proposed:
                 note_path = unique_path(Path(paths.short_term), f"{day}-wake-proposals", taken)
@@ -464,8 +489,10 @@ def run(root: Path, now: dt.datetime, config: Config, *, model_cmd: str | None =
                 object=chosen.stem if chosen else None, shelf=chosen.shelf if chosen else None,
                 proposals=rel(note_path), notes=notes,
             )
+            seen = [*sorted(dreamt), *(str(i["id"]) for i in items if i.get("id"))][-DREAMT_KEEP:]
             status = {"ran_at": ran_at, "dream": result.dream, "meditation": result.meditation,
-                      "object": result.object, "shelf": result.shelf, "proposals": result.proposals}
+                      "object": result.object, "shelf": result.shelf, "proposals": result.proposals,
+                      "dreamt": list(dict.fromkeys(seen))}
             state = Path(paths.wake_status)
             state.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(state, (json.dumps(status, indent=2) + "\n").encode())

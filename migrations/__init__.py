@@ -396,6 +396,14 @@ def m008_inert_rows(db: Database) -> None:
     db.execute("UPDATE files SET index_row = m008_index_row(path, row_text) WHERE kind = 't2'")
 
 
+@migrations()
+def m009_journal_gap(db: Database) -> None:
+    """policy.journal_gap: 1 when a file's own flushed values say more than its policy_base and
+    the journal here explain (runtime/ deleted, a journal never committed), so the file's
+    values were taken as the base rather than lowered. `status` counts these."""
+    db.execute("ALTER TABLE policy ADD COLUMN journal_gap INTEGER NOT NULL DEFAULT 0")
+
+
 def names() -> list[str]:
     """Names of every migration this version knows, in order."""
     return [m.name for m in migrations.pending(Database(memory=True))]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,11 @@ from memstore.store import Store
 from tests.conftest import NOW, write
 
 PINNED = dt.datetime(2026, 7, 30, 12, 0, tzinfo=dt.UTC)
+
+
+def num(ident: str) -> str:
+    """A bug id's number part: ids filed here carry a clone mark (0001-3f9), hand-made files none."""
+    return ident.split("-")[0]
 
 
 def bugs_json(run, root: Path, *extra: str) -> list[dict]:
@@ -141,14 +147,15 @@ def test_a_bug_filed_in_one_run_is_listed_in_the_next_with_filer_and_date(run, r
     monkeypatch.delenv("MEMSTORE_FILED_BY", raising=False)
     added = run(root, "bug", "add", "Flush: skips 'quoted' files", "--body", "Seen on a CRLF file.")
     assert added.exit_code == 0, added.stderr
-    assert added.stdout.strip() == "filed bug 0001: memory/bugs/0001-flush-skips-quoted-files.md"
+    shape = r"filed bug (0001-[0-9a-f]{3}): memory/bugs/\1-flush-skips-quoted-files\.md"
+    assert re.fullmatch(shape, added.stdout.strip())
     # the next run: a new process clock, a new Store
     later = Store(root, now=PINNED + dt.timedelta(days=40))
     [bug] = later.bug_list()
     import getpass
     import socket
     assert bug.filed_by == f"{getpass.getuser()}@{socket.gethostname()}"
-    assert (bug.id, bug.title, bug.status, bug.filed_at) == ("0001", "Flush: skips 'quoted' files", "open", NOW)
+    assert (num(bug.id), bug.title, bug.status, bug.filed_at) == ("0001", "Flush: skips 'quoted' files", "open", NOW)
     assert bug.body == "Seen on a CRLF file." and bug.problems == []
     text = run(root, "bug", "list", "--now", "2027-01-01T00:00:00Z").stdout
     assert "0001" in text and "2026-07-30" in text and getpass.getuser() in text
@@ -159,7 +166,8 @@ def test_filed_by_comes_from_by_else_the_environment(run, root: Path, monkeypatc
     monkeypatch.setenv("MEMSTORE_FILED_BY", "plan-7")
     run(root, "bug", "add", "one")
     run(root, "bug", "add", "two", "--by", "session abc")
-    assert [(b["id"], b["filed_by"]) for b in bugs_json(run, root)] == [("0001", "plan-7"), ("0002", "session abc")]
+    listed = [(num(b["id"]), b["filed_by"]) for b in bugs_json(run, root)]
+    assert listed == [("0001", "plan-7"), ("0002", "session abc")]
 
 
 def test_an_old_bug_filed_by_someone_else_is_listed(run, root: Path) -> None:
@@ -169,7 +177,7 @@ def test_an_old_bug_filed_by_someone_else_is_listed(run, root: Path) -> None:
           "filed_by: plan-3 (someone else)\n---\nStill there.\n")
     run(root, "bug", "add", "new one", "--by", "me")
     listed = bugs_json(run, root)
-    assert [(b["id"], b["filed_by"], b["filed_at"]) for b in listed] == [
+    assert [(num(b["id"]), b["filed_by"], b["filed_at"]) for b in listed] == [
         ("0007", "plan-3 (someone else)", "2024-03-01T09:00:00Z"), ("0008", "me", NOW)]
     assert "OLDBUG" in context(root)
 
@@ -179,8 +187,8 @@ def test_closed_bugs_are_listed_only_with_all(run, root: Path) -> None:
     for title in ("first", "second", "third"):
         run(root, "bug", "add", title, "--by", "me")
     assert run(root, "bug", "close", "2", "--why", "fixed").exit_code == 0
-    assert [b["id"] for b in bugs_json(run, root)] == ["0001", "0003"]
-    assert [(b["id"], b["status"]) for b in bugs_json(run, root, "--all")] == [
+    assert [num(b["id"]) for b in bugs_json(run, root)] == ["0001", "0003"]
+    assert [(num(b["id"]), b["status"]) for b in bugs_json(run, root, "--all")] == [
         ("0001", "open"), ("0002", "closed"), ("0003", "open")]
     assert "second" not in context(root)
     run(root, "bug", "close", "1")
@@ -201,23 +209,26 @@ def test_close_edits_only_status_closed_at_and_why(run, root: Path) -> None:
     assert path.read_text() == expected
 
 
-@pytest.mark.parametrize("key", ["3", "0003", "#3", "0003-third.md", "0003-third", "memory/bugs/0003-third.md"])
+@pytest.mark.parametrize("key", ["3", "0003", "#3", "ID", "NAME.md", "NAME", "memory/bugs/NAME.md"])
 def test_close_accepts_the_id_in_any_form(run, root: Path, key: str) -> None:
-    """Fails if 1, 0001 or the file name does not name the bug."""
+    """Fails if 1, 0001, the whole id (0003-3f9) or the file name does not name the bug."""
     for title in ("first", "second", "third"):
         run(root, "bug", "add", title, "--by", "me")
+    third = next((root / "memory/bugs").glob("0003-*-third.md"))
+    key = key.replace("NAME", third.stem).replace("ID", third.stem.rsplit("-", 1)[0])
     assert run(root, "bug", "close", key).exit_code == 0
-    assert [b["id"] for b in bugs_json(run, root)] == ["0001", "0002"]
+    assert [num(b["id"]) for b in bugs_json(run, root)] == ["0001", "0002"]
 
 
 def test_closing_a_closed_or_unknown_bug_is_a_clear_error(run, root: Path) -> None:
     """Fails if a second close silently rewrites closed_at, or an unknown id exits 0 or tracebacks."""
     run(root, "bug", "add", "only", "--by", "me")
     assert run(root, "bug", "close", "1", "--why", "first").exit_code == 0
-    path = root / "memory/bugs/0001-only.md"
+    path = next((root / "memory/bugs").glob("0001-*-only.md"))
     before = path.read_bytes()
     again = run(root, "bug", "close", "1", "--why", "second", "--now", "2027-01-01T00:00:00Z")
-    assert again.exit_code == 1 and again.stderr.startswith("memstore: error: bug 0001 is already closed")
+    assert again.exit_code == 1 and again.stderr.startswith("memstore: error: bug 0001-")
+    assert "is already closed" in again.stderr
     assert path.read_bytes() == before
     unknown = run(root, "bug", "close", "42")
     assert unknown.exit_code == 1 and unknown.stderr.startswith("memstore: error: no bug '42'")
@@ -252,7 +263,7 @@ def test_concurrent_adds_never_collide(root: Path, tight: bool) -> None:
         assert proc.returncode == 0, err.decode()
     bugs = Store(root).bug_list()
     assert len(bugs) == 20
-    assert sorted(b.id for b in bugs) == [f"{n:04d}" for n in range(1, 21)]
+    assert sorted(num(b.id) for b in bugs) == [f"{n:04d}" for n in range(1, 21)]
     assert len({b.path for b in bugs}) == 20
     assert sum(b.filed_by == "alpha" for b in bugs) == 10
 
@@ -266,7 +277,7 @@ def test_a_malformed_bug_file_is_listed_with_a_problem_note(run, root: Path) -> 
     result = run(root, "bug", "list")
     assert result.exit_code == 0, result.stderr
     listed = bugs_json(run, root)
-    assert [b["id"] for b in listed] == ["0001", "0002", "0003", "0004"]
+    assert [num(b["id"]) for b in listed] == ["0001", "0002", "0003", "0004"]
     assert all(b["problems"] for b in listed)
     assert listed[0]["title"] == "Just a line about flaky sync"
     assert "not valid UTF-8" in " ".join(listed[2]["problems"])
@@ -342,7 +353,8 @@ def test_too_many_bugs_for_the_budget_says_how_many_are_not_shown(root: Path) ->
 
 
 def test_the_bundle_labels_lessons_and_leaves_out_bookkeeping(root: Path) -> None:
-    """Fails if a lesson is not marked as one, or the engine's own bookkeeping is echoed back as knowledge."""
+    """Fails if a lesson is not marked as one (an unreviewed one until the person accepts it), or the
+    engine's own bookkeeping is echoed back as knowledge."""
     write(root, "memory/short-term/260729-rule.md", "---\nkind: lesson\n---\nLESSONMARK never retry flock\n")
     write(root, "memory/short-term/260729-fact.md", "---\ncreated: 2026-07-29\n---\nFACTMARK plain\n")
     write(root, "memory/short-term/260729-wake-proposals.md", "---\nkind: wake-proposals\n---\nPROPOSALMARK\n")
@@ -350,7 +362,7 @@ def test_the_bundle_labels_lessons_and_leaves_out_bookkeeping(root: Path) -> Non
     write(root, "runtime/state/tick-status.json", '{"sync": "RUNTIMEMARK"}')
     write(root, "runtime/journal/2026-07-29.jsonl", '{"path": "JOURNALMARK"}\n')
     text = context(root)
-    assert "### 260729-rule.md (lesson)\nLESSONMARK" in text
+    assert "### 260729-rule.md (unreviewed lesson" in text and "LESSONMARK" in text
     assert "### 260729-fact.md\nFACTMARK" in text
     assert "PROPOSALMARK" in text
     for marker in ("TICKMARK", "RUNTIMEMARK", "JOURNALMARK"):
@@ -362,4 +374,4 @@ def test_an_undecodable_bug_file_still_counts_for_the_next_id(run, root: Path) -
     write(root, "memory/bugs/0005-broken.md", b"---\ntitle: \xff\n---\n")
     result = run(root, "bug", "add", "next", "--by", "me")
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.strip() == "filed bug 0006: memory/bugs/0006-next.md"
+    assert re.fullmatch(r"filed bug (0006-[0-9a-f]{3}): memory/bugs/\1-next\.md", result.stdout.strip())

@@ -298,7 +298,7 @@ def journal_root(tmp_path: Path, toml: str = "") -> Path:
 
 @pytest.mark.parametrize(("toml", "expected"), [
     ("", "journals from 3 machines and no flush_host"),
-    ('flush_host = "vm-1111111"\n', "flush_host 'vm-1111111' names none of the machines seen"),
+    ('flush_host = "vm-1111111"\n', "flush_host 'vm-1111111' names none of the machines whose journals"),
     ('flush_host = "vm"\n', "flush_host 'vm' names 2 machines (vm-11111111, vm-22222222)"),
 ])
 def test_status_and_tick_say_when_nobody_or_more_than_one_machine_flushes(

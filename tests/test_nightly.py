@@ -160,7 +160,11 @@ def cue_corpus(root: Path) -> None:
     stamp(root, CLOCK - dt.timedelta(days=40))
     stamp(root, dt.datetime(2026, 7, 28, 20, tzinfo=dt.UTC), "memory/short-term/260728-seen.md")
     stamp(root, dt.datetime(2026, 7, 29, 15, tzinfo=dt.UTC), "memory/short-term/260729-fresh.md")
-    write(root, "runtime/state/wake-status.json", json.dumps({"ran_at": "2026-07-29T06:05:00Z"}))
+    # the last wake dreamt about 260728-seen (by its path and text: never by mtime against the clock)
+    from memstore.nightly import fact_id
+
+    seen = fact_id("memory/short-term/260728-seen.md", "Seen at the last wake.\n")
+    write(root, "runtime/state/wake-status.json", json.dumps({"ran_at": "2026-07-29T06:05:00Z", "dreamt": [seen]}))
 
 
 def test_cue_holds_one_item_of_each_kind_in_a_fixed_order(root: Path, run) -> None:

@@ -195,7 +195,8 @@ def test_the_installed_wheel_runs_from_a_fresh_venv(built: tuple[Path, Path], tm
     root = ("--root", "agent")
     ok(*root, "new", "feedback", "sqlite wal", "--summary", "SQLite in WAL mode needs the -shm file beside the db")
     assert re.match(r"\d+ files: ", ok(*root, "sync"))
-    assert "wrote MEMORY.md" in ok(*root, "render")
+    assert "hot 1" in ok(*root, "render")  # `new` rendered already: the row is there, nothing to rewrite
+    assert "feedback_sqlite-wal" in (elsewhere / "agent" / "memory" / "MEMORY.md").read_text()
     hits = json.loads(ok(*root, "search", "shm file beside", "--json"))
     assert [h["path"] for h in hits][:1] == ["memory/feedback_sqlite-wal.md"]
     assert "reinforced" in ok(*root, "touch", "agent/memory/feedback_sqlite-wal.md")

@@ -153,8 +153,8 @@ def _debrief_hook(app: App, commit: bool) -> None:
             named = payload.get("transcript_path")
             if isinstance(named, str) and named and os.path.isfile(named):
                 transcript = named
-            elif named:
-                capture.log_failure(root, f"transcript {named!r} is not a file; ran without it")
+            # a session that wrote no transcript (nothing said, or persistence off) is no error:
+            # the debrief runs without one and nothing is logged
         app.store.debrief(transcript, commit=commit)
     except Exception as exc:  # the session is ending: nothing may stop it
         capture.log_failure(root, f"failed: {type(exc).__name__}: {exc}")
@@ -211,3 +211,50 @@ def audit(app: App, files: tuple[str, ...], as_json: bool) -> None:
     click.echo(f"total: {total['files']} file(s), {total['chars']:,} chars ≈ {total['tokens']:,} tokens every "
                f"session; {total['flagged_lines']} narrative line(s), {total['flagged_chars']:,} chars "
                f"≈ {total['flagged_tokens']:,} tokens saved per session by removing them (tokens ≈ chars / 4)")
+
+
+# ---------------------------------------------------------------- review
+
+
+@cli.group(cls=click.Group, invoke_without_command=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the items as JSON (id, kind, text, source, created).")
+@common
+@click.pass_context
+def review(ctx: click.Context, app: App, as_json: bool) -> None:
+    """What waits for you: captured lessons, the dream's proposals, the tick's cue items."""
+    if ctx.invoked_subcommand is not None:
+        return
+    items = app.store.review()
+    if as_json:
+        emit_json([item.to_json() for item in items])
+        return
+    if not items:
+        click.echo("nothing waits for review")
+        return
+    for item in items:
+        click.echo(f"{item.id}  {item.kind:<8}  {item.text}")
+        click.echo(f"{'':10}{'from ' + item.source}{', ' + item.created[:10] if item.created else ''}")
+    click.echo(f"\n{len(items)} waiting: memstore review accept ID, or memstore review reject ID")
+
+
+def _answer(app: App, ident: str, accept: bool) -> None:
+    item = app.store.review_answer(ident, accept=accept)
+    what = {"lesson": "a standing lesson now" if accept else "archived; it never reaches the agent again",
+            "proposal": "taken" if accept else "dropped", "cue": "noted" if accept else "it will not come back"}
+    click.echo(f"{'accepted' if accept else 'rejected'} {item.kind} {item.id}: {what[item.kind]}")
+
+
+@review.command(name="accept")
+@click.argument("ident", metavar="ID")
+@common
+def review_accept(app: App, ident: str) -> None:
+    """Accept one item: a lesson becomes a standing lesson, a proposal or cue item is taken."""
+    _answer(app, ident, True)
+
+
+@review.command(name="reject")
+@click.argument("ident", metavar="ID")
+@common
+def review_reject(app: App, ident: str) -> None:
+    """Reject one item: a lesson is archived and never injected again; a cue item never returns."""
+    _answer(app, ident, False)

@@ -1,0 +1,224 @@
+"""What waits for a person: captured lessons, wake proposals and cue items, and their answers.
+
+Standard library only: the SessionStart bundle (context.py, on the hook's path) reads the
+answers to mark lessons and drop answered proposals.
+
+Every item has a short id that names its content, not a file: a lesson by its normalised
+text, a proposal by its normalised line, a cue item by its kind and the files it names.
+So the same lesson captured again on another day, or the same proposal dreamt again, is
+the same item: answered once, it stays answered.
+
+The answers are the person's. They live in `review/<clone>.jsonl` at the root (one file
+per clone, as the journal is, so two machines never write the same file and a git merge
+never conflicts), one JSON line per answer; the newest answer to an id wins. `review/` is
+one of the person's folders (kinds.PERSON_OWNED): the agent cannot write it, and the hook
+refuses a shell command that runs `memstore review accept|reject`. Nothing is deleted: a
+rejected lesson is moved to short-term/archive/, a rejected proposal or cue item is only
+recorded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+
+KINDS = ("lesson", "proposal", "cue")
+ACCEPTED, REJECTED = "accepted", "rejected"
+REVIEW_DIR = "review"
+_ID = re.compile(r"^[lpc][0-9a-f]{7}$")
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*\S)\s*$")
+
+
+def normalise(text: str) -> str:
+    """Whitespace collapsed, case folded, a trailing . or ! dropped: two texts that say the same."""
+    return " ".join(text.split()).casefold().rstrip(".!")
+
+
+def item_id(kind: str, key: str) -> str:
+    """`l3f9a0c1`: the kind's first letter and 7 hex digits of the key's digest."""
+    return kind[0] + hashlib.blake2b(f"{kind}\0{key}".encode(), digest_size=4).hexdigest()[:7]
+
+
+def lesson_id(text: str) -> str:
+    return item_id("lesson", normalise(text))
+
+
+def proposal_id(text: str) -> str:
+    return item_id("proposal", normalise(text))
+
+
+def cue_id(kind: str, paths: list[str]) -> str:
+    return item_id("cue", kind + "\0" + "\0".join(sorted(paths)))
+
+
+def looks_like_id(text: str) -> bool:
+    return bool(_ID.match(text))
+
+
+def proposal_lines(body: str) -> list[str]:
+    """The proposals of a wake-proposals note: each list item (bullet or numbered) is one; a note
+    with no list has each plain line as one (headings and wake's "Not applied." lead-in aside)."""
+    found = [m.group(1) for m in map(_BULLET.match, body.splitlines()) if m]
+    if found:
+        return found
+    return [line.strip() for line in body.splitlines()
+            if line.strip() and not line.lstrip().startswith(("#", "Not applied."))]
+
+
+def folder(root: str | os.PathLike[str]) -> str:
+    return os.path.join(os.fspath(root), REVIEW_DIR)
+
+
+def answers(root: str | os.PathLike[str]) -> dict[str, dict[str, str]]:
+    """id -> the newest answer (its JSON object) across every clone's file; a bad line is skipped."""
+    found: dict[str, dict[str, str]] = {}
+    where = folder(root)
+    try:
+        names = sorted(n for n in os.listdir(where) if n.endswith(".jsonl"))
+    except OSError:
+        return found
+    for name in names:
+        path = os.path.join(where, name)
+        try:
+            if os.path.islink(path):
+                continue  # a link out of the folder is never read (fsguard's rule)
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                lines = handle.read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                answer = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(answer, dict) or not isinstance(answer.get("id"), str) \
+                    or answer.get("decision") not in (ACCEPTED, REJECTED) or not isinstance(answer.get("at"), str):
+                continue
+            known = found.get(answer["id"])
+            if known is None or (answer["at"], name) >= (known["at"], known.get("_file", "")):
+                found[answer["id"]] = {**answer, "_file": name}
+    return found
+
+
+def decision(answered: dict[str, dict[str, str]], ident: str) -> str | None:
+    answer = answered.get(ident)
+    return answer["decision"] if answer else None
+
+
+def record(root: str | os.PathLike[str], clone: str, answer: dict[str, str]) -> str:
+    """Append one answer to this clone's file (one write of one whole line); returns its path."""
+    where = folder(root)
+    os.makedirs(where, exist_ok=True)
+    path = os.path.join(where, f"{clone}.jsonl")
+    line = (json.dumps(answer, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line  # a torn last line stays its own line
+        written = 0
+        while written < len(line):
+            written += os.write(fd, line[written:])
+    finally:
+        os.close(fd)
+    return path
+
+
+@dataclass
+class Item:
+    """One thing that waits for a person (`memstore review --json` prints these)."""
+
+    id: str
+    kind: str  # lesson | proposal | cue
+    text: str
+    source: str  # the file it came from, or "tick <when>" for a cue item
+    created: str | None
+    paths: list[str] = field(default_factory=list)  # the files it is about
+
+    def to_json(self) -> dict[str, object]:
+        return {"id": self.id, "kind": self.kind, "text": self.text, "source": self.source,
+                "created": self.created, "paths": self.paths}
+
+
+def _t1(root: str, archive: bool = False) -> list[tuple[str, str, dict[str, str], str]]:
+    """(rel path, name, frontmatter values, body) of every T1 file in memory/short-term/ (and, with
+    `archive`, in its archive/ too)."""
+    from pathlib import Path
+
+    from memstore.context import front_values, split_front
+    from memstore.fsguard import md_files, read_text
+
+    out = []
+    base = Path(root)
+    files: list[Path] = []
+    for where in (["short-term", "short-term/archive"] if archive else ["short-term"]):
+        try:
+            files += md_files(base / "memory" / where)
+        except OSError:
+            continue
+    for path in files:
+        front, body = split_front(read_text(path))
+        out.append((path.relative_to(base).as_posix(), path.name, front_values(front), body))
+    return out
+
+
+def _value(values: dict[str, str], key: str) -> str:
+    from memstore.context import unquote
+
+    return unquote(values.get(key, "")).strip()
+
+
+def open_proposals(root: str | os.PathLike[str], answered: dict[str, dict[str, str]] | None = None
+                   ) -> list[Item]:
+    """Each unanswered proposal of the wake-proposals notes, once, oldest note first.
+
+    Notes rolled into short-term/archive/ count too: a proposal waits until it is answered,
+    however old, and is never written twice (wake checks against this list).
+    """
+    answered = answers(root) if answered is None else answered
+    seen: set[str] = set()
+    found = []
+    for rel, _name, values, body in sorted(_t1(os.fspath(root), archive=True), key=lambda t: t[1]):
+        if _value(values, "kind").lower() != "wake-proposals":
+            continue
+        for line in proposal_lines(body):
+            ident = proposal_id(line)
+            if ident in seen or decision(answered, ident):
+                continue
+            seen.add(ident)
+            found.append(Item(ident, "proposal", line, rel, _value(values, "date") or None))
+    return found
+
+
+def pending(root: str | os.PathLike[str], cue: dict[str, object] | None) -> list[Item]:
+    """Everything unanswered: lessons, then proposals, then cue items (new facts are not questions)."""
+    answered = answers(root)
+    items: list[Item] = []
+    seen: set[str] = set()
+    for rel, _name, values, body in sorted(_t1(os.fspath(root)), key=lambda t: t[1]):
+        if _value(values, "kind").lower() != "lesson":
+            continue
+        text = " ".join(body.split())
+        ident = lesson_id(text)
+        if not text or ident in seen or decision(answered, ident):
+            continue
+        seen.add(ident)
+        items.append(Item(ident, "lesson", text, rel, _value(values, "created") or None, [rel]))
+    items += open_proposals(root, answered)
+    raw = cue.get("items") if isinstance(cue, dict) else None
+    for entry in raw if isinstance(raw, list) else []:
+        if not isinstance(entry, dict) or entry.get("kind") == "new-fact":
+            continue
+        paths = [p for p in entry.get("paths") or [] if isinstance(p, str)]
+        ident = cue_id(str(entry.get("kind")), paths)
+        if ident in seen or decision(answered, ident):
+            continue
+        seen.add(ident)
+        items.append(Item(ident, "cue", f"{entry.get('kind')}: {entry.get('detail', '')}",
+                          f"tick {cue.get('ran_at')}" if isinstance(cue, dict) else "tick",
+                          str(cue.get("ran_at")) if isinstance(cue, dict) else None, paths))
+    return items
+

@@ -1,0 +1,70 @@
+"""Answering review items (`memstore review accept|reject`): record the answer, archive a rejected lesson.
+
+Kept apart from review.py, which the hook's SessionStart path imports: this one moves files
+through the nightly cycle's helpers, which the hook must never load.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from memstore.review import (
+    ACCEPTED,
+    REJECTED,
+    Item,
+    _t1,
+    _value,
+    answers,
+    decision,
+    lesson_id,
+    looks_like_id,
+    pending,
+    record,
+)
+
+
+def read_cue(root: str | os.PathLike[str]) -> dict[str, object] | None:
+    from memstore.agent_root import RootPaths
+
+    try:
+        with open(RootPaths(root).cue, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def answer(root: str | os.PathLike[str], ident: str, accept: bool, when: str) -> tuple[Item, list[str]]:
+    """Record the person's answer to one pending item; (the item, files moved to the archive).
+
+    A rejected lesson's files leave short-term/ for its archive/, so it never reaches the
+    agent again (nothing is deleted). Raises NotFound when no pending item has that id.
+    """
+    from pathlib import Path
+
+    from memstore.errors import BadUsage, NotFound
+    from memstore.journal import identity
+
+    if not looks_like_id(ident):
+        raise BadUsage(f"{ident!r} is not a review id (a letter and 7 hex digits, e.g. l3f9a0c1)",
+                       hint="memstore review lists them")
+    items = {item.id: item for item in pending(root, read_cue(root))}
+    item = items.get(ident)
+    if item is None:
+        said = decision(answers(root), ident)
+        raise NotFound(f"nothing waits for review under {ident}" + (f" (already {said})" if said else ""),
+                       hint="memstore review lists what waits")
+    record(root, identity(root), {"id": ident, "kind": item.kind, "decision": ACCEPTED if accept else REJECTED,
+                                  "text": item.text, "source": item.source, "at": when})
+    moved: list[str] = []
+    if item.kind == "lesson" and not accept:
+        from memstore.nightly import Rolled, _move
+
+        rolled = Rolled()
+        base = Path(root)
+        for rel, _name, values, body in _t1(os.fspath(root)):
+            if _value(values, "kind").lower() == "lesson" and lesson_id(" ".join(body.split())) == ident:
+                _move(base, base / rel, rolled)
+        moved = rolled.paths
+    return item, moved
