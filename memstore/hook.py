@@ -34,6 +34,8 @@ import os
 import sys
 
 MAX_STDIN = 4 * 1024 * 1024  # a hook payload is small; anything larger is not ours to parse
+# Words a shell command must hold before shellcmd looks at it (the person's names, `review`).
+_PERSON_WORDS = ("identity", "memstore.toml", "lenses", "meditations", "review")
 PATH_MAX = 4096  # Linux's limit for a whole path; longer is never a real file
 
 Payload = dict[str, object]
@@ -220,9 +222,13 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
         output: Payload = {"hookEventName": "PreToolUse"}
         owned = person_file(root, file_path, cwd) if tool in EDIT_TOOLS else None
         if owned is None and tool == "Bash":
-            from memstore.shellcmd import names_person_file
+            command = _command(payload) or ""
+            # A cheap look first: most commands name none of it, and shellcmd's import costs ms.
+            if any(word in command for word in _PERSON_WORDS) or root in command or "~" in command \
+                    or "$HOME" in command or os.path.realpath(root) in command:
+                from memstore.shellcmd import names_person_file
 
-            owned = names_person_file(_command(payload) or "", root, cwd)
+                owned = names_person_file(command, root, cwd)
         if owned is not None:
             # Refused in every permission mode: a hook's deny outranks acceptEdits and bypass.
             output["permissionDecision"] = "deny"

@@ -21,6 +21,7 @@ controls are neutralised there (`inert_block(..., markdown=False)`).
 
 from __future__ import annotations
 
+import functools
 import re
 
 # What never reaches a derived file:
@@ -30,23 +31,28 @@ import re
 # - line breaks of any kind (tab, CR, LF, U+2028, U+2029, ...): whitespace, collapsed.
 _GARBAGE = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffd\ufffe\uffff"
 _INVISIBLE = "\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
-_GARBAGE_RE = re.compile(f"[{_GARBAGE}]")
-_INVISIBLE_RE = re.compile(f"[{_INVISIBLE}]")
-_UNCLEAN_RE = re.compile(f"[{_GARBAGE}{_INVISIBLE}]")
-_NAME_UNSAFE_RE = re.compile(f"[{_GARBAGE}{_INVISIBLE}\\t\\n\\r\\u2028\\u2029]")
 GARBAGE_SHARE = 0.3  # above this share of garbage characters, a text is not readable
-_AT_RE = re.compile(r"(\\*)@")
-_HEADING_RE = re.compile(r"^( {0,3})(#|=+\s*$|-{2,}\s*$)", re.M)
-# Unicode line and paragraph separators split lines for the model as much as "\n" does.
-_LINE_BREAKS_RE = re.compile("\r\n|[\r\u2028\u2029\x85\x0b\x0c]")
+_HEADING = r"^( {0,3})(#|=+\s*$|-{2,}\s*$)"
+_LINE_BREAKS = "\r\n|[\r\u2028\u2029\x85\x0b\x0c]"  # they split lines for the model as "\n" does
+
+
+@functools.cache
+def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """Compiled on first use: the hook is a fresh process each call, and most calls need none of these."""
+    return re.compile(pattern, flags)
+
+
+def _plain(text: str) -> bool:
+    """No control, format (bidi, zero-width), surrogate or separator character but tab and newline."""
+    return "\ufffd" not in text and text.replace("\n", "").replace("\t", "").isprintable()
 
 
 def clean_text(text: str) -> str:
     """`text` as one clean line, or "" when nothing readable is left (empty, or mostly garbage)."""
-    if _UNCLEAN_RE.search(text) is None:
+    if _plain(text) or _rx(f"[{_GARBAGE}{_INVISIBLE}]").search(text) is None:
         return " ".join(text.split())
-    garbage = len(_GARBAGE_RE.findall(text))
-    text = _INVISIBLE_RE.sub("", _GARBAGE_RE.sub(" ", text))
+    garbage = len(_rx(f"[{_GARBAGE}]").findall(text))
+    text = _rx(f"[{_INVISIBLE}]").sub("", _rx(f"[{_GARBAGE}]").sub(" ", text))
     cleaned = " ".join(text.split())
     kept = len(cleaned) - cleaned.count(" ")
     if garbage > GARBAGE_SHARE * (kept + garbage):
@@ -56,15 +62,16 @@ def clean_text(text: str) -> str:
 
 def safe_name(text: str) -> str:
     """A file name shown in a row: any unsafe character spelled out as an escape (\\x07, \\u202e)."""
-    if _NAME_UNSAFE_RE.search(text) is not None:
-        text = _NAME_UNSAFE_RE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    if not _plain(text) or "\n" in text or "\t" in text:
+        unsafe = _rx(f"[{_GARBAGE}{_INVISIBLE}\\t\\n\\r\\u2028\\u2029]")
+        text = unsafe.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
     return defuse(text)
 
 
 def defuse(text: str) -> str:
     """No import, no tag: every `@` escaped (its backslashes doubled), every `<` an entity."""
     if "@" in text:
-        text = _AT_RE.sub(lambda m: m.group(1) * 2 + "\\@", text)
+        text = _rx(r"(\\*)@").sub(lambda m: m.group(1) * 2 + "\\@", text)
     if "<" in text:
         text = text.replace("<", "&lt;")
     return text
@@ -80,9 +87,9 @@ def inert_block(text: str, *, markdown: bool = True) -> str:
 
     With markdown=False (a person's own file) only tags and controls are neutralised.
     """
-    text = _LINE_BREAKS_RE.sub("\n", text)
-    if _UNCLEAN_RE.search(text) is not None:
-        text = _INVISIBLE_RE.sub("", _GARBAGE_RE.sub(" ", text))
+    if not _plain(text):
+        text = _rx(_LINE_BREAKS).sub("\n", text)
+        text = _rx(f"[{_INVISIBLE}]").sub("", _rx(f"[{_GARBAGE}]").sub(" ", text))
     if not markdown:
         return text.replace("<", "&lt;")
-    return _HEADING_RE.sub(lambda m: m.group(1) + "\\" + m.group(2), defuse(text))
+    return _rx(_HEADING, re.M).sub(lambda m: m.group(1) + "\\" + m.group(2), defuse(text))

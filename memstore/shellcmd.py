@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 
 # Commands that only read (with no output redirection anywhere in the command line).
 READERS = frozenset({
@@ -33,6 +32,8 @@ _REVIEW_ANSWER = re.compile(r"\bmemstore\b.*\breview\s+(?:--?\S+\s+)*(accept|rej
 
 
 def _words(segment: str) -> list[str]:
+    import shlex
+
     try:
         return shlex.split(segment, comments=False)
     except ValueError:  # unbalanced quotes: judge the raw words
