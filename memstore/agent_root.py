@@ -235,8 +235,35 @@ def find_root(explicit: str | os.PathLike[str] | None, env: str | None, cwd: str
     here = os.path.realpath(os.fspath(cwd))
     found = nearest_root(here)
     if found is None:
+        installed = installed_root()
+        if installed is not None and is_root(installed):
+            return os.path.realpath(installed)
+        where = f" (it names {installed}, which is not an agent root)" if installed else ""
         raise RootNotFound(
-            f"no agent root at or above {here} (no memory/ folder found)",
-            hint="pass --root DIR, set MEMSTORE_ROOT, or create one with: memstore init DIR --apply",
+            f"no agent root at or above {here}, and none recorded by install in {user_config_file()}{where}",
+            hint="point at your root: memstore --root DIR ..., or MEMSTORE_ROOT=DIR, or record it once with "
+                 "memstore --root DIR install --scope user --apply; a new one: memstore init DIR --apply",
         )
     return found
+
+
+def user_config_file() -> str:
+    """memstore's own per-person settings: $XDG_CONFIG_HOME/memstore/config.toml (~/.config by default).
+
+    `install --scope user` records the agent root there (`root = "..."`), so the CLI and the
+    MCP server find it from any folder, with no flag and no variable.
+    """
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "memstore", "config.toml")
+
+
+def installed_root() -> str | None:
+    """The root `install --scope user` recorded, or None (no file, unreadable, no `root`)."""
+    import tomllib
+
+    try:
+        with open(user_config_file(), "rb") as handle:
+            value = tomllib.load(handle).get("root")
+    except (OSError, ValueError):
+        return None
+    return os.path.expanduser(value) if isinstance(value, str) and value else None

@@ -212,12 +212,24 @@ def imports_in(text: str, base: Path) -> list[tuple[str, Path]]:
 # ---------------------------------------------------------------- files
 
 def default_files(root: Path, cwd: Path) -> list[tuple[Path, str]]:
-    """The always-loaded files that exist: the root's identity.md, then CLAUDE.md and AGENTS.md
-    in cwd (the project) and in the root. (path, role)."""
-    candidates = [(Path(RootPaths(root).identity), "identity")]
-    for folder, role in ((cwd, "project"), (root, "root")):
-        candidates += [(folder / "CLAUDE.md", role), (folder / "AGENTS.md", role)]
+    """The always-loaded files that exist, as Claude Code loads them: user memory (~/.claude/CLAUDE.md
+    and ~/.claude/rules/*.md, where `install --scope user` imports identity.md and MEMORY.md), the
+    project's CLAUDE.md, CLAUDE.local.md and .claude/rules/*.md, and CLAUDE.md in the root; then
+    identity.md and the AGENTS.md files other clients load. (path, role)."""
+    from memstore.claude_code import user_rules_file
+
+    user_dir = user_rules_file().parent.parent  # ~/.claude, or $CLAUDE_CONFIG_DIR
+    candidates = [(user_dir / "CLAUDE.md", "user"), *((p, "user") for p in sorted((user_dir / "rules").glob("*.md")))]
+    candidates += [(cwd / "CLAUDE.md", "project"), (cwd / "CLAUDE.local.md", "project"),
+                   *((p, "project") for p in sorted((cwd / ".claude" / "rules").glob("*.md")))]
+    candidates += [(root / "CLAUDE.md", "root"), (Path(RootPaths(root).identity), "identity"),
+                   (cwd / "AGENTS.md", "project"), (root / "AGENTS.md", "root")]
     return [(path, role) for path, role in candidates if path.is_file()]
+
+
+def _follows_imports(path: Path) -> bool:
+    """Claude Code expands `@` imports in CLAUDE*.md and in rules files."""
+    return path.name.startswith("CLAUDE") or path.parent.name == "rules"
 
 
 def _key(path: Path) -> str:
@@ -268,7 +280,7 @@ def audit(root: Path, files: list[str | os.PathLike[str]] | None = None, cwd: Pa
         if _key(path) in seen:
             continue
         seen.add(_key(path))
-        entry, found = _measure(path, role, follow=path.name.startswith("CLAUDE"))
+        entry, found = _measure(path, role, follow=_follows_imports(path))
         top.append(entry)
         pulled += [(target, str(path)) for _ref, target in found if target.is_file()]
     out = list(top)

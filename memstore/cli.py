@@ -147,7 +147,7 @@ class Group(click.Group):
             ctx.exit(130)
 
 
-@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
 @root_option
 @now_option
 @click.version_option(__version__, prog_name="memstore")
@@ -155,6 +155,13 @@ class Group(click.Group):
 def cli(ctx: click.Context, root_opt: str | None, now_opt: str | None) -> None:
     """An agent's memory as markdown files, mirrored into SQLite and ranked by use."""
     ctx.obj = App(root_opt, now_opt)
+    if ctx.invoked_subcommand is None:  # bare `memstore`: the help, not a usage error
+        click.echo(ctx.get_help())
+
+
+# Every command's --json: the same flag and help text everywhere.
+json_option = click.option("--json", "as_json", is_flag=True,
+                           help="Print the result as JSON (for scripts) instead of text.")
 
 
 def emit_json(value: Any) -> None:

@@ -142,10 +142,13 @@ def _short_term(path: Path, limit: int, answered: dict[str, dict[str, str]]) -> 
         return None
     if kind != "lesson":
         return _entry(path, limit, text)
-    said = review.decision(answered, review.lesson_id(" ".join(split_front(text)[1].split())))
-    if said == review.REJECTED:
-        return None
-    return _entry(path, limit, text, " (lesson)" if said == review.ACCEPTED else UNREVIEWED)
+    body = split_front(text)[1]
+    said = review.decision(answered, review.lesson_id(" ".join(body.split())))
+    if said == review.ACCEPTED:
+        return None  # it stands in its own section, however old
+    if review.withheld("lesson", body, answered):
+        return None  # rejected, or it removes a safeguard: never injected
+    return _entry(path, limit, text, UNREVIEWED)
 
 
 # How a captured lesson nobody accepted yet is labelled in the bundle.
@@ -239,6 +242,8 @@ def sections(root: Path, now: dt.datetime, config: Config) -> list[tuple[str, li
         if 0 <= (today - day).days <= config.short_term_days
         and (entry := _short_term(path, 1200, answered)) is not None
     ]
+    standing = [f"- {inert_line(text)[:400]}\n" for _ident, text in review.standing_lessons(answered)]
+    parts.append(("Standing lessons (accepted by the person)", standing))
     parts.append((f"Short-term facts and lessons (last {config.short_term_days} days)", facts))
     proposed = [f"- {inert_line(item.text)[:400]} ({item.id})\n" for item in review.open_proposals(root, answered)]
     parts.append(("Open proposals from the nightly dream (not applied; the person answers them with "

@@ -46,6 +46,10 @@ def storage_failure(exc: BaseException, root: str | os.PathLike[str] | None) -> 
     import sqlite3
 
     where = f"{root}/runtime/" if root is not None else "the root's runtime/"
+    named = getattr(exc, "filename", None)
+    if isinstance(named, str) and root is not None and named.startswith(f"{root}/") \
+            and not named.startswith(f"{root}/runtime/"):
+        where = os.path.dirname(named) + "/"  # the failing folder (review/, memory/), not runtime/
     if isinstance(exc, OSError):
         code, text = exc.errno, f"{exc.strerror or exc}{f' {exc.filename}' if exc.filename else ''}"
     elif isinstance(exc, sqlite3.Error):
@@ -60,7 +64,7 @@ def storage_failure(exc: BaseException, root: str | os.PathLike[str] | None) -> 
         hint = ("the disk is full: free some space, then run: memstore rebuild "
                 "(the memory files are untouched; the mirror is rebuilt from them)")
     elif code in (errno.EROFS, errno.EACCES, errno.EPERM):
-        hint = f"memstore keeps its mirror, journal and locks in {where}, which must be writable by you"
+        hint = f"{where} must be writable by you for this (memstore keeps its mirror, journal and locks in runtime/)"
     return MemstoreError(text, hint=hint)
 
 

@@ -376,6 +376,9 @@ def plan_install(
     """cron: also install the nightly tick and wake (cron.py) in that crontab, tick at cron_at (hour, minute)."""
     from memstore.context import IMPORT_PARTS
 
+    if mcp and layout.scope == "project" and _wired_for_user(layout.root):
+        return plan_mcp_only(layout)
+
     root = layout.root
     plan = InstallPlan()
     before, data = read_settings(layout.settings)
@@ -400,6 +403,8 @@ def plan_install(
     if layout.scope == "project":
         for local in {p for p in (layout.settings, layout.grant) if p is not None and p.name == LOCAL_SETTINGS}:
             _keep_out_of_git(plan, local, layout.project or local.parent)
+    if layout.scope == "user":
+        _plan_root_record(plan, root)
     if layout.imports is not None:
         md = layout.imports
         md_before = md.read_text(encoding="utf-8") if md.exists() else None
@@ -430,6 +435,59 @@ def _plan_cron(plan: InstallPlan, source: Source, root: Path, *, at: tuple[int, 
     before = edit.before if edit.before is not None or edit.after else ""  # no crontab, none made: no change
     plan.changes.append(Change(source.file or Path("crontab"), before, edit.after, write=edit.write))
     plan.warnings += edit.warnings
+
+
+def _plan_root_record(plan: InstallPlan, root: Path, *, remove: bool = False) -> None:
+    """Record (or, removing, forget) the person's agent root in memstore's user config file, so the
+    CLI and the MCP server find it from any folder (agent_root.installed_root)."""
+    from memstore.agent_root import user_config_file
+
+    target = Path(user_config_file())
+    before = target.read_text(encoding="utf-8") if target.is_file() else None
+    kept = [line for line in (before or "").splitlines() if not re.match(r"\s*root\s*=", line)]
+    if remove:
+        from memstore.agent_root import installed_root
+
+        named = installed_root()
+        if before is None or named is None or os.path.realpath(named) != os.path.realpath(root):
+            return
+        after = "\n".join(kept).strip("\n")
+        plan.changes.append(Change(target, before, after + "\n" if after else ""))
+        return
+    head = "# memstore's own settings for this person (written by memstore install --scope user)"
+    lines = [line for line in kept if line != head]
+    after = "\n".join([head, f"root = {json.dumps(str(root))}", *lines]).rstrip("\n") + "\n"
+    plan.changes.append(Change(target, before, after))
+
+
+def _wired_for_user(root: Path) -> bool:
+    """Are memstore's hooks for this root already in the user's settings (install --scope user)?"""
+    _, data = read_settings(claude_code.user_settings())
+    hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
+    return any(is_ours(h) and _names_root(h["command"], root)
+               for groups in hooks.values() if isinstance(groups, list)
+               for g in groups if isinstance(g, dict) for h in g.get("hooks") or [])
+
+
+def plan_mcp_only(layout: Layout) -> InstallPlan:
+    """`install --mcp` in a project whose root is wired at user scope: the server for this project and
+    its tools' approval in the user's settings, beside the hooks already there; no second set of hooks."""
+    plan = InstallPlan()
+    user = claude_code.user_settings()
+    before, data = read_settings(user)
+    if not _has_mcp_approval(data):
+        merged = json.loads(json.dumps(data))
+        command = hook_command(layout.root)
+        group = {"matcher": MCP_MATCHER, "hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}]}
+        merged.setdefault("hooks", {}).setdefault("PreToolUse", []).append(group)
+        plan.changes.append(Change(user, before, _json_text(merged)))
+    project_before, project_data = read_settings(layout.settings)
+    merged_project = plan_mcp(plan, layout, project_data)
+    if merged_project != project_data:
+        plan.changes.append(Change(layout.settings, project_before, _json_text(merged_project)))
+    plan.warnings.append(f"{layout.root} is already wired for every project in {user}: only the MCP server is "
+                         "added here, and no hooks")
+    return plan
 
 
 def _has_mcp_approval(settings: dict[str, Any]) -> bool:
@@ -561,6 +619,7 @@ def plan_uninstall(layout: Layout, *, cron: Source | None = None) -> InstallPlan
             plan.warnings.append(f"{md} holds a memstore import block for another root; left as it is")
     if layout.project is None:
         plan.next_steps.append(f"if you registered the MCP server: claude mcp remove --scope user {MCP_NAME}")
+        _plan_root_record(plan, root, remove=True)
     else:
         target = layout.project / ".mcp.json"
         mcp_before, mcp_data = read_settings(target)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstore.context import list_folder, scan_front
-from memstore.errors import MemstoreError
+from memstore.errors import BadUsage, MemstoreError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -142,17 +142,17 @@ def check_new(type_: str, topic: str, summary: str, importance: float | None, bo
     check_size("topic", topic, TITLE_MAX_CHARS, "name the topic in a few words")
 
     if type_ not in MEMORY_TYPES:
-        raise Refused(f"unknown memory type {type_!r}", hint=f"use one of: {', '.join(MEMORY_TYPES)}")
+        raise BadUsage(f"unknown memory type {type_!r}", hint=f"use one of: {', '.join(MEMORY_TYPES)}")
     slug = kebab(topic)
     if not slug:
-        raise Refused(f"topic {topic!r} has no letters or digits to name the file with",
+        raise BadUsage(f"topic {topic!r} has no letters or digits to name the file with",
                       hint="give a topic such as 'release checklist'")
     line = one_line(summary)
     if not line:
-        raise Refused("the summary is empty", hint="say in one line what the memory holds: --summary '...'")
+        raise BadUsage("the summary is empty", hint="say in one line what the memory holds: --summary '...'")
     if importance is not None:
         if not 0 <= importance <= 10:
-            raise Refused(f"importance {importance:g} is outside 0-10", hint="give --importance between 0 and 10")
+            raise BadUsage(f"importance {importance:g} is outside 0-10", hint="give --importance between 0 and 10")
         if float(importance).is_integer():
             importance = int(importance)
     return f"{type_}_{slug}", line, importance
@@ -316,6 +316,9 @@ def find_bug(bugs: list[Bug], key: str) -> Bug:
             found = _BUG_ID.match(bug.id)
             if found and int(found.group(1)) == number and (suffix is None or found.group(2) == suffix):
                 matches.append(bug)
+        still_open = [bug for bug in matches if bug.status == "open"]
+        if len(matches) > 1 and len(still_open) == 1:
+            matches = still_open  # the other one is closed already: the number names the open one
         if len(matches) > 1:
             raise Refused(f"bug {key!r} is ambiguous: {', '.join(b.id for b in matches)} (filed on two machines)",
                           hint=f"name it by its whole id, e.g. memstore bug close {matches[0].id}")
@@ -359,13 +362,17 @@ def file_bug(paths: RootPaths, now: dt.datetime, config: Config, title: str, bod
     check_size("body", body, BODY_MAX_CHARS, "attach the essentials, not whole logs")
     line = one_line(title)
     if not line:
-        raise Refused("the bug has no title", hint="memstore bug add 'what is wrong' [--body ...]")
+        raise BadUsage("the bug has no title", hint="memstore bug add 'what is wrong' [--body ...]")
     filer = one_line(by) if by is not None else default_filer()
     if not filer:
-        raise Refused("--by is empty", hint="say who files it, or leave --by out")
+        raise BadUsage("--by is empty", hint="say who files it, or leave --by out")
     folder = Path(paths.bugs)
     with file_lock(Path(paths.ledger_lock), timeout=config.lock_timeout_s):
         folder.mkdir(parents=True, exist_ok=True)
+        same = _open_with_title(folder, line)
+        if same is not None:
+            raise Refused(f"an open bug already has this title: {same}",
+                          hint="add to that bug's file, or give this one a title that tells them apart")
         try:
             number = next_id(folder)
         except OSError as exc:
@@ -375,6 +382,21 @@ def file_bug(paths: RootPaths, now: dt.datetime, config: Config, title: str, bod
         target = folder / f"{ident}-{kebab(line, MAX_SLUG) or 'bug'}.md"
         atomic_write(target, bug_text(ident, line, now, filer, body or "").encode("utf-8"))
     return target
+
+
+def _open_with_title(folder: Path, title: str) -> str | None:
+    """The file name of an open bug whose title is `title` (case and spacing aside), or None."""
+    wanted = " ".join(title.split()).casefold()
+    for path in list_folder(folder):
+        try:
+            front = scan_front(path)
+        except (OSError, UnicodeDecodeError):
+            continue
+        status = str(front.get("status", "open")).strip().strip("'\"").lower()
+        have = " ".join(str(front.get("title", "")).strip().strip("'\"").split()).casefold()
+        if status != "closed" and have == wanted:
+            return path.name
+    return None
 
 
 def close_bug(paths: RootPaths, now: dt.datetime, config: Config, every_bug: Callable[[], list[Bug]], key: str,

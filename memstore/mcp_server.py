@@ -123,7 +123,12 @@ def build(store: Store) -> Any:
 
     server_class, tool_error = _sdk()
     # WARNING: a refused read is the model's business (it gets the tool error), not the client log's.
-    server = server_class("memstore", instructions=USE_MEMORY, log_level="WARNING")
+    from memstore import __version__
+
+    try:
+        server = server_class("memstore", instructions=USE_MEMORY, log_level="WARNING", version=__version__)
+    except TypeError:  # an SDK without the version argument (1.x FastMCP)
+        server = server_class("memstore", instructions=USE_MEMORY, log_level="WARNING")
 
     def guarded(fn: F) -> F:
         """MemstoreError and bad arguments become a one-line tool error, never a crash."""

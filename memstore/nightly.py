@@ -325,14 +325,15 @@ def cue_items(
     # path and content (never by mtime against the clock, which --now may pin). Wake's own
     # proposals and the engine's bookkeeping are not facts.
     dreamt = dreamt_ids(root)
+    answered = review.answers(root)
     today = now.date()
     for day, path in _dated(Path(RootPaths(root).short_term)):
         if not 0 <= (today - day).days <= config.short_term_days:
             continue
         text = read_text(path)
         kind = _kind_of(text)
-        if kind in NOT_FACTS:
-            continue
+        if kind in NOT_FACTS or review.withheld(kind, split_front(text)[1], answered):
+            continue  # wake's own output, bookkeeping, or a lesson that never reaches the agent
         rel = path.relative_to(root).as_posix()
         ident = fact_id(rel, text)
         if ident in dreamt:
@@ -342,7 +343,6 @@ def cue_items(
         ranked["new-fact"].append(((-day.toordinal(), rel), item))
 
     # Every other item is named by its kind and files; one the person rejected never returns.
-    answered = review.answers(root)
     for kind in KINDS:
         if kind == "new-fact":
             continue

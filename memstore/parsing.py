@@ -73,10 +73,17 @@ class Parsed:
 
 
 def first_line(body: str) -> str:
-    for line in body.splitlines():
-        text = line.strip().lstrip("#").strip()
-        if text:
-            return text
+    """The first line that says something; a frontmatter block that did not parse (the body then
+    opens with `---`) and rule lines (---, ===, ***) are not a summary."""
+    text = body.lstrip("\ufeff")
+    if text.lstrip().startswith("---"):
+        opened = text.lstrip()
+        end = opened.find("\n---", 3)
+        text = opened[end + 4:] if end != -1 else ""
+    for line in text.splitlines():
+        found = line.strip().lstrip("#").strip()
+        if found and not set(found) <= set("-=*_~` "):
+            return found
     return ""
 
 

@@ -192,7 +192,12 @@ NO_SUMMARY = "(no readable summary: run memstore lint)"
 
 
 def link(name: str, filename: str) -> str:
-    return f"[{safe_name(name)}]({safe_name(filename)})"
+    """A CommonMark link: brackets in the text escaped, a destination with spaces or parentheses in <>."""
+    text = safe_name(name).replace("[", "\\[").replace("]", "\\]")
+    dest = safe_name(filename)
+    if any(c in dest for c in " ()>"):
+        dest = "<" + dest.replace(">", "%3E") + ">"
+    return f"[{text}]({dest})"
 
 
 def make_row(name: str, filename: str, summary: str) -> str:
@@ -203,7 +208,7 @@ def make_row(name: str, filename: str, summary: str) -> str:
         # every control, surrogate, format (bidi) character, noncharacter and space but " ".
         # "@" and "<" are checked too: memory text must never become an import or a tag (inert.py).
         if (row.isprintable() and "\ufffd" not in row and "  " not in row and row[-1] != " "
-                and "@" not in row and "<" not in row):
+                and "@" not in row and "<" not in row and not any(c in name for c in " []()>")):
             return row  # exactly what the cleaning below would build
     return f"- {link(name, filename)}: {inert_line(summary) or NO_SUMMARY}"
 

@@ -127,6 +127,27 @@ def record(root: str | os.PathLike[str], clone: str, answer: dict[str, str]) -> 
     return path
 
 
+def withheld(kind: str, body: str, answered: dict[str, dict[str, str]]) -> bool:
+    """Is this T1 text a lesson that never reaches the agent or the dream: one the person rejected,
+    or one that removes a safeguard (the debrief's own refusal, applied to lessons written by hand
+    or by the agent)?"""
+    if kind.strip().lower() != "lesson":
+        return False
+    text = " ".join(body.split())
+    if decision(answered, lesson_id(text)) == REJECTED:
+        return True
+    from memstore.rulecue import UNSAFE_REASONS, rejected, sentences
+
+    return any(rejected(sentence) in UNSAFE_REASONS for sentence in sentences(text))
+
+
+def standing_lessons(answered: dict[str, dict[str, str]]) -> list[tuple[str, str]]:
+    """(id, text) of every lesson the person accepted, oldest answer first: they stand however old."""
+    found = [(a["at"], ident, a.get("text", "")) for ident, a in answered.items()
+             if a.get("kind") == "lesson" and a["decision"] == ACCEPTED and a.get("text")]
+    return [(ident, text) for _at, ident, text in sorted(found)]
+
+
 @dataclass
 class Item:
     """One thing that waits for a person (`memstore review --json` prints these)."""
@@ -203,7 +224,7 @@ def pending(root: str | os.PathLike[str], cue: dict[str, object] | None) -> list
             continue
         text = " ".join(body.split())
         ident = lesson_id(text)
-        if not text or ident in seen or decision(answered, ident):
+        if not text or ident in seen or decision(answered, ident) or withheld("lesson", body, answered):
             continue
         seen.add(ident)
         items.append(Item(ident, "lesson", text, rel, _value(values, "created") or None, [rel]))

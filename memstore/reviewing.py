@@ -16,12 +16,15 @@ from memstore.review import (
     _t1,
     _value,
     answers,
-    decision,
     lesson_id,
     looks_like_id,
     pending,
     record,
 )
+
+# Variables the coding agents set in the shell they give the model: a review answer given there is
+# the agent's, not the person's (Claude Code, Codex, Gemini CLI, and the generic marker).
+AGENT_MARKS = ("CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "CODEX_SANDBOX", "CODEX_THREAD_ID", "GEMINI_CLI", "AI_AGENT")
 
 
 def read_cue(root: str | os.PathLike[str]) -> dict[str, object] | None:
@@ -46,15 +49,24 @@ def answer(root: str | os.PathLike[str], ident: str, accept: bool, when: str) ->
     from memstore.errors import BadUsage, NotFound
     from memstore.journal import identity
 
+    agent = next((name for name in AGENT_MARKS if os.environ.get(name)), None)
+    if agent is not None:
+        raise BadUsage(f"review answers are the person's, and this runs inside an agent's session (${agent} is set)",
+                       hint="run memstore review accept|reject in your own terminal")
     if not looks_like_id(ident):
         raise BadUsage(f"{ident!r} is not a review id (a letter and 7 hex digits, e.g. l3f9a0c1)",
                        hint="memstore review lists them")
     items = {item.id: item for item in pending(root, read_cue(root))}
     item = items.get(ident)
     if item is None:
-        said = decision(answers(root), ident)
-        raise NotFound(f"nothing waits for review under {ident}" + (f" (already {said})" if said else ""),
-                       hint="memstore review lists what waits")
+        earlier = answers(root).get(ident)
+        if earlier is None:
+            raise NotFound(f"nothing waits for review under {ident}", hint="memstore review lists what waits")
+        if earlier["decision"] == (ACCEPTED if accept else REJECTED):
+            raise NotFound(f"{ident} is already {earlier['decision']}", hint="memstore review lists what waits")
+        # the person changes an earlier answer: the newest answer wins
+        item = Item(ident, earlier.get("kind", "lesson"), earlier.get("text", ""), earlier.get("source", ""),
+                    earlier.get("at"))
     record(root, identity(root), {"id": ident, "kind": item.kind, "decision": ACCEPTED if accept else REJECTED,
                                   "text": item.text, "source": item.source, "at": when})
     moved: list[str] = []

@@ -50,12 +50,15 @@ def _git_subcommand(words: list[str]) -> str | None:
     return None
 
 
+_QUIET = re.compile(r"\d?>&\d|\d?>\s*/dev/null")  # 2>&1, >/dev/null: no file written
+
+
 def _reads_only(command: str) -> bool:
     """Every simple command in it is a known reader, and nothing is redirected into a file."""
     if re.search(r"(?<![0-9&])>(?!&)|>>|\d>[^&]", command.replace("2>&1", "").replace(">/dev/null", "")
                  .replace("> /dev/null", "")):
         return False
-    for segment in _SPLIT.split(command):
+    for segment in _SPLIT.split(_QUIET.sub(" ", command)):
         words = [w for w in _words(segment) if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w)]
         if not words:
             continue

@@ -88,7 +88,8 @@ def check_settings(layout: Layout, lens_matcher: str | None) -> tuple[list[Check
     guards = [h for m, h in _handlers(settings, "PreToolUse") if m == "Write" and "identity.md" in str(h.get("if", ""))]
     checks.append(Check(
         "person's files", not missing and bool(guards),
-        "identity.md, lenses/, meditations/ and memstore.toml: Claude Code's deny rules and the hook refuse writes"
+        "identity.md, lenses/, meditations/, memstore.toml and review/: Claude Code's deny rules and the hook "
+        "refuse writes"
         if not missing and guards else
         f"not protected: {len(missing)} deny rules missing{'' if guards else ', no refusing hook'} (the agent could "
         "change them under acceptEdits)", fix))

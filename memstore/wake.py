@@ -56,6 +56,7 @@ from memstore.timeutil import fmt
 # approve the model's own edits of memory files, and proposals must never be applied unattended.
 DEFAULT_MODEL_CMD = "claude -p --tools ''"
 DEFAULT_TIMEOUT_S = 600.0
+HOOKS_OFF = "MEMSTORE_HOOKS"  # set to "off" for the model calls: memstore's hooks then do nothing
 
 # How much text goes into the dream prompt.
 FACT_CHARS = 2_000  # per short-term fact
@@ -133,9 +134,17 @@ def recent_facts(root: Path, today: dt.date, days: int) -> list[tuple[str, str]]
         if 0 <= (today - day).days <= days:
             found.append((day, path))
     found.sort(key=lambda pair: (pair[0], pair[1].name), reverse=True)
+    from memstore import review
+    from memstore.context import front_values, split_front, unquote
+
+    answered = review.answers(root)
     out, used = [], 0
     for _day, path in found:
-        text = _clip(_read_text(path), FACT_CHARS)
+        whole = _read_text(path)
+        front, body = split_front(whole)
+        if review.withheld(unquote(front_values(front).get("kind", "")), body, answered):
+            continue  # a rejected or unsafe lesson never reaches the dream either
+        text = _clip(whole, FACT_CHARS)
         if used + len(text) > FACTS_CHARS:
             break
         out.append((path.relative_to(root).as_posix(), text))
@@ -268,7 +277,10 @@ def _first_line(data: bytes) -> str:
 def call_model(argv: list[str], prompt: str, timeout: float, label: str) -> str:
     """The model's stdout for `prompt` on stdin; WakeFailed naming `label` on any failure."""
     try:
+        # MEMSTORE_HOOKS=off: the model command may be Claude Code with memstore's hooks installed;
+        # the dream must not get the bundle injected, nor be debriefed into lessons (it would wake itself).
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env={**os.environ, HOOKS_OFF: "off"},
                                 start_new_session=True)  # its own process group, so a timeout ends all of it
     except FileNotFoundError:
         raise ModelMissing(

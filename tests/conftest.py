@@ -47,6 +47,11 @@ def private_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    from memstore.reviewing import AGENT_MARKS
+
+    for name in (*AGENT_MARKS, "MEMSTORE_HOOKS"):  # tests play the person; a test that plays the agent sets them
+        monkeypatch.delenv(name, raising=False)  # memstore's own config (the installed root) under HOME
     # Tests of FTS behaviour see FTS alone even where the semantic extra is installed (an
     # embedding pass would add seconds to every sync); tests/test_semantic.py turns it on.
     monkeypatch.setenv("MEMSTORE_SEMANTIC", "off")

@@ -109,7 +109,7 @@ def test_default_files_are_identity_and_the_project_and_root_instruction_files(
     monkeypatch.chdir(tmp_path / "proj")
     found = audit_json(run, root)
     assert [(e["path"], e["role"]) for e in found] == [
-        (str(identity.resolve()), "identity"), (str(project.resolve()), "project"), (str(agents.resolve()), "root")]
+        (str(project.resolve()), "project"), (str(identity.resolve()), "identity"), (str(agents.resolve()), "root")]
     assert found[2]["flagged"][0]["reasons"] == ["date", "status"]
     # no CLAUDE.md in cwd: only what exists is listed
     project.unlink()
@@ -117,6 +117,24 @@ def test_default_files_are_identity_and_the_project_and_root_instruction_files(
     # run from inside the root: its AGENTS.md is both the project's and the root's, listed once
     monkeypatch.chdir(root)
     assert [e["role"] for e in audit_json(run, root)] == ["identity", "project"]
+
+
+def test_audit_counts_what_user_memory_imports(run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Failure caught: in the recommended setup audit counted identity.md only (177 chars) while Claude Code
+    also loads MEMORY.md through ~/.claude/rules/memstore.md."""
+    import os
+
+    root = tmp_path / "me"
+    assert run(None, "init", str(root), "--apply").exit_code == 0
+    assert run(root, "install", "--scope", "user", "--apply").exit_code == 0
+    monkeypatch.chdir(tmp_path)
+    found = audit_json(run, root)
+    paths = {e["path"]: e for e in found}
+    rules = str(Path(os.environ["HOME"]) / ".claude" / "rules" / "memstore.md")
+    index = str((root / "memory" / "MEMORY.md").resolve())
+    assert rules in paths and index in paths and paths[index]["imported_by"] == rules
+    loaded = sum(e["chars"] for e in found)
+    assert loaded >= len((root / "memory" / "MEMORY.md").read_text()) + len((root / "identity.md").read_text())
 
 
 def test_imports_of_a_claude_md_are_followed_one_level(run, root: Path, tmp_path: Path,

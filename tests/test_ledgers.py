@@ -86,7 +86,7 @@ def test_new_kebab_cases_the_topic(run, root: Path, topic: str, stem: str) -> No
 def test_new_refuses_a_topic_with_nothing_to_name(run, root: Path) -> None:
     """Fails if a topic of punctuation only makes memory/project_.md."""
     result = run(root, "new", "project", " !!! ", "--summary", "s")
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.stderr.startswith("memstore: error: topic")
     assert list((root / "memory").glob("*.md")) == []
 
@@ -94,7 +94,7 @@ def test_new_refuses_a_topic_with_nothing_to_name(run, root: Path) -> None:
 def test_new_refuses_an_unknown_type_listing_the_valid_ones(run, root: Path) -> None:
     """Fails if an unknown type writes a file, crashes, or leaves the user guessing which types exist."""
     result = run(root, "new", "lesson", "x", "--summary", "s")
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     lines = result.stderr.splitlines()
     assert lines[0] == "memstore: error: unknown memory type 'lesson'"
     assert all(kind in lines[1] for kind in MEMORY_TYPES)
@@ -115,7 +115,7 @@ def test_new_refuses_an_existing_name_and_keeps_the_file(run, root: Path) -> Non
 def test_new_refuses_importance_outside_0_to_10(run, root: Path, importance: str) -> None:
     """Fails if an importance the ranking does not expect is written."""
     result = run(root, "new", "user", "x", "--summary", "s", "--importance", importance)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "importance" in result.stderr
     assert not (root / "memory/user_x.md").exists()
 

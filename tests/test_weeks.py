@@ -7,8 +7,10 @@ errors show in status; `new` is in the index at once; the logs stay bounded.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -179,3 +181,33 @@ def test_a_read_in_the_same_second_as_new_counts(root: Path, run) -> None:
     assert run(root, "rebuild").exit_code == 0
     shown = json.loads(run(root, "show", "feedback_quick-read", "--json").stdout)
     assert shown["access_count"] == 1
+
+
+def test_the_wakes_own_model_calls_run_with_memstores_hooks_off(root: Path, run) -> None:
+    """Failure caught (walkthrough): wake's default model command is Claude Code, whose user-scope hooks
+    injected the bundle into the dream and debriefed the dream's answer into a lesson, which woke the
+    model again the next night."""
+    import io
+
+    from memstore.hook import main as hook_main
+    from memstore.wake import HOOKS_OFF
+
+    write(root, "memory/short-term/260730-fact.md", "A fact.\n")
+    payload = json.dumps({"hook_event_name": "SessionStart", "session_id": "s", "cwd": str(root)}).encode()
+    out = io.StringIO()
+    assert hook_main(["--root", str(root)], stdin=io.BytesIO(payload), stdout=out) == 0 and out.getvalue()
+    os.environ[HOOKS_OFF] = "off"
+    try:
+        out = io.StringIO()
+        assert hook_main(["--root", str(root)], stdin=io.BytesIO(payload), stdout=out) == 0
+        assert out.getvalue() == ""
+        transcript = root / "t.jsonl"
+        transcript.write_text(json.dumps({"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": "Always prefer tabs over spaces in this project."}]}}) + "\n")
+        end = json.dumps({"hook_event_name": "SessionEnd", "transcript_path": str(transcript)})
+        done = subprocess.run([sys.executable, "-m", "memstore", "--root", str(root), "debrief", "--hook"],
+                              input=end, capture_output=True, text=True, timeout=60, env={**os.environ})
+        assert done.returncode == 0
+        assert not [p for p in (root / "memory/short-term").glob("*.md") if "lesson" in p.read_text()]
+    finally:
+        del os.environ[HOOKS_OFF]

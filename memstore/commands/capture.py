@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from memstore.cli import App, cli, common, emit_json, table
+from memstore.cli import App, cli, common, emit_json, json_option, table
 
 # ---------------------------------------------------------------- ledgers: new / bug
 
@@ -20,11 +20,15 @@ from memstore.cli import App, cli, common, emit_json, table
 @click.option("--importance", type=float, default=None, help="0-10; weighs the memory up in the ranking.")
 @click.option("--pin", is_flag=True, help="Keep it in the Hot band whatever its score.")
 @click.option("--body", default=None, help="The text under the heading (default: the summary).")
+@json_option
 @common
 def new(app: App, type_: str, topic: str, summary: str, importance: float | None, pin: bool,
-        body: str | None) -> None:
+        body: str | None, as_json: bool) -> None:
     """Write a T2 memory memory/TYPE_<topic-in-kebab-case>.md with full frontmatter."""
     made = app.store.new(type_, topic, summary=summary, importance=importance, pin=pin, body=body)
+    if as_json:
+        emit_json(made.to_json())
+        return
     click.echo(f"wrote {made.path}")
 
 
@@ -37,16 +41,20 @@ def bug() -> None:
 @click.argument("title")
 @click.option("--body", default=None, help="What is wrong, how to see it, what was ruled out.")
 @click.option("--by", "by", default=None, help="Who files it (default: $MEMSTORE_FILED_BY, else user@host).")
+@json_option
 @common
-def bug_add(app: App, title: str, body: str | None, by: str | None) -> None:
-    """File a bug: memory/bugs/<id>-<slug>.md, the next free id."""
+def bug_add(app: App, title: str, body: str | None, by: str | None, as_json: bool) -> None:
+    """File a bug: memory/bugs/<id>-<slug>.md, the next free id (an open bug with the same title: refused)."""
     filed = app.store.bug_add(title, body=body, by=by)
+    if as_json:
+        emit_json(filed.to_json())
+        return
     click.echo(f"filed bug {filed.id}: {filed.path}")
 
 
 @bug.command(name="list")
 @click.option("--all", "all_", is_flag=True, help="Closed bugs too.")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @common
 def bug_list(app: App, all_: bool, as_json: bool) -> None:
     """Every open bug, however old and whoever filed it, sorted by id."""
@@ -68,10 +76,14 @@ def bug_list(app: App, all_: bool, as_json: bool) -> None:
 @bug.command(name="close")
 @click.argument("bug_id", metavar="ID")
 @click.option("--why", default=None, help="Why it is closed: the fix, or why it is not a bug.")
+@json_option
 @common
-def bug_close(app: App, bug_id: str, why: str | None) -> None:
-    """Close bug ID (1, 0001 or its file name); only status, closed_at and why change."""
+def bug_close(app: App, bug_id: str, why: str | None, as_json: bool) -> None:
+    """Close bug ID (1, 0001, 0001-3f9 or its file name); only status, closed_at and why change."""
     closed = app.store.bug_close(bug_id, why=why)
+    if as_json:
+        emit_json(closed.to_json())
+        return
     click.echo(f"closed bug {closed.id}: {closed.path}")
 
 
@@ -81,7 +93,7 @@ def bug_close(app: App, bug_id: str, why: str | None) -> None:
 @cli.command()
 @click.argument("text")
 @click.option("--kind", default=None, metavar="KIND", help="A kebab-case kind for the frontmatter (e.g. decision).")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @common
 def note(app: App, text: str, kind: str | None, as_json: bool) -> None:
     """One fact into short-term memory (memory/short-term/YYMMDD-<slug>.md), at the moment of learning.
@@ -102,7 +114,7 @@ def note(app: App, text: str, kind: str | None, as_json: bool) -> None:
 @click.option("--hook", "as_hook", is_flag=True,
               help="Run as Claude Code's SessionEnd hook: the hook JSON on stdin names the transcript; "
                    "nothing on stdout, failures to the hook error log, always exit 0.")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @common
 def debrief(app: App, transcript: str | None, commit: bool, as_hook: bool, as_json: bool) -> None:
     """The mechanical half of the end-of-session debrief: sync, lint, render, and what the session added.
@@ -139,6 +151,8 @@ def _debrief_hook(app: App, commit: bool) -> None:
     from memstore import capture
     from memstore.agent_root import locate
 
+    if os.environ.get("MEMSTORE_HOOKS", "").lower() == "off":
+        return  # a session memstore itself started (the nightly wake): nothing to debrief
     root = locate(app.root_opt, os.environ.get("MEMSTORE_ROOT"), os.getcwd())
     try:
         payload, why = capture.hook_payload(capture.read_hook_stdin(getattr(sys.stdin, "buffer", sys.stdin)))
@@ -165,7 +179,7 @@ def _debrief_hook(app: App, commit: bool) -> None:
 
 @cli.command()
 @click.argument("files", nargs=-1, metavar="[FILE]...")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON: a list of file objects.")
+@json_option
 @common
 def audit(app: App, files: tuple[str, ...], as_json: bool) -> None:
     """What the always-loaded files cost every session, and which lines read as narrative.
@@ -217,7 +231,7 @@ def audit(app: App, files: tuple[str, ...], as_json: bool) -> None:
 
 
 @cli.group(cls=click.Group, invoke_without_command=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the items as JSON (id, kind, text, source, created).")
+@json_option
 @common
 @click.pass_context
 def review(ctx: click.Context, app: App, as_json: bool) -> None:

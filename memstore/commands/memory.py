@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from memstore.cli import App, cli, common, emit_json, table
+from memstore.cli import App, cli, common, emit_json, json_option, table
 from memstore.store import Store
 
 # ---------------------------------------------------------------- init / sync / rebuild
@@ -32,13 +32,16 @@ def init(app: App, target: str, do_apply: bool) -> None:
 
 @cli.command()
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
+@json_option
 @common
-def sync(app: App, quiet: bool) -> None:
+def sync(app: App, quiet: bool, as_json: bool) -> None:
     """Bring the mirror up to date with the files (incremental); with the semantic extra, embed for a few seconds."""
     if quiet:
         app.store.notify = lambda _message: None  # notices are not success output; errors still raise
     report = app.store.sync()
-    if not quiet:
+    if as_json:
+        emit_json(report.to_json())
+    elif not quiet:
         click.echo(report.summary())
     for rel in report.unreadable[:10]:
         app.say(f"unreadable, row kept: {rel}")
@@ -53,7 +56,7 @@ def rebuild(app: App) -> None:
 
 @cli.command()
 @click.option("--budget", type=click.FloatRange(min=0), default=None, help="Stop after about this many seconds.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option
 @common
 def embed(app: App, budget: float | None, as_json: bool) -> None:
     """Embed every file whose vector is missing or stale (the `semantic` extra), with progress."""
@@ -75,7 +78,7 @@ def embed(app: App, budget: float | None, as_json: bool) -> None:
 @click.argument("query")
 @click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(min=1, max=100_000))
 @click.option("--type", "type_", default=None, help="Only this memory type or kind (feedback, lens, ...).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option
 @click.option("--no-sync", is_flag=True, help="Search the mirror as it is, without looking at the files first.")
 @click.option("--full", is_flag=True, help="Walk every file first (also sees files edited in place by other tools).")
 @click.option(
@@ -115,7 +118,7 @@ def search(
 
 @cli.command()
 @click.argument("name")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @common
 def show(app: App, name: str, as_json: bool) -> None:
     """One memory: where it is, its policy state, its problems and its text."""
@@ -135,7 +138,7 @@ def show(app: App, name: str, as_json: bool) -> None:
 
 
 @cli.command()
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @common
 def status(app: App, as_json: bool) -> None:
     """What the mirror holds: files by kind, problems, journal, mirror size."""
@@ -183,7 +186,7 @@ def semantic_line(view: dict[str, object]) -> str:
 
 
 @cli.command()
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @common
 def lint(app: App, as_json: bool) -> None:
     """Hygiene: malformed or missing fields, name mismatches, oversize files. Exit 1 on errors."""
@@ -202,7 +205,7 @@ def lint(app: App, as_json: bool) -> None:
 
 @cli.command(name="list")
 @click.option("--band", type=click.Choice(["hot", "new", "cold", "archive", "superseded"]), default=None)
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @common
 def list_(app: App, band: str | None, as_json: bool) -> None:
     """T2 memories with their band, score and policy state, in rank order."""
@@ -222,30 +225,43 @@ def list_(app: App, band: str | None, as_json: bool) -> None:
 @click.argument("path")
 @click.option("--tool", default="Read", show_default=True, help="The tool the access came from.")
 @click.option("--session", default=None, help="Session id to record with the event.")
+@json_option
 @common
-def touch(app: App, path: str, tool: str, session: str | None) -> None:
+def touch(app: App, path: str, tool: str, session: str | None, as_json: bool) -> None:
     """Record one access of a memory file, exactly as the hook does.
 
     Exit 1 if PATH is missing or is not a T2 memory file (where the hook would silently
     do nothing); exit 2 for a --tool that never reinforces.
     """
     result = app.store.touch(path, tool, session=session)
+    if as_json:
+        emit_json(result.to_json())
+        return
     click.echo(f"{result.path}: {result.message}")
 
 
 @cli.command()
+@json_option
 @common
-def render(app: App) -> None:
+def render(app: App, as_json: bool) -> None:
     """Regenerate MEMORY.md, MEMORY-archive.md and current-state.md from the mirror."""
-    click.echo(app.store.render().summary())
+    result = app.store.render()
+    if as_json:
+        emit_json(result.to_json())
+        return
+    click.echo(result.summary())
 
 
 @cli.command()
 @click.option("--force", is_flag=True, help="Include files modified in the last few minutes.")
+@json_option
 @common
-def flush(app: App, force: bool) -> None:
+def flush(app: App, force: bool, as_json: bool) -> None:
     """Fold policy state from the mirror into each memory file's frontmatter."""
     report = app.store.flush(force)
+    if as_json:
+        emit_json(report.to_json())
+        return
     for rel, why in report.refused:
         app.say(f"left alone: {rel}: {why}")
     click.echo(report.summary())

@@ -6,8 +6,7 @@ import os
 
 import click
 
-from memstore.cli import App, cli, common, emit_json, table
-from memstore.errors import BadUsage
+from memstore.cli import App, cli, common, emit_json, json_option, table
 from memstore.store import Store
 
 # ---------------------------------------------------------------- tick / wake / meditate
@@ -15,14 +14,18 @@ from memstore.store import Store
 
 @cli.command()
 @click.option("--commit", is_flag=True, help="Commit exactly the files tick wrote or moved (root in a git work tree).")
+@json_option
 @common
-def tick(app: App, commit: bool) -> None:
+def tick(app: App, commit: bool, as_json: bool) -> None:
     """The nightly tick: sync and lint; unless a memory file changed in the last few minutes,
     also flush, roll old short-term facts and dream entries into archive/, and render.
     Writes the cue (runtime/state/cue.json) and the status file."""
     from memstore.nightly import PER_KIND
 
     status = app.store.tick(commit=commit)
+    if as_json:
+        emit_json(status.to_json())
+        return
     click.echo(status.summary())
     for kind, count in status.cue_kinds.items():
         capped = f" (the {PER_KIND} most pressing in the cue)" if count > PER_KIND else ""
@@ -39,8 +42,9 @@ def tick(app: App, commit: bool) -> None:
               metavar="S", help="Seconds allowed for each of the two model calls.")
 @click.option("--commit", is_flag=True, help="Commit exactly the entries wake wrote (root in a git work tree).")
 @click.option("--verbose", "-v", is_flag=True, help="Say so on stderr when there is nothing to wake for.")
+@json_option
 @common
-def wake(app: App, model_cmd: str | None, timeout: float, commit: bool, verbose: bool) -> None:
+def wake(app: App, model_cmd: str | None, timeout: float, commit: bool, verbose: bool, as_json: bool) -> None:
     """The nightly dream and meditation sit, when the tick's cue has items.
 
     Two model calls: a dream over the cue and the recent short-term facts, and a sit on
@@ -50,6 +54,9 @@ def wake(app: App, model_cmd: str | None, timeout: float, commit: bool, verbose:
     cue kept, exit 1.
     """
     result = app.store.wake(model_cmd, timeout, commit=commit)
+    if as_json:
+        emit_json(result.to_json())
+        return
     if not result.ran:
         if verbose:
             app.say(result.reason)
@@ -66,13 +73,11 @@ def wake(app: App, model_cmd: str | None, timeout: float, commit: bool, verbose:
 
 
 @cli.command()
-@click.option("--next", "show_next", is_flag=True, help="Print the object the next sit takes, and why.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--next", "show_next", is_flag=True, help="Print the object the next sit takes, and why (the default).")
+@json_option
 @common
 def meditate(app: App, show_next: bool, as_json: bool) -> None:
     """The meditation rotation: which object the next sit takes, and why (the sit itself runs in `wake`)."""
-    if not show_next:
-        raise BadUsage("say what to do: meditate --next", hint="the sit itself runs in: memstore wake")
     choice = app.store.meditate_next()
     if as_json:
         emit_json(choice.to_json())

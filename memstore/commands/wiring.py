@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from memstore.cli import App, cli, common, emit_json
+from memstore.cli import App, cli, common, emit_json, json_option
 from memstore.store import Store
 
 # ---------------------------------------------------------------- Claude Code: hook / context
@@ -35,10 +35,15 @@ def hook(ctx: click.Context, extra: tuple[str, ...]) -> None:
 
 
 @cli.command()
+@json_option
 @common
-def context(app: App) -> None:
+def context(app: App, as_json: bool) -> None:
     """Print the cold-start bundle that SessionStart injects."""
-    click.echo(app.store.context(), nl=False)
+    text = app.store.context()
+    if as_json:
+        emit_json({"text": text, "chars": len(text)})
+        return
+    click.echo(text, nl=False)
 
 
 # ---------------------------------------------------------------- mcp
@@ -123,7 +128,7 @@ def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_m
 @click.option("--claude-md", default=None, help="The file with the @ import block to check (overrides --scope).")
 @click.option("--cron", is_flag=True, help="Also require the nightly tick and wake jobs in the user's crontab.")
 @click.option("--crontab-file", default=None, help="Require the nightly tick and wake jobs in this crontab file.")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @common
 def verify(app: App, scope: str, settings: str | None, claude_md: str | None, cron: bool,
            crontab_file: str | None, as_json: bool) -> None:

@@ -92,7 +92,7 @@ def clean_env(**extra: str) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("ANTHROPIC_", "CLAUDE", "MEMSTORE_", "AWS_", "GOOGLE_", "VERTEX_"))
+        if not k.startswith(("ANTHROPIC_", "CLAUDE", "MEMSTORE_", "AWS_", "GOOGLE_", "VERTEX_", "XDG_CONFIG"))
         and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")
     }
     env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
