@@ -232,19 +232,29 @@ def _follows_imports(path: Path) -> bool:
     return path.name.startswith("CLAUDE") or path.parent.name == "rules"
 
 
+def loaded_text(path: Path) -> str:
+    """A file's text as Claude Code loads it into a session: without its YAML frontmatter."""
+    text = path.read_bytes().decode("utf-8", errors="replace").lstrip("\ufeff")
+    if text.startswith("---\n"):
+        end = text.find("\n---", 3)
+        if end != -1:
+            text = text[end + 4:].lstrip("\n")
+    return text
+
+
 def _key(path: Path) -> str:
     return os.path.realpath(path)
 
 
 def _measure(path: Path, role: str, *, lines: bool = True, imported_by: str | None = None,
              follow: bool = False, note: str | None = None) -> tuple[AuditFile, list[tuple[str, Path]]]:
-    text = path.read_bytes().decode("utf-8", errors="replace").lstrip("\ufeff")
+    text = loaded_text(path)
     flagged = audit_lines(text) if lines else []
     flagged_chars = sum(item.chars for item in flagged)
     found = imports_in(text, path.parent) if follow else []
     imports = []
     for ref, target in found:
-        size = len(target.read_bytes().decode("utf-8", errors="replace").lstrip("\ufeff")) if target.is_file() else 0
+        size = len(loaded_text(target)) if target.is_file() else 0
         imports.append(AuditImport(ref=ref, path=str(target), found=target.is_file(), chars=size,
                                    tokens=estimate_tokens(size)))
     return AuditFile(

@@ -124,8 +124,9 @@ def _front_value(value: str) -> str:
     return value if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", value) else json.dumps(value)
 
 
-def _note_bytes(text: str, day: dt.date, source: str, kind: str | None) -> bytes:
-    front = {"created": day.isoformat(), "source": source, **({"kind": kind} if kind else {})}
+def _note_bytes(text: str, day: dt.date, source: str, kind: str | None, project: str | None = None) -> bytes:
+    front = {"created": day.isoformat(), "source": source, **({"kind": kind} if kind else {}),
+             **({"project": project} if project else {})}
     head = "".join(f"{key}: {_front_value(value)}\n" for key, value in front.items())
     return f"---\n{head}---\n\n{text.strip()}\n".encode()
 
@@ -154,7 +155,8 @@ def _lock(root: Path, timeout: float) -> Any:
     return file_lock(Path(RootPaths(root).state) / "capture.lock", timeout=timeout)
 
 
-def _write_note(root: Path, text: str, day: dt.date, *, source: str, kind: str | None) -> Written:
+def _write_note(root: Path, text: str, day: dt.date, *, source: str, kind: str | None,
+                project: str | None = None) -> Written:
     """The one writer of T1 notes (call with the capture lock held)."""
     stem = f"{day:%y%m%d}"
     wanted = normalise(text)
@@ -171,7 +173,7 @@ def _write_note(root: Path, text: str, day: dt.date, *, source: str, kind: str |
         if not path.exists() and not (folder / "archive" / name).exists():
             break
         n += 1
-    atomic_write(path, _note_bytes(text, day, source, kind))
+    atomic_write(path, _note_bytes(text, day, source, kind, project))
     return Written(path, True)
 
 
@@ -190,11 +192,12 @@ def check_note(text: str, kind: str | None) -> str:
 
 
 def note(root: Path, text: str, now: dt.datetime, *, kind: str | None = None, source: str = "note",
+         project: str | None = None,
          lock_timeout: float = 10.0) -> Written:
     """One fact into memory/short-term/, unless the same fact is already there today."""
     text = check_note(text, kind)
     with _lock(root, lock_timeout):
-        return _write_note(root, text, now.date(), source=source, kind=kind)
+        return _write_note(root, text, now.date(), source=source, kind=kind, project=project)
 
 
 # ---------------------------------------------------------------- the transcript's final answer
@@ -271,7 +274,7 @@ class Captured:
     notes: list[str] = field(default_factory=list)
 
 
-def capture_lessons(root: Path, answer: str, now: dt.datetime, window_days: int, *,
+def capture_lessons(root: Path, answer: str, now: dt.datetime, window_days: int, *, project: str | None = None,
                     lock_timeout: float = 10.0) -> Captured:
     """Write the answer's rules as T1 lessons, within the caps and without duplicates."""
     result = Captured(found=rules(answer))
@@ -298,7 +301,7 @@ def capture_lessons(root: Path, answer: str, now: dt.datetime, window_days: int,
             elif len(result.written) >= room:
                 result.skipped.append((sentence, f"{LESSONS_IN_WINDOW} lessons already in the short-term window"))
             else:
-                written = _write_note(root, sentence, today, source="debrief", kind=LESSON)
+                written = _write_note(root, sentence, today, source="debrief", kind=LESSON, project=project)
                 if written.written:
                     result.written.append(written.path)
                     existing.add(normalise(sentence))
@@ -365,7 +368,7 @@ def log_failure(root: str | os.PathLike[str] | None, message: str) -> None:
 
 
 def run_debrief(store: Store, transcript: str | os.PathLike[str] | None = None,
-                commit: bool = False) -> DebriefResult:
+                commit: bool = False, cwd: str | None = None) -> DebriefResult:
     """Store.debrief: sync, lessons from the transcript, lint, render, (commit); see its docstring."""
     from memstore import nightly
     from memstore.results import DebriefResult
@@ -377,8 +380,12 @@ def run_debrief(store: Store, transcript: str | os.PathLike[str] | None = None,
     if transcript is not None:
         answer = final_answer(Path(transcript).expanduser())
         if answer is not None:
-            captured = capture_lessons(store.root, answer, now, store.config.short_term_days,
-                                               lock_timeout=store.config.lock_timeout_s)
+            from memstore.projects import project_of
+
+            # the session's project (its cwd): its lessons reach that project's sessions only
+            project = project_of(cwd or os.getcwd(), os.fspath(store.root))
+            captured = capture_lessons(store.root, answer, now, store.config.short_term_days, project=project,
+                                       lock_timeout=store.config.lock_timeout_s)
         else:  # garbage or an empty file must not read like a session with nothing to learn
             captured.notes.append(f"no assistant answer found in {transcript}: is it a Claude Code "
                                   "transcript (JSON lines)?")

@@ -125,7 +125,8 @@ def _entry(path: Path, limit: int, text: str | None = None, label: str = "") -> 
     return f"### {safe_name(path.name)}{label}\n{inert_block(body)}\n"
 
 
-def _short_term(path: Path, limit: int, answered: dict[str, dict[str, str]]) -> str | None:
+def _short_term(path: Path, limit: int, answered: dict[str, dict[str, str]], project: str | None = None
+                ) -> str | None:
     """A T1 entry, labelled when it is a lesson; None for the engine's own bookkeeping, for
     wake proposals (their own section carries each open one once) and for a rejected lesson.
 
@@ -140,6 +141,10 @@ def _short_term(path: Path, limit: int, answered: dict[str, dict[str, str]]) -> 
     kind = unquote(values.get("kind", "")).strip().lower()
     if kind in BOOKKEEPING_KINDS or kind == "wake-proposals":
         return None
+    from memstore.projects import belongs
+
+    if not belongs(unquote(values.get("project", "")), project):
+        return None  # captured in another project: it stays there
     if kind != "lesson":
         return _entry(path, limit, text)
     body = split_front(text)[1]
@@ -219,7 +224,8 @@ def open_bugs(memory: Path) -> list[str]:
     return lines
 
 
-def sections(root: Path, now: dt.datetime, config: Config) -> list[tuple[str, list[str]]]:
+def sections(root: Path, now: dt.datetime, config: Config, project: str | None = None
+             ) -> list[tuple[str, list[str]]]:
     """The parts of the bundle in priority order, each a heading and its entries (newest first)."""
     memory = root / "memory"
     parts: list[tuple[str, list[str]]] = []
@@ -240,9 +246,9 @@ def sections(root: Path, now: dt.datetime, config: Config) -> list[tuple[str, li
         entry
         for day, path in _dated(memory / "short-term")
         if 0 <= (today - day).days <= config.short_term_days
-        and (entry := _short_term(path, 1200, answered)) is not None
+        and (entry := _short_term(path, 1200, answered, project)) is not None
     ]
-    standing = [f"- {inert_line(text)[:400]}\n" for _ident, text in review.standing_lessons(answered)]
+    standing = [f"- {inert_line(text)[:400]}\n" for _ident, text in review.standing_lessons(answered, project)]
     parts.append(("Standing lessons (accepted by the person)", standing))
     parts.append((f"Short-term facts and lessons (last {config.short_term_days} days)", facts))
     proposed = [f"- {inert_line(item.text)[:400]} ({item.id})\n" for item in review.open_proposals(root, answered)]
@@ -255,12 +261,12 @@ def sections(root: Path, now: dt.datetime, config: Config) -> list[tuple[str, li
     return parts
 
 
-def bundle(root: Path, now: dt.datetime, config: Config) -> str:
+def bundle(root: Path, now: dt.datetime, config: Config, project: str | None = None) -> str:
     """The whole bundle within config.context_budget characters; lower-priority entries go first."""
     budget = config.context_budget
     header = "# memstore: where things stand\n"
     out = [header]
-    parts = sections(root, now, config)
+    parts = sections(root, now, config, project)
     # Pinned entries (an unreadable ledger) are paid for first, so the budget never drops them.
     reserved = sum(len(entry) for _title, entries in parts for entry in entries if isinstance(entry, Pinned))
     used = len(header) + reserved

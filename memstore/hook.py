@@ -265,7 +265,10 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
             if not text:
                 return None
         else:
-            text = bundle(Path(root), now, config)
+            from memstore.projects import project_of
+
+            # person-wide items and this session's project's own, never another project's
+            text = bundle(Path(root), now, config, project_of(cwd, root))
             if not text:
                 return None
         return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}

@@ -144,6 +144,7 @@ def debrief_command(root: Path) -> str:
 
 # memstore's own MCP tools by exact name (kinds.MCP_TOOLS), never a prefix.
 MCP_MATCHER = "^mcp__memstore__({})$".format("|".join(MCP_TOOLS))
+MCP_NAME = "memstore"  # the server's name in .mcp.json and `claude mcp add`
 
 
 def approved_tools(reads: bool) -> tuple[str, ...]:
@@ -375,8 +376,9 @@ def plan_install(
 ) -> InstallPlan:
     """cron: also install the nightly tick and wake (cron.py) in that crontab, tick at cron_at (hour, minute)."""
     from memstore.context import IMPORT_PARTS
+    from memstore.install_mcp import plan_mcp, plan_mcp_only, wired_for_user
 
-    if mcp and layout.scope == "project" and _wired_for_user(layout.root):
+    if mcp and layout.scope == "project" and wired_for_user(layout.root):
         return plan_mcp_only(layout)
 
     root = layout.root
@@ -460,36 +462,6 @@ def _plan_root_record(plan: InstallPlan, root: Path, *, remove: bool = False) ->
     plan.changes.append(Change(target, before, after))
 
 
-def _wired_for_user(root: Path) -> bool:
-    """Are memstore's hooks for this root already in the user's settings (install --scope user)?"""
-    _, data = read_settings(claude_code.user_settings())
-    hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
-    return any(is_ours(h) and _names_root(h["command"], root)
-               for groups in hooks.values() if isinstance(groups, list)
-               for g in groups if isinstance(g, dict) for h in g.get("hooks") or [])
-
-
-def plan_mcp_only(layout: Layout) -> InstallPlan:
-    """`install --mcp` in a project whose root is wired at user scope: the server for this project and
-    its tools' approval in the user's settings, beside the hooks already there; no second set of hooks."""
-    plan = InstallPlan()
-    user = claude_code.user_settings()
-    before, data = read_settings(user)
-    if not _has_mcp_approval(data):
-        merged = json.loads(json.dumps(data))
-        command = hook_command(layout.root)
-        group = {"matcher": MCP_MATCHER, "hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}]}
-        merged.setdefault("hooks", {}).setdefault("PreToolUse", []).append(group)
-        plan.changes.append(Change(user, before, _json_text(merged)))
-    project_before, project_data = read_settings(layout.settings)
-    merged_project = plan_mcp(plan, layout, project_data)
-    if merged_project != project_data:
-        plan.changes.append(Change(layout.settings, project_before, _json_text(merged_project)))
-    plan.warnings.append(f"{layout.root} is already wired for every project in {user}: only the MCP server is "
-                         "added here, and no hooks")
-    return plan
-
-
 def _has_mcp_approval(settings: dict[str, Any]) -> bool:
     groups = (settings.get("hooks") or {}).get("PreToolUse") if isinstance(settings.get("hooks"), dict) else None
     return isinstance(groups, list) and any(
@@ -545,54 +517,6 @@ def _block_names_root(text: str, md: Path, root: Path) -> bool:
     match = re.search(re.escape(BEGIN) + r"(.*?)" + re.escape(END), text, re.S)
     targets = [line[1:] for line in (match[1].split("\n") if match else []) if line.startswith("@")]
     return any(claude_code.inside(md.parent / Path(t).expanduser(), root) for t in targets)
-
-
-MCP_NAME = "memstore"
-
-
-def mcp_server_entry(root: Path) -> dict[str, Any]:
-    """How an MCP client starts this root's server: this installation's memstore, absolute paths."""
-    program = memstore_command()
-    return {"command": program[0], "args": [*program[1:], "--root", str(root), "mcp"]}
-
-
-def mcp_add_command(root: Path) -> str:
-    """The one-time command that registers the server for every project (Claude Code keeps user-scope
-    MCP servers in its own state file, which memstore never writes)."""
-    entry = mcp_server_entry(root)
-    return shlex.join(["claude", "mcp", "add", "--scope", "user", MCP_NAME, "--", entry["command"], *entry["args"]])
-
-
-def plan_mcp(plan: InstallPlan, layout: Layout, settings: dict[str, Any]) -> dict[str, Any]:
-    """Register the MCP server for this layout; returns settings with our server enabled and its tools allowed.
-
-    Project scope: the server goes into the project's .mcp.json (other servers kept), and
-    the settings file enables it by name (Claude Code asks before starting a project's
-    servers otherwise). Its tool calls are approved by the PreToolUse hook (registered
-    with the matcher MCP_MATCHER): `claude -p` denies a call nobody approved, and an
-    allow rule in the project's settings.json is ignored until the folder is trusted.
-    User scope: the person runs `claude mcp add` once (printed).
-    """
-    import importlib.util
-
-    if importlib.util.find_spec("mcp") is None:
-        plan.warnings.append("the mcp extra is not installed here, so the registered server would fail to start: "
-                             "pip install -e '/path/to/memstore[mcp]'")
-    merged = json.loads(json.dumps(settings))
-    if layout.project is None:
-        plan.next_steps.append(f"register the MCP server once for every project: {mcp_add_command(layout.root)}")
-        return merged
-    enabled = merged.setdefault("enabledMcpjsonServers", [])
-    if isinstance(enabled, list) and MCP_NAME not in enabled:
-        enabled.append(MCP_NAME)
-    target = layout.project / ".mcp.json"
-    before, data = read_settings(target)
-    servers = data.setdefault("mcpServers", {})
-    if not isinstance(servers, dict):
-        raise InstallError(f"{target}: 'mcpServers' is not an object", hint="fix it by hand first")
-    servers[MCP_NAME] = mcp_server_entry(layout.root)
-    plan.changes.append(Change(target, before, _json_text(data)))
-    return merged
 
 
 def plan_uninstall(layout: Layout, *, cron: Source | None = None) -> InstallPlan:

@@ -94,7 +94,7 @@ def default_filer() -> str:
 
 
 def new_memory_text(name: str, type_: str, summary: str, now: dt.datetime, config: Config,
-                    importance: float | None, pin: bool, body: str | None) -> str:
+                    importance: float | None, pin: bool, body: str | None, project: str | None = None) -> str:
     from memstore.fmedit import render_value
 
     lines = [
@@ -113,6 +113,8 @@ def new_memory_text(name: str, type_: str, summary: str, now: dt.datetime, confi
         lines.append(f"importance: {render_value(importance)}")
     if pin:
         lines.append("pin: true")
+    if project:
+        lines.append(yaml_line("project", project))
     text = (body if body is not None and body.strip() else summary).strip("\n")
     return "\n".join([*lines, "---", "", f"# {name}", "", text, ""])
 
@@ -338,13 +340,14 @@ def find_bug(bugs: list[Bug], key: str) -> Bug:
 
 
 def write_new(paths: RootPaths, now: dt.datetime, config: Config, type_: str, topic: str, summary: str,
-              importance: float | None, pin: bool, body: str | None) -> tuple[Path, str, str]:
+              importance: float | None, pin: bool, body: str | None, project: str | None = None
+              ) -> tuple[Path, str, str]:
     """Write memory/<type>_<topic>.md under the ledger lock; (its path, name, one-line summary)."""
     from memstore.locks import atomic_write, file_lock
 
     name, line, importance = check_new(type_, topic, summary, importance, body)
     target = Path(paths.memory) / f"{name}.md"
-    text = new_memory_text(name, type_, line, now, config, importance, pin, body)
+    text = new_memory_text(name, type_, line, now, config, importance, pin, body, project)
     with file_lock(Path(paths.ledger_lock), timeout=config.lock_timeout_s):
         if target.exists():
             raise Refused(f"a memory named {name} already exists: memory/{name}.md",

@@ -141,10 +141,14 @@ def withheld(kind: str, body: str, answered: dict[str, dict[str, str]]) -> bool:
     return any(rejected(sentence) in UNSAFE_REASONS for sentence in sentences(text))
 
 
-def standing_lessons(answered: dict[str, dict[str, str]]) -> list[tuple[str, str]]:
-    """(id, text) of every lesson the person accepted, oldest answer first: they stand however old."""
+def standing_lessons(answered: dict[str, dict[str, str]], project: str | None = None) -> list[tuple[str, str]]:
+    """(id, text) of every lesson the person accepted for this project (or person-wide), oldest answer
+    first: they stand however old."""
+    from memstore.projects import belongs
+
     found = [(a["at"], ident, a.get("text", "")) for ident, a in answered.items()
-             if a.get("kind") == "lesson" and a["decision"] == ACCEPTED and a.get("text")]
+             if a.get("kind") == "lesson" and a["decision"] == ACCEPTED and a.get("text")
+             and belongs(a.get("project"), project)]
     return [(ident, text) for _at, ident, text in sorted(found)]
 
 
@@ -158,10 +162,11 @@ class Item:
     source: str  # the file it came from, or "tick <when>" for a cue item
     created: str | None
     paths: list[str] = field(default_factory=list)  # the files it is about
+    project: str | None = None  # where a lesson was captured (memstore.projects); None: person-wide
 
     def to_json(self) -> dict[str, object]:
         return {"id": self.id, "kind": self.kind, "text": self.text, "source": self.source,
-                "created": self.created, "paths": self.paths}
+                "created": self.created, "paths": self.paths, "project": self.project}
 
 
 def _t1(root: str, archive: bool = False) -> list[tuple[str, str, dict[str, str], str]]:
@@ -227,7 +232,8 @@ def pending(root: str | os.PathLike[str], cue: dict[str, object] | None) -> list
         if not text or ident in seen or decision(answered, ident) or withheld("lesson", body, answered):
             continue
         seen.add(ident)
-        items.append(Item(ident, "lesson", text, rel, _value(values, "created") or None, [rel]))
+        items.append(Item(ident, "lesson", text, rel, _value(values, "created") or None, [rel],
+                          _value(values, "project") or None))
     items += open_proposals(root, answered)
     raw = cue.get("items") if isinstance(cue, dict) else None
     for entry in raw if isinstance(raw, list) else []:

@@ -66,9 +66,12 @@ def answer(root: str | os.PathLike[str], ident: str, accept: bool, when: str) ->
             raise NotFound(f"{ident} is already {earlier['decision']}", hint="memstore review lists what waits")
         # the person changes an earlier answer: the newest answer wins
         item = Item(ident, earlier.get("kind", "lesson"), earlier.get("text", ""), earlier.get("source", ""),
-                    earlier.get("at"))
-    record(root, identity(root), {"id": ident, "kind": item.kind, "decision": ACCEPTED if accept else REJECTED,
-                                  "text": item.text, "source": item.source, "at": when})
+                    earlier.get("at"), project=earlier.get("project"))
+    answer_line = {"id": ident, "kind": item.kind, "decision": ACCEPTED if accept else REJECTED,
+                   "text": item.text, "source": item.source, "at": when}
+    if item.project:
+        answer_line["project"] = item.project  # an accepted lesson stands in its own project only
+    record(root, identity(root), answer_line)
     moved: list[str] = []
     if item.kind == "lesson" and not accept:
         from memstore.nightly import Rolled, _move

@@ -220,7 +220,8 @@ class Store:
     # ------------------------------------------------------------ reading
 
     def search(
-        self, query: str, limit: int = 10, type: str | None = None, *, catch_up: str = "quick", mode: str = "auto"
+        self, query: str, limit: int = 10, type: str | None = None, *, catch_up: str = "quick", mode: str = "auto",
+        cwd: str | os.PathLike[str] | None = None, this_project: bool = False,
     ) -> list[Hit]:
         """Ranked hits; a plain-English question works, FTS5 syntax too. catch_up: quick, full or none.
 
@@ -237,12 +238,19 @@ class Store:
         check_query(query)  # before the mirror is opened (and perhaps rebuilt) for nothing
         embedder = None if mode == "fts" else embedder_for(self, required=mode == "hybrid")
 
+        from memstore.projects import by_project
+
+        project = self._project(cwd)
+        pool = limit if project is None else max(limit * 3, 30)  # room to bring this project's hits forward
+
         def run(conn: sqlite3.Connection) -> list[dict[str, Any]]:
             if embedder is None:
-                return lexical(conn, query, limit, type, self.config)
-            if catch_up != "none":  # "none": the mirror as it is, vectors included
-                catch_up_vectors(self, conn, embedder)
-            return hybrid(conn, query, limit, type, self.config, embedder)
+                hits = lexical(conn, query, pool, type, self.config)
+            else:
+                if catch_up != "none":  # "none": the mirror as it is, vectors included
+                    catch_up_vectors(self, conn, embedder)
+                hits = hybrid(conn, query, pool, type, self.config, embedder)
+            return by_project(conn, hits, project, only=this_project)[:limit]
 
         return [Hit(**hit) for hit in self._read(run, catch_up=catch_up)]
 
@@ -275,11 +283,12 @@ class Store:
 
         return [Problem(**item) for item in self._read(lambda conn: lint_view(conn, self.root))]
 
-    def context(self) -> str:
-        """The cold-start bundle SessionStart injects (read straight from the files)."""
+    def context(self, cwd: str | os.PathLike[str] | None = None) -> str:
+        """The cold-start bundle SessionStart injects in a session at cwd (read straight from the files):
+        person-wide items and cwd's project's own, never another project's."""
         from memstore.context import bundle
 
-        return bundle(self.root, self.now, self.config)
+        return bundle(self.root, self.now, self.config, self._project(cwd))
 
     def lens_matcher(self) -> str | None:
         """The union of the lenses' tool_match: the matcher install registers for lenses."""
@@ -403,7 +412,8 @@ class Store:
     # ------------------------------------------------------------ ledgers: new memories and the bug ledger
 
     def new(self, type: str, topic: str, *, summary: str, importance: float | None = None, pin: bool = False,
-            body: str | None = None) -> NewMemory:
+            body: str | None = None, everywhere: bool = False, cwd: str | os.PathLike[str] | None = None
+            ) -> NewMemory:
         """Write a T2 memory `memory/<type>_<kebab-topic>.md` with full frontmatter, then sync it in.
 
         Refused (exit 1): an unknown type, a topic with nothing to name the file with, an
@@ -413,7 +423,7 @@ class Store:
         from memstore.results import NewMemory
 
         target, name, line = ledgers.write_new(self.paths, self.now, self.config, type, topic, summary, importance,
-                                               pin, body)
+                                               pin, body, self._project(cwd, everywhere))
         rel = target.relative_to(self.root).as_posix()
         self._sync_written(rel)
         try:  # the new row is in MEMORY.md at once, not at the next render
@@ -488,7 +498,8 @@ class Store:
             self.sync()
         return item
 
-    def note(self, text: str, *, kind: str | None = None) -> NoteResult:
+    def note(self, text: str, *, kind: str | None = None, everywhere: bool = False,
+             cwd: str | os.PathLike[str] | None = None) -> NoteResult:
         """One fact into memory/short-term/YYMMDD-<slug>.md (T1), then a quick sync.
 
         The same fact twice on one day (whitespace collapsed, case folded) is written once:
@@ -497,7 +508,8 @@ class Store:
         from memstore import capture
         from memstore.results import NoteResult
 
-        done = capture.note(self.root, text, self.now, kind=kind, lock_timeout=self.config.lock_timeout_s)
+        done = capture.note(self.root, text, self.now, kind=kind, project=self._project(cwd, everywhere),
+                            lock_timeout=self.config.lock_timeout_s)
         rel = done.path.relative_to(self.root).as_posix()
         if not done.written:
             return NoteResult(rel, False, f"already noted today: {rel}")
@@ -507,7 +519,8 @@ class Store:
             self.notify(f"wrote {rel}, but the mirror did not take it in yet ({exc}); the next sync will")
         return NoteResult(rel, True, f"noted: {rel}")
 
-    def debrief(self, transcript: str | os.PathLike[str] | None = None, commit: bool = False) -> DebriefResult:
+    def debrief(self, transcript: str | os.PathLike[str] | None = None, commit: bool = False,
+                cwd: str | None = None) -> DebriefResult:
         """The mechanical half of the end-of-session debrief: full sync, lint, render, and a report.
 
         With a transcript (Claude Code's JSONL), the rule-shaped sentences of the session's
@@ -517,7 +530,13 @@ class Store:
         """
         from memstore.capture import run_debrief
 
-        return run_debrief(self, transcript, commit)
+        return run_debrief(self, transcript, commit, cwd)
+
+    def _project(self, cwd: str | os.PathLike[str] | None, everywhere: bool = False) -> str | None:
+        """The project of cwd (memstore.projects), or None: person-wide (everywhere, or no project)."""
+        from memstore.projects import project_of
+
+        return None if everywhere else project_of(os.fspath(cwd) if cwd else os.getcwd(), os.fspath(self.root))
 
     # ------------------------------------------------------------ audit
 
@@ -610,6 +629,20 @@ class Store:
             if real.startswith(base + os.sep):
                 return os.path.relpath(real, base).replace(os.sep, "/")
         return text
+
+    def promote(self, memory: str | os.PathLike[str]) -> str:
+        """Make a memory, note or lesson person-wide (`project: global`, edited in place); its path."""
+        from memstore.fmedit import set_fields
+        from memstore.locks import atomic_write
+        from memstore.projects import GLOBAL
+
+        target = self._file(memory)
+        raw = target.read_bytes()
+        if not atomic_write(target, set_fields(raw, {"project": GLOBAL}), expect=raw):
+            raise Busy(f"{target} changed while it was being promoted", hint="run it again")
+        rel = target.relative_to(self.root).as_posix()
+        self._sync_written(rel)
+        return rel
 
     def _file(self, memory: str | os.PathLike[str]) -> Path:
         """The file a memory names: an absolute path, a path relative to cwd or to the root, or a name."""

@@ -127,3 +127,78 @@ def test_rows_are_valid_links_and_broken_frontmatter_has_no_dash_summary(root: P
     index = (root / "memory" / "MEMORY.md").read_text()
     assert "[feedback_two words](<feedback_two words.md>)" in index
     assert "[feedback_broken](feedback_broken.md): (no readable summary" in index
+
+
+# ---------------------------------------------------------------- a project's memories stay in it
+
+
+def git_project(folder: Path, remote: str | None) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    if remote:
+        subprocess.run(["git", "-C", str(folder), "remote", "add", "origin", remote], check=True)
+    return folder
+
+
+def test_a_project_is_named_by_its_remote_the_same_on_every_machine(tmp_path: Path) -> None:
+    from memstore.projects import normalise_url, project_of
+
+    for url in ("git@github.com:Me/ProjA.git", "https://me@github.com/me/proja", "ssh://git@github.com:22/me/proja.git",
+                "https://github.com/me/proja/"):
+        assert normalise_url(url) == "github.com/me/proja", url
+    one = git_project(tmp_path / "laptop" / "code" / "a", "git@github.com:me/projA.git")
+    two = git_project(tmp_path / "desktop" / "work" / "elsewhere", "https://github.com/me/proja.git")
+    assert project_of(str(one / "src")) == project_of(str(two)) == "github.com/me/proja"
+    assert project_of(str(git_project(tmp_path / "Plain", None))) == "plain"
+    assert project_of(str(tmp_path)) is None  # no work tree: person-wide
+    worktree = tmp_path / "wt"
+    subprocess.run(["git", "-C", str(one), "commit", "-q", "--allow-empty", "-m", "x"], check=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@x"})
+    subprocess.run(["git", "-C", str(one), "worktree", "add", "-q", str(worktree)], check=True)
+    assert project_of(str(worktree)) == "github.com/me/proja"
+
+
+def test_notes_and_lessons_stay_in_their_project(tmp_path: Path) -> None:
+    """Failure caught: projA's lesson "Never run the deploy script without the dry-run flag" was injected
+    into projB's sessions."""
+    home = Path(os.environ["HOME"])
+    root = home / "agents" / "me"
+    proj_a = git_project(home / "code" / "projA", "git@example.com:me/proja.git")
+    proj_b = git_project(home / "code" / "projB", "git@example.com:me/projb.git")
+    assert cli(home, "init", str(root), "--apply").returncode == 0
+    r = ("--root", str(root))
+    assert cli(proj_a, *r, "note", "NOTE-PA the deploy box for A moved").returncode == 0
+    assert cli(proj_b, *r, "note", "NOTE-B the B staging db moved").returncode == 0
+    assert cli(proj_a, *r, "note", "--global", "NOTE-ALL I prefer short commit messages").returncode == 0
+    transcript = home / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "text", "text": "Never run the deploy script without the dry-run flag."}]}}) + "\n")
+    end = json.dumps({"hook_event_name": "SessionEnd", "transcript_path": str(transcript), "cwd": str(proj_a)})
+    done = subprocess.run([sys.executable, "-m", "memstore", *r, "debrief", "--hook"], input=end, cwd=proj_a,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0
+    in_a, in_b = cli(proj_a, *r, "context").stdout, cli(proj_b, *r, "context").stdout
+    assert "NOTE-PA" in in_a and "dry-run flag" in in_a and "NOTE-ALL" in in_a and "NOTE-B" not in in_a
+    assert "NOTE-B" in in_b and "NOTE-ALL" in in_b and "NOTE-PA" not in in_b and "dry-run flag" not in in_b
+    # promoted, the lesson reaches every project
+    lesson = next(p for p in (root / "memory" / "short-term").glob("*.md") if "dry-run" in p.read_text())
+    assert cli(proj_b, *r, "promote", str(lesson)).returncode == 0
+    assert "dry-run flag" in cli(proj_b, *r, "context").stdout
+
+
+def test_search_ranks_this_projects_memories_first_and_can_keep_to_them(tmp_path: Path) -> None:
+    home = Path(os.environ["HOME"])
+    root = home / "agents" / "me"
+    proj_a = git_project(home / "code" / "projA", "git@example.com:me/proja.git")
+    proj_b = git_project(home / "code" / "projB", "git@example.com:me/projb.git")
+    assert cli(home, "init", str(root), "--apply").returncode == 0
+    r = ("--root", str(root))
+    for project, topic in ((proj_b, "b deploy"), (proj_a, "a deploy")):
+        made = cli(project, *r, "new", "project", topic, "--summary", f"how the {topic} script deploys to staging")
+        assert made.returncode == 0, made.stderr
+    ranked = json.loads(cli(proj_a, *r, "search", "deploy script staging", "--json", "--mode", "fts").stdout)
+    assert ranked[0]["path"] == "memory/project_a-deploy.md"
+    only = json.loads(cli(proj_a, *r, "search", "deploy script staging", "--json", "--this-project",
+                          "--mode", "fts").stdout)
+    assert [h["path"] for h in only] == ["memory/project_a-deploy.md"]

@@ -16,7 +16,7 @@ from memstore.context import UNREVIEWED
 from tests.conftest import memory, write
 from tests.test_hook import call, decision, pre
 
-FIELDS = {"id", "kind", "text", "source", "created", "paths"}
+FIELDS = {"id", "kind", "text", "source", "created", "paths", "project"}
 
 
 @pytest.fixture

@@ -20,12 +20,15 @@ from memstore.cli import App, cli, common, emit_json, json_option, table
 @click.option("--importance", type=float, default=None, help="0-10; weighs the memory up in the ranking.")
 @click.option("--pin", is_flag=True, help="Keep it in the Hot band whatever its score.")
 @click.option("--body", default=None, help="The text under the heading (default: the summary).")
+@click.option("--global", "everywhere", is_flag=True,
+              help="For every project (default: the project of the current folder, if it is in one).")
 @json_option
 @common
 def new(app: App, type_: str, topic: str, summary: str, importance: float | None, pin: bool,
-        body: str | None, as_json: bool) -> None:
+        body: str | None, everywhere: bool, as_json: bool) -> None:
     """Write a T2 memory memory/TYPE_<topic-in-kebab-case>.md with full frontmatter."""
-    made = app.store.new(type_, topic, summary=summary, importance=importance, pin=pin, body=body)
+    made = app.store.new(type_, topic, summary=summary, importance=importance, pin=pin, body=body,
+                         everywhere=everywhere)
     if as_json:
         emit_json(made.to_json())
         return
@@ -93,14 +96,16 @@ def bug_close(app: App, bug_id: str, why: str | None, as_json: bool) -> None:
 @cli.command()
 @click.argument("text")
 @click.option("--kind", default=None, metavar="KIND", help="A kebab-case kind for the frontmatter (e.g. decision).")
+@click.option("--global", "everywhere", is_flag=True,
+              help="For every project (default: the project of the current folder, if it is in one).")
 @json_option
 @common
-def note(app: App, text: str, kind: str | None, as_json: bool) -> None:
+def note(app: App, text: str, kind: str | None, everywhere: bool, as_json: bool) -> None:
     """One fact into short-term memory (memory/short-term/YYMMDD-<slug>.md), at the moment of learning.
 
     The same fact twice on one day is written once; the second call says where it is.
     """
-    result = app.store.note(text, kind=kind)
+    result = app.store.note(text, kind=kind, everywhere=everywhere)
     if as_json:
         emit_json(result.to_json())
     else:
@@ -169,7 +174,8 @@ def _debrief_hook(app: App, commit: bool) -> None:
                 transcript = named
             # a session that wrote no transcript (nothing said, or persistence off) is no error:
             # the debrief runs without one and nothing is logged
-        app.store.debrief(transcript, commit=commit)
+        cwd = payload.get("cwd") if payload is not None else None
+        app.store.debrief(transcript, commit=commit, cwd=cwd if isinstance(cwd, str) else None)
     except Exception as exc:  # the session is ending: nothing may stop it
         capture.log_failure(root, f"failed: {type(exc).__name__}: {exc}")
 
@@ -272,3 +278,11 @@ def review_accept(app: App, ident: str) -> None:
 def review_reject(app: App, ident: str) -> None:
     """Reject one item: a lesson is archived and never injected again; a cue item never returns."""
     _answer(app, ident, False)
+
+
+@cli.command()
+@click.argument("name")
+@common
+def promote(app: App, name: str) -> None:
+    """Make a memory, note or lesson captured in one project reach every project (project: global)."""
+    click.echo(f"promoted {app.store.promote(name)}: it now reaches every project")

@@ -86,9 +86,12 @@ def embed(app: App, budget: float | None, as_json: bool) -> None:
     help="auto: words and meaning when the semantic extra is installed; fts: words alone; hybrid: fail unless "
     "meaning can be searched (a query in FTS5 syntax is searched by its words either way).",
 )
+@click.option("--this-project", is_flag=True,
+              help="Only memories made in the current folder's project (they come first anyway).")
 @common
 def search(
-    app: App, query: str, limit: int, type_: str | None, as_json: bool, no_sync: bool, full: bool, mode: str
+    app: App, query: str, limit: int, type_: str | None, as_json: bool, no_sync: bool, full: bool, mode: str,
+    this_project: bool,
 ) -> None:
     """Ranked search; a plain-English question works.
 
@@ -98,7 +101,7 @@ def search(
     --json says which signals found each hit.
     """
     catch_up = "none" if no_sync else "full" if full else "quick"
-    hits = app.store.search(query, limit, type_, catch_up=catch_up, mode=mode)
+    hits = app.store.search(query, limit, type_, catch_up=catch_up, mode=mode, this_project=this_project)
     if as_json:
         emit_json([hit.to_json() for hit in hits])
         return
