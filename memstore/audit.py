@@ -232,6 +232,9 @@ def _follows_imports(path: Path) -> bool:
     return path.name.startswith("CLAUDE") or path.parent.name == "rules"
 
 
+_BLOCK_COMMENT = re.compile(r"^<!--.*?-->[ \t]*\n?", re.S | re.M)
+
+
 def loaded_text(path: Path) -> str:
     """A file's text as Claude Code loads it into a session: without its YAML frontmatter."""
     text = path.read_bytes().decode("utf-8", errors="replace").lstrip("\ufeff")
@@ -239,7 +242,8 @@ def loaded_text(path: Path) -> str:
         end = text.find("\n---", 3)
         if end != -1:
             text = text[end + 4:].lstrip("\n")
-    return text
+    # block-level HTML comments are not sent (Claude Code strips them), except inside code fences
+    return _BLOCK_COMMENT.sub("", text) if "<!--" in text else text
 
 
 def _key(path: Path) -> str:
@@ -248,7 +252,10 @@ def _key(path: Path) -> str:
 
 def _measure(path: Path, role: str, *, lines: bool = True, imported_by: str | None = None,
              follow: bool = False, note: str | None = None) -> tuple[AuditFile, list[tuple[str, Path]]]:
-    text = loaded_text(path)
+    # lines are judged (and numbered) in the file as the person sees it; the cost is what the
+    # client sends: without frontmatter and block HTML comments (loaded_text)
+    text = path.read_bytes().decode("utf-8", errors="replace").lstrip("\ufeff")
+    sent = len(loaded_text(path))
     flagged = audit_lines(text) if lines else []
     flagged_chars = sum(item.chars for item in flagged)
     found = imports_in(text, path.parent) if follow else []
@@ -258,14 +265,15 @@ def _measure(path: Path, role: str, *, lines: bool = True, imported_by: str | No
         imports.append(AuditImport(ref=ref, path=str(target), found=target.is_file(), chars=size,
                                    tokens=estimate_tokens(size)))
     return AuditFile(
-        path=str(path), role=role, chars=len(text), tokens=estimate_tokens(len(text)),
+        path=str(path), role=role, chars=sent, tokens=estimate_tokens(sent),
         lines=len(text.splitlines()), flagged=flagged, flagged_chars=flagged_chars,
         flagged_tokens=estimate_tokens(flagged_chars), imports=imports, imported_by=imported_by,
         note=note,
     ), found
 
 
-def audit(root: Path, files: list[str | os.PathLike[str]] | None = None, cwd: Path | None = None) -> list[AuditFile]:
+def audit(root: Path, files: list[str | os.PathLike[str]] | None = None, cwd: Path | None = None, *,
+          bundle: str | None = None) -> list[AuditFile]:
     """Audit the named files (relative to cwd), or the always-loaded ones; imports followed one level.
 
     Raises NotFound for a named file that does not exist. Each file appears once, by real path.
@@ -301,6 +309,11 @@ def audit(root: Path, files: list[str | os.PathLike[str]] | None = None, cwd: Pa
         is_derived = _key(target) in derived
         note = "rendered by memstore and bounded by its budgets; lines not audited" if is_derived else None
         out.append(_measure(target, "import", lines=not is_derived, imported_by=importer, note=note)[0])
+    if bundle:  # not a file, but paid for in every session all the same
+        out.append(AuditFile(path="(SessionStart bundle: memstore context)", role="session-start", chars=len(bundle),
+                             tokens=estimate_tokens(len(bundle)), lines=len(bundle.splitlines()), flagged=[],
+                             flagged_chars=0, flagged_tokens=0,
+                             note="in-flight list, open bugs, recent facts and lessons, dreams; bounded by its budget"))
     return out
 
 

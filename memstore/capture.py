@@ -161,8 +161,12 @@ def _write_note(root: Path, text: str, day: dt.date, *, source: str, kind: str |
     stem = f"{day:%y%m%d}"
     wanted = normalise(text)
     for path in _t1_files(root):
-        if path.name.startswith(stem + "-") and normalise(split_front(_read(path))[1]) == wanted:
-            return Written(path, False)
+        if not path.name.startswith(stem + "-"):
+            continue
+        front, body = split_front(_read(path))
+        theirs = re.search(r"^project:\s*['\"]?([^'\"\n]*)", front, re.M)
+        if normalise(body) == wanted and (theirs.group(1).strip() if theirs else None) == project:
+            return Written(path, False)  # the same fact, for the same project, already noted today
     folder = Path(RootPaths(root).short_term)
     folder.mkdir(parents=True, exist_ok=True)
     base = f"{stem}-{slug(text)}"

@@ -38,6 +38,8 @@ class App:
         from memstore.timeutil import parse_now
 
         value = self.now_opt if self.now_opt is not None else os.environ.get("MEMSTORE_NOW")
+        if value is not None and not value.strip():
+            raise BadUsage("--now is empty", hint="give a time, e.g. --now 2026-07-30T12:00:00Z, or leave it out")
         try:
             return parse_now(value)
         except ValueError as exc:
@@ -45,6 +47,8 @@ class App:
 
     @functools.cached_property
     def store(self) -> Store:
+        if self.root_opt is not None and not self.root_opt.strip():
+            raise BadUsage("--root is empty", hint="name the agent root, or leave --root out")
         return Store.locate(self.root_opt, self.now, notify=self.say, progress=self.progress("rebuild"))
 
     @property
@@ -85,7 +89,8 @@ root_option = click.option(
     "root_opt",
     type=click.Path(file_okay=False),
     default=None,
-    help="Agent root (default: $MEMSTORE_ROOT, else nearest folder holding memory/).",
+    help="Agent root (default: $MEMSTORE_ROOT, else the nearest folder holding memory/, else the root "
+    "`install --scope user` recorded).",
 )
 now_option = click.option(
     "--now", "now_opt", default=None, metavar="ISO8601", help="Pin the clock (default: $MEMSTORE_NOW, else now)."

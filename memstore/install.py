@@ -317,6 +317,7 @@ class InstallPlan:
     changes: list[Change] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     next_steps: list[str] = field(default_factory=list)  # what the person must still do by hand
+    verify_with: str | None = None  # the verify arguments that fit this plan, when not the layout's own
 
     def apply(self) -> list[Path]:
         from memstore.locks import atomic_write

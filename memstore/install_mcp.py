@@ -85,7 +85,7 @@ def wired_for_user(root: Path) -> bool:
 def plan_mcp_only(layout: Layout) -> InstallPlan:
     """`install --mcp` in a project whose root is wired at user scope: the server for this project and
     its tools' approval in the user's settings, beside the hooks already there; no second set of hooks."""
-    plan = InstallPlan()
+    plan = InstallPlan(verify_with="--scope user")  # the wiring lives at user scope
     user = claude_code.user_settings()
     before, data = read_settings(user)
     if not _has_mcp_approval(data):

@@ -82,6 +82,14 @@ class Store:
         named = root or os.environ.get("MEMSTORE_ROOT")
         found = find_root(root, os.environ.get("MEMSTORE_ROOT"), Path.cwd())
         store = cls(found, now, **options)
+        if not named:
+            from memstore.agent_root import installed_root
+
+            installed = installed_root()
+            if installed and os.path.realpath(installed) != os.path.realpath(found):
+                # a project holding its own memory/ folder wins by the lookup order; say so, every time
+                store.notify(f"using the agent root at {found} (a memory/ folder at or above here), not the "
+                             f"installed {installed}; pass --root to choose")
         if named:  # keep the spelling through a symlink (install registers both)
             alias = Path(os.path.abspath(os.path.expanduser(os.fspath(named))))
             store.alias = alias if alias != store.root else None
@@ -508,7 +516,8 @@ class Store:
         from memstore import capture
         from memstore.results import NoteResult
 
-        done = capture.note(self.root, text, self.now, kind=kind, project=self._project(cwd, everywhere),
+        project = self._project(cwd, everywhere)
+        done = capture.note(self.root, text, self.now, kind=kind, project=project,
                             lock_timeout=self.config.lock_timeout_s)
         rel = done.path.relative_to(self.root).as_posix()
         if not done.written:
@@ -517,7 +526,8 @@ class Store:
             self.sync(full=False, embed=False)
         except MemstoreError as exc:
             self.notify(f"wrote {rel}, but the mirror did not take it in yet ({exc}); the next sync will")
-        return NoteResult(rel, True, f"noted: {rel}")
+        return NoteResult(rel, True, f"noted: {rel}" + (f" (project {project}; --global for every project)"
+                                                         if project else " (every project)"))
 
     def debrief(self, transcript: str | os.PathLike[str] | None = None, commit: bool = False,
                 cwd: str | None = None) -> DebriefResult:
@@ -551,13 +561,16 @@ class Store:
         """
         from memstore.audit import audit
 
-        return audit(self.root, files, Path(cwd) if cwd is not None else None)
+        bundle = None if files else self.context(cwd)  # the default set: what every session pays for
+        return audit(self.root, files, Path(cwd) if cwd is not None else None, bundle=bundle)
 
     # ------------------------------------------------------------ set-up
 
     @staticmethod
     def plan_init(root: str | os.PathLike[str]) -> Plan:
         """What `init` would do at root (a new or existing folder); nothing is written."""
+        if not os.fspath(root).strip():
+            raise BadUsage("the root to lay out is empty", hint="name a folder: memstore init ~/agents/me --apply")
         from memstore.scaffold import plan_init
 
         target = Path(root).expanduser().resolve()
@@ -636,13 +649,27 @@ class Store:
         from memstore.locks import atomic_write
         from memstore.projects import GLOBAL
 
-        target = self._file(memory)
+        target = self._note_file(memory)
         raw = target.read_bytes()
-        if not atomic_write(target, set_fields(raw, {"project": GLOBAL}), expect=raw):
+        edited = set_fields(raw, {"project": GLOBAL})
+        if edited == raw:
+            return target.relative_to(self.root).as_posix()  # person-wide already
+        if not atomic_write(target, edited, expect=raw):
             raise Busy(f"{target} changed while it was being promoted", hint="run it again")
         rel = target.relative_to(self.root).as_posix()
         self._sync_written(rel)
         return rel
+
+    def _note_file(self, memory: str | os.PathLike[str]) -> Path:
+        """Like _file, and a bare name also finds a T1 note or lesson (short-term/, its archive/)."""
+        text = os.fspath(memory)
+        stem = text[:-3] if text.endswith(".md") else text
+        if "/" not in text and os.sep not in text and not (self.root / "memory" / f"{stem}.md").exists():
+            for folder in ("short-term", "short-term/archive"):
+                candidate = self.root / "memory" / folder / f"{stem}.md"
+                if candidate.is_file():
+                    return candidate.absolute()
+        return self._file(memory)
 
     def _file(self, memory: str | os.PathLike[str]) -> Path:
         """The file a memory names: an absolute path, a path relative to cwd or to the root, or a name."""

@@ -87,12 +87,19 @@ def test_rules_headings_fences_and_the_import_block_are_never_flagged(run, root:
     assert entry["flagged"][0]["reasons"] == ["date", "commit", "count", "status", "first-person", "ticket"]
 
 
+def sent(text: str) -> str:
+    """What Claude Code sends of a CLAUDE.md: its one-line HTML comments (crafted() has only those) left out."""
+    return "".join(line for line in text.splitlines(keepends=True)
+                   if not (line.startswith("<!--") and line.rstrip().endswith("-->")))
+
+
 def test_costs_are_characters_and_characters_over_four(run, root: Path, tmp_path: Path) -> None:
+    """Failure caught (walkthrough): audit counted the HTML comments Claude Code strips before sending."""
     text = crafted()
     md = write(tmp_path, "proj/CLAUDE.md", text)
     [entry] = [e for e in audit_json(run, root, str(md)) if e["path"] == str(md)]
-    assert entry["chars"] == len(text)
-    assert entry["tokens"] == math.ceil(len(text) / 4)
+    assert "<!--" in text and entry["chars"] == len(sent(text)) < len(text)
+    assert entry["tokens"] == math.ceil(len(sent(text)) / 4)
     assert entry["lines"] == len(text.splitlines())
     saved = sum(len(line) + 1 for line, _why in NARRATIVE.values())  # each line with its newline
     assert entry["flagged_chars"] == saved
@@ -174,7 +181,7 @@ def test_human_output_reports_and_exits_0(run, root: Path, tmp_path: Path, monke
     result = run(root, "audit", "CLAUDE.md")
     assert result.exit_code == 0  # narrative found, still 0: it reports, it does not judge
     lines = result.stdout.splitlines()
-    size, count = len(crafted()), len(crafted().splitlines())
+    size, count = len(sent(crafted())), len(crafted().splitlines())
     assert lines[0] == f"CLAUDE.md  (named)  {size:,} chars ≈ {math.ceil(size / 4):,} tokens, {count} line(s)"
     assert "  L3  date, status: - Shipped the exporter on 2026-07-30." in lines
     assert "  L17  first-person: - We ran the migration on staging." in lines

@@ -202,3 +202,46 @@ def test_search_ranks_this_projects_memories_first_and_can_keep_to_them(tmp_path
     only = json.loads(cli(proj_a, *r, "search", "deploy script staging", "--json", "--this-project",
                           "--mode", "fts").stdout)
     assert [h["path"] for h in only] == ["memory/project_a-deploy.md"]
+
+
+def test_walkthrough_fixes_for_many_projects(tmp_path: Path) -> None:
+    """Failures caught (walkthrough): install --mcp on a user install pointed at a verify that failed 14
+    checks; a note taken in projA was "already noted" in projB and with --global; promote could not find a
+    note by name and failed on anything person-wide; init "" laid out a root in the current folder; a
+    project with its own memory/ silently became the root."""
+    home = Path(os.environ["HOME"])
+    root = home / "agents" / "me"
+    proj_a = git_project(home / "code" / "projA", "git@example.com:me/proja.git")
+    proj_b = git_project(home / "code" / "projB", "git@example.com:me/projb.git")
+    assert cli(home, "init", str(root), "--apply").returncode == 0
+    assert cli(home, "--root", str(root), "install", "--scope", "user", "--apply").returncode == 0
+    added = cli(proj_b, "install", "--mcp", "--apply")
+    assert added.returncode == 0 and "verify --scope user" in added.stdout, added.stdout
+    fact = "Run migrations with the lock flag"
+    assert cli(proj_a, "note", fact).returncode == 0
+    in_b = cli(proj_b, "note", fact)
+    assert in_b.returncode == 0 and "already noted" not in in_b.stdout and "project example.com/me/projb" in in_b.stdout
+    assert "already noted" not in cli(proj_a, "note", "--global", fact).stdout
+    note = next(p for p in (root / "memory" / "short-term").glob("*.md") if "proja" in p.read_text())
+    assert cli(proj_a, "promote", note.stem).returncode == 0
+    assert cli(proj_a, "promote", note.stem).returncode == 0  # person-wide already: no error
+    assert fact in cli(proj_b, "context").stdout
+    for argv in (["init", "", "--apply"], ["--root", "", "status"], ["--now", "", "status"]):
+        assert cli(home, *argv).returncode == 2, argv
+    (proj_b / "memory").mkdir()
+    shadowed = cli(proj_b, "status")
+    assert "not the installed" in shadowed.stderr
+
+
+def test_audit_counts_the_bundle_and_drops_html_comments(tmp_path: Path) -> None:
+    home = Path(os.environ["HOME"])
+    root = home / "agents" / "me"
+    proj = git_project(home / "code" / "projA", None)
+    assert cli(home, "init", str(root), "--apply").returncode == 0
+    assert cli(proj, "--root", str(root), "note", "a fact in the bundle").returncode == 0
+    (proj / "CLAUDE.md").write_text("<!-- a note for people, not sent -->\n# Rules\n\nQuote paths.\n")
+    files = json.loads(cli(proj, "--root", str(root), "audit", "--json").stdout)
+    files = files["files"] if isinstance(files, dict) else files
+    claude_md = next(f for f in files if f["path"].endswith("CLAUDE.md"))
+    assert claude_md["chars"] == len("# Rules\n\nQuote paths.\n")
+    assert any(f["role"] == "session-start" and f["chars"] > 0 for f in files)

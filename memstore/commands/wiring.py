@@ -111,8 +111,8 @@ def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_m
                    "The read grant and autoMemoryEnabled were left as they are.")
         return
     written = app.store.install(plan)
-    where = "--scope user" if layout.scope == "user" else f"--settings {layout.settings}"
-    if layout.imports is not None and layout.scope == "project":
+    where = plan.verify_with or ("--scope user" if layout.scope == "user" else f"--settings {layout.settings}")
+    if layout.imports is not None and layout.scope == "project" and plan.verify_with is None:
         where += f" --claude-md {layout.imports}"
     if crontab_file:
         where += f" --crontab-file {crontab_file}"
