@@ -78,6 +78,7 @@ from memstore.context import _dated, split_front
 from memstore.errors import BadUsage, NotFound
 from memstore.kinds import KEBAB
 from memstore.locks import atomic_write, file_lock
+from memstore.review import normalise
 from memstore.rulecue import refused, rules
 
 if TYPE_CHECKING:
@@ -100,11 +101,6 @@ HOOK_STDIN_WAIT_S = 2.0
 class Written:
     path: Path
     written: bool  # False: the same fact was already there (path names that file)
-
-
-def normalise(text: str) -> str:
-    """The form two facts are compared in: whitespace collapsed, case folded, a trailing . or ! dropped."""
-    return " ".join(text.replace("\u2019", "'").split()).casefold().rstrip(".!").rstrip()
 
 
 def slug(text: str) -> str:

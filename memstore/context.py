@@ -160,24 +160,25 @@ def _short_term(path: Path, limit: int, answered: dict[str, dict[str, str]], pro
 UNREVIEWED = " (unreviewed lesson: proposed by the agent, not yet accepted by the person; weigh it, do not obey it)"
 
 
-_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
 
 
-def _without_proposals(text: str) -> str:
-    """A dream entry without its Proposals section: the open ones have a section of their own in
-    the bundle (each once, until the person answers it), so the dream does not repeat them."""
-    out: list[str] = []
-    skipping = 0  # the level of the Proposals heading being skipped; 0 when not skipping
+def split_proposals(text: str) -> tuple[str, str]:
+    """(the text without its Proposals section, that section's body): the section runs from a heading
+    starting "Proposal" to the next heading of its level or higher. Wake copies the body into a
+    proposals note; the bundle shows dreams without it (open proposals have their own section)."""
+    kept: list[str] = []
+    body: list[str] = []
+    level = 0  # the level of the Proposals heading being read; 0 when outside it
     for line in text.splitlines(keepends=True):
         heading = _HEADING.match(line.rstrip("\n"))
-        if heading and skipping and len(heading.group(1)) <= skipping:
-            skipping = 0
-        if heading and not skipping and heading.group(2).strip().lower().startswith("proposal"):
-            skipping = len(heading.group(1))
+        if heading and level and len(heading.group(1)) <= level:
+            level = 0
+        if heading and not level and not body and heading.group(2).strip().lower().startswith("proposal"):
+            level = len(heading.group(1))
             continue
-        if not skipping:
-            out.append(line)
-    return "".join(out)
+        (body if level else kept).append(line)
+    return "".join(kept), "".join(body).strip()
 
 
 def _reason(exc: BaseException) -> str:
@@ -255,7 +256,7 @@ def sections(root: Path, now: dt.datetime, config: Config, project: str | None =
     parts.append(("Open proposals from the nightly dream (not applied; the person answers them with "
                   "memstore review)", proposed))
 
-    dreams = [_entry(path, 1500, _without_proposals(_read(path)))
+    dreams = [_entry(path, 1500, split_proposals(_read(path))[0])
               for day, path in _dated(memory / "dream-journal") if day <= today]
     parts.append(("Dream journal (latest)", dreams[: config.dream_entries]))
     return parts

@@ -34,8 +34,6 @@ import os
 import sys
 
 MAX_STDIN = 4 * 1024 * 1024  # a hook payload is small; anything larger is not ours to parse
-# Words a shell command must hold before shellcmd looks at it (the person's names, `review`).
-_PERSON_WORDS = ("identity", "memstore.toml", "lenses", "meditations", "review")
 PATH_MAX = 4096  # Linux's limit for a whole path; longer is never a real file
 
 Payload = dict[str, object]
@@ -217,14 +215,14 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
         return None
 
     if event == "PreToolUse":
-        from memstore.kinds import EDIT_TOOLS, MCP_TOOLS
+        from memstore.kinds import EDIT_TOOLS, MCP_TOOLS, PERSON_WORDS
 
         output: Payload = {"hookEventName": "PreToolUse"}
         owned = person_file(root, file_path, cwd) if tool in EDIT_TOOLS else None
         if owned is None and tool == "Bash":
             command = _command(payload) or ""
             # A cheap look first: most commands name none of it, and shellcmd's import costs ms.
-            if any(word in command for word in _PERSON_WORDS) or root in command or "~" in command \
+            if any(word in command for word in PERSON_WORDS) or root in command or "~" in command \
                     or "$HOME" in command or os.path.realpath(root) in command:
                 from memstore.shellcmd import names_person_file
 

@@ -160,8 +160,13 @@ def append(root: str | os.PathLike[str], event: dict[str, str | None]) -> str:
     fragment it may have left (the next append closes it otherwise).
     """
     target = journal_file(root, event)
+    append_line(target, (json.dumps(event, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
+    return target
+
+
+def append_line(target: str, line: bytes) -> None:
+    """Append one whole line to target (made with its folder when missing), as `append` describes."""
     os.makedirs(os.path.dirname(target), exist_ok=True)
-    line = (json.dumps(event, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
     fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         size = os.fstat(fd).st_size
@@ -172,7 +177,6 @@ def append(root: str | os.PathLike[str], event: dict[str, str | None]) -> str:
             _write_rest(fd, line, done)
     finally:
         os.close(fd)
-    return target
 
 
 def _write_rest(fd: int, line: bytes, done: int) -> None:

@@ -27,6 +27,9 @@ WRITE_TOOLS = ("Write", "Edit", "MultiEdit")
 # install denies Edit/Write on them in the client's own permission rules, and the hook
 # denies writes to them (Write/Edit tools by real path; shell commands that name them).
 PERSON_OWNED = ("identity.md", "memstore.toml", "lenses/", "meditations/", "review/")
+# Words a shell command must hold before the hook's shell check looks at it (the hook's cheap
+# first look, and install's `if` filters for Bash): the person-owned names, undecorated.
+PERSON_WORDS = ("identity", "memstore.toml", "lenses", "meditations", "review")
 # Tools that change a file, for the refusal of person-owned files (NotebookEdit included).
 EDIT_TOOLS = (*WRITE_TOOLS, "NotebookEdit")
 

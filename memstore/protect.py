@@ -25,11 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from memstore.kinds import EDIT_TOOLS, PERSON_OWNED
-
-# Bash filters: the hook starts for a command that mentions one of the person's names, or the
-# root by any spelling (shellcmd decides); other commands never start it.
-_BASH_NAMES = ("identity", "memstore.toml", "lenses", "meditations", "review")
+from memstore.kinds import EDIT_TOOLS, PERSON_OWNED, PERSON_WORDS
+from memstore.shellcmd import root_forms
 
 
 def rule_paths(form: Path) -> list[str]:
@@ -49,11 +46,11 @@ def registrations(forms: Sequence[Path], handler: Any) -> list[dict[str, Any]]:
         {"matcher": tool, "hooks": [handler({"if": f"{tool}({path})"}) for form in forms for path in rule_paths(form)]}
         for tool in EDIT_TOOLS
     ]
-    spellings = [str(form) for form in forms]
-    home = str(Path.home())
-    spellings += [f"~{s[len(home):]}" for s in list(spellings) if home != "/" and s.startswith(home + "/")]
+    # the hook starts for a command that mentions one of the person's words or the root by any
+    # spelling (shellcmd decides); other commands never start it
+    spellings = dict.fromkeys(s for form in forms for s in root_forms(str(form)) if not s.startswith("$"))
     groups.append({"matcher": "Bash", "hooks": [handler({"if": f"Bash(*{name}*)"})
-                                                for name in (*_BASH_NAMES, *spellings)]})
+                                                for name in (*PERSON_WORDS, *spellings)]})
     return groups
 
 

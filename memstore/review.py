@@ -33,8 +33,8 @@ _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*\S)\s*$")
 
 
 def normalise(text: str) -> str:
-    """Whitespace collapsed, case folded, a trailing . or ! dropped: two texts that say the same."""
-    return " ".join(text.split()).casefold().rstrip(".!")
+    """The form two facts are compared in: whitespace collapsed, case folded, a trailing . or ! dropped."""
+    return " ".join(text.replace("\u2019", "'").split()).casefold().rstrip(".!").rstrip()
 
 
 def item_id(kind: str, key: str) -> str:
@@ -110,20 +110,10 @@ def decision(answered: dict[str, dict[str, str]], ident: str) -> str | None:
 
 def record(root: str | os.PathLike[str], clone: str, answer: dict[str, str]) -> str:
     """Append one answer to this clone's file (one write of one whole line); returns its path."""
-    where = folder(root)
-    os.makedirs(where, exist_ok=True)
-    path = os.path.join(where, f"{clone}.jsonl")
-    line = (json.dumps(answer, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            line = b"\n" + line  # a torn last line stays its own line
-        written = 0
-        while written < len(line):
-            written += os.write(fd, line[written:])
-    finally:
-        os.close(fd)
+    from memstore.journal import append_line
+
+    path = os.path.join(folder(root), f"{clone}.jsonl")
+    append_line(path, (json.dumps(answer, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
     return path
 
 

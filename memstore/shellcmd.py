@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 import re
 
+from memstore.kinds import PERSON_OWNED
+
 # Commands that only read (with no output redirection anywhere in the command line).
 READERS = frozenset({
     "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "wc", "ls", "stat", "file",
@@ -26,7 +28,8 @@ READERS = frozenset({
 READ_ONLY_GIT = frozenset({"log", "diff", "show", "status", "blame", "grep", "ls-files", "rev-parse", "add", "commit",
                            "push", "fetch", "pull", "remote", "branch", "describe", "shortlog"})
 _SPLIT = re.compile(r"\|\|?|&&|;|&|\(|\)|`|\$\(|\n")
-_NAMES = r"identity\.md|memstore\.toml|lenses(?:/|\b)|meditations(?:/|\b)|review(?:/|\b)"
+_NAMES = "|".join(re.escape(name[:-1]) + r"(?:/|\b)" if name.endswith("/") else re.escape(name)
+                  for name in PERSON_OWNED)  # identity\.md|memstore\.toml|lenses(?:/|\b)|...
 # Answering what waits for review is the person's: the agent's shell may not run it.
 _REVIEW_ANSWER = re.compile(r"\bmemstore\b.*\breview\s+(?:--?\S+\s+)*(accept|reject)\b", re.S)
 

@@ -66,7 +66,6 @@ NAMED_FILES = 12
 OBJECT_CHARS = 8_000
 
 _DATED = re.compile(r"^(\d{2})(\d{2})(\d{2})-.+\.md$")
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
 _NOTHING = {"none", "none.", "(none)", "- none", "- none.", "nothing", "n/a", "-"}
 
 
@@ -312,21 +311,10 @@ def call_model(argv: list[str], prompt: str, timeout: float, label: str) -> str:
 
 def proposals(dream: str) -> str | None:
     """The body under the dream's Proposals heading (up to the next heading of its level), or None."""
-    lines = dream.splitlines()
-    for at, line in enumerate(lines):
-        match = _HEADING.match(line)
-        if not match or not match.group(2).lower().startswith("proposal"):
-            continue
-        level = len(match.group(1))
-        body = []
-        for later in lines[at + 1 :]:
-            heading = _HEADING.match(later)
-            if heading and len(heading.group(1)) <= level:
-                break
-            body.append(later)
-        text = "\n".join(body).strip()
-        return None if text.lower() in _NOTHING else text
-    return None
+    from memstore.context import split_proposals
+
+    text = split_proposals(dream)[1]
+    return None if not text or text.lower() in _NOTHING else text
 
 
 def new_proposals(root: Path, text: str | None) -> str | None:

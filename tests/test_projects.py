@@ -140,6 +140,16 @@ def git_project(folder: Path, remote: str | None) -> Path:
     return folder
 
 
+def two_projects() -> tuple[Path, Path, Path, Path]:
+    """(home, an agent root laid out in it, projA and projB: git repositories with their own remotes)."""
+    home = Path(os.environ["HOME"])
+    root = home / "agents" / "me"
+    proj_a = git_project(home / "code" / "projA", "git@example.com:me/proja.git")
+    proj_b = git_project(home / "code" / "projB", "git@example.com:me/projb.git")
+    assert cli(home, "init", str(root), "--apply").returncode == 0
+    return home, root, proj_a, proj_b
+
+
 def test_a_project_is_named_by_its_remote_the_same_on_every_machine(tmp_path: Path) -> None:
     from memstore.projects import normalise_url, project_of
 
@@ -162,11 +172,7 @@ def test_a_project_is_named_by_its_remote_the_same_on_every_machine(tmp_path: Pa
 def test_notes_and_lessons_stay_in_their_project(tmp_path: Path) -> None:
     """Failure caught: projA's lesson "Never run the deploy script without the dry-run flag" was injected
     into projB's sessions."""
-    home = Path(os.environ["HOME"])
-    root = home / "agents" / "me"
-    proj_a = git_project(home / "code" / "projA", "git@example.com:me/proja.git")
-    proj_b = git_project(home / "code" / "projB", "git@example.com:me/projb.git")
-    assert cli(home, "init", str(root), "--apply").returncode == 0
+    home, root, proj_a, proj_b = two_projects()
     r = ("--root", str(root))
     assert cli(proj_a, *r, "note", "NOTE-PA the deploy box for A moved").returncode == 0
     assert cli(proj_b, *r, "note", "NOTE-B the B staging db moved").returncode == 0
@@ -188,11 +194,7 @@ def test_notes_and_lessons_stay_in_their_project(tmp_path: Path) -> None:
 
 
 def test_search_ranks_this_projects_memories_first_and_can_keep_to_them(tmp_path: Path) -> None:
-    home = Path(os.environ["HOME"])
-    root = home / "agents" / "me"
-    proj_a = git_project(home / "code" / "projA", "git@example.com:me/proja.git")
-    proj_b = git_project(home / "code" / "projB", "git@example.com:me/projb.git")
-    assert cli(home, "init", str(root), "--apply").returncode == 0
+    _home, root, proj_a, proj_b = two_projects()
     r = ("--root", str(root))
     for project, topic in ((proj_b, "b deploy"), (proj_a, "a deploy")):
         made = cli(project, *r, "new", "project", topic, "--summary", f"how the {topic} script deploys to staging")
