@@ -125,6 +125,21 @@ def in_memory(root: str, file_path: object, cwd: str | None, *, derived: bool = 
     return derived or rel.casefold() not in {name.casefold() for name in DERIVED}
 
 
+def wiring_file(file_path: object, cwd: str | None) -> str | None:
+    """Claude Code's settings files (user and project) and memstore's rules file, by real path."""
+    found = _real(os.sep, file_path, cwd)
+    if found is None:
+        return None
+    real = found[0]
+    user = os.path.realpath(os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude"))
+    names = {os.path.join(user, "settings.json"), os.path.join(user, "settings.local.json"),
+             os.path.join(user, "rules", "memstore.md")}
+    if cwd:
+        project = os.path.join(os.path.realpath(cwd), ".claude")
+        names |= {os.path.join(project, "settings.json"), os.path.join(project, "settings.local.json")}
+    return "Claude Code's settings (they hold memstore's wiring)" if real in names else None
+
+
 def person_file(root: str, file_path: object, cwd: str | None) -> str | None:
     """The root-relative path when a tool's file is one the person owns (identity.md, lenses/ ...)."""
     from memstore.kinds import person_owned
@@ -215,18 +230,24 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
         return None
 
     if event == "PreToolUse":
-        from memstore.kinds import EDIT_TOOLS, MCP_TOOLS, PERSON_WORDS
+        from memstore.kinds import EDIT_TOOLS, MCP_TOOLS, PERSON_WORDS, WIRING_WORDS
 
         output: Payload = {"hookEventName": "PreToolUse"}
         owned = person_file(root, file_path, cwd) if tool in EDIT_TOOLS else None
+        if owned is None and tool in EDIT_TOOLS:
+            owned = wiring_file(file_path, cwd)
         if owned is None and tool == "Bash":
             command = _command(payload) or ""
             # A cheap look first: most commands name none of it, and shellcmd's import costs ms.
             if any(word in command for word in PERSON_WORDS) or root in command or "~" in command \
                     or "$HOME" in command or os.path.realpath(root) in command:
-                from memstore.shellcmd import names_person_file
+                from memstore.shellcmd import names_person_file, names_wiring
 
-                owned = names_person_file(command, root, cwd)
+                owned = names_person_file(command, root, cwd) or names_wiring(command, cwd)
+            elif any(word in command for word in WIRING_WORDS):
+                from memstore.shellcmd import names_wiring
+
+                owned = names_wiring(command, cwd)
         if owned is not None:
             # Refused in every permission mode: a hook's deny outranks acceptEdits and bypass.
             output["permissionDecision"] = "deny"

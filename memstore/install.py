@@ -95,6 +95,15 @@ class Layout:
     alias: Path | None = None  # the root as the person named it, when that path leads through a symlink
 
     @property
+    def wiring(self) -> tuple[Path, ...]:
+        """The files that hold memstore's wiring and that the agent must not rewrite: the settings
+        with the hooks and deny rules, the read grant's file, and the user-memory rules file."""
+        files = [self.settings, self.grant]
+        if self.imports is not None and self.imports.parent.name == "rules":
+            files.append(self.imports)
+        return tuple(dict.fromkeys(f for f in files if f is not None))
+
+    @property
     def forms(self) -> tuple[Path, ...]:
         """Every spelling of the root Claude Code may see in a tool call: rules match paths as given."""
         return (self.root,) if self.alias is None or self.alias == self.root else (self.root, self.alias)
@@ -153,7 +162,7 @@ def approved_tools(reads: bool) -> tuple[str, ...]:
 
 
 def registrations(root: Path | Sequence[Path], command: str, lens_matcher: str | None, *, approve_reads: bool = False,
-                  mcp: bool = False, import_parts: int = 0, debrief: str | None = None
+                  mcp: bool = False, import_parts: int = 0, debrief: str | None = None, wiring: Sequence[Path] = ()
                   ) -> dict[str, list[dict[str, Any]]]:
     """The hook handlers for a root, under each of its spellings (forms: the real path first)."""
     forms = [root] if isinstance(root, Path) else list(root)
@@ -163,7 +172,7 @@ def registrations(root: Path | Sequence[Path], command: str, lens_matcher: str |
     approved = approved_tools(approve_reads)
     pre = [{"matcher": tool, "hooks": [handler({"if": permission_glob(tool, form)}) for form in forms]}
            for tool in approved]
-    pre += protect.registrations(forms, handler)
+    pre += protect.registrations(forms, handler, wiring)
     if lens_matcher:
         pre.append({"matcher": lens_matcher, "hooks": [handler()]})
     if mcp:
@@ -391,10 +400,11 @@ def plan_install(
     for other in sorted(_other_roots(data, root)):
         plan.warnings.append(f"{layout.settings} wires another agent root, {other}: this install replaces it "
                              "(one root per settings file); its files stay as they are")
-    regs = registrations(layout.forms, hook_command(root), lens_matcher, approve_reads=layout.external, mcp=mcp,
+    regs = registrations(layout.forms, hook_command(root), lens_matcher, wiring=layout.wiring,
+                         approve_reads=layout.external, mcp=mcp,
                          import_parts=IMPORT_PARTS if layout.session_imports else 0,
                          debrief=debrief_command(root))
-    merged = protect.merge_deny(merge_settings(data, regs, disable_auto_memory), layout.forms)
+    merged = protect.merge_deny(merge_settings(data, regs, disable_auto_memory), layout.forms, layout.wiring)
     if layout.grant == layout.settings:
         merged = merge_grant(merged, root)
     if mcp:
@@ -528,7 +538,7 @@ def plan_uninstall(layout: Layout, *, cron: Source | None = None) -> InstallPlan
     plan = InstallPlan()
     before, data = read_settings(layout.settings)
     if before is not None:
-        kept = protect.remove_deny(remove_registrations(data, root), layout.forms)
+        kept = protect.remove_deny(remove_registrations(data, root), layout.forms, layout.wiring)
         if kept != data:
             plan.changes.append(Change(layout.settings, before, _json_text(kept)))
     candidates = [layout.imports] if layout.imports is not None else []

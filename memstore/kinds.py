@@ -30,6 +30,9 @@ PERSON_OWNED = ("identity.md", "memstore.toml", "lenses/", "meditations/", "revi
 # Words a shell command must hold before the hook's shell check looks at it (the hook's cheap
 # first look, and install's `if` filters for Bash): the person-owned names, undecorated.
 PERSON_WORDS = ("identity", "memstore.toml", "lenses", "meditations", "review")
+# The files that hold memstore's wiring in Claude Code, which the agent's shell may not rewrite
+# either (with them gone, the deny rules and the refusing hook would be gone next session).
+WIRING_WORDS = ("settings.json", "settings.local.json", "rules/memstore.md")
 # Tools that change a file, for the refusal of person-owned files (NotebookEdit included).
 EDIT_TOOLS = (*WRITE_TOOLS, "NotebookEdit")
 

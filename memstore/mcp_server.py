@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from memstore.errors import BadUsage, MemstoreError, NotFound
+from memstore.inert import inert_block, inert_line
 
 if TYPE_CHECKING:
     from memstore.store import Store
@@ -117,6 +118,12 @@ def resolve(root: Path, name: str) -> Path:
     return Path(real)
 
 
+def inert_record(record: dict[str, Any]) -> dict[str, Any]:
+    """A result's text fields as data: memory text reaches the model through MCP as inert as in the bundle."""
+    return {key: inert_block(value, markdown=False) if isinstance(value, str) else value
+            for key, value in record.items()}
+
+
 def build(store: Store) -> Any:
     """The server object, with every tool, resource and prompt registered on it."""
     from memstore.policy import memory_rel
@@ -154,8 +161,8 @@ def build(store: Store) -> Any:
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 100:
             raise BadUsage(f"limit must be an integer from 1 to 100, not {limit!r}")
         hits = store.search(query, limit=limit)
-        return [{"name": h.name, "path": h.path, "type": h.type, "summary": h.summary,
-                 "snippet": h.snippet, "score": h.score} for h in hits]
+        return [{"name": h.name, "path": h.path, "type": h.type, "summary": inert_line(h.summary),
+                 "snippet": inert_line(h.snippet), "score": h.score} for h in hits]
 
     @server.tool(description="Read one memory's text, by name (feedback_x) or path under memory/. "
                              "Reading a topic memory reinforces it, as a Read in Claude Code does.")
@@ -165,7 +172,7 @@ def build(store: Store) -> Any:
         text = target.read_text(encoding="utf-8", errors="replace")
         if memory_rel(store.root, str(target)) is not None:  # only T2 memories are reinforced
             store.touch(str(target), "Read", session=SESSION)
-        return text
+        return inert_block(text, markdown=False)  # the text as data: no tag, no control character
 
     @server.tool(description="Note one fact, decision or preference as soon as it is learned "
                              "(a short-term memory; the same fact twice a day is written once).")
@@ -178,22 +185,22 @@ def build(store: Store) -> Any:
     @guarded
     def new_memory(type: str, topic: str, summary: str, body: str | None = None,
                    importance: float | None = None) -> dict[str, Any]:
-        return store.new(type, topic, summary=summary, body=body, importance=importance).to_json()
+        return inert_record(store.new(type, topic, summary=summary, body=body, importance=importance).to_json())
 
     @server.tool(description="File a bug in the open-bug ledger (memory/bugs/).")
     @guarded
     def bug_add(title: str, body: str | None = None) -> dict[str, Any]:
-        return store.bug_add(title, body=body, by="mcp").to_json()
+        return inert_record(store.bug_add(title, body=body, by="mcp").to_json())
 
     @server.tool(description="The open bugs (every bug with all=true), by id.")
     @guarded
     def bug_list(all: bool = False) -> list[dict[str, Any]]:
-        return [bug.to_json() for bug in store.bug_list(all=all)]
+        return [inert_record(bug.to_json()) for bug in store.bug_list(all=all)]
 
     @server.tool(description="Close a bug named by its id (1, 0001) or file name, saying why.")
     @guarded
     def bug_close(id: str, why: str | None = None) -> dict[str, Any]:
-        return store.bug_close(str(id), why).to_json()
+        return inert_record(store.bug_close(str(id), why).to_json())
 
     @server.resource("memstore://context", name="context", mime_type="text/markdown",
                      description="The cold-start bundle: identity, the index and what is hot.")

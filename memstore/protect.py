@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from memstore.kinds import EDIT_TOOLS, PERSON_OWNED, PERSON_WORDS
+from memstore.kinds import EDIT_TOOLS, PERSON_OWNED, PERSON_WORDS, WIRING_WORDS
 from memstore.shellcmd import root_forms
 
 
@@ -35,42 +35,46 @@ def rule_paths(form: Path) -> list[str]:
     return [f"{base}/{owned}**" if owned.endswith("/") else f"{base}/{owned}" for owned in PERSON_OWNED]
 
 
-def deny_rules(forms: Sequence[Path]) -> list[str]:
-    return [f"Edit({path})" for form in forms for path in rule_paths(form)]
+def deny_rules(forms: Sequence[Path], wiring: Sequence[Path] = ()) -> list[str]:
+    """Edit rules for the person's files under each spelling of the root, and for the files that hold
+    memstore's wiring (an agent that rewrote settings.json would drop these very rules)."""
+    person = [f"Edit({path})" for form in forms for path in rule_paths(form)]
+    return person + [f"Edit(/{f.as_posix()})" for f in wiring]
 
 
-def registrations(forms: Sequence[Path], handler: Any) -> list[dict[str, Any]]:
+def registrations(forms: Sequence[Path], handler: Any, wiring: Sequence[Path] = ()) -> list[dict[str, Any]]:
     """PreToolUse groups whose handlers run only for a write to a person-owned file, or a shell
     command that names one (the hook decides; most commands never start it)."""
+    guarded = [*(p for form in forms for p in rule_paths(form)), *(f"/{f.as_posix()}" for f in wiring)]
     groups = [
-        {"matcher": tool, "hooks": [handler({"if": f"{tool}({path})"}) for form in forms for path in rule_paths(form)]}
+        {"matcher": tool, "hooks": [handler({"if": f"{tool}({path})"}) for path in guarded]}
         for tool in EDIT_TOOLS
     ]
     # the hook starts for a command that mentions one of the person's words or the root by any
     # spelling (shellcmd decides); other commands never start it
     spellings = dict.fromkeys(s for form in forms for s in root_forms(str(form)) if not s.startswith("$"))
     groups.append({"matcher": "Bash", "hooks": [handler({"if": f"Bash(*{name}*)"})
-                                                for name in (*PERSON_WORDS, *spellings)]})
+                                                for name in (*PERSON_WORDS, *WIRING_WORDS, *spellings)]})
     return groups
 
 
-def merge_deny(existing: dict[str, Any], forms: Sequence[Path]) -> dict[str, Any]:
+def merge_deny(existing: dict[str, Any], forms: Sequence[Path], wiring: Sequence[Path] = ()) -> dict[str, Any]:
     """existing with our deny rules in permissions.deny (a copy; idempotent; other rules kept)."""
     from memstore.install import permission_list
 
     merged = json.loads(json.dumps(existing))
     deny = permission_list(merged, "deny")
-    deny.extend(rule for rule in deny_rules(forms) if rule not in deny)
+    deny.extend(rule for rule in deny_rules(forms, wiring) if rule not in deny)
     return merged
 
 
-def remove_deny(existing: dict[str, Any], forms: Sequence[Path]) -> dict[str, Any]:
+def remove_deny(existing: dict[str, Any], forms: Sequence[Path], wiring: Sequence[Path] = ()) -> dict[str, Any]:
     """existing without our deny rules for these spellings of the root (a copy)."""
     merged = json.loads(json.dumps(existing))
     permissions = merged.get("permissions")
     if not isinstance(permissions, dict) or not isinstance(permissions.get("deny"), list):
         return merged
-    ours = set(deny_rules(forms))
+    ours = set(deny_rules(forms, wiring))
     permissions["deny"] = [rule for rule in permissions["deny"] if rule not in ours]
     if not permissions["deny"]:
         del permissions["deny"]
@@ -79,8 +83,8 @@ def remove_deny(existing: dict[str, Any], forms: Sequence[Path]) -> dict[str, An
     return merged
 
 
-def missing_rules(settings: dict[str, Any], forms: Sequence[Path]) -> list[str]:
+def missing_rules(settings: dict[str, Any], forms: Sequence[Path], wiring: Sequence[Path] = ()) -> list[str]:
     permissions = settings.get("permissions")
     deny = permissions.get("deny") if isinstance(permissions, dict) else None
     have = set(deny) if isinstance(deny, list) else set()
-    return [rule for rule in deny_rules(forms) if rule not in have]
+    return [rule for rule in deny_rules(forms, wiring) if rule not in have]

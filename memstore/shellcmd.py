@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 
-from memstore.kinds import PERSON_OWNED
+from memstore.kinds import PERSON_OWNED, WIRING_WORDS
 
 # Commands that only read (with no output redirection anywhere in the command line).
 READERS = frozenset({
@@ -110,6 +110,17 @@ def _near(place: str, forms: list[str]) -> bool:
                                                                and real != os.path.expanduser("~")):
             return True
     return False
+
+
+def names_wiring(command: str, cwd: str | None) -> str | None:
+    """Claude Code's settings or memstore's rules file, when a command that does more than read names
+    them (under a .claude folder): the agent rewriting them would drop memstore's protections."""
+    if not command or not any(word in command for word in WIRING_WORDS):
+        return None
+    under = ".claude" in command or (cwd is not None and os.path.basename(os.path.realpath(cwd)) == ".claude")
+    if not under or _reads_only(command):
+        return None
+    return "Claude Code's settings (they hold memstore's wiring)"
 
 
 def names_person_file(command: str, root: str, cwd: str | None) -> str | None:

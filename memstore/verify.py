@@ -84,7 +84,7 @@ def check_settings(layout: Layout, lens_matcher: str | None) -> tuple[list[Check
                 checks.append(Check(label, True, "registered"))
     from memstore import protect
 
-    missing = protect.missing_rules(settings, layout.forms)
+    missing = protect.missing_rules(settings, layout.forms, layout.wiring)
     guards = [h for m, h in _handlers(settings, "PreToolUse") if m == "Write" and "identity.md" in str(h.get("if", ""))]
     checks.append(Check(
         "person's files", not missing and bool(guards),

@@ -512,6 +512,11 @@ def _may_be_denied(root: Path, payload: dict[str, object]) -> tuple[bool, str]:
         return isinstance(command, str) and any(n in command for n in names), "a shell command naming them"
     if tool not in ("Write", "Edit", "MultiEdit", "NotebookEdit"):
         return False, "not a tool that writes a file"
+    target = (data or {}).get("file_path") if isinstance(data, dict) else None
+    if isinstance(target, str) and "\x00" not in target and (
+            os.path.realpath(target).endswith(("/.claude/settings.json", "/.claude/settings.local.json"))
+            or os.path.realpath(target).endswith("/.claude/rules/memstore.md")):
+        return True, "Claude Code's settings hold memstore's wiring"
     file_path = data.get("file_path") if isinstance(data, dict) else None
     if not isinstance(file_path, str) or not file_path or "\x00" in file_path:
         return False, "no usable file_path"

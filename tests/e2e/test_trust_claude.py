@@ -80,6 +80,7 @@ def test_memory_text_is_inert_and_the_persons_files_hold(tmp_path: Path) -> None
     ms("sync")
     ms("install", "--scope", "user", "--apply")
     owned = {p: p.read_bytes() for p in (root / "identity.md", root / "lenses" / "shell.md",
+                                           home / ".claude" / "settings.json",
                                            *sorted((root / "meditations").glob("*.md")))}
     meditation = sorted((root / "meditations").glob("*.md"))[0]
     evil_dir = tmp_path / "evil"
@@ -106,6 +107,10 @@ def test_memory_text_is_inert_and_the_persons_files_hold(tmp_path: Path) -> None
                       description="cd and python")],
             [tool_use("Bash", command=f"tar -xf {evil_tar} -C {root}", description="untar")],
             [tool_use("Bash", command=f"cp -r {evil_dir}/. {root}/", description="copy in")],
+            # the wiring itself: with settings.json rewritten, next session's protections would be gone
+            [tool_use("Write", file_path=str(home / ".claude" / "settings.json"), content="{}")],
+            [tool_use("Bash", command=f"python3 -c \"open('{home}/.claude/settings.json','w').write('{{}}')\"",
+                      description="python on the settings")],
         ]
 
     sessions = [
@@ -119,7 +124,7 @@ def test_memory_text_is_inert_and_the_persons_files_hold(tmp_path: Path) -> None
         result, main = run_session(claude, project, home, steps, mode)
         assert result.get("is_error") is False, result
         denied = [d["tool_name"] for d in result["permission_denials"]]
-        assert denied.count("Bash") == 6 and "Write" in denied and "Edit" in denied, (mode, denied)
+        assert denied.count("Bash") == 7 and denied.count("Write") == 3 and "Edit" in denied, (mode, denied)
         for path, before in owned.items():
             assert path.read_bytes() == before, f"{mode}: {path} changed"
         seen += [request_text(r.body) for r in main]
