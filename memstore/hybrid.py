@@ -11,15 +11,39 @@ vectors alone: 0.60). The scores say how sure each side is; a position does not.
   the answer by meaning by 0.01 on some CPUs: LoCoMo dev 0.705 with the share, 0.697
   with its square, in one run on 2026-11-30). Without that share, a lone weak match ("leaving" for "where can guests
   leave their car") would count as a certain one just for being the best there is.
-- Vector side: the cosine of every file with a current vector, measured from the
-  VECTOR_DEPTH-th best (0; on a smaller root, the median) in units of the spread up to
-  the best, but never of less than
-  MIN_SPREAD, and capped at 1. Cosines of e5 sit in a narrow band (0.7-0.9), so only a
-  file's height above the pack carries information; where nothing stands out (an
-  unrelated question, a root of six files) that height stays small instead of being
-  stretched to 1. A file found by its vector alone must reach MIN_VECTOR.
-- fused = (1 - w) * fts + w * vector, w = config.semantic_weight (0.5), over the union of
-  both candidate sets; ties go to the path, so the order is the same everywhere.
+- Vector side: each file's best cosine over its parts (memstore/chunking.py), measured
+  from the pack, the VECTOR_DEPTH-th best (0; on a smaller root, the median), in units of
+  the spread up to the best, but never of less than MIN_SPREAD, and capped at 1. Cosines
+  of e5 sit in a narrow band (0.7-0.9), so only a file's height above the pack carries
+  information; where nothing stands out (a root of six files) that height stays small
+  instead of being stretched to 1. A file found by its vector alone must reach MIN_VECTOR.
+- Nothing answers: the zero point is never below the question's cosine with the nearest
+  of memstore/background.py's 48 ordinary sentences, raised on a root of more files than
+  that by how much nearer the best of n unrelated texts comes by chance (sqrt(2 ln n)
+  against sqrt(2 ln 48), in the question's own spread of background cosines). A root
+  always has a least distant file, even for "recipe for banana bread" in a root of Python
+  notes; a real answer is nearer the question than a plain sentence on the same subject.
+  Lenses, meditations and identity, written to apply everywhere, must stand
+  GENERAL_MARGIN beyond that, and a file found by meaning alone needs MIN_VECTOR (0.4).
+  Measured in one run on 2026-11-30: on a developer's root of 20 memories and the
+  starters, seven unrelated questions (tests/test_recall.py) got hits before and none
+  after, paraphrased questions still find their answers; on two LoCoMo conversations,
+  twelve questions they do not discuss had 113 and 94 hits found by meaning alone
+  before, 0 and 7 after (the 7: "who won the 1986 world cup" in a chat about
+  tournaments); LoCoMo dev success@5 0.697 before and after. What it costs: a paraphrase
+  barely nearer than the background ("where can guests leave their car" for "visitors
+  park in bay 12") is no longer found by meaning; e5-small cannot tell that one from an
+  unrelated question by cosine. A fused score under MIN_SCORE is no hit.
+- A root still being embedded (after installing the extra, a large import): coverage is
+  the share of searchable files with a vector. The pack is the coverage-th share of
+  VECTOR_DEPTH deep, so a file's height means the same whatever share is embedded, and
+  the vector side's weight is scaled by the coverage, so that a few embedded files do
+  not crowd out the many ranked by words alone. LoCoMo dev, success@5 with a share of
+  files embedded (FTS alone 0.639): without this 0.567 at 10%, 0.537 at 25%, 0.620 at
+  50%; with it 0.642, 0.649, 0.655 (0.697 at 100% either way).
+- fused = (1 - w) * fts + w * vector, w = config.semantic_weight (0.5) x coverage, over
+  the union of both candidate sets; ties go to the path, so the order is the same
+  everywhere.
 - A file without a current vector (not embedded yet, or edited since) is ranked by its
   words alone: fused = fts. Otherwise, on a root half embedded, a weak word match with a
   vector would beat the best word match without one.
@@ -40,7 +64,7 @@ from typing import TYPE_CHECKING, Any
 from memstore.config import Config
 from memstore.indexing import body_of
 from memstore.search import SNIPPET_TOKENS, looks_advanced, search, search_with_shares
-from memstore.vectors import similarities
+from memstore.vectors import background, similarities
 
 if TYPE_CHECKING:
     import numpy as np
@@ -50,7 +74,10 @@ if TYPE_CHECKING:
 FTS_POOL = 50
 VECTOR_DEPTH = 100
 MIN_SPREAD = 0.06
-MIN_VECTOR = 0.25
+MIN_VECTOR = 0.4
+MIN_SCORE = 0.01
+GENERAL_MARGIN = 0.03
+GENERAL_KINDS = ("lens", "meditation", "identity")
 
 
 def lexical(
@@ -74,15 +101,36 @@ def hybrid(
     ranked_words = search_with_shares(conn, query, max(limit, FTS_POOL), type_, config)
     fts_hits = [hit for hit, _ in ranked_words]
     share = {hit["path"]: part for hit, part in ranked_words}
-    paths, scores = similarities(conn, embedder.key, embedder.query(query), type_)
+    asked = embedder.query(query)
+    paths, scores, kinds = similarities(conn, embedder.key, asked, type_)
     if not paths:
         return [_mark(h, ["fts"], h["score"], None) for h in fts_hits[:limit]]
-    window = _nearest(paths, scores, VECTOR_DEPTH)
+    # On a root still being embedded, the files with vectors stand for all of them: the
+    # pack is as deep a share of them as they are of the root, and meaning weighs in
+    # only as far as it has been measured (see the module's docstring).
+    searchable = _searchable(conn, type_)
+    coverage = min(1.0, len(paths) / searchable) if searchable else 1.0
+    depth = max(1, round(VECTOR_DEPTH * coverage))
+    window = _nearest(paths, scores, depth)
     high = window[0][1]
-    # The pack a file must stand above: the VECTOR_DEPTH-th best cosine, or on a root with
-    # fewer files than that, their median (the lowest of six is one file, not a pack).
-    low = window[-1][1] if len(paths) > VECTOR_DEPTH else float(np.median(scores))
+    # The pack a file must stand above: the depth-th best cosine, or on a root with fewer
+    # files than VECTOR_DEPTH, their median (the lowest of six is one file, not a pack).
+    low = window[-1][1] if searchable > VECTOR_DEPTH and len(paths) > depth else float(np.median(scores))
+    # And never below the nearest ordinary sentence on any subject (memstore/background.py):
+    # a file no nearer the question than that is not an answer, only the least distant file.
+    # The best of many unrelated files is nearer than the best of fewer by chance alone: the
+    # expected maximum of n draws grows as sqrt(2 ln n) spreads. A root with more files
+    # than there are background sentences raises the floor by that difference, measured in
+    # this question's own spread of background cosines.
+    plain = background(conn, embedder) @ asked
+    lift = max(0.0, float(np.sqrt(2 * np.log(max(len(paths), 2))) - np.sqrt(2 * np.log(len(plain)))))
+    unrelated = float(plain.max()) + float(plain.std()) * lift
+    low = max(low, unrelated)
     spread = max(high - low, MIN_SPREAD)
+    # Lenses, meditations and identity are written to apply to everything, so they sit near
+    # every question: they must stand GENERAL_MARGIN further out to count as answers.
+    general_low = max(low, unrelated + GENERAL_MARGIN)
+    general = {path for path, kind in zip(paths, kinds, strict=True) if kind in GENERAL_KINDS}
     cosines = dict(window)
     position = {path: i for i, path in enumerate(paths)}
     for hit in fts_hits:  # the lexical pool's own cosines, inside the window or not
@@ -90,12 +138,14 @@ def hybrid(
             cosines[hit["path"]] = float(scores[position[hit["path"]]])
 
     def vector_part(path: str) -> float:
-        return min(1.0, max(0.0, (cosines[path] - low) / spread)) if path in cosines else 0.0
+        if path not in cosines:
+            return 0.0
+        return min(1.0, max(0.0, (cosines[path] - (general_low if path in general else low)) / spread))
 
     best_fts = max((h["score"] for h in fts_hits), default=0.0)
     by_path = {h["path"]: h for h in fts_hits}
     in_window = {path for path, _ in window if vector_part(path) >= MIN_VECTOR}
-    weight = config.semantic_weight
+    weight = config.semantic_weight * coverage
     fused: dict[str, float] = {}
     for path in by_path.keys() | in_window:
         fts_part = by_path[path]["score"] / best_fts * share[path] ** 2 if path in by_path and best_fts > 0 else 0.0
@@ -104,8 +154,9 @@ def hybrid(
         else:
             fused[path] = (1 - weight) * fts_part + weight * vector_part(path)
     # A file at the bottom of the vector window and outside the lexical pool scores 0: it
-    # is not a match by either signal, only the least distant of the files.
-    ranked = sorted((p for p in fused if fused[p] > 0), key=lambda p: (-fused[p], p))[:limit]
+    # is not a match by either signal, only the least distant of the files. Nor is a file
+    # under MIN_SCORE: one common word of four, with nothing by meaning.
+    ranked = sorted((p for p in fused if fused[p] >= MIN_SCORE), key=lambda p: (-fused[p], p))[:limit]
     missing = [p for p in ranked if p not in by_path]
     rows = _rows(conn, missing)
     out: list[dict[str, Any]] = []
@@ -121,6 +172,13 @@ def hybrid(
         cosine = round(cosines[path], 6) if path in cosines else None
         out.append(_mark({**base, "score": round(fused[path], 6)}, signals, fts_score, cosine))
     return out
+
+
+def _searchable(conn: sqlite3.Connection, type_: str | None) -> int:
+    """How many files the vector side could know: searchable, with readable text."""
+    where = "kind != 'derived'" if type_ is None else "(type = ? OR kind = ?)"
+    params = () if type_ is None else (type_, type_)
+    return int(conn.execute(f"SELECT count(*) FROM files WHERE parts > 0 AND {where}", params).fetchone()[0])
 
 
 def _nearest(paths: list[str], scores: np.ndarray, depth: int) -> list[tuple[str, float]]:

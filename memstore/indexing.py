@@ -10,35 +10,15 @@ writer goes through write_rows and delete_rows, inside its own transaction.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 
+from memstore.chunking import digest, plan, text_digest
 from memstore.cjk import has_unspaced
 from memstore.config import Config
 from memstore.kinds import classify
 from memstore.render import make_row
 from memstore.timeutil import fmt
-
-
-def digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-# What a file's vector is made of is cut at this many characters. The model's cost grows
-# with length (about 2,000 tokens a second on two cores: a 1 KB memory takes 0.1 s, a 16 KB
-# one would take 2 s), and a memory's meaning is in its summary, description and opening;
-# the full text of the rest is still searched by FTS5.
-EMBED_MAX_CHARS = 600
-
-
-def embed_text(summary: str | None, description: str | None, body: str | None) -> str:
-    """The text a file's vector is made from: its summary, description and body, in that order."""
-    return "\n".join(part for part in (summary, description, body) if part)[:EMBED_MAX_CHARS]
-
-
-def text_digest(summary: str | None, description: str | None, body: str | None) -> str:
-    return digest(embed_text(summary, description, body).encode("utf-8", "surrogatepass"))
 
 
 def _iso(value: object) -> str | None:
@@ -55,9 +35,11 @@ def build_row(rel: str, raw: bytes, mtime_ns: int, size: int, config: Config, in
     parsed = parse_bytes(raw, stem, config, is_t2=(kind == "t2"))
     if size > config.lint_max_bytes and kind == "t2":
         parsed.problems.append(
-            Problem(WARNING, f"{size} bytes; a memory over {config.lint_max_bytes} stops being retrievable")
+            Problem(WARNING, f"{size} bytes; a memory over {config.lint_max_bytes} is hard to use whole: "
+                             "split it by topic (its words are searched throughout, its meaning up to about 60 KB)")
         )
     indexed = (parsed.name, parsed.summary, parsed.description, parsed.body)
+    parts, tail_digest = plan(parsed.summary, parsed.description, parsed.body)
     filename = rel.rsplit("/", 1)[-1]
     return {
         "path": rel,
@@ -88,6 +70,8 @@ def build_row(rel: str, raw: bytes, mtime_ns: int, size: int, config: Config, in
         "size": size,
         "digest": digest(raw),
         "text_digest": text_digest(parsed.summary, parsed.description, parsed.body),
+        "parts": parts,
+        "tail_digest": tail_digest,
         "inode": inode,
         "dir": rel.rpartition("/")[0],
         # Text in CJK, Thai, ... : the row is also indexed by trigrams (files_cjk, migration m003).
@@ -122,6 +106,8 @@ COLUMNS = (
     "size",
     "digest",
     "text_digest",
+    "parts",
+    "tail_digest",
     "inode",
     "dir",
     "unspaced",

@@ -46,6 +46,7 @@ KNOWN_MIGRATIONS = (
     "m007_journal_integrity",
     "m008_inert_rows",
     "m009_journal_gap",
+    "m010_vector_parts",
 )
 
 

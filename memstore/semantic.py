@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from memstore.vectors import EmbedReport
 
 
+CATCH_UP_S = 1.0  # a search embeds changed files for about this long (one batch at least)
+
+
 def embedder_for(store: Store, required: bool) -> Embedder | None:
     """The model, when semantic search is on and the extra loads; None (or an error, if required) otherwise."""
     from memstore import embedding
@@ -108,7 +111,8 @@ def catch_up_vectors(store: Store, conn: sqlite3.Connection, embedder: Embedder)
     if waiting <= store.config.search_embed_max:
         try:
             with file_lock(Path(store.paths.embed_lock), timeout=0):
-                embed_pending(conn, embedder)
+                # Heads first: a long file's tail parts can wait for the next pass.
+                embed_pending(conn, embedder, budget_s=CATCH_UP_S)
         except LockTimeout:
             pass  # an embedding pass is running and will take them in; search with what there is
         except (OSError, sqlite3.OperationalError):

@@ -326,7 +326,7 @@ def m005_vectors(db: Database) -> None:
     Existing mirrors get text_digest computed here from the rows they hold; the vectors
     table starts empty (nothing was embedded before this migration).
     """
-    from memstore.indexing import text_digest
+    from memstore.chunking import text_digest
 
     db.conn.create_function("m005_text_digest", 3, text_digest, deterministic=True)
     db.execute("ALTER TABLE files ADD COLUMN text_digest TEXT")
@@ -402,6 +402,64 @@ def m009_journal_gap(db: Database) -> None:
     the journal here explain (runtime/ deleted, a journal never committed), so the file's
     values were taken as the base rather than lowered. `status` counts these."""
     db.execute("ALTER TABLE policy ADD COLUMN journal_gap INTEGER NOT NULL DEFAULT 0")
+
+
+@migrations()
+def m010_vector_parts(db: Database) -> None:
+    """The whole of a file embedded, in parts (memstore/chunking.py), and the yardstick of unrelatedness.
+
+    - files.parts: how many vectors a file's text makes (0: no readable text, so none;
+      1: the head alone; more: the head and its tail parts). files.tail_digest: the digest
+      of the tail parts' texts, NULL without a tail.
+    - vectors gains `chunk` (0 is the head) in its key. Every row already there is a head's
+      vector, made from the same text under the same text_digest, so it stays current:
+      upgrading embeds only the tails of long files, never a file again.
+    - background: per model, the vectors of memstore.background's sentences, made once
+      (hybrid.py measures how far a question is from "unrelated" with them); `digest`
+      names the sentences they were made from.
+
+    Existing rows get parts and tail_digest computed here from the text they hold.
+    """
+    from memstore.chunking import plan
+
+    db.execute("ALTER TABLE files ADD COLUMN parts INTEGER NOT NULL DEFAULT 1")
+    db.execute("ALTER TABLE files ADD COLUMN tail_digest TEXT")
+    rows = db.execute(
+        "SELECT f.id, f.summary, f.description, t.body FROM files f JOIN files_fts t ON t.rowid = f.id"
+    ).fetchall()
+    db.conn.executemany(
+        "UPDATE files SET parts = ?, tail_digest = ? WHERE id = ?",
+        [(*plan(summary, description, body), id_) for id_, summary, description, body in rows],
+    )
+    db.execute(
+        """
+        CREATE TABLE vectors_m010 (
+            path TEXT NOT NULL,
+            model TEXT NOT NULL,
+            chunk INTEGER NOT NULL DEFAULT 0,
+            text_digest TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vec BLOB NOT NULL,
+            PRIMARY KEY (path, model, chunk)
+        )
+        """
+    )
+    db.execute(
+        "INSERT INTO vectors_m010 (path, model, chunk, text_digest, dim, vec) "
+        "SELECT path, model, 0, text_digest, dim, vec FROM vectors"
+    )
+    db.execute("DROP TABLE vectors")
+    db.execute("ALTER TABLE vectors_m010 RENAME TO vectors")
+    db.execute(
+        """
+        CREATE TABLE background (
+            model TEXT PRIMARY KEY,
+            digest TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vecs BLOB NOT NULL
+        )
+        """
+    )
 
 
 def names() -> list[str]:

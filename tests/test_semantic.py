@@ -157,7 +157,7 @@ def test_search_embeds_a_few_new_files_itself_and_leaves_a_backlog_to_embed(agen
     store.embed()
     write(agent, "memory/reference_parking.md",
           memory("reference_parking", "Visitors park in bay 12 behind the loading dock", "Badge at the gate."))
-    hits = store.search("where can guests leave their car", limit=2)
+    hits = store.search("where do guests put their car", limit=2)
     assert hits[0].path == "memory/reference_parking.md" and "vector" in hits[0].signals
     for i in range(40):
         write(agent, f"memory/reference_bulk-{i:02}.md", memory(f"reference_bulk-{i:02}", f"Bulk note {i}", "Filler."))
@@ -319,7 +319,7 @@ def test_a_mirror_from_before_vectors_is_migrated_with_the_digests_sync_would_wr
     path.parent.mkdir(parents=True)
     conn = mirror.connect(path)
     migrations.apply(Database(conn), stop_before="m005_vectors")
-    old = [c for c in COLUMNS if c not in ("text_digest", "fm_base")]
+    old = [c for c in COLUMNS if c not in ("text_digest", "fm_base", "parts", "tail_digest")]
     expected = {}
     for file in sorted((agent / "memory").glob("*.md")):
         rel = file.relative_to(agent).as_posix()
@@ -355,7 +355,7 @@ def test_a_file_without_a_vector_yet_is_ranked_by_its_words_not_pushed_down(agen
     hits = store.search("VPN config rotation", limit=3, mode="hybrid", catch_up="none")
     assert hits[0].path == "memory/reference_vpn.md" and hits[0].signals == ["fts"]
     assert hits[0].vector_score is None and hits[0].score == 1.0  # its words alone: the best of them
-    assert hits[1].path == "memory/reference_vault-keys.md" and hits[1].signals == ["fts", "vector"]
+    assert hits[1].path == "memory/reference_vault-keys.md" and hits[1].vector_score is not None
 
 
 def test_a_question_nothing_answers_finds_nothing_by_meaning(agent: Path) -> None:
@@ -406,9 +406,9 @@ def test_a_lone_weak_word_match_does_not_outrank_the_answer_by_meaning(agent: Pa
     write(agent, "memory/reference_parking.md",
           memory("reference_parking", "Visitors park in bay 12 behind the loading dock", "Badge at the gate."))
     write(agent, "memory/process_on-call-handover.md",
-          memory("process_on-call-handover", "Hand the pager over before leaving on Friday",
+          memory("process_on-call-handover", "Hand the pager over and put the open incidents in the channel",
                  "Write the open incidents into the channel first."))
     store = Store(agent)
     store.embed()
-    hits = store.search("where can guests leave their car", limit=3, mode="hybrid")
+    hits = store.search("where do guests put their car", limit=3, mode="hybrid")
     assert hits[0].path == "memory/reference_parking.md", [h.path for h in hits]
