@@ -59,7 +59,7 @@ class App:
     def say(message: str) -> None:
         click.echo(f"memstore: {message}", err=True)
 
-    def progress(self, label: str, min_total: int = 2000) -> Callable[[int, int], None]:
+    def progress(self, label: str, min_total: int = 2000, unit: str = "files") -> Callable[[int, int], None]:
         """A progress reporter on stderr: a live line on a terminal, quarter marks otherwise.
 
         Silent for fewer than min_total items: those finish too soon to need it.
@@ -72,14 +72,14 @@ class App:
                 return
             if tty:
                 end = "\n" if done == total else ""
-                click.echo(f"\r{label}: {done}/{total} files", err=True, nl=False)
+                click.echo(f"\r{label}: {done}/{total} {unit}", err=True, nl=False)
                 if end:
                     click.echo("", err=True)
                 return
             quarter = done * 4 // total
             if quarter not in marks:
                 marks.add(quarter)
-                click.echo(f"{label}: {done}/{total} files", err=True)
+                click.echo(f"{label}: {done}/{total} {unit}", err=True)
 
         return report
 

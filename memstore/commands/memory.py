@@ -61,7 +61,7 @@ def rebuild(app: App) -> None:
 def embed(app: App, budget: float | None, as_json: bool) -> None:
     """Embed every file whose vector is missing or stale (the `semantic` extra), with progress."""
     # 10-25 files a second: worth a progress line well before the 2,000 files other walks wait for
-    report = app.store.embed(budget, progress=app.progress("embed", min_total=64))
+    report = app.store.embed(budget, progress=app.progress("embed", min_total=64, unit="parts"))
     assert report is not None  # required=True raises instead
     if report.embedded and sys.stderr.isatty():
         click.echo("", err=True)  # end the live progress line, which a budget may have cut short
