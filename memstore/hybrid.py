@@ -61,6 +61,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
+from memstore.chunking import OVERLAP, tail_parts
 from memstore.config import Config
 from memstore.indexing import body_of
 from memstore.search import SNIPPET_TOKENS, looks_advanced, search, search_with_shares
@@ -102,7 +103,8 @@ def hybrid(
     fts_hits = [hit for hit, _ in ranked_words]
     share = {hit["path"]: part for hit, part in ranked_words}
     asked = embedder.query(query)
-    paths, scores, kinds = similarities(conn, embedder.key, asked, type_)
+    near = similarities(conn, embedder.key, asked, type_)
+    paths, scores, kinds = near.paths, near.scores, near.kinds
     if not paths:
         return [_mark(h, ["fts"], h["score"], None) for h in fts_hits[:limit]]
     # On a root still being embedded, the files with vectors stand for all of them: the
@@ -158,7 +160,7 @@ def hybrid(
     # under MIN_SCORE: one common word of four, with nothing by meaning.
     ranked = sorted((p for p in fused if fused[p] >= MIN_SCORE), key=lambda p: (-fused[p], p))[:limit]
     missing = [p for p in ranked if p not in by_path]
-    rows = _rows(conn, missing)
+    rows = _rows(conn, missing, dict(zip(near.paths, near.best_part, strict=True)))
     out: list[dict[str, Any]] = []
     for path in ranked:
         if path in by_path:
@@ -196,17 +198,27 @@ def _nearest(paths: list[str], scores: np.ndarray, depth: int) -> list[tuple[str
     return chosen[:depth]
 
 
-def _rows(conn: sqlite3.Connection, paths: list[str]) -> dict[str, dict[str, Any]]:
-    """The hit fields of files found by their vectors alone; the snippet is the body's opening."""
+def _rows(conn: sqlite3.Connection, paths: list[str], best_part: dict[str, int]) -> dict[str, dict[str, Any]]:
+    """The hit fields of files found by their vectors alone; the snippet opens the nearest part."""
     if not paths:
         return {}
     marks = ",".join("?" * len(paths))
     found: dict[str, dict[str, Any]] = {}
     for row in conn.execute(
-        f"SELECT path, name, type, kind, row_text FROM files WHERE path IN ({marks})", paths
+        f"SELECT path, name, type, kind, row_text, summary, description FROM files WHERE path IN ({marks})", paths
     ).fetchall():
-        words = body_of(conn, row["path"]).split()
-        snippet = " ".join(words[:SNIPPET_TOKENS]) + ("…" if len(words) > SNIPPET_TOKENS else "")
+        body = body_of(conn, row["path"])
+        part = best_part.get(row["path"], 0)
+        tails = tail_parts(row["summary"], row["description"], body) if part else []
+        # A tail part: its text after the summary that leads it and after the OVERLAP it
+        # shares with the part before (shown there), marked as a middle.
+        middle = 0 < part <= len(tails)
+        text = tails[part - 1].split("\n", 1)[-1] if middle else body
+        if middle and len(text) > 2 * OVERLAP:
+            text = text[max(text.find(" ", OVERLAP), 0):]
+        words = text.split()
+        snippet = ("…" if middle else "") + " ".join(words[:SNIPPET_TOKENS])
+        snippet += "…" if len(words) > SNIPPET_TOKENS else ""
         found[row["path"]] = {
             "path": row["path"],
             "name": row["name"],

@@ -47,6 +47,21 @@ def _plain(text: str) -> bool:
     return "\ufffd" not in text and text.replace("\n", "").replace("\t", "").isprintable()
 
 
+def for_terminal(text: str) -> str:
+    """`text` with every control character but newline and tab shown as an escape (\\x1b), not sent.
+
+    Memory text printed by `search` and `show` goes to a person's terminal, where an escape
+    sequence in a memory could retitle the window, hide lines or rewrite what is shown.
+    """
+    if _plain(text):
+        return text
+    return "".join(
+        ch if ch in "\n\t" or (ch.isprintable() and ch != "\ufffd") or ch == " " else f"\\x{ord(ch):02x}"
+        if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+        for ch in text
+    )
+
+
 def clean_text(text: str) -> str:
     """`text` as one clean line, or "" when nothing readable is left (empty, or mostly garbage)."""
     if _plain(text) or _rx(f"[{_GARBAGE}{_INVISIBLE}]").search(text) is None:

@@ -70,8 +70,17 @@ def _validate_type(type_: str | None) -> None:
         raise BadUsage(f"unknown type {type_!r}", hint=f"use one of: {', '.join(sorted(allowed))}")
 
 
+MAX_QUERY_CHARS = 2000
+
+
 def check_query(query: str) -> None:
-    """Raise BadUsage for a query with nothing to search for (empty, blank, only punctuation)."""
+    """Raise BadUsage for a query with nothing to search for (empty, blank, only punctuation), or far too long."""
+    if len(query) > MAX_QUERY_CHARS:
+        # A pasted page is not a question: 100,000 characters took minutes to embed and match.
+        raise BadUsage(
+            f"the query is {len(query)} characters; at most {MAX_QUERY_CHARS}",
+            hint="search for its key words or a sentence of it",
+        )
     if not any(ch.isalnum() for ch in query):
         shown = query if len(query) <= 40 else query[:40] + "…"
         what = "empty query" if not query.strip() else f"nothing to search for in {shown!r}"

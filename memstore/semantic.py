@@ -112,7 +112,7 @@ def catch_up_vectors(store: Store, conn: sqlite3.Connection, embedder: Embedder)
         try:
             with file_lock(Path(store.paths.embed_lock), timeout=0):
                 # Heads first: a long file's tail parts can wait for the next pass.
-                embed_pending(conn, embedder, budget_s=CATCH_UP_S)
+                embed_pending(conn, embedder, budget_s=CATCH_UP_S, heads_only=True)
         except LockTimeout:
             pass  # an embedding pass is running and will take them in; search with what there is
         except (OSError, sqlite3.OperationalError):

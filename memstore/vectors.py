@@ -118,28 +118,61 @@ class _Part:
     text: str
 
 
-def _work(conn: sqlite3.Connection, model: str, max_files: int | None) -> list[_Part]:
-    """Every part still to embed, heads of all files first, then the tails."""
+def _pending_rows(conn: sqlite3.Connection, model: str, max_files: int | None) -> list[tuple[Any, ...]]:
     rows = conn.execute(_PENDING_SQL, {"model": model}).fetchall()
-    if max_files is not None:
-        rows = rows[: max(0, max_files)]
-    heads: list[_Part] = []
-    tails: list[_Part] = []
-    for path, head_digest, tail_digest, parts, summary, description, body, head, done in rows:
-        if not head:
-            heads.append(_Part(path, 0, head_digest, embed_text(summary, description, body)))
-        if parts > 1 and done < parts - 1 and tail_digest:
-            have = set() if not done else {
-                r[0] for r in conn.execute(
-                    "SELECT chunk FROM vectors WHERE path = ? AND model = ? AND chunk > 0 AND text_digest = ?",
-                    (path, model, tail_digest),
-                )
-            }
-            texts = tail_parts(summary, description, body)
-            tails.extend(
-                _Part(path, i, tail_digest, text) for i, text in enumerate(texts, 1) if i not in have
+    return rows if max_files is None else rows[: max(0, max_files)]
+
+
+def _heads(rows: list[tuple[Any, ...]]) -> list[_Part]:
+    return [_Part(r[0], 0, r[1], embed_text(r[4], r[5], r[6])) for r in rows if not r[7]]
+
+
+def _tails(conn: sqlite3.Connection, model: str, rows: list[tuple[Any, ...]]) -> list[_Part]:
+    """The tail parts still to embed: cut only now, since a budgeted pass seldom gets this far."""
+    out: list[_Part] = []
+    for path, _head, tail_digest, parts, summary, description, body, _has_head, done in rows:
+        if parts <= 1 or done >= parts - 1 or not tail_digest:
+            continue
+        have = set() if not done else {
+            r[0] for r in conn.execute(
+                "SELECT chunk FROM vectors WHERE path = ? AND model = ? AND chunk > 0 AND text_digest = ?",
+                (path, model, tail_digest),
             )
-    return heads + tails
+        }
+        texts = tail_parts(summary, description, body)
+        out.extend(_Part(path, i, tail_digest, text) for i, text in enumerate(texts, 1) if i not in have)
+    return out
+
+
+def _reuse(conn: sqlite3.Connection, model: str, todo: list[_Part]) -> list[_Part]:
+    """Parts whose vector the mirror already holds under another path: copied, not embedded again.
+
+    The same text has the same digest wherever it lives, so a renamed file, one that left
+    and came back (a branch switch) and a copy cost a lookup. Returns what is left to embed.
+    """
+    if not todo:
+        return todo
+    wanted = {(p.chunk, p.digest) for p in todo}
+    found: dict[tuple[int, str], tuple[int, bytes]] = {}
+    digests = sorted({digest for _, digest in wanted})
+    for start in range(0, len(digests), 500):
+        chunk_of = digests[start : start + 500]
+        marks = ",".join("?" * len(chunk_of))
+        for chunk, text_digest, dim, vec in conn.execute(
+            f"SELECT chunk, text_digest, dim, vec FROM vectors WHERE model = ? AND text_digest IN ({marks})",
+            [model, *chunk_of],
+        ):
+            if (chunk, text_digest) in wanted and len(vec) == dim * 2:
+                found[(chunk, text_digest)] = (dim, vec)
+    if not found:
+        return todo
+    copies = [(p, found[(p.chunk, p.digest)]) for p in todo if (p.chunk, p.digest) in found]
+    with transaction(conn):
+        conn.executemany(
+            "INSERT OR REPLACE INTO vectors (path, model, chunk, text_digest, dim, vec) VALUES (?, ?, ?, ?, ?, ?)",
+            [(p.path, model, p.chunk, p.digest, dim, vec) for p, (dim, vec) in copies],
+        )
+    return [p for p in todo if (p.chunk, p.digest) not in found]
 
 
 def embed_pending(
@@ -148,6 +181,7 @@ def embed_pending(
     *,
     budget_s: float | None = None,
     max_files: int | None = None,
+    heads_only: bool = False,
     progress: Callable[[int, int], None] | None = None,
     clock: Callable[[], float] = time.perf_counter,
 ) -> EmbedReport:
@@ -155,75 +189,98 @@ def embed_pending(
 
     budget_s bounds the pass's elapsed time (checked between batches, so one batch may
     run past it); None means no bound. The pass stops early, never half-writes a batch.
-    progress(done, total) counts parts.
+    heads_only leaves tail parts for a later pass. progress(done, total) counts parts.
     """
     report = EmbedReport(embedder.key)
     budget_s = None if budget_s is None else max(0.0, budget_s)
     started = clock()
     with transaction(conn):  # vectors of another model (an upgrade, a downgrade) are never used again
         conn.execute("DELETE FROM vectors WHERE model != ?", (embedder.key,))
-    todo = _work(conn, embedder.key, max_files)
-    total = len(todo)
+    rows = _pending_rows(conn, embedder.key, max_files)
     touched: set[str] = set()
-    for start in range(0, total, BATCH):
-        if budget_s is not None and start and clock() - started >= budget_s:
+    # Heads of every file first, then tails: a pass cut short leaves the most files ranked by meaning.
+    phases = [lambda: _heads(rows)] + ([] if heads_only else [lambda: _tails(conn, embedder.key, rows)])
+    for phase in phases:
+        if budget_s is not None and report.parts and clock() - started >= budget_s:
             break
-        batch = todo[start : start + BATCH]
-        vectors = embedder.passages([p.text for p in batch])
-        rows = [
-            (p.path, embedder.key, p.chunk, p.digest, embedder.dim, _pack(vec), p.path, p.chunk, p.digest)
-            for p, vec in zip(batch, vectors, strict=True)
-        ]
-        paths = sorted({p.path for p in batch})
-        with transaction(conn):  # one short write; a file edited meanwhile keeps no vector of its old text
-            conn.executemany(
-                "INSERT OR REPLACE INTO vectors (path, model, chunk, text_digest, dim, vec) "
-                "SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM files WHERE path = ? "
-                "AND (CASE WHEN ? = 0 THEN text_digest ELSE tail_digest END) = ?)",
-                rows,
-            )
-            # Tail parts of an older tail (the file was edited, perhaps grew shorter) go.
-            marks = ",".join("?" * len(paths))
-            conn.execute(
-                f"DELETE FROM vectors WHERE model = ? AND chunk > 0 AND path IN ({marks}) AND text_digest IS NOT "
-                "(SELECT tail_digest FROM files WHERE files.path = vectors.path)",
-                [embedder.key, *paths],
-            )
-        touched.update(paths)
-        report.parts += len(batch)
-        if progress:
-            progress(report.parts, total)
+        todo = _reuse(conn, embedder.key, phase())
+        total = report.parts + len(todo)
+        for start in range(0, len(todo), BATCH):
+            if budget_s is not None and report.parts and clock() - started >= budget_s:
+                break
+            batch = todo[start : start + BATCH]
+            vectors = embedder.passages([p.text for p in batch])
+            _store(conn, embedder, batch, vectors)
+            touched.update(p.path for p in batch)
+            report.parts += len(batch)
+            if progress:
+                progress(report.parts, total)
     report.embedded = len(touched)
     report.seconds = round(clock() - started, 3)
     report.pending = pending_count(conn, embedder.key)
     return report
 
 
-def similarities(
-    conn: sqlite3.Connection, model: str, query: np.ndarray, type_: str | None
-) -> tuple[list[str], np.ndarray, list[str]]:
-    """Paths of the searchable files with a current vector, each one's best cosine over its parts, and its kind."""
+def _store(conn: sqlite3.Connection, embedder: Embedder, batch: list[_Part], vectors: np.ndarray) -> None:
+    rows = [
+        (p.path, embedder.key, p.chunk, p.digest, embedder.dim, _pack(vec), p.path, p.chunk, p.digest)
+        for p, vec in zip(batch, vectors, strict=True)
+    ]
+    paths = sorted({p.path for p in batch})
+    with transaction(conn):  # one short write; a file edited meanwhile keeps no vector of its old text
+        conn.executemany(
+            "INSERT OR REPLACE INTO vectors (path, model, chunk, text_digest, dim, vec) "
+            "SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM files WHERE path = ? "
+            "AND (CASE WHEN ? = 0 THEN text_digest ELSE tail_digest END) = ?)",
+            rows,
+        )
+        # Tail parts of an older tail (the file was edited, perhaps grew shorter) go.
+        marks = ",".join("?" * len(paths))
+        conn.execute(
+            f"DELETE FROM vectors WHERE model = ? AND chunk > 0 AND path IN ({marks}) AND text_digest IS NOT "
+            "(SELECT tail_digest FROM files WHERE files.path = vectors.path)",
+            [embedder.key, *paths],
+        )
+
+
+@dataclass
+class Nearness:
+    """The vector side of one question: each searchable file with a current vector."""
+
+    paths: list[str]
+    scores: np.ndarray  # the file's best part's cosine, less the part penalty
+    kinds: list[str]
+    best_part: list[int]  # which part was nearest (0 = the head)
+
+
+def similarities(conn: sqlite3.Connection, model: str, query: np.ndarray, type_: str | None) -> Nearness:
+    """Every searchable file with a current vector, scored by its nearest part."""
     import numpy as np
 
     dim = int(query.shape[0])
     where = "f.kind != 'derived'" if type_ is None else "(f.type = ? OR f.kind = ?)"
     params: list[Any] = [model, dim] + ([] if type_ is None else [type_, type_])
     rows = conn.execute(
-        f"SELECT v.path, v.vec, f.kind FROM vectors v JOIN files f ON f.path = v.path AND {_CURRENT} "
+        f"SELECT v.path, v.vec, f.kind, v.chunk FROM vectors v JOIN files f ON f.path = v.path AND {_CURRENT} "
         f"WHERE v.model = ? AND v.dim = ? AND {where} ORDER BY v.path, v.chunk",
         params,
     ).fetchall()
     rows = [r for r in rows if len(r[1]) == dim * 2]  # a damaged blob is skipped, not trusted
     if not rows:
-        return [], np.zeros(0, dtype=np.float32), []
+        return Nearness([], np.zeros(0, dtype=np.float32), [], [])
     cosines = _unpack([r[1] for r in rows], dim) @ query
     starts = [i for i in range(len(rows)) if i == 0 or rows[i][0] != rows[i - 1][0]]
+    counts = np.diff([*starts, len(rows)])
+    nearest = np.maximum.reduceat(cosines, starts)
+    group = np.repeat(np.arange(len(starts)), counts)
+    _, first = np.unique(group[cosines == nearest[group]], return_index=True)
+    best_row = np.flatnonzero(cosines == nearest[group])[first]
     # The best of many parts is high by chance alone (a ten-part memory on the data
     # warehouse came 0.02 nearer "when does the pet get her shots" than its head did): a
     # file is scored by its best part less PART_PENALTY for each e-fold of parts.
-    counts = np.diff([*starts, len(rows)])
-    best = np.maximum.reduceat(cosines, starts) - PART_PENALTY * np.log(counts)
-    return [rows[i][0] for i in starts], best.astype(np.float32), [rows[i][2] for i in starts]
+    scores = (nearest - PART_PENALTY * np.log(counts)).astype(np.float32)
+    return Nearness([rows[i][0] for i in starts], scores, [rows[i][2] for i in starts],
+                    [int(rows[i][3]) for i in best_row])
 
 
 def background(conn: sqlite3.Connection, embedder: Embedder) -> np.ndarray:

@@ -184,3 +184,31 @@ def test_rebuild_of_a_missing_mirror_says_why_and_shows_progress(run, root: Path
     assert progress, lines
     assert sum("mirror" in line for line in lines) == 1, lines  # the reason is said once
     assert len(json.loads(result.stdout)) == 10  # and the search still answers
+
+
+# ------------------------------------------- search and show: memory text reaches a terminal inert
+
+
+def test_search_and_show_never_send_a_memorys_escape_sequences_to_the_terminal(root: Path, run) -> None:
+    # Failure caught (walkthrough): a memory holding ESC [31m and ESC ]0;TITLE BEL printed
+    # as-is by `search` and `show`, so a memory could recolour, retitle or rewrite the
+    # person's terminal.
+    write(root, "memory/project_colours.md",
+          memory("project_colours", "Colour codes \x1b[31mred\x1b[0m in the log",
+                 "The title trick \x1b]0;pwned\x07 and a bell \x07 and DEL \x7f, then a tab\tand é 東."))
+    for args in (("search", "colour codes"), ("show", "project_colours")):
+        result = run(root, *args)
+        assert result.exit_code == 0, result.stderr
+        assert not [ch for ch in result.stdout if (ord(ch) < 32 and ch not in "\n\t") or ord(ch) == 0x7f], args
+        assert "\\x1b[31m" in result.stdout  # shown, escaped
+    shown = run(root, "show", "project_colours").stdout
+    assert "\t" in shown and "é 東" in shown and "\\x1b]0;pwned\\x07" in shown  # tabs and letters stay themselves
+
+
+def test_a_query_the_length_of_a_page_is_a_usage_error_not_minutes_of_work(root: Path, run) -> None:
+    # Failure caught (walkthrough): 100,000 characters pasted as a query ran for 152 s with
+    # nothing said.
+    write(root, "memory/project_a.md", memory("project_a", "Anything", "Words."))
+    result = run(root, "search", "word " * 1000)
+    assert result.exit_code == 2 and "at most 2000" in result.stderr and "Traceback" not in result.stderr
+    assert run(root, "search", "word " * 300).exit_code == 0  # a long question is still a question

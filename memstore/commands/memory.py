@@ -7,6 +7,7 @@ import sys
 import click
 
 from memstore.cli import App, cli, common, emit_json, json_option, table
+from memstore.inert import for_terminal
 from memstore.store import Store
 
 # ---------------------------------------------------------------- init / sync / rebuild
@@ -108,15 +109,16 @@ def search(
     if not hits:
         click.echo("no matches")
         return
-    hybrid = any("vector" in hit.signals for hit in hits)
+    # Meaning was asked (a hybrid search): say which signals found each hit.
+    hybrid = any("vector" in hit.signals or hit.vector_score is not None for hit in hits)
     for hit in hits:
         found_by = f"  (found by {' + '.join(hit.signals)})" if hybrid else ""
-        click.echo(f"{hit.score:7.2f}  {hit.path}{found_by}")
+        click.echo(f"{hit.score:7.2f}  {for_terminal(hit.path)}{found_by}")
         if hit.summary:
-            click.echo(f"         {hit.summary[:150]}")
+            click.echo(f"         {for_terminal(hit.summary[:150])}")
         if hit.snippet:
             lead = "" if hit.snippet.startswith("…") else "…"
-            click.echo(f"         {lead}{hit.snippet[:200]}")
+            click.echo(f"         {lead}{for_terminal(hit.snippet[:200])}")
 
 
 @cli.command()
@@ -133,11 +135,11 @@ def show(app: App, name: str, as_json: bool) -> None:
     problems = view.pop("problems")
     for key, value in view.items():
         if value is not None and value != "":
-            click.echo(f"{key:16} {value}")
+            click.echo(f"{key:16} {for_terminal(str(value))}")
     for problem in problems:
-        click.echo(f"{problem['level']:16} {problem['message']}")
+        click.echo(f"{problem['level']:16} {for_terminal(problem['message'])}")
     click.echo("")
-    click.echo(body.rstrip())
+    click.echo(for_terminal(body.rstrip()))
 
 
 @cli.command()
