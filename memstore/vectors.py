@@ -71,6 +71,7 @@ class EmbedReport:
     pending: int = 0  # searchable files still with a part to embed after this pass
     seconds: float = 0.0
     parts: int = 0  # texts embedded: heads and tail parts
+    reused: int = 0  # parts whose vector was already there under another path (a rename, a copy)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -79,6 +80,9 @@ class EmbedReport:
         text = f"embedded {self.embedded} files in {self.seconds:.1f}s"
         if self.parts > self.embedded:
             text += f" ({self.parts} parts)"
+        if self.reused:
+            many = "parts" if self.reused != 1 else "part"
+            text += f"; {self.reused} {many} already had a vector (a renamed, copied or restored file)"
         if self.pending:
             text += f"; {self.pending} still to embed (run: memstore embed)"
         return text
@@ -203,7 +207,9 @@ def embed_pending(
     for phase in phases:
         if budget_s is not None and report.parts and clock() - started >= budget_s:
             break
-        todo = _reuse(conn, embedder.key, phase())
+        wanted = phase()
+        todo = _reuse(conn, embedder.key, wanted)
+        report.reused += len(wanted) - len(todo)
         total = report.parts + len(todo)
         for start in range(0, len(todo), BATCH):
             if budget_s is not None and report.parts and clock() - started >= budget_s:

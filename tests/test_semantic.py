@@ -156,6 +156,8 @@ def test_a_deleted_file_is_never_a_hit_and_its_vector_serves_its_return(agent: P
     store.sync(embed=False)
     report = store.embed()
     assert report.parts == 0 and report.pending == 0  # both found their vectors by digest
+    # The file back under its own path was current again at once; the copy took its vector.
+    assert report.reused == 1 and "1 part already had a vector" in report.summary()
     hits = store.search("coffee maker maintenance", limit=2, mode="hybrid")
     assert {h.path for h in hits} == {"memory/reference_espresso.md", "memory/reference_coffee.md"}
 
