@@ -107,10 +107,3 @@ def plan(summary: str | None, description: str | None, body: str | None) -> tupl
     if not tails:
         return 1, None
     return 1 + len(tails), digest("\x1e".join(tails).encode("utf-8", "surrogatepass"))
-
-
-def texts(summary: str | None, description: str | None, body: str | None) -> list[str]:
-    """Every part's text, head first (empty when the file has no readable text)."""
-    if not readable(full_text(summary, description, body)):
-        return []
-    return [embed_text(summary, description, body), *tail_parts(summary, description, body)]

