@@ -209,4 +209,4 @@ def run_as(command: str, argv: list[str]) -> None:
 
 # The commands live in memstore/commands/, one module per concern; importing them attaches
 # them to `cli` (they import App, cli and common from here, defined above).
-from memstore.commands import capture, memory, nightly, wiring  # noqa: E402, F401
+from memstore.commands import capture, memory, nightly, serve, wiring  # noqa: E402, F401

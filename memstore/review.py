@@ -187,8 +187,15 @@ def _value(values: dict[str, str], key: str) -> str:
     return unquote(values.get(key, "")).strip()
 
 
-def open_proposals(root: str | os.PathLike[str], answered: dict[str, dict[str, str]] | None = None
-                   ) -> list[Item]:
+T1 = list[tuple[str, str, dict[str, str], str]]  # (rel path, name, frontmatter values, body), as _t1 gives
+
+
+def _archived(rel: str) -> bool:
+    return rel.startswith("memory/short-term/archive/")
+
+
+def open_proposals(root: str | os.PathLike[str], answered: dict[str, dict[str, str]] | None = None,
+                   t1: T1 | None = None) -> list[Item]:
     """Each unanswered proposal of the wake-proposals notes, once, oldest note first.
 
     Notes rolled into short-term/archive/ count too: a proposal waits until it is answered,
@@ -197,7 +204,8 @@ def open_proposals(root: str | os.PathLike[str], answered: dict[str, dict[str, s
     answered = answers(root) if answered is None else answered
     seen: set[str] = set()
     found = []
-    for rel, _name, values, body in sorted(_t1(os.fspath(root), archive=True), key=lambda t: t[1]):
+    files = _t1(os.fspath(root), archive=True) if t1 is None else t1
+    for rel, _name, values, body in sorted(files, key=lambda t: t[1]):
         if _value(values, "kind").lower() != "wake-proposals":
             continue
         for line in proposal_lines(body):
@@ -209,13 +217,18 @@ def open_proposals(root: str | os.PathLike[str], answered: dict[str, dict[str, s
     return found
 
 
-def pending(root: str | os.PathLike[str], cue: dict[str, object] | None) -> list[Item]:
-    """Everything unanswered: lessons, then proposals, then cue items (new facts are not questions)."""
+def pending(root: str | os.PathLike[str], cue: dict[str, object] | None, t1: T1 | None = None) -> list[Item]:
+    """Everything unanswered: lessons, then proposals, then cue items (new facts are not questions).
+
+    `t1`: the short-term files (archive/ included) as the caller already has them (the web
+    inspector reads them from the mirror); by default they are read from memory/short-term/.
+    """
     answered = answers(root)
     items: list[Item] = []
     seen: set[str] = set()
-    for rel, _name, values, body in sorted(_t1(os.fspath(root)), key=lambda t: t[1]):
-        if _value(values, "kind").lower() != "lesson":
+    files = _t1(os.fspath(root), archive=True) if t1 is None else t1
+    for rel, _name, values, body in sorted(files, key=lambda t: t[1]):
+        if _archived(rel) or _value(values, "kind").lower() != "lesson":
             continue
         text = " ".join(body.split())
         ident = lesson_id(text)
@@ -224,7 +237,7 @@ def pending(root: str | os.PathLike[str], cue: dict[str, object] | None) -> list
         seen.add(ident)
         items.append(Item(ident, "lesson", text, rel, _value(values, "created") or None, [rel],
                           _value(values, "project") or None))
-    items += open_proposals(root, answered)
+    items += open_proposals(root, answered, files)
     raw = cue.get("items") if isinstance(cue, dict) else None
     for entry in raw if isinstance(raw, list) else []:
         if not isinstance(entry, dict) or entry.get("kind") == "new-fact":

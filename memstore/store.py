@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from memstore.scaffold import Plan
     from memstore.sync import SyncReport
     from memstore.vectors import EmbedReport
+    from memstore.web.inspector import Inspector
 
 T = TypeVar("T")
 Notify = Callable[[str], None]
@@ -284,6 +285,22 @@ class Store:
 
         view = self._read(lambda conn: status_view(conn, self.root, self.now, self.config))
         return Status(**{**view, "bands": [BandUse(**b) for b in view["bands"]]})
+
+    def inspector(self) -> Inspector:
+        """The read-only view the web inspector pages come from (memstore.web.inspector)."""
+        from memstore.semantic import embedder_for
+        from memstore.web.inspector import Inspector
+
+        return Inspector(self.root, self.config, lambda: self.now, lambda required: embedder_for(self, required))
+
+    def web_app(self, *, exposed: bool = False) -> Any:
+        """The ASGI application of `memstore serve` (needs the `serve` extra)."""
+        try:
+            from memstore.web.app import create_app
+        except ImportError as exc:
+            raise MemstoreError(f"memstore serve needs the serve extra ({exc.name} is not installed)",
+                                hint="pip install 'memstore[serve]'") from None
+        return create_app(self.inspector(), exposed=exposed)
 
     def lint(self) -> list[Problem]:
         """Malformed or missing fields, name mismatches, oversize files, lenses that cannot fire."""

@@ -138,7 +138,10 @@ def list_view(
     return rows
 
 
-def status_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config) -> dict[str, Any]:
+def status_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config,
+                bands: Any = None) -> dict[str, Any]:
+    """`status`: counts, band use, semantic state, machines. `bands`: compute_bands' answer, when the
+    caller has it already (the web inspector keeps it between requests)."""
     kinds = {kind: 0 for kind in KINDS}
     for row in conn.execute("SELECT kind, count(*) AS n FROM files GROUP BY kind"):
         kinds[row["kind"]] = row["n"]
@@ -154,7 +157,7 @@ def status_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: 
     warnings += len(bad_line_counts(conn))  # as lint_view counts them: one warning per journal file
     from memstore.render import compute_bands
 
-    bands = compute_bands(conn, now, config)
+    bands = compute_bands(conn, now, config) if bands is None else bands
     budgets = {"hot": config.hot_budget, "new": config.new_budget, "cold": config.cold_budget}
     band_rows = [
         {

@@ -57,6 +57,7 @@ from memstore_devtools.bench.hook import section_hook
 from memstore_devtools.bench.render import section_render
 from memstore_devtools.bench.search import section_search
 from memstore_devtools.bench.semantic import section_semantic
+from memstore_devtools.bench.serve import section_serve
 from memstore_devtools.bench.sync import section_incremental, section_profile, section_throughput
 
 DEFAULT_OUT = REPO / "BENCHMARKS.md"
@@ -79,6 +80,7 @@ SECTIONS: list[Section] = [
     Section("hook", "The hook's wall time per call against a bare interpreter", section_hook),
     Section("profile", "Where a rebuild spends its time", section_profile),
     Section("semantic", "Semantic search: cost and recall", section_semantic),
+    Section("serve", "The web inspector's pages on a large root", section_serve),
 ]
 
 
