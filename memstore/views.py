@@ -18,10 +18,11 @@ from memstore.kinds import KINDS
 def find_file(conn: sqlite3.Connection, name: str) -> sqlite3.Row:
     """The file a name or root-relative path names; a T2 memory wins over other kinds."""
     key = name[:-3] if name.endswith(".md") else name
+    literal = key.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")  # a name, not a pattern
     row = conn.execute(
-        "SELECT * FROM files WHERE path = ? OR path = ? OR name = ? OR path LIKE ? "
+        "SELECT * FROM files WHERE path = ? OR path = ? OR name = ? OR path LIKE ? ESCAPE '\\' "
         "ORDER BY kind = 't2' DESC, path LIMIT 1",
-        (name, name + ".md", key, f"%/{key}.md"),
+        (name, name + ".md", key, f"%/{literal}.md"),
     ).fetchone()
     if row is None:
         raise NotFound(f"no memory named {name!r}", hint="try: memstore search " + json.dumps(key))

@@ -28,6 +28,7 @@ def _root(root: Path) -> Path:
     write(root, "memory/reference_staging-hosts.md", memory("reference_staging-hosts", "Where staging lives",
                                                             created="2026-05-01"))
     write(root, "identity.md", "# Identity\n\nI am the test agent.\n")
+    write(root, "memory/feedback_broken.md", "---\nname: [unclosed\n---\nbody\n")  # malformed frontmatter
     return root
 
 
@@ -66,6 +67,8 @@ def test_overview_shows_the_bands_as_the_index_has_them(root: Path) -> None:
     for band in ("hot", "new", "cold", "archive", "superseded"):
         assert f'href="/band/{band}"' in page.body
     assert "Waiting for review" in page.body and "Machines" in page.body and "Hook errors" in page.body
+    problems = page.body.split('id="problems"', 1)[1].split("</section>", 1)[0]
+    assert "memory/feedback_broken.md" in problems  # what `lint` says, from the mirror
 
 
 def test_search_finds_a_memory_and_links_to_its_page(root: Path) -> None:
@@ -145,7 +148,7 @@ def test_path_tricks_leak_nothing_and_never_give_a_server_error(root: Path, tmp_
         "memory/%ff%fe", "static/..%2F..%2F..%2Fsecret.txt", "static/%2e%2e/app.py",
         "search?q=" + "x" * 5000, "search?q=%00", "search?q=%22unbalanced", "search?q=NEAR(", "search?q=a&mode=bogus",
         "band/nope", "band/hot?page=-3", "band/archive?page=999999", "timeline?days=-1", "timeline?days=abc",
-        "memory/" + "a" * 4000,
+        "memory/" + "a" * 4000, "memory/%25", "memory/_",
     ]
     with serving(root, now=NOW) as url:
         for trick in tricks:
@@ -153,6 +156,8 @@ def test_path_tricks_leak_nothing_and_never_give_a_server_error(root: Path, tmp_
             assert answer.status < 500, (trick, answer.status, answer.body[:300])
             assert "TOPSECRET" not in answer.body, trick
             assert "Traceback" not in answer.body, trick
+        # a wildcard is a name, not a pattern: it matches no file
+        assert fetch(url + "memory/%25").status == 404 and fetch(url + "memory/_").status == 404
 
 
 def test_requests_change_nothing_and_other_methods_are_refused(root: Path) -> None:

@@ -99,6 +99,11 @@ def test_wheel_holds_the_runtime_and_no_developer_tooling(built: tuple[Path, Pat
         f"missing from the wheel (add their package to setup.cfg's packages): {sorted(expected - modules)}; "
         f"in the wheel and not in the checkout: {sorted(modules - expected)}"
     )
+    # the web inspector's templates and stylesheet (package data): without them `serve` starts and every page fails
+    data = {p.relative_to(src).as_posix() for p in (src / "memstore" / "web").rglob("*")
+            if p.suffix in (".html", ".css")}
+    missing = sorted(data - set(names))
+    assert data and not missing, f"missing from the wheel (setup.cfg's package_data): {missing}"
     tops = {n.split("/")[0] for n in names}  # memstore/ and its dist-info, nothing beside them
     assert {t for t in tops if not re.fullmatch(r"memstore-[^-/]+\.dist-info", t)} == {"memstore"}, tops
     tooling = [n for n in names if TOOLING.search(n)]

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 PAGE_ROWS = 200  # rows of one band per page
 TIMELINE_MAX_DAYS = 366
 SEARCH_LIMIT = 20
+PROBLEMS_SHOWN = 100
 # A memory's name where a body mentions one: feedback_x, project_y.md ...
 NAME_IN_TEXT = re.compile(r"\b(?:{})_[A-Za-z0-9][A-Za-z0-9_.-]*?(?=\.md\b|[^A-Za-z0-9_.-]|\.(?:\s|$)|$)(?:\.md)?"
                           .format("|".join(MEMORY_TYPES)))
@@ -69,14 +70,16 @@ class Inspector:
             conn.close()
 
     def _version(self) -> tuple[object, ...]:
-        """Changes whenever the mirror does (the database or its WAL)."""
+        """Changes whenever the mirror does (the database or its WAL). An empty WAL counts as none:
+        the first reader may create one, and that is no change."""
         stamps: list[object] = []
         for suffix in ("", "-wal"):
             try:
                 st = Path(f"{self.db}{suffix}").stat()
-                stamps += [st.st_mtime_ns, st.st_size]
             except OSError:
                 stamps += [None, None]
+                continue
+            stamps += [st.st_mtime_ns, st.st_size] if st.st_size else [None, None]
         return tuple(stamps)
 
     def bands(self, conn: sqlite3.Connection, now: dt.datetime) -> Bands:
@@ -97,13 +100,14 @@ class Inspector:
     def overview(self) -> dict[str, Any]:
         from memstore import review
         from memstore.reviewing import read_cue
-        from memstore.views import status_view
+        from memstore.views import lint_view, status_view
 
         now = self.clock()
         with self.connection() as conn:
             bands = self.bands(conn, now)
             status = status_view(conn, self.root, now, self.config, bands=bands)
             t1 = self._short_term(conn)
+            problems = lint_view(conn)  # from the mirror alone: links and special files need a walk (`lint`)
         waiting = review.pending(self.root, read_cue(self.root), t1)
         return {
             "now": now,
@@ -117,6 +121,8 @@ class Inspector:
             "superseded_count": len(bands.superseded),
             "rolled": sum(1 for e in bands.entries if e.rolled),
             "review": [item.to_json() for item in waiting],
+            "problems": problems[:PROBLEMS_SHOWN],
+            "problems_total": len(problems),
         }
 
     def band(self, name: str, page: int) -> dict[str, Any]:
