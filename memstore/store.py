@@ -298,8 +298,10 @@ class Store:
         try:
             from memstore.web.app import create_app
         except ImportError as exc:
+            from memstore.embedding import extra_hint
+
             raise MemstoreError(f"memstore serve needs the serve extra ({exc.name} is not installed)",
-                                hint="pip install 'memstore[serve]'") from None
+                                hint=extra_hint("serve", "'starlette>=0.37' 'jinja2>=3.1' 'uvicorn>=0.30'")) from None
         return create_app(self.inspector(), exposed=exposed)
 
     def lint(self) -> list[Problem]:

@@ -14,9 +14,13 @@ from memstore.errors import NotFound
 from memstore.indexing import body_of
 from memstore.kinds import KINDS
 
+NAME_MAX = 4096  # PATH_MAX on Linux
+
 
 def find_file(conn: sqlite3.Connection, name: str) -> sqlite3.Row:
     """The file a name or root-relative path names; a T2 memory wins over other kinds."""
+    if len(name) > NAME_MAX:  # longer than any path: no file has it (and LIKE would refuse the pattern)
+        raise NotFound(f"no memory named {name[:80]!r}... ({len(name)} characters)")
     key = name[:-3] if name.endswith(".md") else name
     literal = key.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")  # a name, not a pattern
     row = conn.execute(

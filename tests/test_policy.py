@@ -197,3 +197,13 @@ def test_score_of_stated_states_through_the_mirror(root: Path, run) -> None:
     rows = {r["name"]: r for r in json.loads(run(root, "list", "--json").stdout)}
     assert rows["feedback_rehearsed"]["score"] == pytest.approx(8 * math.exp(-60 / 365), abs=1e-6)
     assert rows["feedback_crammed"]["score"] == pytest.approx(2 * math.exp(-60 / 14), abs=1e-6)
+
+
+def test_touch_inside_the_spacing_gate_says_it_did_not_reinforce(corpus: Path, run) -> None:
+    """Failure caught: `touch` printing "reinforced" for a read the spacing gate held back."""
+    target = str(corpus / "memory/feedback_b.md")
+    first = run(corpus, "touch", target)
+    assert first.exit_code == 0 and first.stdout.strip().endswith(": reinforced"), first.stdout
+    again = run(corpus, "touch", target)  # the same pinned minute: inside the gate
+    assert again.exit_code == 0 and "not reinforced (inside the spacing gate)" in again.stdout, again.stdout
+    assert policy(corpus, "memory/feedback_b.md")[0] == 3  # counted once

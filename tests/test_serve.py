@@ -125,7 +125,7 @@ def test_memory_text_is_shown_as_text_never_as_markup(root: Path) -> None:
     """Failure caught: a memory whose text carries HTML or script runs in the person's browser."""
     _root(root)
     write(root, "memory/feedback_evil.md", memory(
-        "feedback_evil", "<img src=x onerror=alert(1)>", body="<script>alert('memory')</script>"))
+        "feedback_evil", "<img src=x onerror=alert(1)>", body="<script>alert('memory')</script> \x1b[31mred"))
     with serving(root, now=NOW) as url:
         page = fetch(url + "memory/memory/feedback_evil.md")
         found = fetch(url + "search?q=alert")
@@ -133,6 +133,7 @@ def test_memory_text_is_shown_as_text_never_as_markup(root: Path) -> None:
     for body in (page.body, found.body):
         assert "<script>alert" not in body and "<img src=x" not in body
     assert "&lt;script&gt;alert(" in page.body
+    assert "\x1b" not in page.body and "\\x1b[31mred" in page.body  # an escape sequence shown, not sent
     assert "script-src" not in page.headers["content-security-policy"]  # no script may run at all
     assert "default-src 'none'" in page.headers["content-security-policy"]
 
@@ -148,7 +149,7 @@ def test_path_tricks_leak_nothing_and_never_give_a_server_error(root: Path, tmp_
         "memory/%ff%fe", "static/..%2F..%2F..%2Fsecret.txt", "static/%2e%2e/app.py",
         "search?q=" + "x" * 5000, "search?q=%00", "search?q=%22unbalanced", "search?q=NEAR(", "search?q=a&mode=bogus",
         "band/nope", "band/hot?page=-3", "band/archive?page=999999", "timeline?days=-1", "timeline?days=abc",
-        "memory/" + "a" * 4000, "memory/%25", "memory/_",
+        "memory/" + "a" * 4000, "memory/" + "a" * 60000, "memory/%25", "memory/_",
     ]
     with serving(root, now=NOW) as url:
         for trick in tricks:
@@ -212,3 +213,18 @@ def test_a_port_in_use_is_one_line(root: Path) -> None:
     assert done.returncode == 1
     assert done.stderr.splitlines()[0] == f"memstore: error: port {port} on 127.0.0.1 is in use"
     assert "Traceback" not in done.stderr
+
+
+def test_sigterm_stops_it_cleanly(root: Path) -> None:
+    """Failure caught: `kill PID` (what a service manager sends) ending serve with a signal death, no word said."""
+    _root(root)
+    proc = subprocess.Popen([sys.executable, "-m", "memstore", "--root", str(root), "serve", "--port", "0"],
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    assert proc.stderr is not None
+    for _ in range(50):
+        if "serving" in proc.stderr.readline():
+            break
+    proc.terminate()
+    rest = proc.stderr.read()
+    assert proc.wait(timeout=30) == 0, rest
+    assert "memstore: stopped" in rest and "Traceback" not in rest

@@ -17,13 +17,18 @@ from memstore.cli import App, cli, common
 @common
 def serve(app: App, port: int, host: str, expose: bool) -> None:
     """A local, read-only web page over the memory: bands, search, each memory's history."""
-    from memstore.web.server import open_socket, run, url_of
+    from memstore.web.server import open_socket, run, stop_on_sigterm, url_of
 
     web = app.store.web_app(exposed=expose)  # first: a missing extra is said before anything else
     sock = open_socket(host, port, expose)
     app.store.sync(full=False, embed=False)  # once, before serving: the pages never write
-    if expose:
-        app.say(f"warning: listening on {host}: anyone who can reach it can read every memory under {app.root}")
-    app.say(f"serving {app.root} read-only at {url_of(sock)} (Ctrl-C stops)")
-    run(web, sock)
+    stop_on_sigterm()
+    try:
+        if expose:
+            app.say(f"warning: listening on {host}: anyone who can reach it can read every memory under "
+                    f"{app.root}, and any web site's page can ask for it (the Host check is off)")
+        app.say(f"serving {app.root} read-only at {url_of(sock)} (Ctrl-C stops)")
+        run(web, sock)
+    except KeyboardInterrupt:
+        pass  # stopped before uvicorn took over the signals
     app.say("stopped")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import re
 import sqlite3
 import sys
 import traceback
@@ -24,6 +25,7 @@ from typing import Any
 from urllib.parse import quote
 
 import jinja2
+import markupsafe
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -79,11 +81,22 @@ class ReadOnly:
 
 def _templates() -> Jinja2Templates:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
-                             undefined=jinja2.StrictUndefined)
+                             undefined=jinja2.StrictUndefined, finalize=_printable)
     env.filters["url"] = lambda path: quote(str(path))
     env.filters["num"] = _num
     env.filters["when"] = _when
     return Jinja2Templates(env=env)
+
+
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _printable(value: object) -> object:
+    """Every value a template prints, with control characters (an escape sequence in a memory) made visible."""
+    if isinstance(value, str) and _CONTROLS.search(value):
+        shown = _CONTROLS.sub(lambda m: f"\\x{ord(m.group(0)):02x}", value)
+        return markupsafe.Markup(shown) if isinstance(value, markupsafe.Markup) else shown
+    return value
 
 
 def _num(value: object, digits: int = 3) -> str:

@@ -115,6 +115,23 @@ def _ticks(high: float, count: int = 4) -> tuple[list[float], float]:
     return [step * i for i in range(n + 1)], step * n
 
 
+_DAY_STEPS = (1, 2, 7, 14, 30, 61, 91, 182, 365, 730)
+
+
+def _time_ticks(t0: float, t1: float, most: int = 6) -> list[tuple[dt.datetime, str]]:
+    """Ticks on whole days (whole hours for a span under two days), labelled with what they mark."""
+    span = t1 - t0
+    if span < 2 * 86400:
+        step_h = next((h for h in (1, 2, 3, 6, 12, 24) if span / (h * 3600) <= most), 24)
+        first = math.ceil(t0 / (step_h * 3600)) * step_h * 3600
+        return [(dt.datetime.fromtimestamp(t, dt.UTC), dt.datetime.fromtimestamp(t, dt.UTC).strftime("%m-%d %H:00"))
+                for t in range(int(first), int(t1) + 1, step_h * 3600)]
+    step = next((d for d in _DAY_STEPS if span / (d * 86400) <= most), _DAY_STEPS[-1])
+    first = math.ceil(t0 / 86400) * 86400  # the first midnight (UTC) in the span
+    return [(dt.datetime.fromtimestamp(t, dt.UTC), dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%d"))
+            for t in range(int(first), int(t1) + 1, step * 86400)]
+
+
 def chart(history: History, series: str, label: str, css_class: str) -> str:
     """One SVG line chart of `series` ("score" or "stability") with the reads marked on it."""
     points = getattr(history, series)
@@ -150,15 +167,15 @@ def chart(history: History, series: str, label: str, css_class: str) -> str:
         ty = y(tick)
         parts.append(f'<line class="grid" x1="{PAD_L}" x2="{WIDTH - PAD_R}" y1="{ty:.1f}" y2="{ty:.1f}"/>')
         parts.append(f'<text class="axis" x="{PAD_L - 6}" y="{ty + 4:.1f}" text-anchor="end">{tick:g}</text>')
-    span_days = (t1 - t0) / 86400
-    for k in range(5):
-        when = dt.datetime.fromtimestamp(t0 + (t1 - t0) * k / 4, dt.UTC)
-        text = when.strftime("%Y-%m-%d" if span_days > 3 else "%m-%d %H:%M")
-        anchor = "start" if k == 0 else "end" if k == 4 else "middle"
-        parts.append(f'<text class="axis" x="{x(when):.1f}" y="{HEIGHT - 8}" text-anchor="{anchor}">{text}</text>')
+    for when, text in _time_ticks(t0, t1):
+        tx = x(when)
+        anchor = "start" if tx < PAD_L + 30 else "end" if tx > WIDTH - PAD_R - 30 else "middle"
+        parts.append(f'<line class="grid" x1="{tx:.1f}" x2="{tx:.1f}" y1="{PAD_T}" y2="{HEIGHT - PAD_B}"/>')
+        parts.append(f'<text class="axis" x="{tx:.1f}" y="{HEIGHT - 8}" text-anchor="{anchor}">{text}</text>')
     parts.append(f'<path class="line" d="{path}"/>')
     stamps = [when.timestamp() for when, _ in points]
-    for read in history.reads:
+    # hollow marks first: a reinforcing read an hour before them stays visible on top
+    for read in sorted(history.reads, key=lambda r: r.reinforced):
         if read.when.timestamp() < t0:
             continue
         kind = "folded" if read.folded else "reinforced" if read.reinforced else "gated"

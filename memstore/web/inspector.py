@@ -113,6 +113,7 @@ class Inspector:
             "now": now,
             "status": status,
             "mirror_updated": dt.datetime.fromtimestamp(self.db.stat().st_mtime, dt.UTC),
+            "index_rendered": _mtime(Path(RootPaths(self.root).index)),
             "hot": [_entry(e) for e in bands.hot],
             "new": [_entry(e) for e in bands.new],
             "cold": [_entry(e) for e in bands.cold],
@@ -233,6 +234,13 @@ class Inspector:
     @staticmethod
     def _names(conn: sqlite3.Connection) -> dict[str, str]:
         return {r[0]: r[1] for r in conn.execute("SELECT name, path FROM files WHERE kind = 't2'")}
+
+
+def _mtime(path: Path) -> dt.datetime | None:
+    try:
+        return dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC)
+    except OSError:
+        return None
 
 
 def _meta(raw: str | None) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import ipaddress
+import signal
 import socket
 
 from memstore.errors import BadUsage, MemstoreError
@@ -49,6 +50,16 @@ def url_of(sock: socket.socket) -> str:
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     return f"http://{shown}:{port}/"
+
+
+def _stop(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def stop_on_sigterm() -> None:
+    """SIGTERM (what `kill` and service managers send) ends serve as Ctrl-C does: cleanly, exit 0.
+    uvicorn captures it while serving, then raises it again, into this handler."""
+    signal.signal(signal.SIGTERM, _stop)
 
 
 def run(app: object, sock: socket.socket) -> None:

@@ -1,0 +1,474 @@
+"""A scripted stand-in for the OpenAI Responses API, for driving the real Codex CLI binary.
+
+Standard library only. `FakeOpenAI(steps)` serves on 127.0.0.1 at a random free port (an
+http.server in a daemon thread). Point Codex at it with a custom provider in
+`$CODEX_HOME/config.toml` (see `provider_config`):
+
+    model = "gpt-5.5"
+    model_provider = "fake"
+    [model_providers.fake]
+    name = "fake"
+    base_url = "<fake.url>/v1"
+    wire_api = "responses"
+    env_key = "FAKE_OPENAI_API_KEY"
+
+Each *main-conversation* request (`POST /v1/responses` with "stream": true and a "tools"
+list) is answered with the next scripted step, streamed as server-sent events the way the
+real API streams them: response.created, response.in_progress, then per output item
+response.output_item.added, its deltas (response.content_part.added /
+response.output_text.delta / response.output_text.done / response.content_part.done for a
+message, response.function_call_arguments.delta / .done for a function call,
+response.custom_tool_call_input.delta / .done for a freeform tool call) and
+response.output_item.done, then response.completed with usage. Once the script is
+exhausted, the reply is the text "done".
+
+Every request is recorded (method, path, headers, parsed JSON body) in `fake.requests`,
+in arrival order, for assertions; `fake.main_requests` keeps only the main-conversation
+ones.
+
+What Codex CLI 0.171.0 sends (observed with `codex exec --skip-git-repo-check -s
+workspace-write`, a fresh HOME and CODEX_HOME, the provider above):
+
+- Only `POST /v1/responses`, one per model turn, "stream": true, "store": false, the
+  whole conversation so far in "input" (developer messages with the system prompt and
+  permissions, a user message with <environment_context>, AGENTS.md and hook context as
+  further messages, then the prompt), and the tool list in "tools". No model listing, no
+  title or summary side request.
+- The shell tool is the function `exec_command` with JSON arguments {"cmd": "..."}
+  (optional workdir, yield_time_ms, tty, ...); `shell(...)` builds that call. Its result
+  comes back as a `function_call_output` item with the same call_id.
+- `apply_patch` is a *custom* (freeform, lark grammar) tool: the model emits a
+  `custom_tool_call` item whose "input" is the raw patch text ("*** Begin Patch" ...
+  "*** End Patch"); `apply_patch(...)` builds it. Its result comes back as a
+  `custom_tool_call_output` item.
+
+Side requests are still answered sensibly in case another version or configuration sends
+them, and they never consume a scripted step: GET /v1/models gets a model list, other
+GET/HEAD get "{}", a non-streaming or tool-less /v1/responses request gets the text "ok".
+
+Which step answers a main request is not a counter but a pure function of the request:
+the number of model turns already in its "input" (runs of model-produced items:
+assistant messages, reasoning, function and custom tool calls). So an HTTP retry of the
+same turn gets the same answer again instead of skipping a step.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Item = dict[str, Any]
+Step = list[Item]
+
+SHELL_TOOL = "exec_command"
+MODEL = "gpt-5.5"
+
+# Input item types the model produces; anything else (user/developer messages, tool
+# outputs) separates one model turn from the next.
+_MODEL_ITEM_TYPES = {
+    "reasoning",
+    "function_call",
+    "custom_tool_call",
+    "local_shell_call",
+    "tool_search_call",
+    "web_search_call",
+    "image_generation_call",
+}
+
+
+# -- script building -------------------------------------------------------------------
+
+
+def text(value: str) -> Item:
+    """An assistant message output item for a scripted step."""
+    return {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": value}]}
+
+
+def function_call(name: str, **arguments: Any) -> Item:
+    """A function_call output item: the model calls the JSON-argument tool `name`."""
+    return {"type": "function_call", "name": name, "arguments": json.dumps(arguments)}
+
+
+def shell(cmd: str, **extra: Any) -> Item:
+    """A call of Codex's shell tool: shell("cat memory/x.md"), shell("ls", workdir="/abs")."""
+    return function_call(SHELL_TOOL, cmd=cmd, **extra)
+
+
+def apply_patch(patch_text: str) -> Item:
+    """A call of Codex's freeform apply_patch tool with the raw patch text as its input."""
+    return {"type": "custom_tool_call", "name": "apply_patch", "input": patch_text}
+
+
+def patch(*hunks: str) -> str:
+    """A whole patch: patch(add_file(...), update_file(...))."""
+    return "*** Begin Patch\n" + "".join(hunks) + "*** End Patch\n"
+
+
+def add_file(path: str, content: str) -> str:
+    """An `*** Add File:` hunk; every line of `content` becomes a `+` line."""
+    return f"*** Add File: {path}\n" + "".join(f"+{line}\n" for line in content.splitlines())
+
+
+def delete_file(path: str) -> str:
+    """A `*** Delete File:` hunk."""
+    return f"*** Delete File: {path}\n"
+
+
+def update_file(
+    path: str, old: list[str] | None = None, new: list[str] | None = None, move_to: str | None = None
+) -> str:
+    """An `*** Update File:` hunk replacing the lines `old` (matched in the file) by `new`.
+
+    With old empty the new lines are appended at the end of the file.
+    """
+    out = f"*** Update File: {path}\n"
+    if move_to:
+        out += f"*** Move to: {move_to}\n"
+    if old or new:
+        out += "@@\n" + "".join(f"-{line}\n" for line in old or []) + "".join(f"+{line}\n" for line in new or [])
+        if not old:
+            out += "*** End of File\n"
+    return out
+
+
+# -- requests ----------------------------------------------------------------------------
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any  # parsed JSON, or the raw text when it was not JSON, or None
+
+    @property
+    def is_main(self) -> bool:
+        return is_main_request(self.method, self.path, self.body)
+
+    @property
+    def input(self) -> list[Item]:
+        return list(self.body.get("input") or []) if isinstance(self.body, dict) else []
+
+    def texts(self, role: str | None = None) -> list[str]:
+        """The text of every message in "input" (of `role` when given), in order."""
+        out = []
+        for item in self.input:
+            if item.get("type") == "message" and (role is None or item.get("role") == role):
+                content = item.get("content")
+                if isinstance(content, str):
+                    out.append(content)
+                elif isinstance(content, list):
+                    out.extend(str(part.get("text", "")) for part in content if isinstance(part, dict))
+        return out
+
+    def tool_outputs(self) -> list[Item]:
+        """The function_call_output / custom_tool_call_output items in "input"."""
+        return [item for item in self.input if str(item.get("type", "")).endswith("call_output")]
+
+
+def is_main_request(method: str, path: str, body: Any) -> bool:
+    """A main-conversation turn: a streamed POST /v1/responses carrying the tool list."""
+    return (
+        method == "POST"
+        and path.split("?", 1)[0].rstrip("/") == "/v1/responses"
+        and isinstance(body, dict)
+        and bool(body.get("stream"))
+        and bool(body.get("tools"))
+    )
+
+
+def _is_model_item(item: Any) -> bool:
+    if not isinstance(item, dict):
+        return False
+    kind = item.get("type", "message")
+    return kind in _MODEL_ITEM_TYPES or (kind == "message" and item.get("role") == "assistant")
+
+
+def model_turns(body: dict[str, Any]) -> int:
+    """How many model responses the conversation in `body["input"]` already holds."""
+    turns, inside = 0, False
+    for item in body.get("input") or []:
+        produced = _is_model_item(item)
+        if produced and not inside:
+            turns += 1
+        inside = produced
+    return turns
+
+
+# -- streaming ---------------------------------------------------------------------------
+
+
+def _sse(data: dict[str, Any]) -> bytes:
+    return f"event: {data['type']}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+def _stream_item(item: Item, index: int, item_id: str) -> tuple[list[dict[str, Any]], Item]:
+    """The events for one output item (without sequence numbers) and the finished item."""
+    kind = item["type"]
+    if kind == "message":
+        value = "".join(part["text"] for part in item["content"])
+        part = {"type": "output_text", "text": value, "annotations": [], "logprobs": []}
+        done = {"id": item_id, "type": "message", "status": "completed", "role": "assistant", "content": [part]}
+        at = {"item_id": item_id, "output_index": index, "content_index": 0}
+        events = [
+            {
+                "type": "response.output_item.added",
+                "output_index": index,
+                "item": dict(done, status="in_progress", content=[]),
+            },
+            {"type": "response.content_part.added", **at, "part": dict(part, text="")},
+            {"type": "response.output_text.delta", **at, "delta": value, "logprobs": []},
+            {"type": "response.output_text.done", **at, "text": value, "logprobs": []},
+            {"type": "response.content_part.done", **at, "part": part},
+        ]
+    elif kind == "function_call":
+        done = {
+            "id": item_id,
+            "type": "function_call",
+            "status": "completed",
+            "call_id": item["call_id"],
+            "name": item["name"],
+            "arguments": item["arguments"],
+        }
+        at = {"item_id": item_id, "output_index": index}
+        events = [
+            {
+                "type": "response.output_item.added",
+                "output_index": index,
+                "item": dict(done, status="in_progress", arguments=""),
+            },
+            {"type": "response.function_call_arguments.delta", **at, "delta": item["arguments"]},
+            {"type": "response.function_call_arguments.done", **at, "arguments": item["arguments"]},
+        ]
+    elif kind == "custom_tool_call":
+        done = {
+            "id": item_id,
+            "type": "custom_tool_call",
+            "status": "completed",
+            "call_id": item["call_id"],
+            "name": item["name"],
+            "input": item["input"],
+        }
+        at = {"item_id": item_id, "output_index": index}
+        events = [
+            {
+                "type": "response.output_item.added",
+                "output_index": index,
+                "item": dict(done, status="in_progress", input=""),
+            },
+            {"type": "response.custom_tool_call_input.delta", **at, "delta": item["input"]},
+            {"type": "response.custom_tool_call_input.done", **at, "input": item["input"]},
+        ]
+    else:
+        raise ValueError(f"cannot stream an output item of type {kind!r}")
+    events.append({"type": "response.output_item.done", "output_index": index, "item": done})
+    return events, done
+
+
+def stream_response(items: Step, model: str, response_id: str) -> bytes:
+    """The full SSE byte stream for one model response made of `items`."""
+    response: dict[str, Any] = {
+        "id": response_id,
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "in_progress",
+        "model": model,
+        "output": [],
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": None,
+    }
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": response},
+        {"type": "response.in_progress", "response": response},
+    ]
+    output: list[Item] = []
+    for index, item in enumerate(items):
+        item_id = item.get("id") or f"{item['type'][:2]}_{response_id}_{index}"
+        item_events, done = _stream_item(item, index, item_id)
+        events.extend(item_events)
+        output.append(done)
+    usage = {
+        "input_tokens": 100,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 10,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 110,
+    }
+    events.append(
+        {"type": "response.completed", "response": dict(response, status="completed", output=output, usage=usage)}
+    )
+    return b"".join(_sse(dict(event, sequence_number=n)) for n, event in enumerate(events))
+
+
+# -- the server --------------------------------------------------------------------------
+
+
+@dataclass
+class FakeOpenAI:
+    """The scripted server. Use as a context manager, or call start() and stop()."""
+
+    steps: list[Step]
+    final_text: str = "done"
+    requests: list[Recorded] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # Give every tool call a stable, unique call_id: the binary pairs outputs with it.
+        self.steps = [
+            [
+                dict(item, call_id=f"call_e2e_{n:02d}_{i}") if item["type"].endswith("call") else dict(item)
+                for i, item in enumerate(step)
+            ]
+            for n, step in enumerate(self.steps)
+        ]
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def start(self) -> FakeOpenAI:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-openai", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "server not started"
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def provider_config(self, env_key: str = "FAKE_OPENAI_API_KEY", name: str = "fake") -> str:
+        """config.toml lines that make Codex use this server (env_key must be set when it runs)."""
+        return (
+            f'model = "{MODEL}"\n'
+            f'model_provider = "{name}"\n\n'
+            f"[model_providers.{name}]\n"
+            f'name = "{name}"\n'
+            f'base_url = "{self.url}/v1"\n'
+            'wire_api = "responses"\n'
+            f'env_key = "{env_key}"\n'
+        )
+
+    # -- what was seen -----------------------------------------------------------------
+
+    def record(self, entry: Recorded) -> None:
+        with self._lock:
+            self.requests.append(entry)
+
+    @property
+    def main_requests(self) -> list[Recorded]:
+        with self._lock:
+            return [r for r in self.requests if r.is_main]
+
+    def step_for(self, body: dict[str, Any]) -> tuple[int, Step]:
+        n = model_turns(body)
+        if n < len(self.steps):
+            return n, self.steps[n]
+        return n, [text(self.final_text)]
+
+    def summary(self) -> str:
+        """One line per recorded request, for failure messages."""
+        lines = []
+        for i, r in enumerate(list(self.requests)):
+            if isinstance(r.body, dict):
+                items = r.input
+                last = items[-1] if items else {}
+                detail = (
+                    f"model={r.body.get('model')} stream={r.body.get('stream')} tools={len(r.body.get('tools') or [])} "
+                    f"input={len(items)} model_turns={model_turns(r.body)} "
+                    f"last={last.get('type')}:{last.get('role') or last.get('call_id')}"
+                )
+            else:
+                detail = repr(r.body)[:120]
+            lines.append(f"#{i} {r.method} {r.path} main={r.is_main} {detail}")
+        return "\n".join(lines) or "(no requests)"
+
+
+def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            pass
+
+        def _send(self, status: int, content_type: str, payload: bytes) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(payload)))
+            self.send_header("x-request-id", "req_fake")
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(payload)
+
+        def _json(self, value: Any, status: int = 200) -> None:
+            self._send(status, "application/json", json.dumps(value).encode())
+
+        def do_HEAD(self) -> None:
+            fake.record(Recorded("HEAD", self.path, dict(self.headers), None))
+            self._json({})
+
+        def do_GET(self) -> None:
+            fake.record(Recorded("GET", self.path, dict(self.headers), None))
+            route = self.path.split("?", 1)[0].rstrip("/")
+            if route.endswith("/models"):
+                self._json(
+                    {"object": "list", "data": [{"id": MODEL, "object": "model", "created": 0, "owned_by": "fake"}]}
+                )
+                return
+            self._json({})
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            try:
+                body: Any = json.loads(raw) if raw else None
+            except ValueError:
+                body = raw.decode("utf-8", "replace")
+            fake.record(Recorded("POST", self.path, dict(self.headers), body))
+            route = self.path.split("?", 1)[0].rstrip("/")
+            if route != "/v1/responses" or not isinstance(body, dict):
+                self._json({"error": {"type": "invalid_request_error", "message": f"no route {route}"}}, 404)
+                return
+            model = str(body.get("model") or MODEL)
+            if is_main_request("POST", self.path, body):
+                n, items = fake.step_for(body)
+                response_id = f"resp_e2e_{n:02d}"
+            else:
+                items, response_id = [text("ok")], "resp_e2e_side"
+            if body.get("stream"):
+                self._send(200, "text/event-stream", stream_response(items, model, response_id))
+                return
+            output = [_stream_item(item, i, f"msg_{response_id}_{i}")[1] for i, item in enumerate(items)]
+            self._json(
+                {
+                    "id": response_id,
+                    "object": "response",
+                    "created_at": int(time.time()),
+                    "status": "completed",
+                    "model": model,
+                    "output": output,
+                    "usage": {"input_tokens": 10, "output_tokens": 1, "total_tokens": 11},
+                }
+            )
+
+    return Handler
