@@ -55,6 +55,7 @@ same turn gets the same answer again instead of skipping a step.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -78,6 +79,8 @@ _MODEL_ITEM_TYPES = {
     "web_search_call",
     "image_generation_call",
 }
+_STEP_ID = re.compile(r"^(?:msg|fc|ctc|call)_e2e_(\d+)_\d+$")
+_ID_PREFIX = {"message": "msg", "function_call": "fc", "custom_tool_call": "ctc"}
 
 
 # -- script building -------------------------------------------------------------------
@@ -189,14 +192,24 @@ def _is_model_item(item: Any) -> bool:
 
 
 def model_turns(body: dict[str, Any]) -> int:
-    """How many model responses the conversation in `body["input"]` already holds."""
-    turns, inside = 0, False
+    """How many model responses the conversation in `body["input"]` already holds.
+
+    Items this server produced carry their step number in their id and call_id (Codex
+    sends both back), so the items of one response count once even when Codex slips hook
+    context (developer messages) or tool outputs in between them. Any other model item
+    counts by runs: consecutive model items are one response.
+    """
+    keys: set[tuple[str, int]] = set()
+    run, inside = 0, False
     for item in body.get("input") or []:
         produced = _is_model_item(item)
-        if produced and not inside:
-            turns += 1
+        if produced:
+            if not inside:
+                run += 1
+            marker = _STEP_ID.match(str(item.get("call_id") or item.get("id") or ""))
+            keys.add(("step", int(marker.group(1))) if marker else ("run", run))
         inside = produced
-    return turns
+    return len(keys)
 
 
 # -- streaming ---------------------------------------------------------------------------
@@ -206,14 +219,15 @@ def _sse(data: dict[str, Any]) -> bytes:
     return f"event: {data['type']}\ndata: {json.dumps(data)}\n\n".encode()
 
 
-def _stream_item(item: Item, index: int, item_id: str) -> tuple[list[dict[str, Any]], Item]:
+def _stream_item(item: Item, index: int, tag: str) -> tuple[list[dict[str, Any]], Item]:
     """The events for one output item (without sequence numbers) and the finished item."""
+    id_, call_id = item_id(item, tag, index), f"call_{tag}_{index}"
     kind = item["type"]
     if kind == "message":
         value = "".join(part["text"] for part in item["content"])
         part = {"type": "output_text", "text": value, "annotations": [], "logprobs": []}
-        done = {"id": item_id, "type": "message", "status": "completed", "role": "assistant", "content": [part]}
-        at = {"item_id": item_id, "output_index": index, "content_index": 0}
+        done = {"id": id_, "type": "message", "status": "completed", "role": "assistant", "content": [part]}
+        at = {"item_id": id_, "output_index": index, "content_index": 0}
         events = [
             {
                 "type": "response.output_item.added",
@@ -227,14 +241,14 @@ def _stream_item(item: Item, index: int, item_id: str) -> tuple[list[dict[str, A
         ]
     elif kind == "function_call":
         done = {
-            "id": item_id,
+            "id": id_,
             "type": "function_call",
             "status": "completed",
-            "call_id": item["call_id"],
+            "call_id": item.get("call_id") or call_id,
             "name": item["name"],
             "arguments": item["arguments"],
         }
-        at = {"item_id": item_id, "output_index": index}
+        at = {"item_id": id_, "output_index": index}
         events = [
             {
                 "type": "response.output_item.added",
@@ -246,14 +260,14 @@ def _stream_item(item: Item, index: int, item_id: str) -> tuple[list[dict[str, A
         ]
     elif kind == "custom_tool_call":
         done = {
-            "id": item_id,
+            "id": id_,
             "type": "custom_tool_call",
             "status": "completed",
-            "call_id": item["call_id"],
+            "call_id": item.get("call_id") or call_id,
             "name": item["name"],
             "input": item["input"],
         }
-        at = {"item_id": item_id, "output_index": index}
+        at = {"item_id": id_, "output_index": index}
         events = [
             {
                 "type": "response.output_item.added",
@@ -269,10 +283,20 @@ def _stream_item(item: Item, index: int, item_id: str) -> tuple[list[dict[str, A
     return events, done
 
 
-def stream_response(items: Step, model: str, response_id: str) -> bytes:
-    """The full SSE byte stream for one model response made of `items`."""
+def item_id(item: Item, tag: str, index: int) -> str:
+    """The id of output item `index` of the response tagged `tag` ("e2e_03": step 3)."""
+    return f"{_ID_PREFIX.get(item['type'], 'item')}_{tag}_{index}"
+
+
+def completed_output(items: Step, tag: str) -> list[Item]:
+    """The finished output items of a response, as a non-streaming reply carries them."""
+    return [_stream_item(item, index, tag)[1] for index, item in enumerate(items)]
+
+
+def stream_response(items: Step, model: str, tag: str) -> bytes:
+    """The full SSE byte stream for one model response made of `items`; ids derive from `tag`."""
     response: dict[str, Any] = {
-        "id": response_id,
+        "id": f"resp_{tag}",
         "object": "response",
         "created_at": int(time.time()),
         "status": "in_progress",
@@ -289,8 +313,7 @@ def stream_response(items: Step, model: str, response_id: str) -> bytes:
     ]
     output: list[Item] = []
     for index, item in enumerate(items):
-        item_id = item.get("id") or f"{item['type'][:2]}_{response_id}_{index}"
-        item_events, done = _stream_item(item, index, item_id)
+        item_events, done = _stream_item(item, index, tag)
         events.extend(item_events)
         output.append(done)
     usage = {
@@ -318,14 +341,6 @@ class FakeOpenAI:
     requests: list[Recorded] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        # Give every tool call a stable, unique call_id: the binary pairs outputs with it.
-        self.steps = [
-            [
-                dict(item, call_id=f"call_e2e_{n:02d}_{i}") if item["type"].endswith("call") else dict(item)
-                for i, item in enumerate(step)
-            ]
-            for n, step in enumerate(self.steps)
-        ]
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -452,21 +467,20 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             model = str(body.get("model") or MODEL)
             if is_main_request("POST", self.path, body):
                 n, items = fake.step_for(body)
-                response_id = f"resp_e2e_{n:02d}"
+                tag = f"e2e_{n:02d}"
             else:
-                items, response_id = [text("ok")], "resp_e2e_side"
+                items, tag = [text("ok")], "e2e_side"
             if body.get("stream"):
-                self._send(200, "text/event-stream", stream_response(items, model, response_id))
+                self._send(200, "text/event-stream", stream_response(items, model, tag))
                 return
-            output = [_stream_item(item, i, f"msg_{response_id}_{i}")[1] for i, item in enumerate(items)]
             self._json(
                 {
-                    "id": response_id,
+                    "id": f"resp_{tag}",
                     "object": "response",
                     "created_at": int(time.time()),
                     "status": "completed",
                     "model": model,
-                    "output": output,
+                    "output": completed_output(items, tag),
                     "usage": {"input_tokens": 10, "output_tokens": 1, "total_tokens": 11},
                 }
             )
