@@ -51,6 +51,14 @@ class App:
             raise BadUsage("--root is empty", hint="name the agent root, or leave --root out")
         return Store.locate(self.root_opt, self.now, notify=self.say, progress=self.progress("rebuild"))
 
+    @functools.cached_property
+    def live_store(self) -> Store:
+        """The Store of a long-lived server (mcp, serve): the real clock at each call, unless one was pinned."""
+        if self.now_opt is not None or os.environ.get("MEMSTORE_NOW") is not None:
+            return self.store
+        self.now  # noqa: B018 - a malformed --now is a usage error here too
+        return Store.locate(self.root_opt, None, notify=self.say, progress=self.progress("rebuild"))
+
     @property
     def root(self) -> Path:
         return self.store.root
@@ -109,10 +117,12 @@ def common(fn: Callable[..., Any]) -> Callable[..., Any]:
         if root_opt is not None:
             app.root_opt = root_opt
             app.__dict__.pop("store", None)
+            app.__dict__.pop("live_store", None)
         if now_opt is not None:
             app.now_opt = now_opt
             app.__dict__.pop("now", None)
             app.__dict__.pop("store", None)
+            app.__dict__.pop("live_store", None)
         return ctx.invoke(fn, app, **kwargs)
 
     return wrapper

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from urllib.parse import quote
 
@@ -125,7 +127,8 @@ def test_memory_text_is_shown_as_text_never_as_markup(root: Path) -> None:
     """Failure caught: a memory whose text carries HTML or script runs in the person's browser."""
     _root(root)
     write(root, "memory/feedback_evil.md", memory(
-        "feedback_evil", "<img src=x onerror=alert(1)>", body="<script>alert('memory')</script> \x1b[31mred"))
+        "feedback_evil", "<img src=x onerror=alert(1)>",
+        body="<script>alert('memory')</script> \x1b[31mred \u202egnp.exe"))
     with serving(root, now=NOW) as url:
         page = fetch(url + "memory/memory/feedback_evil.md")
         found = fetch(url + "search?q=alert")
@@ -134,6 +137,7 @@ def test_memory_text_is_shown_as_text_never_as_markup(root: Path) -> None:
         assert "<script>alert" not in body and "<img src=x" not in body
     assert "&lt;script&gt;alert(" in page.body
     assert "\x1b" not in page.body and "\\x1b[31mred" in page.body  # an escape sequence shown, not sent
+    assert "\u202e" not in page.body and "\\u202egnp.exe" in page.body  # nor a right-to-left override
     assert "script-src" not in page.headers["content-security-policy"]  # no script may run at all
     assert "default-src 'none'" in page.headers["content-security-policy"]
 
@@ -228,3 +232,18 @@ def test_sigterm_stops_it_cleanly(root: Path) -> None:
     rest = proc.stderr.read()
     assert proc.wait(timeout=30) == 0, rest
     assert "memstore: stopped" in rest and "Traceback" not in rest
+
+
+def test_the_clock_runs_while_it_serves(root: Path) -> None:
+    """Failure caught: a server that fixes "now" when it starts: its times and windows go stale for hours."""
+    _root(root)
+    env_now = os.environ.pop("MEMSTORE_NOW", None)
+    try:
+        with serving(root) as url:
+            first = re.search(r"At (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)", fetch(url).body)
+            time.sleep(1.2)
+            second = re.search(r"At (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)", fetch(url).body)
+    finally:
+        if env_now is not None:
+            os.environ["MEMSTORE_NOW"] = env_now
+    assert first and second and second.group(1) > first.group(1), (first, second)

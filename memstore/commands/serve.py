@@ -19,9 +19,9 @@ def serve(app: App, port: int, host: str, expose: bool) -> None:
     """A local, read-only web page over the memory: bands, search, each memory's history."""
     from memstore.web.server import open_socket, run, stop_on_sigterm, url_of
 
-    web = app.store.web_app(exposed=expose)  # first: a missing extra is said before anything else
+    web = app.live_store.web_app(exposed=expose)  # first: a missing extra is said before anything else
     sock = open_socket(host, port, expose)
-    app.store.sync(full=False, embed=False)  # once, before serving: the pages never write
+    app.live_store.sync(full=False, embed=False)  # once, before serving: the pages never write
     stop_on_sigterm()
     try:
         if expose:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
 
 from memstore.cli import App, cli, common, emit_json, json_option
-from memstore.store import Store
 
 # ---------------------------------------------------------------- Claude Code: hook / context
 
@@ -55,9 +53,7 @@ def mcp(app: App) -> None:
     """Serve this memory over stdio as an MCP server (needs the mcp extra: memstore[mcp])."""
     from memstore.mcp_server import serve
 
-    pinned = app.now_opt is not None or os.environ.get("MEMSTORE_NOW") is not None
-    # The server lives for hours: read the real clock at each call unless a clock was pinned.
-    serve(Store.locate(app.root_opt, app.now if pinned else None, notify=app.say))
+    serve(app.live_store)  # the server lives for hours: the real clock at each call unless one was pinned
 
 
 # ---------------------------------------------------------------- install / verify

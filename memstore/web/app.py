@@ -85,16 +85,19 @@ def _templates() -> Jinja2Templates:
     env.filters["url"] = lambda path: quote(str(path))
     env.filters["num"] = _num
     env.filters["when"] = _when
+    env.filters["plural"] = lambda n, word: f"{n} {word}" if n == 1 else f"{n} {word}s"
     return Jinja2Templates(env=env)
 
 
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0/C1 controls (tab and newline kept) and the bidirectional controls that reorder what follows
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _printable(value: object) -> object:
     """Every value a template prints, with control characters (an escape sequence in a memory) made visible."""
     if isinstance(value, str) and _CONTROLS.search(value):
-        shown = _CONTROLS.sub(lambda m: f"\\x{ord(m.group(0)):02x}", value)
+        shown = _CONTROLS.sub(lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100
+                              else f"\\u{ord(m.group(0)):04x}", value)
         return markupsafe.Markup(shown) if isinstance(value, markupsafe.Markup) else shown
     return value
 
@@ -111,7 +114,7 @@ def _when(value: object) -> str:
     if value is None or value == "":
         return "never"
     if isinstance(value, dt.datetime):
-        return value.strftime("%Y-%m-%d %H:%M UTC")
+        return value.strftime("%Y-%m-%d %H:%M:%S UTC")
     return str(value).replace("T", " ").replace("Z", " UTC")
 
 

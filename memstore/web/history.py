@@ -24,6 +24,7 @@ from memstore.timeutil import days_between, fmt, parse_when
 
 MAX_EVENTS = 5000  # the newest this many reads are drawn; older ones are summed into the start
 SAMPLES_PER_GAP = 24  # points on the decay curve between two reads
+MIN_SPAN_DAYS = 7  # the shortest time a chart spans
 
 
 @dataclass(slots=True)
@@ -119,13 +120,8 @@ _DAY_STEPS = (1, 2, 7, 14, 30, 61, 91, 182, 365, 730)
 
 
 def _time_ticks(t0: float, t1: float, most: int = 6) -> list[tuple[dt.datetime, str]]:
-    """Ticks on whole days (whole hours for a span under two days), labelled with what they mark."""
+    """Ticks on whole days (UTC midnights), labelled with the day they mark."""
     span = t1 - t0
-    if span < 2 * 86400:
-        step_h = next((h for h in (1, 2, 3, 6, 12, 24) if span / (h * 3600) <= most), 24)
-        first = math.ceil(t0 / (step_h * 3600)) * step_h * 3600
-        return [(dt.datetime.fromtimestamp(t, dt.UTC), dt.datetime.fromtimestamp(t, dt.UTC).strftime("%m-%d %H:00"))
-                for t in range(int(first), int(t1) + 1, step_h * 3600)]
     step = next((d for d in _DAY_STEPS if span / (d * 86400) <= most), _DAY_STEPS[-1])
     first = math.ceil(t0 / 86400) * 86400  # the first midnight (UTC) in the span
     return [(dt.datetime.fromtimestamp(t, dt.UTC), dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%d"))
@@ -137,8 +133,8 @@ def chart(history: History, series: str, label: str, css_class: str) -> str:
     points = getattr(history, series)
     if history.start is None or not points:
         return '<p class="muted">No history: this file is not a ranked memory.</p>'
-    t0 = history.start.timestamp()
-    t1 = max(history.now.timestamp(), points[-1][0].timestamp(), t0 + 3600)
+    t1 = max(history.now.timestamp(), points[-1][0].timestamp())
+    t0 = min(history.start.timestamp(), t1 - MIN_SPAN_DAYS * 86400)  # a new memory: its first days, not a dot
     ticks, high = _ticks(max(v for _, v in points) * 1.05)
     low = 0.0
     inner_w, inner_h = WIDTH - PAD_L - PAD_R, HEIGHT - PAD_T - PAD_B

@@ -2,19 +2,19 @@
 
 Standard library only. `FakeOpenAI(steps)` serves on 127.0.0.1 at a random free port (an
 http.server in a daemon thread). Point Codex at it with a custom provider in
-`$CODEX_HOME/config.toml` (see `provider_config`):
+`$CODEX_HOME/config.toml`; `fake.provider_config()` returns these lines:
 
-    model = "gpt-5.5"
+    model = "gpt-5.5"            # a known name: an unknown one loses the apply_patch tool
     model_provider = "fake"
     [model_providers.fake]
     name = "fake"
     base_url = "<fake.url>/v1"
     wire_api = "responses"
-    env_key = "FAKE_OPENAI_API_KEY"
+    env_key = "FAKE_OPENAI_API_KEY"   # must be set (to anything) in codex's environment
 
 Each *main-conversation* request (`POST /v1/responses` with "stream": true and a "tools"
-list) is answered with the next scripted step, streamed as server-sent events the way the
-real API streams them: response.created, response.in_progress, then per output item
+list) is answered with a scripted step, streamed as server-sent events the way the real
+API streams them: response.created, response.in_progress, then per output item
 response.output_item.added, its deltas (response.content_part.added /
 response.output_text.delta / response.output_text.done / response.content_part.done for a
 message, response.function_call_arguments.delta / .done for a function call,
@@ -29,31 +29,36 @@ ones.
 What Codex CLI 0.171.0 sends (observed with `codex exec --skip-git-repo-check -s
 workspace-write`, a fresh HOME and CODEX_HOME, the provider above):
 
-- Only `POST /v1/responses`, one per model turn, "stream": true, "store": false, the
-  whole conversation so far in "input" (developer messages with the system prompt and
-  permissions, a user message with <environment_context>, AGENTS.md and hook context as
-  further messages, then the prompt), and the tool list in "tools". No model listing, no
-  title or summary side request.
+- Only `POST /v1/responses`, one per model turn, with "stream": true, "store": false,
+  the tool list in "tools" and the whole conversation so far in "input": developer
+  messages (system prompt, skills, permissions), a user message holding AGENTS.md and
+  <environment_context>, then the prompt. No model listing, no title or summary request.
 - The shell tool is the function `exec_command` with JSON arguments {"cmd": "..."}
   (optional workdir, yield_time_ms, tty, ...); `shell(...)` builds that call. Its result
   comes back as a `function_call_output` item with the same call_id.
 - `apply_patch` is a *custom* (freeform, lark grammar) tool: the model emits a
   `custom_tool_call` item whose "input" is the raw patch text ("*** Begin Patch" ...
-  "*** End Patch"); `apply_patch(...)` builds it. Its result comes back as a
-  `custom_tool_call_output` item.
+  "*** End Patch"); `apply_patch(patch(add_file(...)))` builds it. Its result comes back
+  as a `custom_tool_call_output` item.
+- Hook additionalContext arrives as developer messages: SessionStart's before the prompt,
+  UserPromptSubmit's after it, PreToolUse's and PostToolUse's between the call and its
+  output. Codex sends the output items back with the ids this server gave them.
 
 Side requests are still answered sensibly in case another version or configuration sends
-them, and they never consume a scripted step: GET /v1/models gets a model list, other
+them, and they never consume a scripted step: GET .../models gets a one-model list, other
 GET/HEAD get "{}", a non-streaming or tool-less /v1/responses request gets the text "ok".
+Context compaction (only near the 258k-token window) is not supported.
 
 Which step answers a main request is not a counter but a pure function of the request:
-the number of model turns already in its "input" (runs of model-produced items:
-assistant messages, reasoning, function and custom tool calls). So an HTTP retry of the
-same turn gets the same answer again instead of skipping a step.
+the number of model responses already in its "input" (see `model_turns`). So an HTTP
+retry of the same turn gets the same answer again instead of skipping a step. A resumed
+session (`codex exec resume`) counts the earlier turns too: script it as a continuation.
+Step n's k-th call has the call_id `call_id(n, k)`.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import threading
@@ -84,6 +89,11 @@ _ID_PREFIX = {"message": "msg", "function_call": "fc", "custom_tool_call": "ctc"
 
 
 # -- script building -------------------------------------------------------------------
+
+
+def call_id(step: int, index: int) -> str:
+    """The call_id the server gives output item `index` of scripted step `step`."""
+    return f"call_e2e_{step:02d}_{index}"
 
 
 def text(value: str) -> Item:
@@ -194,22 +204,25 @@ def _is_model_item(item: Any) -> bool:
 def model_turns(body: dict[str, Any]) -> int:
     """How many model responses the conversation in `body["input"]` already holds.
 
-    Items this server produced carry their step number in their id and call_id (Codex
-    sends both back), so the items of one response count once even when Codex slips hook
-    context (developer messages) or tool outputs in between them. Any other model item
-    counts by runs: consecutive model items are one response.
+    Consecutive model items are one response. Items this server produced also carry their
+    step number in their id and call_id (Codex sends both back), so a response split up by
+    what Codex slips in between its items (hook context as developer messages, tool
+    outputs of parallel calls) still counts once.
     """
-    keys: set[tuple[str, int]] = set()
-    run, inside = 0, False
+    runs: list[set[int]] = []
+    inside = False
     for item in body.get("input") or []:
         produced = _is_model_item(item)
         if produced:
             if not inside:
-                run += 1
-            marker = _STEP_ID.match(str(item.get("call_id") or item.get("id") or ""))
-            keys.add(("step", int(marker.group(1))) if marker else ("run", run))
+                runs.append(set())
+            for value in (item.get("call_id"), item.get("id")):
+                marker = _STEP_ID.match(str(value or ""))
+                if marker:
+                    runs[-1].add(int(marker.group(1)))
         inside = produced
-    return len(keys)
+    steps: set[int] = set().union(*runs)
+    return len(steps) + sum(1 for markers in runs if not markers)
 
 
 # -- streaming ---------------------------------------------------------------------------
@@ -455,6 +468,8 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
+            if self.headers.get("Content-Encoding", "").lower() == "gzip":
+                raw = gzip.decompress(raw)
             try:
                 body: Any = json.loads(raw) if raw else None
             except ValueError:
