@@ -66,6 +66,7 @@ import json
 import os
 import re
 import select
+import sys
 import time
 import unicodedata
 from collections.abc import Iterable, Iterator
@@ -213,14 +214,46 @@ def _text_of(content: Any) -> str:
     return "\n\n".join(p for p in parts if p.strip())
 
 
+# A Gemini CLI transcript rewrites a message under its id (the same text, then with its tool
+# calls): the last record of an id is the message, never the join of its records.
+WHOLE = "whole:"
+
+
+def _other_client_text(entry: dict[str, Any]) -> tuple[str | None, str] | None:
+    """(id, text) of a Codex rollout or Gemini CLI transcript line that is the model's text, else None."""
+    if entry.get("type") == "response_item":  # Codex: {"type": "response_item", "payload": {message}}
+        item = entry.get("payload")
+        if not isinstance(item, dict) or item.get("type") != "message" or item.get("role") != "assistant":
+            return None
+        content = item.get("content")
+        texts = [c["text"] for c in content if isinstance(c, dict) and c.get("type") == "output_text"
+                 and isinstance(c.get("text"), str)] if isinstance(content, list) else []
+        ident = item.get("id")
+        return (ident if isinstance(ident, str) else None), "\n\n".join(t for t in texts if t.strip())
+    if entry.get("type") == "gemini" and isinstance(entry.get("content"), str):  # Gemini CLI
+        ident = entry.get("id")
+        return (WHOLE + ident if isinstance(ident, str) else None), entry["content"]
+    return None
+
+
 def _assistant_texts(lines: Iterable[bytes]) -> Iterator[tuple[str | None, str]]:
-    """(message id, text) of each transcript line that is assistant text; everything else skipped."""
+    """(message id, text) of each transcript line that is assistant text; everything else skipped.
+
+    Claude Code's transcripts, Codex's rollouts and Gemini CLI's chat files are told apart by
+    their lines' shapes."""
     for raw in lines:
         try:
             entry = json.loads(raw)
         except (ValueError, RecursionError):
             continue
-        if not isinstance(entry, dict) or entry.get("type") != "assistant" or entry.get("isSidechain") is True:
+        if not isinstance(entry, dict):
+            continue
+        other = _other_client_text(entry)
+        if other is not None:
+            if other[1].strip():
+                yield other
+            continue
+        if entry.get("type") != "assistant" or entry.get("isSidechain") is True:
             continue
         message = entry.get("message")
         if not isinstance(message, dict) or message.get("role", "assistant") != "assistant":
@@ -253,7 +286,7 @@ def final_answer(transcript: Path) -> str | None:
     if not found:
         return None
     last_id, last_text = found[-1]
-    if last_id is None:
+    if last_id is None or last_id.startswith(WHOLE):
         return last_text
     texts = []
     for ident, text in reversed(found):
@@ -349,6 +382,22 @@ def hook_payload(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
     if not isinstance(payload, dict):
         return None, "stdin is not a JSON object"
     return payload, None
+
+
+def detach_debrief(root: str | os.PathLike[str], raw: bytes, *, commit: bool, now: str | None) -> None:
+    """The SessionEnd debrief in a process of its own session, handed the hook's payload: it outlives a
+    client that kills its hook (and the hook's process group) after a second or two."""
+    import subprocess
+
+    payload, _ = hook_payload(raw)
+    cwd = payload.get("cwd") if payload is not None else None
+    argv = [sys.executable, "-m", "memstore", "--root", os.fspath(root), *(["--now", now] if now else []),
+            "debrief", "--hook", *(["--commit"] if commit else [])]
+    child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True, cwd=cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None)
+    assert child.stdin is not None
+    child.stdin.write(raw)  # a payload is a few KB: the pipe takes it without waiting
+    child.stdin.close()
 
 
 def log_failure(root: str | os.PathLike[str] | None, message: str) -> None:

@@ -1,6 +1,8 @@
 """`memstore hook`: the Claude Code command hook. Standard library only; always exits 0.
 
-One JSON object arrives on stdin, as Claude Code sends it. By `hook_event_name`:
+One JSON object arrives on stdin, as Claude Code sends it (`--client codex|gemini`: as that
+client sends it; memstore.clients turns it into Claude Code's shapes and the answer back).
+By `hook_event_name`:
 
 - PostToolUse of Read, Edit, Write, MultiEdit on a T2 memory: reinforcement, through
   policy.record_touch (a journal line, then one SQLite transaction). Post, not Pre, so
@@ -40,8 +42,8 @@ Payload = dict[str, object]
 
 
 def _args(argv: list[str]) -> dict[str, str | None]:
-    """--root, --now and --part, each as `--opt V` or `--opt=V`; anything else is ignored."""
-    found: dict[str, str | None] = {"root": None, "now": None, "part": None}
+    """--root, --now, --part and --client, each as `--opt V` or `--opt=V`; anything else is ignored."""
+    found: dict[str, str | None] = {"root": None, "now": None, "part": None, "client": None}
     items = iter(argv)
     for arg in items:
         for key in found:
@@ -268,7 +270,8 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
         elif tool == "Read" and _outside(root, cwd) and in_memory(root, file_path, cwd, derived=True):
             output["permissionDecision"] = "allow"
             output["permissionDecisionReason"] = "memstore: reads of memory files are pre-approved"
-        texts = _lens_texts(root, tool, file_path, session, now, config)
+        # a client whose context before a tool never reaches the model asks for no lenses here (clients/gemini.py)
+        texts = [] if payload.get("memstore_no_lenses") else _lens_texts(root, tool, file_path, session, now, config)
         if texts:
             output["additionalContext"] = "\n\n".join(texts)
         return {"hookSpecificOutput": output} if len(output) > 1 else None
@@ -292,6 +295,29 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
                 return None
         return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
     return None
+
+
+def for_client(client: str, payload: Payload, root: str, now_opt: str | None) -> Payload | None:
+    """Another client's payload, through its adapter (memstore.clients) and the one `handle`."""
+    from memstore.clients import CLIENTS
+
+    if client not in CLIENTS:
+        _log(root, f"unknown --client {client!r}; ignored")
+        return None
+    from importlib import import_module
+
+    adapter = import_module(f"memstore.clients.{client}")
+    canonical = adapter.canonical(payload)
+    responses = [handle(one, root, now_opt) for one in canonical]
+    context = None
+    if any(one.get("hook_event_name") == "SessionStart" for one in canonical):
+        # No `@` imports there: identity and the index travel with the cold-start bundle.
+        from pathlib import Path
+
+        from memstore.context import imports_text
+
+        context = imports_text(Path(root))
+    return adapter.answer(payload, responses, context)
 
 
 def _lens_texts(root: str, tool: str, file_path: str | None, session: str | None, now: object,
@@ -334,7 +360,11 @@ def main(argv: list[str] | None = None, stdin: object = None, stdout: object = N
         root = _find_root(opts["root"], payload)
         if root is None or os.environ.get("MEMSTORE_HOOKS", "").lower() == "off":
             return 0  # no root, or a session memstore itself started (the nightly wake's model calls)
-        response = handle(payload, root, opts["now"], opts["part"])
+        client = opts["client"] or "claude"
+        if client == "claude":
+            response = handle(payload, root, opts["now"], opts["part"])
+        else:
+            response = for_client(client, payload, root, opts["now"])
         if response is not None:
             out = stdout or sys.stdout
             out.write(json.dumps(response, ensure_ascii=False))  # type: ignore[attr-defined]

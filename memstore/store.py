@@ -650,6 +650,42 @@ class Store:
 
     # ------------------------------------------------------------ naming a memory
 
+    def plan_install_client(self, client: str, scope: str = "user", *, uninstall: bool = False,
+                            cwd: str | os.PathLike[str] | None = None) -> InstallPlan:
+        """install --client codex|gemini: that client's hook files (memstore.install_clients)."""
+        from memstore.install_clients import plan_codex, plan_gemini
+
+        if client == "codex":
+            if scope != "user":
+                raise BadUsage("Codex hooks are installed for the user ($CODEX_HOME/hooks.json) only",
+                               hint="use --scope user")
+            return plan_codex(self.root, uninstall=uninstall)
+        if client == "gemini":
+            return plan_gemini(self.root, scope, Path(cwd) if cwd else Path.cwd(), uninstall=uninstall)
+        raise BadUsage(f"unknown client {client!r}", hint="use claude, codex or gemini")
+
+    def verify_client(self, client: str, scope: str = "user", cwd: str | os.PathLike[str] | None = None
+                      ) -> list[Check]:
+        """verify --client codex|gemini: what that client will do with the wiring, then a real read through it."""
+        from functools import partial
+
+        from memstore.install_clients import verify_codex, verify_gemini
+        from memstore.verify import check_hook_errors, check_mirror, check_reinforcement
+
+        probe = partial(check_reinforcement, self.root, now=self.now)
+
+        def run(command: str, payload: Any, **kwargs: Any) -> Check:
+            return probe(command, payload_for=payload, **kwargs)
+
+        checks = [check_mirror(self.root)]
+        if client == "codex":
+            checks += verify_codex(self.root, run)
+        elif client == "gemini":
+            checks += verify_gemini(self.root, scope, Path(cwd) if cwd else Path.cwd(), run)
+        else:
+            raise BadUsage(f"unknown client {client!r}", hint="use claude, codex or gemini")
+        return [*checks, check_hook_errors(self.root)]
+
     def _key(self, memory: str | os.PathLike[str]) -> str:
         """A memory named as results name it: an absolute path inside the root becomes root-relative."""
         text = os.fspath(memory)

@@ -20,6 +20,7 @@ import re
 import shlex
 import sqlite3
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -286,8 +287,13 @@ def _forget_probe(root: Path) -> None:
         conn.close()
 
 
-def check_reinforcement(root: Path, command: str, now: dt.datetime) -> Check:
-    """Run the registered command on a synthetic Read of a probe memory and look at its state."""
+def check_reinforcement(root: Path, command: str, now: dt.datetime,
+                        payload_for: Callable[[Path], dict[str, Any]] | None = None, *, shell: bool = False,
+                        client: str = "Claude Code") -> Check:
+    """Run the registered command on a synthetic Read of a probe memory and look at its state.
+
+    payload_for: the client's own payload for a read of the probe (default: Claude Code's Read);
+    shell: run the command through bash, as a client that runs hook commands with `bash -c` does."""
     from memstore.sync import sync
 
     probe = root / "memory" / f"{PROBE}.md"
@@ -296,12 +302,14 @@ def check_reinforcement(root: Path, command: str, now: dt.datetime) -> Check:
     probe.write_text(f"---\nname: {PROBE}\ntype: process\nsummary: written and removed by memstore verify\n---\n")
     try:
         sync(root)
-        payload = {"hook_event_name": "PostToolUse", "session_id": "memstore-verify", "cwd": str(root),
-                   "tool_name": "Read", "tool_input": {"file_path": str(probe)}}
+        payload = payload_for(probe) if payload_for is not None else {
+            "hook_event_name": "PostToolUse", "session_id": "memstore-verify", "cwd": str(root),
+            "tool_name": "Read", "tool_input": {"file_path": str(probe)}}
         env = {**os.environ, "MEMSTORE_NOW": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "MEMSTORE_HOST": PROBE_HOST}
         try:
-            proc = subprocess.run(shlex.split(command), input=json.dumps(payload), capture_output=True, text=True,
-                                  timeout=30, env=env)
+            argv = ["bash", "-c", command] if shell else shlex.split(command)
+            proc = subprocess.run(argv, input=json.dumps(payload), capture_output=True, text=True, timeout=30,
+                                  env=env)
         except (OSError, subprocess.TimeoutExpired) as exc:
             return Check("reinforcement", False, f"the registered command could not run: {exc}",
                          "memstore install --apply")
@@ -314,9 +322,9 @@ def check_reinforcement(root: Path, command: str, now: dt.datetime) -> Check:
         if proc.returncode != 0:
             return Check("reinforcement", False, f"hook exited {proc.returncode}: {proc.stderr.strip()[:200]}")
         if not row or row[0] != 1:
-            return Check("reinforcement", False, f"a Read through the hook left the probe at {row}",
+            return Check("reinforcement", False, f"a {client} read through the hook left the probe at {row}",
                          f"see {RootPaths(root).hook_log}")
-        return Check("reinforcement", True, f"a Read through the registered hook moved the probe to "
+        return Check("reinforcement", True, f"a {client} read through the registered hook moved the probe to "
                                             f"access_count {row[0]}, last_accessed {row[1]}")
     finally:
         probe.unlink(missing_ok=True)

@@ -119,9 +119,12 @@ def note(app: App, text: str, kind: str | None, everywhere: bool, as_json: bool)
 @click.option("--hook", "as_hook", is_flag=True,
               help="Run as Claude Code's SessionEnd hook: the hook JSON on stdin names the transcript; "
                    "nothing on stdout, failures to the hook error log, always exit 0.")
+@click.option("--detach", is_flag=True,
+              help="With --hook: hand the work to a background process and return at once (a client that "
+                   "kills its SessionEnd hook after a second or two: Codex).")
 @json_option
 @common
-def debrief(app: App, transcript: str | None, commit: bool, as_hook: bool, as_json: bool) -> None:
+def debrief(app: App, transcript: str | None, commit: bool, as_hook: bool, detach: bool, as_json: bool) -> None:
     """The mechanical half of the end-of-session debrief: sync, lint, render, and what the session added.
 
     With --transcript: each sentence of the session's final answer that states a rule
@@ -129,7 +132,7 @@ def debrief(app: App, transcript: str | None, commit: bool, as_hook: bool, as_js
     becomes a T1 lesson, at most 3 per session and 30 in the short-term window.
     """
     if as_hook:
-        _debrief_hook(app, commit)
+        _debrief_hook(app, commit, detach)
         return
     result = app.store.debrief(transcript, commit=commit)
     if as_json:
@@ -151,7 +154,7 @@ def debrief(app: App, transcript: str | None, commit: bool, as_hook: bool, as_js
         click.echo(f"git      {result.committed}")
 
 
-def _debrief_hook(app: App, commit: bool) -> None:
+def _debrief_hook(app: App, commit: bool, detach: bool = False) -> None:
     """`debrief --hook`: never blocks the session end, never speaks on stdout, logs what went wrong."""
     from memstore import capture
     from memstore.agent_root import locate
@@ -160,7 +163,11 @@ def _debrief_hook(app: App, commit: bool) -> None:
         return  # a session memstore itself started (the nightly wake): nothing to debrief
     root = locate(app.root_opt, os.environ.get("MEMSTORE_ROOT"), os.getcwd())
     try:
-        payload, why = capture.hook_payload(capture.read_hook_stdin(getattr(sys.stdin, "buffer", sys.stdin)))
+        raw = capture.read_hook_stdin(getattr(sys.stdin, "buffer", sys.stdin))
+        if detach and root is not None:
+            capture.detach_debrief(root, raw, commit=commit, now=app.now_opt)
+            return
+        payload, why = capture.hook_payload(raw)
         transcript = None
         if payload is None:
             capture.log_failure(root, f"{why}; ran without a transcript")

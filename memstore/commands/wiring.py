@@ -7,6 +7,8 @@ import sys
 import click
 
 from memstore.cli import App, cli, common, emit_json, json_option
+from memstore.clients import CLIENTS
+from memstore.errors import BadUsage
 
 # ---------------------------------------------------------------- Claude Code: hook / context
 
@@ -77,10 +79,12 @@ def mcp(app: App) -> None:
               help="Also register the MCP server (project: .mcp.json; user: prints the `claude mcp add` command).")
 @click.option("--uninstall", is_flag=True,
               help="Take out this root's hooks and import block (and, with --cron/--crontab-file, its cron jobs).")
+@click.option("--client", type=click.Choice(CLIENTS), default="claude", show_default=True,
+              help="The client to wire: Claude Code, Codex CLI ($CODEX_HOME) or Gemini CLI (~/.gemini).")
 @common
 def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_md: str | None, cron: bool,
             crontab_file: str | None, cron_time: str | None, keep_auto_memory: bool, model_cmd: str | None,
-            with_mcp: bool, uninstall: bool) -> None:
+            with_mcp: bool, uninstall: bool, client: str) -> None:
     """Register the hooks, the read grant and the imports, optionally the cron jobs (dry run unless --apply).
 
     With --uninstall: remove this root's hook handlers from the settings file of the scope,
@@ -88,6 +92,11 @@ def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_m
     they are: the read grant, autoMemoryEnabled, the .gitignore line, and everything that
     is not memstore's for this root (other roots' jobs, foreign jobs, comments, MAILTO=...).
     """
+    if client != "claude":
+        _only_claude(settings=settings, claude_md=claude_md, cron=cron, crontab_file=crontab_file,
+                     cron_time=cron_time, keep_auto_memory=keep_auto_memory, model_cmd=model_cmd, mcp=with_mcp)
+        _install_client(app, client, _client_scope(scope), do_apply, uninstall)
+        return
     layout = app.store.layout(scope, settings, claude_md)
     plan = app.store.plan_install(layout, keep_auto_memory=keep_auto_memory, cron=cron, crontab_file=crontab_file,
                                   cron_time=cron_time, uninstall=uninstall, model_cmd=model_cmd, mcp=with_mcp)
@@ -118,19 +127,56 @@ def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_m
                f"memstore --root {app.root} verify {where}")
 
 
+def _client_scope(scope: str) -> str:
+    """--scope for another client: "user" unless given (the default "project" is Claude Code's)."""
+    source = click.get_current_context().get_parameter_source("scope")
+    return scope if source == click.core.ParameterSource.COMMANDLINE else "user"
+
+
+def _only_claude(**given: object) -> None:
+    used = [name.replace("_", "-") for name, value in given.items() if value]
+    if used:
+        raise BadUsage(f"--{used[0]} is for Claude Code's wiring, not --client's",
+                       hint="run it in its own `memstore install` (the nightly jobs serve every client)")
+
+
+def _install_client(app: App, client: str, scope: str, do_apply: bool, uninstall: bool) -> None:
+    plan = app.store.plan_install_client(client, scope, uninstall=uninstall)
+    changed = [c for c in plan.changes if c.changed]
+    for change in changed:
+        click.echo(change.diff())
+    for warning in plan.warnings:
+        app.say(f"warning: {warning}")
+    if not do_apply:
+        click.echo(f"{len(changed)} file(s) would change; nothing written. Run again with --apply.")
+        return
+    written = plan.apply()
+    done = "taken out" if uninstall else "wired"
+    click.echo(f"{len(written)} file(s) changed; {client} {done} for {app.root}.")
+    for step in plan.next_steps:
+        click.echo(f"next: {step}")
+
+
 @cli.command()
 @click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True)
 @click.option("--settings", default=None, help="The settings.json to check (overrides --scope).")
 @click.option("--claude-md", default=None, help="The file with the @ import block to check (overrides --scope).")
 @click.option("--cron", is_flag=True, help="Also require the nightly tick and wake jobs in the user's crontab.")
 @click.option("--crontab-file", default=None, help="Require the nightly tick and wake jobs in this crontab file.")
+@click.option("--client", type=click.Choice(CLIENTS), default="claude", show_default=True,
+              help="The client whose wiring to check.")
 @json_option
 @common
 def verify(app: App, scope: str, settings: str | None, claude_md: str | None, cron: bool,
-           crontab_file: str | None, as_json: bool) -> None:
-    """Say what Claude Code will do with the wiring, then prove a Read reinforces. Exit 1 if anything fails."""
-    layout = app.store.layout(scope, settings, claude_md)
-    checks = app.store.verify(layout, cron=cron, crontab_file=crontab_file)
+           crontab_file: str | None, client: str, as_json: bool) -> None:
+    """Say what the client will do with the wiring, then prove a read reinforces. Exit 1 if anything fails."""
+    if client != "claude":
+        _only_claude(settings=settings, claude_md=claude_md, cron=cron, crontab_file=crontab_file)
+        # Codex has user hooks only; Gemini's default is the user's settings too
+        checks = app.store.verify_client(client, _client_scope(scope))
+    else:
+        layout = app.store.layout(scope, settings, claude_md)
+        checks = app.store.verify(layout, cron=cron, crontab_file=crontab_file)
     failed = [c for c in checks if not c.ok]
     if as_json:
         emit_json([c.to_json() for c in checks])

@@ -1,0 +1,80 @@
+"""Gemini CLI's hook payloads, as memstore.hook's Claude Code shapes. Standard library only.
+
+What Gemini CLI 0.61 sends (seen with the real binary): BeforeTool / AfterTool around
+`read_file`, `write_file`, `replace` (each with `file_path`, as the model wrote it: often
+relative to `cwd`) and `run_shell_command` (`command`); SessionStart and SessionEnd as
+Claude Code names them. A deny is `{"decision": "deny", "reason": ...}`.
+
+Context: SessionStart's `additionalContext` reaches the model; BeforeTool's is ignored, so a
+lens fires after the tool (AfterTool's context is appended to the tool's result) and the
+BeforeTool answer carries only refusals.
+"""
+
+from __future__ import annotations
+
+import os
+
+Payload = dict[str, object]
+
+TOOLS = {"read_file": "Read", "write_file": "Write", "replace": "Edit", "run_shell_command": "Bash"}
+NO_LENSES = "memstore_no_lenses"  # a canonical payload whose lenses must not fire (the hook reads it)
+
+
+def _input(payload: Payload) -> dict[str, object]:
+    data = payload.get("tool_input")
+    return data if isinstance(data, dict) else {}
+
+
+def canonical(payload: Payload) -> list[Payload]:
+    """The Claude Code payloads this Gemini CLI payload stands for (empty: nothing to do)."""
+    event = payload.get("hook_event_name")
+    if event == "SessionStart":
+        return [payload]
+    if event not in ("BeforeTool", "AfterTool"):
+        return []
+    tool = TOOLS.get(str(payload.get("tool_name")))
+    if tool is None:
+        return []
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+    data = _input(payload)
+    if tool == "Bash":
+        from memstore.shellreads import files_read
+
+        command = data.get("command") if isinstance(data.get("command"), str) else ""
+        shell = {**payload, "tool_name": "Bash", "tool_input": {"command": command}}
+        reads = [{**payload, "tool_name": "Read", "tool_input": {"file_path": path}}
+                 for path in files_read(str(command), cwd)]
+    else:
+        file_path = data.get("file_path")
+        if not isinstance(file_path, str) or not file_path:
+            return []
+        path = os.path.normpath(os.path.join(cwd or os.getcwd(), file_path))
+        shell = None
+        reads = [{**payload, "tool_name": tool, "tool_input": {"file_path": path}}]
+    if event == "BeforeTool":  # refusals only: context given here never reaches the model
+        return [{**p, "hook_event_name": "PreToolUse", NO_LENSES: True} for p in ([shell] if shell else []) + reads]
+    # after it ran: reinforce, then the lenses its files trigger (their refusal check is moot now)
+    return [{**p, "hook_event_name": "PostToolUse"} for p in reads] + \
+           [{**p, "hook_event_name": "PreToolUse"} for p in reads]
+
+
+def answer(payload: Payload, responses: list[Payload | None], context: str | None = None) -> Payload | None:
+    """One Gemini CLI answer from the hook's answers to the canonical payloads (None: print nothing)."""
+    event = payload.get("hook_event_name")
+    outputs = [r["hookSpecificOutput"] for r in responses
+               if isinstance(r, dict) and isinstance(r.get("hookSpecificOutput"), dict)]
+    if event == "SessionStart":
+        text = "\n\n".join(t for t in (context, *(o.get("additionalContext") for o in outputs))
+                           if isinstance(t, str) and t.strip())
+        return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}} if text else None
+    if event == "BeforeTool":
+        for output in outputs:
+            if output.get("permissionDecision") == "deny":
+                reason = output.get("permissionDecisionReason")
+                return {"decision": "deny",
+                        "reason": reason if isinstance(reason, str) and reason.strip() else "memstore: refused"}
+        return None
+    texts = [o["additionalContext"] for o in outputs if isinstance(o.get("additionalContext"), str)]
+    if event == "AfterTool" and texts:
+        return {"hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": "\n\n".join(texts)}}
+    return None
