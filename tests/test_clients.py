@@ -153,7 +153,8 @@ def test_gemini_reads_reinforce_after_the_tool_and_lenses_come_with_them(agent: 
     out = call(agent, "gemini", gemini("AfterTool", "read_file", agent, file_path="memory/feedback_x.md"))
     assert access(agent, "memory/feedback_x.md") == 1
     assert "LENSMARK" in out["hookSpecificOutput"]["additionalContext"]
-    call(agent, "gemini", gemini("AfterTool", "run_shell_command", agent, command="cat memory/feedback_x.md"))
+    call(agent, "gemini", gemini("AfterTool", "run_shell_command", agent.parent, command="cat feedback_x.md",
+                                 dir_path=str(agent / "memory")))  # run in dir_path, not the session's cwd
     assert access(agent, "memory/feedback_x.md") == 1  # the same minute: inside the spacing gate, but journaled
     journal = "".join(p.read_text() for p in (agent / "runtime" / "journal").glob("*.jsonl"))
     assert journal.count("memory/feedback_x.md") == 2

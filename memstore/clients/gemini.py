@@ -41,6 +41,10 @@ def canonical(payload: Payload) -> list[Payload]:
         from memstore.shellreads import files_read
 
         command = data.get("command") if isinstance(data.get("command"), str) else ""
+        folder = data.get("dir_path")  # the shell runs there when given (relative to the session's cwd)
+        if isinstance(folder, str) and folder:
+            cwd = os.path.normpath(os.path.join(cwd or os.getcwd(), os.path.expanduser(folder)))
+            payload = {**payload, "cwd": cwd}
         shell = {**payload, "tool_name": "Bash", "tool_input": {"command": command}}
         reads = [{**payload, "tool_name": "Read", "tool_input": {"file_path": path}}
                  for path in files_read(str(command), cwd)]

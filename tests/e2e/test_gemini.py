@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -55,10 +56,12 @@ REPO = Path(__file__).resolve().parents[2]
 GEMINI_TIMEOUT = 90  # seconds; a scripted session takes 2-4 s
 CLI_TIMEOUT = 30
 LESSON_WAIT = 10  # Gemini CLI waits for its SessionEnd hook; this only absorbs a slow file system
+NO_LESSON_WAIT = 1  # how long a session without the SessionEnd hook is watched for a lesson all the same
 MODEL = "gemini-2.5-flash"  # an explicit model: no router request before the first turn
 PROMPT = "Look at your memory, keep what you learn, then finish."
 RULE = "Always quote every path in a shell command."
 FINAL_ANSWER = f"All done with the scripted session. {RULE}"
+HOOK_CONTEXT = re.compile(r"<hook_context>(.*?)</hook_context>", re.S)
 EVENTS = ("SessionStart", "BeforeTool", "AfterTool", "SessionEnd")
 # Settings of the person's own that install and uninstall must leave alone: a setting, and a hook
 # of theirs on a tool the script never calls (so it never runs).
@@ -150,7 +153,8 @@ class Person:
             stdin=subprocess.DEVNULL,
         )
         if check:
-            assert proc.returncode == 0, f"memstore {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
+            command = " ".join(args)
+            assert proc.returncode == 0, f"memstore {command} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
         return proc
 
     def access_count(self, name: str) -> int:
@@ -229,7 +233,9 @@ class Session:
     seconds: float
     identity_before: bytes
     identity_after: bytes
+    memory_md: str  # MEMORY.md as the session started (the debrief renders it again at the end)
     lessons: list[str]
+    lesson_after: float  # seconds after the binary exited until the lessons above were read
 
     def first_text(self) -> str:
         return request_text(self.main[0].body)
@@ -250,6 +256,7 @@ def run_session(person: Person, gemini: str, *, wait_for_lesson: bool) -> Sessio
     root, m = person.root, person.markers
     identity = root / "identity.md"
     identity_before = identity.read_bytes()
+    memory_md = (root / "memory" / "MEMORY.md").read_text(encoding="utf-8")
     assert not lessons_of(root), "a lesson exists before the session"
     new_memory = memory("feedback_new", "Check the hooks end to end", f"Written by the scripted session. {m.new}")
     steps = [
@@ -272,12 +279,14 @@ def run_session(person: Person, gemini: str, *, wait_for_lesson: bool) -> Sessio
                         f"--- stderr ---\n{exc.stderr!r}\n--- requests ---\n{fake.summary()}")
         seconds = time.monotonic() - t0
         main, summary = fake.main_requests, fake.summary()
+    exited = time.monotonic()
     lessons = lessons_of(root)
-    deadline = time.monotonic() + (LESSON_WAIT if wait_for_lesson else 0)
-    while not lessons and time.monotonic() < deadline:
+    deadline = exited + (LESSON_WAIT if wait_for_lesson else NO_LESSON_WAIT)
+    while (not lessons or not wait_for_lesson) and time.monotonic() < deadline:
         time.sleep(0.2)
         lessons = lessons_of(root)
-    session = Session(proc, main, summary, seconds, identity_before, identity.read_bytes(), lessons)
+    session = Session(proc, main, summary, seconds, identity_before, identity.read_bytes(), memory_md, lessons,
+                      time.monotonic() - exited)
     try:
         assert proc.returncode == 0, "gemini exited non-zero"
         assert json.loads(proc.stdout)["response"].strip().endswith(RULE)
@@ -347,18 +356,19 @@ def journal(root: Path) -> list[dict[str, Any]]:
 def check_session_start(person: Person, session: Session, *, hooked: bool) -> None:
     """identity.md and MEMORY.md in the first request: only SessionStart's context carries them."""
     m, first = person.markers, session.first_text()
-    memory_md = (person.root / "memory" / "MEMORY.md").read_text(encoding="utf-8")
     identity = session.identity_before.decode("utf-8")
+    # the hook's context, as Gemini CLI wraps it into the prompt (the system instruction only names the tag)
+    hook_context = "\n".join(HOOK_CONTEXT.findall(request_text({"contents": session.main[0].body["contents"][:1]})))
     if hooked:
         assert m.identity in first, "identity.md missing from the first request"
-        assert identity.split("---", 2)[2].strip() in first, "identity.md arrived only in part"
-        assert m.hot in first, "MEMORY.md's row for feedback_x missing from the first request"
-        assert "<hook_context>" in first
+        assert identity.strip() in hook_context, "identity.md did not arrive whole"
+        assert m.hot in hook_context, "MEMORY.md's row for feedback_x missing from the first request"
+        assert session.memory_md.strip() in hook_context, "MEMORY.md did not arrive whole"
     else:  # Gemini CLI lists the root's file tree, never these files' text
         assert m.identity not in first, "identity.md reached the model without the SessionStart hook"
         assert m.hot not in first, "MEMORY.md reached the model without the SessionStart hook"
-        assert "<hook_context>" not in first
-    assert m.hot in memory_md
+        assert not hook_context, hook_context
+    assert m.hot in session.memory_md
 
 
 def check_before_tool(person: Person, session: Session, *, hooked: bool) -> None:
@@ -366,7 +376,8 @@ def check_before_tool(person: Person, session: Session, *, hooked: bool) -> None
     errors = session.tool_errors("replace")
     if hooked:
         assert session.identity_after == session.identity_before, "identity.md was changed despite the hook"
-        assert len(errors) == 1 and errors[0].startswith("Tool execution blocked"), errors
+        assert len(errors) == 1 and errors[0].startswith("Tool execution blocked: memstore:"), errors
+        assert "identity.md" in errors[0], errors
     else:
         assert person.markers.hijack in session.identity_after.decode("utf-8"), "identity.md unchanged without a hook"
         assert not errors, errors
@@ -430,7 +441,8 @@ def test_gemini_session_with_memstore_hooks(private_home: Path) -> None:
     check_all(person, session, set(EVENTS))
     hook_log = person.root / "runtime" / "state" / "hook-errors.log"
     assert not hook_log.exists(), hook_log.read_text()
-    print(f"gemini session {session.seconds:.1f}s, test {time.monotonic() - started:.1f}s")
+    print(f"gemini session {session.seconds:.1f}s (lesson seen {session.lesson_after:.1f}s after exit), "
+          f"test {time.monotonic() - started:.1f}s")
 
 
 def test_gemini_session_with_memstore_uninstalled(private_home: Path) -> None:
