@@ -59,7 +59,10 @@ WAYS: tuple[tuple[str, str], ...] = (
     ("bash", "hook, PreToolUse Bash with a matching lens"),
     ("base_s", "`python -S -c pass` (information)"),
     ("console", "`memstore --root R hook`, PostToolUse Read (console script; information)"),
+    ("codex", "hook --client codex, PostToolUse of a shell `cat` of a T2 memory (reinforcement)"),
+    ("gemini", "hook --client gemini, AfterTool read_file of a T2 memory (reinforcement, lenses)"),
 )
+GOAL_CLIENT_RATIO = 1.2  # another client's read, against Claude Code's Read, through the same hook
 
 
 def compile_bytecode(b: Bench) -> str:
@@ -137,7 +140,19 @@ def _hook_size(b: Bench, n: int, reps: int, work: Path) -> dict[str, Any]:
             raise RuntimeError(f"{argv} exited {child.returncode}: {child.stderr[-300:]}")
         return child
 
+    codex_payload = work / f"codex-{n}.json"
+    codex_payload.write_text(json.dumps({
+        "session_id": "bench-hook-codex", "hook_event_name": "PostToolUse", "cwd": str(root),
+        "tool_name": "Bash", "tool_input": {"command": f"cat {shlex.quote(str(target))}"}, "tool_response": "x",
+    }))
+    gemini_payload = work / f"gemini-{n}.json"
+    gemini_payload.write_text(json.dumps({
+        "session_id": "bench-hook-gemini", "hook_event_name": "AfterTool", "cwd": str(root),
+        "tool_name": "read_file", "tool_input": {"file_path": str(target)}, "tool_response": {"llmContent": "x"},
+    }))
     ways = {
+        "codex": lambda: proc([*hook, "--client", "codex"], codex_payload),
+        "gemini": lambda: proc([*hook, "--client", "gemini"], gemini_payload),
         "base": lambda: proc([b.python, "-c", "pass"], read_payload),
         "read": lambda: proc(hook, read_payload),
         "bash": bash,
@@ -205,7 +220,7 @@ def _hook_size(b: Bench, n: int, reps: int, work: Path) -> dict[str, Any]:
         "p90": {k: sorted(v)[min(len(v) - 1, len(v) * 9 // 10)] for k, v in times.items()},
         "cpu": {k: median(v) for k, v in cpu.items()},
         "journal_lines": lines,
-        "expected_lines": 2 * (reps + 1),  # Read through hookrun.py and through the console script
+        "expected_lines": 4 * (reps + 1),  # Read through hookrun.py and the console script, Codex, Gemini
         "errors": err_text,
         "ref_check": ref_check,
         "target": target.name,
@@ -244,6 +259,14 @@ def section_hook(b: Bench) -> Outcome:
                 "`python -c pass`",
                 f"{fmt_x(ratio)} ({fmt_s(r['med'][key])} / {fmt_s(r['med']['base'])})",
                 ratio <= GOAL_HOOK_RATIO,
+            ))
+    for r in results:
+        for key in ("codex", "gemini"):
+            ratio = r["med"][key] / r["med"]["read"]
+            goals.append(Goal(
+                f"hook at {fmt_n(r['n'])}, a {key} read: <= {GOAL_CLIENT_RATIO:g}x Claude Code's Read",
+                f"{fmt_x(ratio)} ({fmt_s(r['med'][key])} / {fmt_s(r['med']['read'])})",
+                ratio <= GOAL_CLIENT_RATIO,
             ))
     growth_rows = []
     if len(results) >= 2:
