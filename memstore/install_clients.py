@@ -24,6 +24,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import shlex
 from collections.abc import Callable
 from pathlib import Path
@@ -111,8 +112,10 @@ def gemini_groups(root: Path) -> dict[str, dict[str, Any]]:
 def merge_groups(hooks: dict[str, Any], wanted: dict[str, dict[str, Any]], root: Path, *, remove: bool = False
                  ) -> dict[str, list[int]]:
     """Put `wanted` into `hooks` in place: a group of ours is replaced where it stands, a missing one
-    appended, other groups never move. Returns, per event, the index of our group ([] when removed)."""
-    where: dict[str, list[int]] = {}
+    appended. Returns, per event, the indices (as they were) of the groups of ours taken out: the
+    groups after them move down by one each, and Codex's trust entries, which name positions, must
+    move with them (`shift_trust`)."""
+    removed: dict[str, list[int]] = {}
     for event in set(hooks) | set(wanted):
         groups = hooks.get(event)
         if groups is None:
@@ -128,18 +131,37 @@ def merge_groups(hooks: dict[str, Any], wanted: dict[str, dict[str, Any]], root:
                 hooks[event] = groups
             if not groups and event in hooks and event in wanted:
                 del hooks[event]
-            where[event] = []
+            removed[event] = mine
             continue
         if mine:
             groups[mine[0]] = wanted[event]
             for i in reversed(mine[1:]):
                 del groups[i]
-            where[event] = [mine[0]]
+            removed[event] = mine[1:]
         else:
             groups.append(wanted[event])
-            where[event] = [len(groups) - 1]
         hooks[event] = groups
-    return where
+    return removed
+
+
+def shift_trust(state: dict[str, Any], hooks_json: Path, removed: dict[str, list[int]]) -> None:
+    """Move the trust entries of the groups after a removed one down with them (same hash: the
+    hash does not hold the position), so the person's own hooks stay trusted."""
+    base = os.path.realpath(hooks_json)
+    for event, gone in removed.items():
+        if not gone or event not in CODEX_SNAKE:
+            continue
+        prefix = f"{base}:{CODEX_SNAKE[event]}:"
+        moves = []
+        for key in list(state):
+            group, _, handler = key[len(prefix):].partition(":") if key.startswith(prefix) else ("", "", "")
+            if group.isdigit() and handler.isdigit() and int(group) not in gone:
+                new = int(group) - sum(1 for g in gone if g < int(group))
+                if new != int(group):
+                    moves.append((key, f"{prefix}{new}:{handler}"))
+        for old, new in sorted(moves, key=lambda m: m[0]):  # lowest first: a target is never still occupied
+            state[new] = state[old]
+            del state[old]
 
 
 # ---------------------------------------------------------------- Codex: trust
@@ -188,6 +210,10 @@ def _trust_entries(hooks: dict[str, Any], hooks_json: Path, root: Path) -> dict[
     return out
 
 
+# One `[hooks.state."KEY"]` table, up to the next table header: how Codex and memstore write trust entries.
+_TRUST_TABLE = re.compile(r'^\[hooks\.state\."(?:[^"\\]|\\.)*"\][^\n]*\n(?:(?!\[)[^\n]*(?:\n|$))*', re.M)
+
+
 def _toml(path: Path) -> tuple[str | None, Any]:
     import tomlkit
 
@@ -210,20 +236,29 @@ def plan_codex(root: Path, *, uninstall: bool = False, home: Path | None = None)
     if not isinstance(hooks, dict):
         raise InstallError(f"{hooks_json}: 'hooks' is not an object", hint="fix it, then run install again")
     old_trust = _trust_entries(hooks, hooks_json, root)
-    merge_groups(hooks, codex_groups(root), root, remove=uninstall)
+    removed = merge_groups(hooks, codex_groups(root), root, remove=uninstall)
     new_trust = {} if uninstall else _trust_entries(hooks, hooks_json, root)
     plan = InstallPlan()
-    plan.changes.append(Change(hooks_json, before, _json_text(data)))
+    if before is not None or not uninstall:
+        plan.changes.append(Change(hooks_json, before, _json_text(data)))
 
     text, doc = _toml(config)
-    state = doc.setdefault("hooks", tomlkit.table()).setdefault("state", tomlkit.table())
-    for key in old_trust:
-        if key not in new_trust and key in state:
-            del state[key]
+    found = doc.get("hooks", {}).get("state", {}) if isinstance(doc.get("hooks"), dict) else {}
+    entries = {str(k): dict(v) for k, v in found.items() if isinstance(v, dict)}
+    for key in old_trust:  # ours as they stood, before anything moved
+        entries.pop(key, None)
+    shift_trust(entries, hooks_json, removed)
     for key, digest in new_trust.items():
-        entry = tomlkit.table()
-        entry["trusted_hash"] = digest
-        state[key] = entry
+        entries[key] = {"trusted_hash": digest}
+    # The trust tables are taken out of the text and written again at its end (tomlkit mishandles
+    # deleting from a table whose parts lie apart in a file, as these do); everything else is
+    # edited in place by tomlkit, comments and order kept.
+    rest = _TRUST_TABLE.sub("", text or "")
+    doc = tomlkit.parse(rest)
+    leftover = doc.get("hooks", {}).get("state") if isinstance(doc.get("hooks"), dict) else None
+    if leftover:
+        raise InstallError(f"{config} writes hooks.state in a form memstore does not edit (not one "
+                           '[hooks.state."KEY"] table per hook)', hint="write each as its own table, then run again")
     memory = str(root / "memory")
     sandbox = doc.setdefault("sandbox_workspace_write", tomlkit.table())
     roots = sandbox.get("writable_roots")
@@ -238,11 +273,15 @@ def plan_codex(root: Path, *, uninstall: bool = False, home: Path | None = None)
         del sandbox["writable_roots"]
     if not sandbox:  # tables left empty go, so an install then an uninstall leaves the file as it was
         del doc["sandbox_workspace_write"]
-    if not state:
-        del doc["hooks"]["state"]
-    if not doc["hooks"]:
+    if isinstance(doc.get("hooks"), dict) and not doc["hooks"]:
         del doc["hooks"]
-    plan.changes.append(Change(config, text, tomlkit.dumps(doc)))
+    after = tomlkit.dumps(doc).rstrip("\n")
+    for key, values in entries.items():
+        lines = "".join(f"{tomlkit.key(k).as_string()} = {tomlkit.item(v).as_string()}\n" for k, v in values.items())
+        after += f"\n\n[hooks.state.{json.dumps(key)}]\n{lines}".rstrip("\n")
+    after = after.lstrip("\n") + "\n" if after.strip() else ""
+    if text is not None or not uninstall:
+        plan.changes.append(Change(config, text, after))
     if not uninstall:
         plan.next_steps.append(f"check it: memstore --root {root} verify --client codex")
     return plan

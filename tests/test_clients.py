@@ -299,3 +299,34 @@ def test_detached_debrief_survives_a_client_that_kills_its_hook(agent: Path, tmp
                    if "Always quote every path" in p.read_text()]
         time.sleep(0.25)
     assert lessons, "no lesson captured after the hook returned"
+
+
+def test_codex_uninstall_keeps_a_later_foreign_hook_trusted(agent: Path, tmp_path: Path) -> None:
+    """Failure caught: taking memstore's group out moves the person's later hook down one place, and its
+    trust entry (which names the place) no longer matches: Codex then skips the person's hook, silently."""
+    import tomllib
+
+    home = tmp_path / "codex"
+    home.mkdir()
+    plan_codex(agent, home=home).apply()
+    hooks = json.loads((home / "hooks.json").read_text())
+    theirs = {"type": "command", "command": "/bin/true", "timeout": 5}
+    hooks["hooks"]["PreToolUse"].append({"matcher": "Bash", "hooks": [theirs]})  # after ours: index 1
+    (home / "hooks.json").write_text(json.dumps(hooks))
+    digest = codex_trust_hash("PreToolUse", theirs, "Bash")
+    with (home / "config.toml").open("a") as handle:
+        handle.write(f'\n[hooks.state."{codex_trust_key(home / "hooks.json", "PreToolUse", 1, 0)}"]\n'
+                     f'trusted_hash = "{digest}"\n')
+
+    plan_codex(agent, home=home, uninstall=True).apply()
+    state = tomllib.loads((home / "config.toml").read_text())["hooks"]["state"]
+    assert json.loads((home / "hooks.json").read_text())["hooks"]["PreToolUse"] == [{"matcher": "Bash",
+                                                                                    "hooks": [theirs]}]
+    assert state == {codex_trust_key(home / "hooks.json", "PreToolUse", 0, 0): {"trusted_hash": digest}}
+
+    plan_codex(agent, home=home).apply()  # back in: appended after theirs, theirs untouched
+    state = tomllib.loads((home / "config.toml").read_text())["hooks"]["state"]
+    assert state[codex_trust_key(home / "hooks.json", "PreToolUse", 0, 0)] == {"trusted_hash": digest}
+    ours = json.loads((home / "hooks.json").read_text())["hooks"]["PreToolUse"][1]
+    assert state[codex_trust_key(home / "hooks.json", "PreToolUse", 1, 0)]["trusted_hash"] == codex_trust_hash(
+        "PreToolUse", ours["hooks"][0], ours["matcher"])

@@ -76,7 +76,8 @@ def answer(payload: Payload, responses: list[Payload | None], context: str | Non
     for output in outputs:
         if output.get("permissionDecision") == "deny":
             reason = output.get("permissionDecisionReason")
-            reason = reason if isinstance(reason, str) and reason.strip() else "memstore: refused"
+            # never empty (Codex runs the tool then); no final period (Codex appends ". Command: ...")
+            reason = reason.strip().rstrip(".") if isinstance(reason, str) and reason.strip() else "memstore: refused"
             return {"hookSpecificOutput": {"hookEventName": event, "permissionDecision": "deny",
                                            "permissionDecisionReason": reason}}
     # "allow" is left out: it does not lift Codex's sandbox, and Codex decides approval itself
