@@ -316,7 +316,7 @@ class Change:
                 (self.before or "").splitlines(keepends=True),
                 self.after.splitlines(keepends=True),
                 fromfile=f"{self.path} (now)" if self.before is not None else "/dev/null",
-                tofile=f"{self.path} (after install)",
+                tofile=f"{self.path} (after)",
             )
         )
 
