@@ -139,7 +139,27 @@ def wiring_file(file_path: object, cwd: str | None) -> str | None:
     if cwd:
         project = os.path.join(os.path.realpath(cwd), ".claude")
         names |= {os.path.join(project, "settings.json"), os.path.join(project, "settings.local.json")}
-    return "Claude Code's settings (they hold memstore's wiring)" if real in names else None
+    if real in names:
+        return "Claude Code's settings (they hold memstore's wiring)"
+    # Codex's and Gemini CLI's own: with them rewritten, the next session starts without memstore's hooks
+    home = os.path.expanduser("~")
+    codex = os.path.realpath(os.environ.get("CODEX_HOME") or os.path.join(home, ".codex"))
+    others = {os.path.join(codex, "hooks.json"), os.path.join(codex, "config.toml"),
+              os.path.join(os.path.realpath(home), ".gemini", "settings.json")}
+    if cwd:
+        others.add(os.path.join(os.path.realpath(cwd), ".gemini", "settings.json"))
+    return "the client's settings (they hold memstore's wiring)" if real in others else None
+
+
+def machine_file(root: str, file_path: object, cwd: str | None) -> str | None:
+    """runtime/ (the journal, the mirror, state), by real path: written by memstore alone. An agent that
+    wrote a journal line there would be forging reads of its own memories."""
+    found = _real(root, file_path, cwd)
+    if found is None:
+        return None
+    real, real_root = found
+    runtime = os.path.join(real_root, "runtime")
+    return "runtime/ (memstore's own state)" if real == runtime or real.startswith(runtime + os.sep) else None
 
 
 def person_file(root: str, file_path: object, cwd: str | None) -> str | None:
@@ -163,6 +183,14 @@ def _outside(root: str, cwd: str | None) -> bool:
     project = os.path.realpath(cwd)
     real = os.path.realpath(root)
     return real != project and not real.startswith(project.rstrip(os.sep) + os.sep)
+
+
+def _within(cwd: str | None, root: str) -> bool:
+    """Does the shell stand in the root (a bare file name there may be the person's)?"""
+    if not cwd:
+        return False
+    real, base = os.path.realpath(cwd), os.path.realpath(root)
+    return real == base or real.startswith(base + os.sep)
 
 
 def _tool_input(payload: Payload) -> tuple[str, str | None]:
@@ -193,8 +221,38 @@ def _text(payload: Payload, key: str) -> str | None:
     return _usable(payload.get(key))
 
 
-def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = None) -> Payload | None:
-    """The response object for one payload (None: print nothing)."""
+PLUGIN_MCP = "mcp__plugin_memstore_memstore__"  # the plugin's MCP server's tools: mcp__plugin_<plugin>_<server>__
+
+
+def _plugin_root() -> tuple[str | None, str]:
+    """(the plugin's agent root, or None and why not). A hook naming ${user_config.root} in its arguments
+    would not run at all while the option is unset, so the root comes from the environment."""
+    value = os.environ.get("CLAUDE_PLUGIN_OPTION_ROOT", "").strip()
+    if not value:
+        return None, "unset"
+    root = os.path.expanduser(value)
+    return (root, "") if os.path.isdir(os.path.join(root, "memory")) else (None, root)
+
+
+def _plugin_unset(payload: Payload, missing: str) -> Payload | None:
+    """At SessionStart, say plainly why the memory is not there (the model tells the person)."""
+    if payload.get("hook_event_name") != "SessionStart":
+        return None
+    if missing == "unset":
+        text = ("memstore plugin: no agent root is set, so this session has no memory. Tell the person to run "
+                "`claude plugin configure memstore@memstore` (the `root` option: a folder for the agent's memory), "
+                "then `claude --init-only` once.")
+    else:
+        text = (f"memstore plugin: the agent root {missing} is not laid out yet, so this session has no memory. "
+                "Tell the person to run `claude --init-only` once: it builds memstore's environment and lays "
+                "the root out.")
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+
+
+def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = None, *,
+           plugin: bool = False) -> Payload | None:
+    """The response object for one payload (None: print nothing). `plugin`: run by the Claude Code
+    plugin, whose MCP tools have the plugin's names."""
     from memstore.config import Config, ConfigError, load_config
     from memstore.timeutil import parse_now
 
@@ -232,21 +290,21 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
         return None
 
     if event == "PreToolUse":
-        from memstore.kinds import EDIT_TOOLS, MCP_TOOLS, PERSON_WORDS, WIRING_WORDS
+        from memstore.kinds import CLIENT_WIRING_WORDS, EDIT_TOOLS, MCP_TOOLS, PERSON_WORDS, WIRING_WORDS
 
         output: Payload = {"hookEventName": "PreToolUse"}
         owned = person_file(root, file_path, cwd) if tool in EDIT_TOOLS else None
         if owned is None and tool in EDIT_TOOLS:
-            owned = wiring_file(file_path, cwd)
+            owned = wiring_file(file_path, cwd) or machine_file(root, file_path, cwd)
         if owned is None and tool == "Bash":
             command = _command(payload) or ""
             # A cheap look first: most commands name none of it, and shellcmd's import costs ms.
             if any(word in command for word in PERSON_WORDS) or root in command or "~" in command \
-                    or "$HOME" in command or os.path.realpath(root) in command:
+                    or "$HOME" in command or os.path.realpath(root) in command or _within(cwd, root):
                 from memstore.shellcmd import names_person_file, names_wiring
 
                 owned = names_person_file(command, root, cwd) or names_wiring(command, cwd)
-            elif any(word in command for word in WIRING_WORDS):
+            elif any(word in command for word in (*WIRING_WORDS, *CLIENT_WIRING_WORDS)):
                 from memstore.shellcmd import names_wiring
 
                 owned = names_wiring(command, cwd)
@@ -256,14 +314,15 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
             output["permissionDecisionReason"] = (
                 "memstore: answering `memstore review` is the person's; leave it to them" if owned.startswith(
                     "memstore review") else
-                f"memstore: {owned} is the person's own file (identity, lenses, meditations, memstore.toml, "
-                "review/); the agent does not change it. Propose the change to the person, or write a memory "
-                "under memory/."
+                f"memstore: {owned} is not the agent's to change (identity.md, lenses/, meditations/, "
+                "memstore.toml and review/ are the person's; runtime/ and the clients' settings are memstore's). "
+                "Propose the change to the person, or write a memory under memory/."
             )
         elif tool in WRITE_TOOLS and in_memory(root, file_path, cwd):
             output["permissionDecision"] = "allow"
             output["permissionDecisionReason"] = "memstore: writes to memory files are pre-approved"
-        elif tool.startswith("mcp__memstore__") and tool[len("mcp__memstore__"):] in MCP_TOOLS:
+        elif (tool.startswith("mcp__memstore__") and tool[len("mcp__memstore__"):] in MCP_TOOLS) or (
+                plugin and tool.startswith(PLUGIN_MCP) and tool[len(PLUGIN_MCP):] in MCP_TOOLS):
             # memstore's own MCP tools, by exact name: they enforce the same real-path rules themselves
             output["permissionDecision"] = "allow"
             output["permissionDecisionReason"] = "memstore: its MCP tools are pre-approved"
@@ -357,12 +416,22 @@ def main(argv: list[str] | None = None, stdin: object = None, stdout: object = N
         if payload is None:
             _log(_find_root(opts["root"], {}), "payload is not a JSON object; ignored")
             return 0
-        root = _find_root(opts["root"], payload)
+        plugin = "--plugin" in (sys.argv[1:] if argv is None else argv)
+        if plugin:  # the Claude Code plugin: the root is its `root` option, as Claude Code hands it over
+            root, missing = _plugin_root()
+            if root is None:
+                response = _plugin_unset(payload, missing) if opts["part"] is None else None
+                if response is not None:
+                    out = stdout or sys.stdout
+                    out.write(json.dumps(response, ensure_ascii=False))  # type: ignore[attr-defined]
+                return 0
+        else:
+            root = _find_root(opts["root"], payload)
         if root is None or os.environ.get("MEMSTORE_HOOKS", "").lower() == "off":
             return 0  # no root, or a session memstore itself started (the nightly wake's model calls)
         client = opts["client"] or "claude"
         if client == "claude":
-            response = handle(payload, root, opts["now"], opts["part"])
+            response = handle(payload, root, opts["now"], opts["part"], plugin=plugin)
         else:
             response = for_client(client, payload, root, opts["now"])
         if response is not None:

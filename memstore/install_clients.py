@@ -37,6 +37,7 @@ from memstore.install import (
     InstallError,
     InstallPlan,
     _json_text,
+    _plan_root_record,
     hook_command,
     memstore_command,
     read_settings,
@@ -116,7 +117,7 @@ def merge_groups(hooks: dict[str, Any], wanted: dict[str, dict[str, Any]], root:
     groups after them move down by one each, and Codex's trust entries, which name positions, must
     move with them (`shift_trust`)."""
     removed: dict[str, list[int]] = {}
-    for event in set(hooks) | set(wanted):
+    for event in [*hooks, *(e for e in wanted if e not in hooks)]:  # a stable order: the same file every run
         groups = hooks.get(event)
         if groups is None:
             groups = []
@@ -282,6 +283,7 @@ def plan_codex(root: Path, *, uninstall: bool = False, home: Path | None = None)
     after = after.lstrip("\n") + "\n" if after.strip() else ""
     if text is not None or not uninstall:
         plan.changes.append(Change(config, text, after))
+    _plan_root_record(plan, root, remove=uninstall)  # `memstore status` then finds the root from any folder
     if not uninstall:
         plan.next_steps.append(f"check it: memstore --root {root} verify --client codex")
     return plan
@@ -304,10 +306,13 @@ def plan_gemini(root: Path, scope: str, cwd: Path, *, uninstall: bool = False) -
         raise InstallError(f"{path}: 'context' is not an object", hint="fix it, then run install again")
     dirs = context.get("includeDirectories")
     dirs = list(dirs) if isinstance(dirs, list) else []
+    # memory/ only: the rest of the root (identity, lenses, runtime/, the rendered index) is no
+    # workspace of the agent's; identity and the index reach it at session start.
+    memory = str(root / "memory")
     if uninstall:
-        dirs = [d for d in dirs if d != str(root)]
-    elif str(root) not in dirs:
-        dirs.append(str(root))
+        dirs = [d for d in dirs if d != memory]
+    elif memory not in dirs:
+        dirs.append(memory)
     if dirs:
         context["includeDirectories"] = dirs
     else:
@@ -316,6 +321,8 @@ def plan_gemini(root: Path, scope: str, cwd: Path, *, uninstall: bool = False) -
         del data["context"]
     plan = InstallPlan()
     plan.changes.append(Change(path, before, _json_text(data)))
+    if scope == "user":
+        _plan_root_record(plan, root, remove=uninstall)
     if scope == "project" and not uninstall:
         plan.warnings.append("Gemini CLI runs a project's hooks only in a trusted folder (and not with "
                              "--skip-trust): trust it once, or install with --scope user")
@@ -416,11 +423,11 @@ def verify_gemini(root: Path, scope: str, cwd: Path, probe: Callable[..., Check]
         if event == "AfterTool":
             tool_hook = handler["command"]
     dirs = (data.get("context") or {}).get("includeDirectories") if isinstance(data.get("context"), dict) else None
-    included = isinstance(dirs, list) and any(
-        root.resolve().is_relative_to(Path(str(d)).expanduser().resolve()) for d in dirs)
+    memory = (root / "memory").resolve()
+    included = isinstance(dirs, list) and any(memory.is_relative_to(Path(str(d)).expanduser().resolve()) for d in dirs)
     checks.append(Check("gemini workspace", included,
-                        f"{root} is {'in' if included else 'not in'} context.includeDirectories"
-                        + ("" if included else ": Gemini CLI refuses its files outside the project"), fix))
+                        f"{memory} is {'in' if included else 'not in'} context.includeDirectories"
+                        + ("" if included else ": Gemini CLI refuses files outside the project"), fix))
     if scope == "project":
         checks.append(Check("gemini trust", True, "project hooks run only in a folder you trusted in Gemini CLI "
                                                   "(not under --skip-trust): not checked here"))

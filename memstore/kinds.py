@@ -33,6 +33,9 @@ PERSON_WORDS = ("identity", "memstore.toml", "lenses", "meditations", "review")
 # The files that hold memstore's wiring in Claude Code, which the agent's shell may not rewrite
 # either (with them gone, the deny rules and the refusing hook would be gone next session).
 WIRING_WORDS = ("settings.json", "settings.local.json", "rules/memstore.md")
+# The same for Codex ($CODEX_HOME/hooks.json, config.toml) and Gemini CLI (.gemini/settings.json).
+CLIENT_WIRING_WORDS = ("hooks.json", "config.toml")
+CLIENT_DIRS = (".claude", ".codex", ".gemini")
 # Tools that change a file, for the refusal of person-owned files (NotebookEdit included).
 EDIT_TOOLS = (*WRITE_TOOLS, "NotebookEdit")
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 
-from memstore.kinds import PERSON_OWNED, WIRING_WORDS
+from memstore.kinds import CLIENT_DIRS, CLIENT_WIRING_WORDS, PERSON_OWNED, WIRING_WORDS
 
 # Commands that only read (with no output redirection anywhere in the command line).
 READERS = frozenset({
@@ -113,14 +113,26 @@ def _near(place: str, forms: list[str]) -> bool:
 
 
 def names_wiring(command: str, cwd: str | None) -> str | None:
-    """Claude Code's settings or memstore's rules file, when a command that does more than read names
-    them (under a .claude folder): the agent rewriting them would drop memstore's protections."""
-    if not command or not any(word in command for word in WIRING_WORDS):
+    """A client's settings (Claude Code's, Codex's hooks.json and config.toml, Gemini CLI's) or memstore's
+    rules file, when a command that does more than read names them under the client's folder: the agent
+    rewriting them would drop memstore's protections."""
+    if not command or not any(word in command for word in (*WIRING_WORDS, *CLIENT_WIRING_WORDS)):
         return None
-    under = ".claude" in command or (cwd is not None and os.path.basename(os.path.realpath(cwd)) == ".claude")
+    here = os.path.basename(os.path.realpath(cwd)) if cwd is not None else ""
+    under = any(folder in command or here == folder for folder in CLIENT_DIRS) or (
+        "CODEX_HOME" in command and any(word in command for word in CLIENT_WIRING_WORDS))
     if not under or _reads_only(command):
         return None
-    return "Claude Code's settings (they hold memstore's wiring)"
+    return "the client's settings (they hold memstore's wiring)"
+
+
+def _owned_folder(place: str, root: str) -> str | None:
+    """The person's folder (lenses/, meditations/, review/) that `place` is in, if any."""
+    real, base = os.path.realpath(place), os.path.realpath(root)
+    if not (real == base or real.startswith(base + os.sep)):
+        return None
+    rel = os.path.relpath(real, base).replace(os.sep, "/") + "/"
+    return next((owned.rstrip("/") for owned in PERSON_OWNED if owned.endswith("/") and rel.startswith(owned)), None)
 
 
 def names_person_file(command: str, root: str, cwd: str | None) -> str | None:
@@ -140,7 +152,12 @@ def names_person_file(command: str, root: str, cwd: str | None) -> str | None:
         return None
     forms = root_forms(root)
     spelled = [form.rstrip("/") for form in forms if form.rstrip("/") and form.rstrip("/") in command]
-    inside = any(_near(place, forms) for place in _places(command, cwd))
+    places = _places(command, cwd)
+    # a shell standing in lenses/ (its folder, or a `cd` there) writes the person's files by bare name
+    folder = next((owned for place in places if (owned := _owned_folder(place, root))), None)
+    if folder is not None and not _reads_only(command):
+        return folder
+    inside = any(_near(place, forms) for place in places)
     named = re.search(r"(?:^|[\s'\"=<>/:(])(" + _NAMES + ")", command)
     if named is None and not spelled:
         return None

@@ -215,7 +215,7 @@ def test_gemini_install_keeps_settings_and_its_commands_never_block(agent: Path,
     plan_gemini(agent, "user", tmp_path).apply()
     data = json.loads(settings.read_text())
     assert data["security"] == original["security"] and data["ui"] == original["ui"]
-    assert data["context"]["includeDirectories"] == ["/srv/other", str(agent)]
+    assert data["context"]["includeDirectories"] == ["/srv/other", str(agent / "memory")]  # memory/ alone
     for event in ("SessionStart", "BeforeTool", "AfterTool", "SessionEnd"):
         (group,) = data["hooks"][event]
         assert group["hooks"][0]["command"].endswith(" || true")
@@ -330,3 +330,30 @@ def test_codex_uninstall_keeps_a_later_foreign_hook_trusted(agent: Path, tmp_pat
     ours = json.loads((home / "hooks.json").read_text())["hooks"]["PreToolUse"][1]
     assert state[codex_trust_key(home / "hooks.json", "PreToolUse", 1, 0)]["trusted_hash"] == codex_trust_hash(
         "PreToolUse", ours["hooks"][0], ours["matcher"])
+
+
+def test_writes_by_folder_runtime_and_client_wiring_are_refused(agent: Path, tmp_path: Path) -> None:
+    """Failure caught (found by a newcomer's attack): a shell run in lenses/ (Gemini's dir_path, or a `cd`)
+    writing a lens by its bare name; a journal line forged through a file tool (fake reinforcement); the
+    agent rewriting Codex's or Gemini's settings to drop memstore's hooks."""
+    lenses = agent / "lenses"
+    out = call(agent, "gemini", gemini("BeforeTool", "run_shell_command", agent.parent, command="echo x > new.md",
+                                       dir_path=str(lenses)))
+    assert out and out["decision"] == "deny"
+    out = call(agent, "codex", codex("PreToolUse", "Bash", f"cd {lenses} && echo x > planted.md", agent.parent))
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert call(agent, "codex", codex("PreToolUse", "Bash", f"cd {lenses} && cat memory-care.md", agent)) is None or \
+        call(agent, "codex", codex("PreToolUse", "Bash", f"cd {lenses} && cat memory-care.md", agent))[
+            "hookSpecificOutput"].get("permissionDecision") != "deny"  # reading there is fine
+    forged = agent / "runtime" / "journal" / "forged.jsonl"
+    out = call(agent, "gemini", gemini("BeforeTool", "write_file", agent, file_path=str(forged), content="{}"))
+    assert out and out["decision"] == "deny"
+    home = Path.home()
+    for target in (home / ".gemini" / "settings.json", home / ".codex" / "hooks.json", home / ".codex" / "config.toml"):
+        out = call(agent, "gemini", gemini("BeforeTool", "write_file", agent, file_path=str(target), content="{}"))
+        assert out and out["decision"] == "deny", target
+    out = call(agent, "gemini", gemini("BeforeTool", "run_shell_command", agent,
+                                       command="echo '{}' > ~/.gemini/settings.json"))
+    assert out and out["decision"] == "deny"
+    out = call(agent, "codex", codex("PreToolUse", "Bash", "echo '{}' > $CODEX_HOME/hooks.json", agent))
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
