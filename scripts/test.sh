@@ -9,6 +9,9 @@ PY="${PYTHON:-python3}"
   || { echo "memstore needs Python 3.11 or newer (found: $("$PY" --version 2>&1)); set PYTHON=/path/to/python3.11" >&2; exit 1; }
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 echo "installing memstore, its test dependencies and the developer tooling (devtools/) into .venv ..." >&2
+# The distribution was called `memstore` before it became `memstore-md` (PyPI's memstore is another
+# project): an older install of this checkout in .venv goes first, or two would claim the package.
+.venv/bin/python -m pip uninstall --quiet --yes memstore >/dev/null 2>&1 || true
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]' -e ./devtools
 .venv/bin/ruff check .
 .venv/bin/python -m pytest -q

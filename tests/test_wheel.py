@@ -52,7 +52,7 @@ def build_wheel(tmp_path: Path) -> tuple[Path, Path]:
         "pip wheel failed (it builds without isolation, so setuptools>=68 and wheel must be installed "
         f"here; the `test` extra brings them):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
     )
-    wheels = sorted(out.glob("memstore-*.whl"))
+    wheels = sorted(out.glob("memstore_md-*.whl"))  # the distribution memstore-md (PyPI's memstore is another project)
     assert len(wheels) == 1, [p.name for p in out.iterdir()]
     return wheels[0], src
 
@@ -105,7 +105,7 @@ def test_wheel_holds_the_runtime_and_no_developer_tooling(built: tuple[Path, Pat
     missing = sorted(data - set(names))
     assert data and not missing, f"missing from the wheel (setup.cfg's package_data): {missing}"
     tops = {n.split("/")[0] for n in names}  # memstore/ and its dist-info, nothing beside them
-    assert {t for t in tops if not re.fullmatch(r"memstore-[^-/]+\.dist-info", t)} == {"memstore"}, tops
+    assert {t for t in tops if not re.fullmatch(r"memstore_md-[^-/]+\.dist-info", t)} == {"memstore"}, tops
     tooling = [n for n in names if TOOLING.search(n)]
     assert tooling == [], f"developer tooling in the memstore wheel: {tooling}"
 

@@ -1,0 +1,41 @@
+"""Run memstore's command line from the plugin's own environment, on the plugin's agent root.
+
+The plugin's MCP server, its SessionEnd debrief and its slash commands come through here.
+The environment (`${CLAUDE_PLUGIN_DATA}/venv`, memstore installed from this very folder) is
+built by prepare.py when the person runs `claude --init-only` once. Standard library only: it
+runs on the system's python3.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+
+
+def environment() -> str | None:
+    """memstore's console script in the plugin's data folder, or None when it is not built yet."""
+    data = os.environ.get("CLAUDE_PLUGIN_DATA")
+    candidates = [os.path.join(data, "venv", "bin", "memstore")] if data else []
+    # an MCP server may not be given the data folder: it is ~/.claude/plugins/data/<plugin>-<marketplace>
+    candidates += sorted(glob.glob(os.path.expanduser("~/.claude/plugins/data/memstore-*/venv/bin/memstore")))
+    return next((c for c in candidates if os.access(c, os.X_OK)), None)
+
+
+def main(argv: list[str]) -> int:
+    hook = "--hook" in argv  # a hook: never fail the session, say nothing on stdout
+    root = os.environ.get("CLAUDE_PLUGIN_OPTION_ROOT") or os.environ.get("MEMSTORE_ROOT")
+    exe = environment()
+    if exe is None or not root or "${" in root:
+        if hook:
+            return 0
+        why = ("memstore's environment is not built yet: run `claude --init-only` once" if exe is None else
+               "no agent root is set: claude plugin configure memstore@memstore (the `root` option)")
+        print(f"memstore plugin: {why}", file=sys.stderr)
+        return 1
+    os.execv(exe, [exe, "--root", root, *argv])
+    return 0  # not reached
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
