@@ -346,8 +346,10 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
             if not text:
                 return None
         else:
-            from memstore.projects import project_of
+            from memstore.agent_root import state_dir
+            from memstore.projects import project_of, remember_worktree
 
+            remember_worktree(state_dir(root), cwd, root)  # where this project's code is, for the tick
             # person-wide items and this session's project's own, never another project's
             text = bundle(Path(root), now, config, project_of(cwd, root))
             if not text:

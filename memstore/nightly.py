@@ -473,6 +473,7 @@ def commit_paths(root: str | os.PathLike[str], paths: Iterable[str], message: st
 def run_tick(store: Store, commit: bool = False) -> TickStatus:
     """Store.tick: the passes, the cue and the status file (see its docstring)."""
     from memstore.flush import flush
+    from memstore.freshness import tick_items, write_stale
     from memstore.locks import file_lock
     from memstore.render import render
     from memstore.results import TickStatus
@@ -498,11 +499,17 @@ def run_tick(store: Store, commit: bool = False) -> TickStatus:
                 rolled = roll_windows(store.root, now, store.config)
                 if (flushed and flushed.written) or rolled.moves:
                     sync_into(conn, store.root, store.config)  # the mirror follows the rewrites and moves
+        # freshness: cited code gone, memories out of their dates (before render, which marks them)
+        fresh, stale = tick_items(conn, store.root, now, review.answers(store.root), review.cue_id, PER_KIND)
+        write_stale(store.root, stale, ran_at)
         if live is None:
             rendered = render(conn, store.root, now, store.config)
         problems = lint_view(conn, store.root)
         rows = list_view(conn, store.root, now, store.config)
         found = cue_items(conn, store.root, now, store.config, rows)
+        found.items += fresh
+        for item in fresh:
+            found.found[item["kind"]] = found.found.get(item["kind"], 0) + 1
         # with many machines: nobody, or more than one, flushes
         return synced, flushed, rolled, rendered, problems, found, store.flush_warnings(conn)
 

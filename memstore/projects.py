@@ -128,3 +128,47 @@ def by_project(conn: object, hits: list[dict[str, object]], current: str | None,
     if only:
         return mine
     return mine + [hit for hit in hits if hit not in mine]
+
+
+WORKTREES = "worktrees.json"  # under runtime/state/: project -> the folder its sessions ran in, on this machine
+
+
+def remember_worktree(state_dir: str, cwd: str | None, root: str | None = None) -> None:
+    """Note where this machine keeps the project `cwd` is in, so the nightly tick can check the code its
+    memories cite (memstore.freshness). One small file, written only when something changed."""
+    if not cwd:
+        return
+    top = work_tree(cwd)
+    project = project_of(cwd, root)
+    if top is None or project is None:
+        return
+    path = os.path.join(state_dir, WORKTREES)
+    known = worktrees(state_dir)
+    if known.get(project) == top:
+        return
+    known[project] = top
+    os.makedirs(state_dir, exist_ok=True)
+    import json
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=state_dir, prefix=".worktrees-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(known, handle, indent=1, sort_keys=True)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def worktrees(state_dir: str) -> dict[str, str]:
+    import json
+
+    try:
+        with open(os.path.join(state_dir, WORKTREES), encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}

@@ -85,7 +85,9 @@ _ENTRIES_SQL = """
            -- days since last access; a never-touched file counts from its mtime
            CASE WHEN p.last_accessed IS NOT NULL THEN julianday(?) - julianday(p.last_accessed)
                 ELSE (? - f.mtime_ns / 1e9) / 86400.0 END,
-           p.last_accessed, p.last_reinforced
+           p.last_accessed, p.last_reinforced,
+           substr(CAST(json_extract(f.meta, '$.valid_until') AS TEXT), 1, 10),
+           substr(CAST(json_extract(f.meta, '$.valid_from') AS TEXT), 1, 10)
     FROM files f LEFT JOIN policy p ON p.path = f.path
     WHERE f.kind = 't2'
 """
@@ -110,7 +112,8 @@ def load_entries(conn: sqlite3.Connection, now: dt.datetime, config: Config, onl
 
 
 def _load(
-    conn: sqlite3.Connection, now: dt.datetime, config: Config, only: str | None = None
+    conn: sqlite3.Connection, now: dt.datetime, config: Config, only: str | None = None,
+    marks: dict[str, str] | None = None,
 ) -> tuple[list[Entry], int]:
     """load_entries, and the length of the shortest row (0 when there is none), for assign.
 
@@ -120,6 +123,7 @@ def _load(
     on plain keys.
     """
     params = (config.initial_stability, now.strftime("%Y-%m-%dT%H:%M:%S"), now.timestamp())
+    day = now.date().isoformat()
     cursor = conn.cursor()
     cursor.row_factory = None  # plain tuples: much cheaper than sqlite3.Row over every T2 file
     entries = []
@@ -128,7 +132,7 @@ def _load(
     shortest = -1
     with _gc_paused():
         for (path, row_text, full_row, created, pin, status, in_flight, state, importance, count, stability, days,
-             last, reinf) in (
+             last, reinf, until, since) in (
             cursor.execute(_ENTRIES_SQL + " AND f.path = ?", (*params, only)) if only
             else cursor.execute(_ENTRIES_SQL, params)
         ):
@@ -137,6 +141,8 @@ def _load(
             summary = row_text or ""
             if full_row is None:  # not built at sync (cannot happen after m004; kept as a safe default)
                 full_row = make_row(name, filename, summary)
+            if marks and path in marks:
+                full_row += marks[path]
             if len(full_row) < shortest or shortest < 0:
                 shortest = len(full_row)
             append(
@@ -148,7 +154,9 @@ def _load(
                     score_days(count, stability, days if days is not None else 0.0, importance, config),
                     date(created),
                     bool(pin),
-                    status is not None and status.strip().lower().startswith("superseded"),
+                    # stepped aside (memstore.freshness): superseded, forgotten, or outside its dates
+                    (status is not None and status.strip().lower().startswith(("superseded", "forgotten")))
+                    or (until is not None and until < day) or (since is not None and since > day),
                     bool(in_flight),
                     state,
                     count,
@@ -405,9 +413,11 @@ class RenderResult:
         return text + (f"; wrote {', '.join(self.written)}" if self.written else "; unchanged")
 
 
-def compute_bands(conn: sqlite3.Connection, now: dt.datetime, config: Config) -> Bands:
+def compute_bands(conn: sqlite3.Connection, now: dt.datetime, config: Config,
+                  marks: dict[str, str] | None = None) -> Bands:
+    """marks: text appended to a memory's row (path -> text), e.g. the tick's stale references."""
     minute = render_minute(now)
-    entries, shortest = _load(conn, minute, config)
+    entries, shortest = _load(conn, minute, config, marks=marks)
     return _assign(entries, minute, config, shortest)
 
 
@@ -419,7 +429,11 @@ def score_of(conn: sqlite3.Connection, path: str, now: dt.datetime, config: Conf
 
 def render(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config) -> RenderResult:
     """Write the three derived files atomically, under the render lock."""
-    bands = compute_bands(conn, now, config)
+    from memstore.freshness import read_stale
+
+    stale = read_stale(RootPaths(root).state)
+    marks = {path: f" (stale: {', '.join(refs[:2])}{' ...' if len(refs) > 2 else ''})" for path, refs in stale.items()}
+    bands = compute_bands(conn, now, config, marks)
     outputs = {
         "MEMORY.md": compose_index(bands.hot, bands.new, bands.cold),
         "MEMORY-archive.md": compose_archive(bands),

@@ -83,6 +83,24 @@ class Memory(Record):
     score: float | None = None
     problems: list[dict[str, str]] = field(default_factory=list)
     body: str = ""
+    # freshness (memstore.freshness): why it stepped aside, what replaced it (to the end of the chain),
+    # what it replaced, and the code it cites that the last tick could not find
+    aside: str | None = None
+    superseded_by: list[str] = field(default_factory=list)
+    supersedes: list[str] = field(default_factory=list)
+    stale_references: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Retired(Record):
+    """What `supersede` or `forget` did: the memory steps aside, never deleted."""
+
+    action: str  # superseded | forgotten
+    path: str  # where the memory is now
+    was: str  # where it was
+    by: str | None = None  # superseded: the memory that replaced it
+    chain: list[str] = field(default_factory=list)  # superseded: from `by` to the one that holds now
+    message: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -243,7 +243,9 @@ def pending(root: str | os.PathLike[str], cue: dict[str, object] | None, t1: T1 
         if not isinstance(entry, dict) or entry.get("kind") == "new-fact":
             continue
         paths = [p for p in entry.get("paths") or [] if isinstance(p, str)]
-        ident = cue_id(str(entry.get("kind")), paths)
+        # a stale reference is one item per memory and reference: the person answers each on its own
+        ref = [entry["ref"]] if isinstance(entry.get("ref"), str) else []
+        ident = cue_id(str(entry.get("kind")), paths + ref)
         if ident in seen or decision(answered, ident):
             continue
         seen.add(ident)

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from memstore.agent_root import RootPaths, find_root
 from memstore.config import Config, load_config
 from memstore.errors import BadUsage, Busy, MemstoreError, NotFound, read_only_failure
-from memstore.results import Check, Hit, Memory, MemoryRow, Problem, Status, TickStatus, Touch
+from memstore.results import Check, Hit, Memory, MemoryRow, Problem, Retired, Status, TickStatus, Touch
 from memstore.timeutil import UTC, fmt, to_utc
 
 if TYPE_CHECKING:
@@ -230,7 +230,7 @@ class Store:
 
     def search(
         self, query: str, limit: int = 10, type: str | None = None, *, catch_up: str = "quick", mode: str = "auto",
-        cwd: str | os.PathLike[str] | None = None, this_project: bool = False,
+        cwd: str | os.PathLike[str] | None = None, this_project: bool = False, include_all: bool = False,
     ) -> list[Hit]:
         """Ranked hits; a plain-English question works, FTS5 syntax too. catch_up: quick, full or none.
 
@@ -253,15 +253,44 @@ class Store:
         pool = limit if project is None else max(limit * 3, 30)  # room to bring this project's hits forward
 
         def run(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+            from memstore.freshness import stepped_aside
+
+            # superseded, forgotten and out-of-date memories only with include_all (`search --all`)
+            aside = set() if include_all else stepped_aside(conn, self.now)
+            wanted = pool + min(len(aside), 200)
             if embedder is None:
-                hits = lexical(conn, query, pool, type, self.config)
+                hits = lexical(conn, query, wanted, type, self.config)
             else:
                 if catch_up != "none":  # "none": the mirror as it is, vectors included
                     catch_up_vectors(self, conn, embedder)
-                hits = hybrid(conn, query, pool, type, self.config, embedder)
+                hits = hybrid(conn, query, wanted, type, self.config, embedder)
+            hits = [hit for hit in hits if hit["path"] not in aside]
             return by_project(conn, hits, project, only=this_project)[:limit]
 
         return [Hit(**hit) for hit in self._read(run, catch_up=catch_up)]
+
+    def supersede(self, old: str | os.PathLike[str], *, by: str | os.PathLike[str]) -> Retired:
+        """OLD steps aside for BY: recorded in OLD's frontmatter, out of MEMORY.md and default search."""
+        from memstore.freshness import supersede
+
+        was, new, onward = self._read(lambda conn: supersede(conn, self.root, self._key(old), self._key(by), self.now))
+        self._after_retire()
+        end = f" (which leads on to {onward[-1]})" if onward else ""
+        return Retired("superseded", was, was, new, onward, f"{was}: superseded by {new}{end}; kept, found by "
+                                                             "search --all")
+
+    def forget(self, memory: str | os.PathLike[str], *, why: str) -> Retired:
+        """The memory steps aside into memory/archive/, with why: never deleted, found by search --all."""
+        from memstore.freshness import forget
+
+        was, now_at = self._read(lambda conn: forget(conn, self.root, self._key(memory), why, self.now))
+        self._after_retire()
+        return Retired("forgotten", now_at, was, message=f"{was}: forgotten, kept at {now_at}; found by search --all")
+
+    def _after_retire(self) -> None:
+        """The mirror and MEMORY.md follow the edit at once (the agent's next session sees it)."""
+        self.sync(full=False, embed=False)
+        self.render()
 
     def list(self, band: str | None = None) -> list[MemoryRow]:
         """Every T2 memory in rank order with its band, score and policy state."""

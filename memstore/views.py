@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -60,7 +61,22 @@ def file_view(conn: sqlite3.Connection, row: sqlite3.Row, now: dt.datetime, conf
         )
     view["problems"] = json.loads(row["problems"] or "[]")
     view["body"] = body_of(conn, row["id"])
+    from memstore.freshness import chain, out_of_time, read_stale, replaced
+
+    meta = json.loads(row["meta"] or "{}") if isinstance(row["meta"], str) else {}
+    meta = meta if isinstance(meta, dict) else {}
+    status = (row["status"] or "").strip().lower()
+    view["aside"] = (status if status.startswith(("superseded", "forgotten")) else None) or out_of_time(meta, now)
+    view["superseded_by"] = chain(conn, row["name"]) if row["name"] else []
+    view["supersedes"] = replaced(conn, row["name"]) if row["name"] else []
+    view["stale_references"] = read_stale(os.path.join(root_of(conn), "runtime", "state")).get(row["path"], [])
     return view
+
+
+def root_of(conn: sqlite3.Connection) -> str:
+    """The agent root a mirror connection belongs to (the mirror is root/runtime/memstore.db)."""
+    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    return os.path.dirname(os.path.dirname(path)) if path else ""
 
 
 def lint_view(conn: sqlite3.Connection, root: Path | None = None) -> list[dict[str, str]]:

@@ -89,10 +89,12 @@ def embed(app: App, budget: float | None, as_json: bool) -> None:
 )
 @click.option("--this-project", is_flag=True,
               help="Only memories made in the current folder's project (they come first anyway).")
+@click.option("--all", "include_all", is_flag=True,
+              help="Also memories that stepped aside: superseded, forgotten, or outside their valid dates.")
 @common
 def search(
     app: App, query: str, limit: int, type_: str | None, as_json: bool, no_sync: bool, full: bool, mode: str,
-    this_project: bool,
+    this_project: bool, include_all: bool,
 ) -> None:
     """Ranked search; a plain-English question works.
 
@@ -102,7 +104,8 @@ def search(
     --json says which signals found each hit.
     """
     catch_up = "none" if no_sync else "full" if full else "quick"
-    hits = app.store.search(query, limit, type_, catch_up=catch_up, mode=mode, this_project=this_project)
+    hits = app.store.search(query, limit, type_, catch_up=catch_up, mode=mode, this_project=this_project,
+                            include_all=include_all)
     if as_json:
         emit_json([hit.to_json() for hit in hits])
         return
@@ -122,6 +125,34 @@ def search(
 
 
 @cli.command()
+@click.argument("old")
+@click.option("--by", "new", required=True, help="The memory that replaces OLD.")
+@json_option
+@common
+def supersede(app: App, old: str, new: str, as_json: bool) -> None:
+    """OLD steps aside for NEW: out of MEMORY.md and default search, never deleted (search --all finds it)."""
+    result = app.store.supersede(old, by=new)
+    if as_json:
+        emit_json(result.to_json())
+    else:
+        click.echo(for_terminal(result.message))
+
+
+@cli.command()
+@click.argument("name")
+@click.option("--why", required=True, help="Why it goes, in a few words (kept in its frontmatter).")
+@json_option
+@common
+def forget(app: App, name: str, why: str, as_json: bool) -> None:
+    """NAME steps aside into memory/archive/ with why: its text and history kept, search --all finds it."""
+    result = app.store.forget(name, why=why)
+    if as_json:
+        emit_json(result.to_json())
+    else:
+        click.echo(for_terminal(result.message))
+
+
+@cli.command()
 @click.argument("name")
 @json_option
 @common
@@ -134,8 +165,11 @@ def show(app: App, name: str, as_json: bool) -> None:
     body = view.pop("body")
     problems = view.pop("problems")
     for key, value in view.items():
-        if value is not None and value != "":
-            click.echo(f"{key:16} {for_terminal(str(value))}")
+        if value is None or value == "" or value == []:
+            continue
+        shown = (" -> " if key == "superseded_by" else ", ").join(map(str, value)) if isinstance(value, list) \
+            else str(value)
+        click.echo(f"{key:16} {for_terminal(shown)}")
     for problem in problems:
         click.echo(f"{problem['level']:16} {for_terminal(problem['message'])}")
     click.echo("")

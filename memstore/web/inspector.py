@@ -179,15 +179,16 @@ class Inspector:
                 band = entry.band if entry is not None else None
             history = replay(conn, row["path"], float(row["importance"] or 0.0), now, self.config)
             known = self._names(conn)
-            superseded_by = [r["path"] for r in conn.execute(
-                "SELECT path FROM files WHERE kind = 't2' AND (json_extract(meta, '$.supersedes') = ? "
-                "OR json_extract(meta, '$.supersedes') = ?)", (row["name"], row["path"]))]
+            links = {r[0]: r[1] for r in conn.execute("SELECT name, path FROM files WHERE kind = 't2'")}
+            superseded_by = [(n, links.get(n)) for n in view.get("superseded_by", [])]
+            supersedes = [(n, links.get(n)) for n in view.get("supersedes", [])]
         return {
             "view": view,
             "meta": meta,
             "band": band,
             "project": meta.get("project") or None,
             "superseded_by": superseded_by,
+            "supersedes": supersedes,
             "history": history,
             "score_chart": chart(history, "score", "Score", "score"),
             "stability_chart": chart(history, "stability", "Stability (days)", "stability"),

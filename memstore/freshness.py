@@ -1,0 +1,347 @@
+"""Freshness: memories that step aside (superseded, forgotten, out of their time) and memories whose
+cited code is gone. Nothing here deletes a file.
+
+- supersede: OLD's frontmatter gets `status: superseded`, `superseded_by: NEW` and the day (edited
+  byte-preservingly, memstore.fmedit). render puts it in the superseded band (out of MEMORY.md),
+  default search leaves it out, `search --all` finds it. A chain (A by B, B by C) resolves to C.
+- forget: `status: forgotten`, the day and why, then the file moves to memory/archive/ (as tick
+  rolls old facts into short-term/archive/): its text and its journal history stay.
+- valid_from / valid_until (dates): outside them a memory steps aside as if superseded, and the
+  nightly tick puts it up for review.
+- stale references: a memory that cites code of its project (a path such as `src/exporter.py`,
+  a `path:line`, a backticked symbol next to a path) is checked by the tick against that project's
+  git work tree: one `git ls-files` per project, then only the files a symbol names are read.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import sqlite3
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memstore.errors import BadUsage, NotFound
+
+ASIDE_STATUSES = ("superseded", "forgotten")
+ARCHIVE = "memory/archive"
+MAX_CHAIN = 50
+# A cited path: at least one folder and a file extension, optionally :line (`src/exporter.py:42`).
+PATH_REF = re.compile(r"(?<![\w/.~-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?::(\d+))?(?![\w/])")
+# A symbol in backticks: an identifier, maybe dotted or with (), e.g. `export_rows` or `Exporter.run()`.
+SYMBOL_REF = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?:\(\))?`")
+STALE_FILE = "stale.json"  # under runtime/state/: the tick's findings, read by render and show
+
+
+def today(now: dt.datetime) -> str:
+    return now.date().isoformat()
+
+
+# ---------------------------------------------------------------- stepping aside
+
+
+def aside_sql(now: dt.datetime) -> tuple[str, list[Any]]:
+    """A SQL condition on `files f` that holds for a file that stepped aside at `now`."""
+    day = today(now)
+    return ("(lower(coalesce(f.status, '')) LIKE 'superseded%' OR lower(coalesce(f.status, '')) LIKE 'forgotten%' "
+            "OR (json_extract(f.meta, '$.valid_until') IS NOT NULL AND "
+            "substr(CAST(json_extract(f.meta, '$.valid_until') AS TEXT), 1, 10) < ?) "
+            "OR (json_extract(f.meta, '$.valid_from') IS NOT NULL AND "
+            "substr(CAST(json_extract(f.meta, '$.valid_from') AS TEXT), 1, 10) > ?))", [day, day])
+
+
+def stepped_aside(conn: sqlite3.Connection, now: dt.datetime) -> set[str]:
+    """Paths of the files that stepped aside at `now` (superseded, forgotten, out of their time)."""
+    where, params = aside_sql(now)
+    return {row[0] for row in conn.execute(f"SELECT f.path FROM files f WHERE {where}", params)}
+
+
+def out_of_time(meta: dict[str, Any], now: dt.datetime) -> str | None:
+    """Why a memory's valid_from/valid_until puts it aside at `now`, or None."""
+    day = today(now)
+    until, since = str(meta.get("valid_until") or "")[:10], str(meta.get("valid_from") or "")[:10]
+    if until and until < day:
+        return f"valid until {until}"
+    if since and since > day:
+        return f"valid from {since}"
+    return None
+
+
+def chain(conn: sqlite3.Connection, name: str) -> list[str]:
+    """The names a superseded memory leads through, to the one that holds now (its last)."""
+    out: list[str] = []
+    current = name
+    seen = {name}
+    while len(out) < MAX_CHAIN:
+        row = conn.execute("SELECT json_extract(meta, '$.superseded_by') FROM files WHERE name = ? AND kind = 't2'",
+                           (current,)).fetchone()
+        nxt = row[0] if row else None
+        if not isinstance(nxt, str) or not nxt or nxt in seen:
+            break
+        out.append(nxt)
+        seen.add(nxt)
+        current = nxt
+    return out
+
+
+def replaced(conn: sqlite3.Connection, name: str) -> list[str]:
+    """The memories `name` superseded."""
+    return [r[0] for r in conn.execute(
+        "SELECT name FROM files WHERE json_extract(meta, '$.superseded_by') = ? ORDER BY name", (name,))]
+
+
+def edits_for_supersede(new_name: str, now: dt.datetime) -> dict[str, Any]:
+    return {"status": "superseded", "superseded_by": new_name, "superseded_on": today(now)}
+
+
+def edits_for_forget(why: str, now: dt.datetime) -> dict[str, Any]:
+    text = " ".join(why.split())
+    if not text:
+        raise BadUsage("--why is empty",
+                       hint="say in a few words why the memory goes, e.g. --why 'the export was removed'")
+    return {"status": "forgotten", "forgotten_on": today(now), "forgotten_why": text}
+
+
+def archive_target(root: Path, rel: str) -> Path:
+    """Where a forgotten memory goes: memory/archive/<its name>, never over another file."""
+    folder = root / ARCHIVE
+    target = folder / Path(rel).name
+    n = 2
+    while target.exists():
+        target = folder / f"{Path(rel).stem}-{n}{Path(rel).suffix}"
+        n += 1
+    return target
+
+
+# ---------------------------------------------------------------- stale references
+
+
+@dataclass(frozen=True)
+class Reference:
+    path: str
+    line: int | None = None
+    symbol: str | None = None
+
+    def label(self) -> str:
+        text = self.path + (f":{self.line}" if self.line else "")
+        return f"`{self.symbol}` in {text}" if self.symbol else text
+
+
+def references(text: str) -> list[Reference]:
+    """The code a memory's text cites: paths (with :line), and each backticked symbol on a line that
+    names exactly one path (the file it is said to be in)."""
+    found: dict[tuple[str, int | None, str | None], Reference] = {}
+    for line in text.splitlines():
+        if "://" in line:
+            line = re.sub(r"\S+://\S+", " ", line)  # URLs are not the project's files
+        paths = [(m.group(1), int(m.group(2)) if m.group(2) else None) for m in PATH_REF.finditer(line)]
+        for path, number in paths:
+            found.setdefault((path, number, None), Reference(path, number))
+        if len({p for p, _ in paths}) == 1:
+            path = paths[0][0]
+            for symbol in SYMBOL_REF.findall(line):
+                if symbol not in path and not PATH_REF.fullmatch(symbol):
+                    found.setdefault((path, None, symbol), Reference(path, None, symbol))
+    return list(found.values())
+
+
+def tracked_files(worktree: str) -> set[str] | None:
+    """Every file git tracks in a work tree (one process), or None when it is not one here."""
+    try:
+        done = subprocess.run(["git", "-C", worktree, "ls-files", "-z"], capture_output=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    return {p for p in done.stdout.decode("utf-8", "replace").split("\0") if p}
+
+
+def worktree_of(project: str, known: dict[str, str]) -> str | None:
+    """The local work tree of a `project:` value: an absolute path that is one, or the folder the hook
+    saw that project's sessions in (runtime/state/worktrees.json)."""
+    if os.path.isabs(project) and os.path.isdir(os.path.join(project, ".git")):
+        return project
+    path = known.get(project.strip().lower())
+    return path if path and os.path.isdir(path) else None
+
+
+@dataclass
+class Stale:
+    """One memory's references that no longer resolve."""
+
+    path: str
+    project: str
+    missing: list[str] = field(default_factory=list)
+
+
+def check_references(rows: list[tuple[str, str, str]], worktrees: dict[str, str],
+                     rejected: set[tuple[str, str]]) -> list[Stale]:
+    """(path, project, text) of each T2 memory with a project -> the stale ones. `rejected`: (path, ref)
+    pairs the person said are not stale."""
+    by_project: dict[str, list[tuple[str, str]]] = {}
+    for path, project, text in rows:
+        by_project.setdefault(project, []).append((path, text))
+    out: list[Stale] = []
+    for project, memories in sorted(by_project.items()):
+        tree = worktree_of(project, worktrees)
+        if tree is None:
+            continue
+        files = tracked_files(tree)
+        if files is None:
+            continue
+        contents: dict[str, str | None] = {}
+        for path, text in memories:
+            stale = Stale(path, project)
+            gone: set[str] = set()
+            for ref in references(text):
+                label = ref.label()
+                rel = ref.path.removeprefix("./")
+                if (path, label) in rejected or (path, ref.path) in rejected or rel in gone:
+                    continue  # said not stale; or its file is already named as gone (once is enough)
+                if rel not in files:
+                    if not any(f.endswith("/" + rel) for f in files):  # cited from a subfolder of the repo
+                        stale.missing.append(ref.path)
+                        gone.add(rel)
+                    continue
+                if ref.symbol:
+                    if rel not in contents:
+                        try:
+                            contents[rel] = Path(tree, rel).read_text(encoding="utf-8", errors="replace")
+                        except OSError:
+                            contents[rel] = None
+                    body = contents[rel]
+                    if body is not None and ref.symbol.split(".")[-1] not in body:
+                        stale.missing.append(label)
+            if stale.missing:
+                out.append(stale)
+    return out
+
+
+def read_stale(state_dir: str) -> dict[str, list[str]]:
+    """path -> missing references, as the last tick found them."""
+    try:
+        with open(os.path.join(state_dir, STALE_FILE), encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    found = data.get("stale") if isinstance(data, dict) else None
+    return {k: [str(x) for x in v] for k, v in found.items() if isinstance(v, list)} if isinstance(found, dict) else {}
+
+
+def find_t2(conn: sqlite3.Connection, name: str) -> sqlite3.Row:
+    from memstore.views import find_file
+
+    row = find_file(conn, name)
+    if row["kind"] != "t2":
+        raise NotFound(f"{row['path']} is not a topic memory",
+                       hint="supersede and forget take a memory/<type>_<topic>.md")
+    return row
+
+
+# ---------------------------------------------------------------- the two verbs, on the files
+
+
+def _edit(path: Path, updates: dict[str, Any]) -> None:
+    from memstore.fmedit import set_fields
+    from memstore.locks import atomic_write
+
+    atomic_write(path, set_fields(path.read_bytes(), updates))
+
+
+def supersede(conn: sqlite3.Connection, root: Path, old: str, new: str, now: dt.datetime) -> tuple[str, str, list[str]]:
+    """OLD steps aside for NEW: (OLD's path, NEW's name, the chain from NEW to the memory that holds now)."""
+    old_row, new_row = find_t2(conn, old), find_t2(conn, new)
+    if old_row["path"] == new_row["path"]:
+        raise BadUsage("a memory cannot supersede itself", hint="name the memory that replaces it with --by")
+    onward = chain(conn, new_row["name"])
+    if old_row["name"] in onward:
+        raise BadUsage(f"{new_row['name']} is itself superseded, by way of {old_row['name']}: that would be a loop",
+                       hint=f"supersede by the memory that holds now: {onward[-1]}")
+    _edit(root / old_row["path"], edits_for_supersede(new_row["name"], now))
+    return old_row["path"], new_row["name"], onward
+
+
+def forget(conn: sqlite3.Connection, root: Path, name: str, why: str, now: dt.datetime) -> tuple[str, str]:
+    """The memory steps aside into memory/archive/, its why recorded: (old path, new path)."""
+    row = find_t2(conn, name)
+    updates = edits_for_forget(why, now)
+    source = root / row["path"]
+    _edit(source, updates)
+    target = archive_target(root, row["path"])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(source, target)
+    return row["path"], target.relative_to(root).as_posix()
+
+
+# ---------------------------------------------------------------- the nightly tick's findings
+
+
+def tick_items(conn: sqlite3.Connection, root: Path, now: dt.datetime, answered: dict[str, dict[str, str]],
+               cue_id: Any, per_kind: int) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    """Cue items of kind `stale-reference` (one per memory and missing reference) and `expired` (a memory
+    outside its valid dates), none the person rejected; and every stale memory's missing references
+    (for runtime/state/stale.json, which render and show read)."""
+    from memstore.agent_root import state_dir
+    from memstore.indexing import body_of
+    from memstore.projects import worktrees
+
+    rows = []
+    expired: list[dict[str, Any]] = []
+    for row in conn.execute("SELECT id, path, meta FROM files WHERE kind = 't2' ORDER BY path"):
+        try:
+            meta = json.loads(row["meta"] or "{}")
+        except ValueError:
+            continue
+        if not isinstance(meta, dict):
+            continue
+        status = str(meta.get("status") or "").lower()
+        if status.startswith(ASIDE_STATUSES):
+            continue
+        why = out_of_time(meta, now)
+        if why:
+            item = {"kind": "expired", "paths": [row["path"]],
+                    "detail": f"{why}: stepped aside; supersede or forget it"}
+            item["id"] = cue_id("expired", [row["path"]])
+            expired.append(item)
+            continue
+        project = meta.get("project")
+        if isinstance(project, str) and project.strip() and project.strip().lower() != "global":
+            rows.append((row["path"], project.strip(), f"{meta.get('summary') or ''}\n{body_of(conn, row['id'])}"))
+    # a reference the person said is not stale is never checked again (its item's id names it)
+    rejected = {(path, ref) for path, _, _ in rows for ref in _refs_of(rows, path)
+                if answered.get(cue_id("stale-reference", [path, ref]), {}).get("decision") == "rejected"}
+    stale = check_references(rows, worktrees(state_dir(root)), rejected)
+    items: list[dict[str, Any]] = []
+    found: dict[str, list[str]] = {}
+    for one in stale:
+        kept = []
+        for ref in one.missing:
+            ident = cue_id("stale-reference", [one.path, ref])
+            if answered.get(ident, {}).get("decision") == "rejected":
+                continue
+            kept.append(ref)
+            items.append({"kind": "stale-reference", "paths": [one.path], "ref": ref, "id": ident,
+                          "detail": f"cites {ref}, no longer in {one.project}"})
+        if kept:
+            found[one.path] = kept
+    expired = [i for i in expired if answered.get(i["id"], {}).get("decision") != "rejected"]
+    return items[:per_kind] + expired[:per_kind], found
+
+
+def _refs_of(rows: list[tuple[str, str, str]], path: str) -> list[str]:
+    return sorted({label for p, _, text in rows if p == path for ref in references(text)
+                   for label in (ref.label(), ref.path)})
+
+
+def write_stale(root: Path, found: dict[str, list[str]], ran_at: str) -> None:
+    from memstore.agent_root import state_dir
+    from memstore.locks import atomic_write
+
+    folder = Path(state_dir(root))
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write(folder / STALE_FILE, (json.dumps({"ran_at": ran_at, "stale": found}, indent=1, sort_keys=True)
+                                       + "\n").encode("utf-8"))

@@ -1,0 +1,412 @@
+"""memstore's Claude Code plugin, end to end with the real binary and the checkout as its marketplace.
+
+What a person does, and nothing more: a fresh HOME, PATH=/usr/bin:/bin (no memstore anywhere on
+it; the system's python3 runs the plugin's hooks), then
+
+    claude plugin install memstore --marketplace <checkout> --config root=~/agents/me
+    claude --init-only        # the plugin's Setup hook: builds its venv, lays the missing root out
+
+then `claude -p` in a project (a git repository of its own, outside the agent root), the model
+replaced by tests/e2e/fake_anthropic.py. The scripted model:
+
+  0. Reads <root>/memory/feedback_x.md           -> the PreToolUse hook allows it, PostToolUse reinforces it
+  1. Writes <root>/memory/project_new.md         -> the PreToolUse hook approves it (else `-p` denies it)
+  2. Writes <root>/lenses/sneaky.md              -> the hook denies it, naming memstore; the file never appears
+  3. ToolSearch "select:mcp__plugin_memstore_memstore__read"
+                                                 -> the deferred MCP tool's schema is loaded from the server
+  4. mcp__plugin_memstore_memstore__read {"name": "feedback_x"}
+                                                 -> the hook approves it (else `-p` denies it); the memory's text
+  5. a final answer stating one rule             -> the SessionEnd debrief (run.py, the plugin's venv) keeps it
+
+Facts about Claude Code 2.1.332 this file relies on (seen here, offline):
+- `claude plugin install` with ANTHROPIC_BASE_URL unset spends about 17 s retrying DNS for
+  api.anthropic.com (CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC does not stop it), so every claude
+  run below points at a fake server, which they do not call.
+- A directory marketplace is served live from the folder (`plugin list --json` says
+  readFromFolder: <checkout>/plugin), although install also copies it into ~/.claude/plugins/cache.
+- The plugin's MCP tools are deferred: only their names are listed (in the first request's system
+  text), and ToolSearch "select:NAME" puts the schema into the next request's tool list. A direct
+  call without ToolSearch also went through in 2.1.332; the script does what a model is told to do.
+- The Setup hook's output and exit status are shown nowhere (`claude --init-only` exits 0 and
+  prints nothing even when the hook fails; only --debug-file records it), so the only evidence
+  that setup worked is what it left behind, which is what is asserted.
+- `claude plugin uninstall` drops the option from ~/.claude/settings.json and deletes
+  ~/.claude/plugins/data/memstore-memstore (the venv) unless --keep-data.
+
+Binary: as tests/e2e/test_claude_code.py finds it; absent means skipped, saying so, except under
+CI (env CI set), where it fails. The plugin's venv is built by pip from the package registry
+(about 10-30 s), once, in the one test that needs it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+import uuid
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pytest
+
+from .fake_anthropic import FakeAnthropic, Recorded, text, tool_use
+from .test_claude_code import CLAUDE_TIMEOUT, CLI_TIMEOUT, REPO, block_texts, clean_env, find_claude, request_text
+
+pytestmark = pytest.mark.e2e
+
+PLUGIN = REPO / "plugin"
+PLUGIN_ID = "memstore@memstore"
+MCP_READ = "mcp__plugin_memstore_memstore__read"
+SYSTEM_PATH = "/usr/bin:/bin"  # what a person's shell has without memstore: the system's python3 and git
+SETUP_TIMEOUT = 900  # the plugin's own Setup hook timeout (hooks.json); pip dominates
+API_KEY = "sk-ant-e2e-fake"
+# The final answer holds one rule: the plugin's SessionEnd debrief must keep it as a lesson.
+RULE = "Always quote every path in a shell command."
+FINAL_ANSWER = f"Finished the scripted plugin session. {RULE}"
+
+
+# ---------------------------------------------------------------- prerequisites
+
+
+def skip_or_fail(message: str) -> NoReturn:
+    """A missing prerequisite skips the test, saying so; under CI it is a failure."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{message} (CI is set: the e2e prerequisites must be installed)")
+    pytest.skip(message)
+
+
+def claude_binary() -> str:
+    try:
+        return find_claude()
+    except pytest.skip.Exception as exc:
+        skip_or_fail(str(exc))
+
+
+def system_python_ok(env: dict[str, str], cwd: Path) -> None:
+    """The system's python3 is what runs the plugin: it must be 3.11+ and must not see memstore."""
+    python = shutil.which("python3", path=SYSTEM_PATH)
+    if python is None:
+        skip_or_fail(f"no python3 on {SYSTEM_PATH}: the plugin's hooks run the system's python3")
+    probe = subprocess.run(
+        [python, "-c", "import sys, importlib.util; print(sys.version_info >= (3, 11), "
+         "importlib.util.find_spec('memstore') is not None)"],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=CLI_TIMEOUT,
+    )
+    new_enough, sees_memstore = probe.stdout.split()
+    if new_enough != "True":
+        skip_or_fail(f"{python} is older than 3.11: the plugin needs python3 >= 3.11")
+    assert sees_memstore == "False", f"{python} can import memstore: the test would not start from nothing"
+
+
+def plugin_env(home: Path, **extra: str) -> dict[str, str]:
+    """A person's environment: a fresh HOME, the system PATH, nothing of this checkout's venv."""
+    env = clean_env(HOME=str(home), PATH=SYSTEM_PATH, ANTHROPIC_API_KEY=API_KEY,
+                    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
+    for name in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "MEMSTORE_SEMANTIC"):
+        env.pop(name, None)  # a person's python3 sees none of the test runner's
+    env.update(extra)
+    assert shutil.which("memstore", path=env["PATH"]) is None, f"memstore is on {env['PATH']}"
+    return env
+
+
+def fresh_home(tmp_path: Path) -> Path:
+    home = (tmp_path / "person").resolve()
+    home.mkdir()
+    return home
+
+
+def make_project(home: Path) -> Path:
+    project = home / "code" / "proj"
+    project.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=CLI_TIMEOUT,
+                   env=plugin_env(home), capture_output=True)
+    return project
+
+
+# ---------------------------------------------------------------- driving the binary
+
+
+class Claude:
+    """`claude` as the person runs it, in one HOME; every run points at a fake API it should not need."""
+
+    def __init__(self, binary: str, home: Path) -> None:
+        self.binary, self.home = binary, home
+        self.env = plugin_env(home)
+
+    def __call__(self, *args: str, timeout: float = CLI_TIMEOUT, check: bool = True
+                 ) -> subprocess.CompletedProcess[str]:
+        with FakeAnthropic([]) as fake:
+            try:
+                proc = subprocess.run([self.binary, *args], cwd=self.home, capture_output=True, text=True,
+                                      env=dict(self.env, ANTHROPIC_BASE_URL=fake.url), timeout=timeout,
+                                      stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired as exc:
+                pytest.fail(f"claude {' '.join(args)} did not finish within {timeout}s\n{exc.stdout!r}\n{exc.stderr!r}")
+        command = " ".join(args)
+        if check:
+            assert proc.returncode == 0, f"claude {command} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
+        assert not fake.main_requests, f"claude {command} asked the model something:\n{fake.summary()}"
+        return proc
+
+    def session(self, project: Path, steps: list[list[dict[str, Any]]], prompt: str
+                ) -> tuple[subprocess.CompletedProcess[str], list[Recorded], str]:
+        """`claude -p PROMPT --output-format json` in the project; (process, main requests, diagnostics)."""
+        with FakeAnthropic(steps) as fake:
+            try:
+                proc = subprocess.run([self.binary, "-p", prompt, "--output-format", "json"], cwd=project,
+                                      env=dict(self.env, ANTHROPIC_BASE_URL=fake.url), capture_output=True,
+                                      text=True, timeout=CLAUDE_TIMEOUT, stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired as exc:
+                pytest.fail(f"claude -p did not finish within {CLAUDE_TIMEOUT}s\n{exc.stdout!r}\n{exc.stderr!r}\n"
+                            f"{fake.summary()}")
+        detail = (f"exit {proc.returncode}\n--- stdout ---\n{proc.stdout[-6000:]}\n--- stderr ---\n"
+                  f"{proc.stderr[-3000:]}\n--- requests ---\n{fake.summary()}")
+        return proc, fake.main_requests, detail
+
+    def settings(self) -> dict[str, Any]:
+        path = self.home / ".claude" / "settings.json"
+        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+# ---------------------------------------------------------------- reading what happened
+
+
+def tool_result(messages: list[dict[str, Any]], tool_use_id: str) -> dict[str, Any]:
+    for message in messages:
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result" and (
+                    block.get("tool_use_id") == tool_use_id):
+                return block
+    raise AssertionError(f"no tool_result for {tool_use_id} in the conversation")
+
+
+def result_text(block: dict[str, Any]) -> str:
+    return "\n".join(block_texts([block]))
+
+
+def journal(root: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for path in sorted((root / "runtime" / "journal").glob("*.jsonl"))
+            for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def snapshot(root: Path) -> dict[str, object]:
+    """Every entry under the root: directories, symlinks (their targets) and files (their bytes)."""
+    entries: dict[str, object] = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(folder) / name
+            rel = str(path.relative_to(root))
+            if path.is_symlink():
+                entries[rel] = ("symlink", os.readlink(path))
+            elif path.is_dir():
+                entries[rel] = "dir"
+            else:
+                entries[rel] = path.read_bytes()
+    return entries
+
+
+def differences(before: dict[str, object], after: dict[str, object]) -> list[str]:
+    return [f"{rel}: {'added' if rel not in before else 'removed' if rel not in after else 'changed'}"
+            for rel in sorted(before.keys() | after.keys()) if before.get(rel) != after.get(rel)]
+
+
+# ---------------------------------------------------------------- the tests
+
+
+def test_plugin_and_marketplace_validate(tmp_path: Path) -> None:
+    """`claude plugin validate` accepts the plugin folder and the checkout as a marketplace.
+
+    Catches: a manifest, hooks.json, mcp.json or commands/ the binary rejects (a typo'd key, a hook
+    event it does not know, a marketplace entry whose source does not resolve)."""
+    claude = Claude(claude_binary(), fresh_home(tmp_path))
+    for target in (PLUGIN, REPO):
+        done = claude("plugin", "validate", str(target), check=False)
+        assert done.returncode == 0 and "Validation passed" in done.stdout, (
+            f"claude plugin validate {target} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
+    provided = claude("plugin", "validate", str(PLUGIN)).stdout
+    for part in ("hooks: Setup", "hooks: SessionStart", "hooks: PreToolUse", "hooks: PostToolUse", "hooks: SessionEnd",
+                 "mcpServers: memstore"):
+        assert part in provided, f"validate does not list {part!r} among what the plugin provides:\n{provided}"
+
+
+def test_plugin_install_setup_session_and_uninstall(tmp_path: Path) -> None:
+    """The whole life of the plugin for a person who has nothing but Claude Code and python3.
+
+    Catches: an install the binary refuses or that does not record the root option; a Setup hook
+    that does not build the venv or does not lay out a missing root; a SessionStart hook that leaves
+    identity or the index out of the first request; a memory Read denied outside the project or not
+    reinforced; a memory Write not approved; a lens Write let through or denied without saying why;
+    the plugin's MCP server not starting, or its `read` tool denied in `-p` (the hook's plugin tool
+    names wrong); the SessionEnd debrief not running from the plugin's venv; an uninstall that touches
+    the agent's files."""
+    started = time.monotonic()
+    home = fresh_home(tmp_path)
+    claude = Claude(claude_binary(), home)
+    system_python_ok(claude.env, home)
+    root = home / "agents" / "me"
+    data = home / ".claude" / "plugins" / "data" / "memstore-memstore"
+    tag = uuid.uuid4().hex[:10]
+    identity_mark, summary_mark, body_mark = f"IDENTITY-{tag}", f"SUMMARY-{tag}", f"BODY-{tag}"
+
+    # 1. Install from the checkout as the marketplace, the root option naming a folder not made yet.
+    claude("plugin", "install", "memstore", "--marketplace", str(REPO), "--config", f"root={root}")
+    settings = claude.settings()
+    assert settings.get("enabledPlugins", {}).get(PLUGIN_ID) is True, settings
+    assert settings["pluginConfigs"][PLUGIN_ID]["options"]["root"] == str(root), settings
+    listed = {p["id"]: p for p in json.loads(claude("plugin", "list", "--json").stdout)}
+    assert Path(listed[PLUGIN_ID]["readFromFolder"]).resolve() == PLUGIN.resolve(), (
+        f"the plugin is not served from the checkout: {listed[PLUGIN_ID]}")
+    assert not root.exists(), "install alone laid out the root (Setup should, under --init-only)"
+
+    # 2. Setup: builds the venv, lays the missing root out.
+    t0 = time.monotonic()
+    claude("--init-only", timeout=SETUP_TIMEOUT)
+    setup_seconds = time.monotonic() - t0
+    assert (data / "venv" / "bin" / "memstore").is_file(), (
+        f"claude --init-only did not build the plugin's venv in {data} (the Setup hook's output is shown nowhere; "
+        "run `claude --init-only --debug-file F` by hand to see it)")
+    for laid_out in ("identity.md", "memory/MEMORY.md", "lenses"):
+        assert (root / laid_out).exists(), f"claude --init-only did not lay out {root / laid_out}"
+    assert list((root / "lenses").glob("*.md")), "init laid out no starter lens"
+
+    # 3. The person's own touches: an identity line, a T2 memory; the index rebuilt with the plugin's venv.
+    with (root / "identity.md").open("a", encoding="utf-8") as identity:
+        identity.write(f"- Marker: {identity_mark}\n")
+    (root / "memory" / "feedback_x.md").write_text(
+        "---\nname: feedback_x\ntype: feedback\n"
+        f"summary: Always run the e2e test before merging ({summary_mark})\nimportance: 5\n---\n\n"
+        f"# feedback_x\n\nThe e2e test drives the real binary ({body_mark}).\n", encoding="utf-8")
+    run_env = dict(claude.env, CLAUDE_PLUGIN_OPTION_ROOT=str(root))
+
+    def run(*args: str) -> str:
+        done = subprocess.run(["python3", str(PLUGIN / "run.py"), *args], cwd=home, env=run_env,
+                              capture_output=True, text=True, timeout=CLI_TIMEOUT)
+        command = " ".join(args)
+        assert done.returncode == 0, f"plugin/run.py {command} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+        return done.stdout
+
+    run("sync")
+    run("render")
+    memory_md = (root / "memory" / "MEMORY.md").read_text(encoding="utf-8")
+    assert summary_mark in memory_md, f"render left feedback_x out of MEMORY.md:\n{memory_md}"
+    assert json.loads(run("show", "feedback_x", "--json"))["access_count"] == 0
+
+    # 4. A session in a project of the person's.
+    project = make_project(home)
+    mem = root / "memory"
+    new_memory = ("---\nname: project_new\ntype: project\nsummary: A thing the plugin session learned\n---\n\n"
+                  "# project_new\n\nWritten by the scripted plugin session.\n")
+    steps = [
+        [text("Reading my notes first."), tool_use("Read", file_path=str(mem / "feedback_x.md"))],
+        [tool_use("Write", file_path=str(mem / "project_new.md"), content=new_memory)],
+        [tool_use("Write", file_path=str(root / "lenses" / "sneaky.md"), content="---\ntype: lens\n---\nsneaky\n")],
+        [tool_use("ToolSearch", query=f"select:{MCP_READ}")],
+        # (a dict, not tool_use(): the tool's argument is called `name`, as tool_use's first parameter is)
+        [{"type": "tool_use", "name": MCP_READ, "input": {"name": "feedback_x"}}],
+        [text(FINAL_ANSWER)],
+    ]
+    read_id, lens_id, mcp_id = "toolu_e2e_00_1", "toolu_e2e_02_0", "toolu_e2e_04_0"
+    t0 = time.monotonic()
+    proc, main, detail = claude.session(project, steps, "Look at your memory and record what you learn.")
+    session_seconds = time.monotonic() - t0
+    hook_log = root / "runtime" / "state" / "hook-errors.log"
+    detail += f"\n--- hook-errors.log ---\n{hook_log.read_text() if hook_log.exists() else '(none)'}"
+
+    assert proc.returncode == 0, detail
+    result = json.loads(proc.stdout)
+    assert result.get("is_error") is False and result.get("result") == FINAL_ANSWER, detail
+    assert len(main) == len(steps), f"expected {len(steps)} model turns, saw {len(main)}\n{detail}"
+    messages = main[-1].body["messages"]
+
+    # identity and the index reached the model before its first turn (SessionStart, the root being outside)
+    first_text = request_text(main[0].body)
+    assert identity_mark in first_text, f"identity.md missing from the first request\n{detail}"
+    assert summary_mark in first_text, f"MEMORY.md's row for feedback_x missing from the first request\n{detail}"
+    assert memory_md.strip() in first_text, f"MEMORY.md arrived only in part\n{detail}"
+
+    # the memory Read was allowed (outside the project) and reinforced
+    read = tool_result(messages, read_id)
+    assert not read.get("is_error") and body_mark in result_text(read), f"the memory Read did not go through: {read}"
+    events = journal(root)
+    hook_reads = [e for e in events if e.get("path") == "memory/feedback_x.md" and e.get("tool") == "Read"
+                  and e.get("session") == result["session_id"]]
+    assert len(hook_reads) == 1, f"PostToolUse did not journal the Read once: {events}"
+
+    # the memory Write was approved; the lens Write was denied, saying it was memstore
+    written = mem / "project_new.md"
+    assert written.is_file() and "Written by the scripted plugin session." in written.read_text(encoding="utf-8"), (
+        f"the Write to memory/ was not approved\n{detail}")
+    denied = [(d.get("tool_name"), (d.get("tool_input") or {}).get("file_path")) for d in result["permission_denials"]]
+    assert denied == [("Write", str(root / "lenses" / "sneaky.md"))], f"permission denials: {denied}\n{detail}"
+    assert not (root / "lenses" / "sneaky.md").exists(), "the lens Write went through"
+    refusal = tool_result(messages, lens_id)
+    assert refusal.get("is_error") and "memstore" in result_text(refusal), f"the model was not told why: {refusal}"
+
+    # the MCP server started (ToolSearch loaded its tool's schema) and its read went through, undenied
+    assert MCP_READ in [t.get("name") for t in main[4].body.get("tools", [])], (
+        f"ToolSearch did not load {MCP_READ}: is the plugin's MCP server running?\n{detail}")
+    via_mcp = tool_result(messages, mcp_id)
+    mcp_text = result_text(via_mcp)
+    assert not via_mcp.get("is_error") and body_mark in mcp_text, f"the MCP read failed: {via_mcp}\n{detail}"
+    assert "permission" not in mcp_text.lower(), via_mcp
+    assert MCP_READ not in [d.get("tool_name") for d in result["permission_denials"]], detail
+    mcp_reads = [e for e in events if e.get("path") == "memory/feedback_x.md" and e.get("tool") == "Read"
+                 and e.get("session") != result["session_id"]]
+    assert len(mcp_reads) == 1, f"the MCP read was not journaled as a read: {events}"
+
+    # the SessionEnd debrief ran from the plugin's venv and kept the rule as a lesson
+    lessons = [p.read_text(encoding="utf-8") for p in (mem / "short-term").glob("*.md")
+               if "kind: lesson" in p.read_text(encoding="utf-8")]
+    assert len(lessons) == 1 and RULE in lessons[0], f"SessionEnd debrief lessons: {lessons}\n{detail}"
+    assert not hook_log.exists(), f"the hook logged errors\n{detail}"
+
+    run("sync")
+    shown = json.loads(run("show", "feedback_x", "--json"))
+    assert shown["access_count"] >= 1, f"the Read was not reinforced: {shown}"
+
+    # 5. Uninstall: the option and the venv go, the agent's files stay exactly as they were.
+    before = snapshot(root)
+    uninstalled = json.loads(claude("plugin", "uninstall", PLUGIN_ID, "--json").stdout)
+    assert uninstalled.get("outcome") == "ok", uninstalled
+    assert differences(before, snapshot(root)) == [], "uninstalling the plugin changed the agent root"
+    settings = claude.settings()
+    assert PLUGIN_ID not in settings.get("enabledPlugins", {}) and PLUGIN_ID not in settings.get("pluginConfigs", {}), (
+        settings)
+    assert PLUGIN_ID not in {p["id"] for p in json.loads(claude("plugin", "list", "--json").stdout)}
+    assert not data.exists(), f"uninstall left the plugin's data folder {data}"
+    print(f"plugin e2e: setup {setup_seconds:.1f}s, session {session_seconds:.1f}s, "
+          f"test {time.monotonic() - started:.1f}s")
+
+
+@pytest.mark.parametrize("option", ["unset", "missing"])
+def test_plugin_without_a_root_says_so(tmp_path: Path, option: str) -> None:
+    """A session whose root option is unset, or names a folder not laid out yet, tells the model so.
+
+    Catches: a SessionStart hook that stays silent (the model would act as if it had a memory, or
+    the person would never learn why it has none), one that fails the session, or a plain session
+    that lays out (or half lays out) a root, which is the Setup hook's job alone."""
+    home = fresh_home(tmp_path)
+    claude = Claude(claude_binary(), home)
+    system_python_ok(claude.env, home)
+    root = home / "agents" / "me"
+    config = [] if option == "unset" else ["--config", f"root={root}"]
+    claude("plugin", "install", "memstore", "--marketplace", str(REPO), *config)
+    options = claude.settings().get("pluginConfigs", {}).get(PLUGIN_ID, {}).get("options", {})
+    assert options == ({} if option == "unset" else {"root": str(root)}), options
+    project = make_project(home)
+
+    proc, main, detail = claude.session(project, [[text("No memory here.")]], "What do you remember?")
+    assert proc.returncode == 0, detail
+    result = json.loads(proc.stdout)
+    assert result.get("is_error") is False and result["permission_denials"] == [], detail
+    first_text = request_text(main[0].body)
+    if option == "unset":
+        expected = "memstore plugin: no agent root is set"
+    else:
+        expected = f"memstore plugin: the agent root {root} is not laid out yet"
+    assert expected in first_text, f"the first request does not say {expected!r}\n{detail}"
+    assert "claude --init-only" in first_text, f"the model is not told how the person fixes it\n{detail}"
+    assert not root.exists(), "a plain session laid out the root"

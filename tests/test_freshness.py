@@ -1,0 +1,162 @@
+"""Freshness through the command line, with real git repositories: supersede, forget, valid dates,
+and references to code that is gone. Nothing is ever deleted."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import memory, write
+
+NOW = "2026-07-30T12:00:00Z"
+LATER = "2026-07-31T12:00:00Z"  # the tick runs on another day: no file is "live" then
+
+
+def ok(run, root: Path, *args: str) -> str:
+    result = run(root, *args)
+    assert result.exit_code == 0, result.output + result.stderr
+    return result.stdout
+
+
+def paths(run, root: Path, query: str, *extra: str) -> list[str]:
+    return [hit["path"] for hit in json.loads(ok(run, root, "search", query, "--json", *extra))]
+
+
+def index(root: Path) -> str:
+    return (root / "memory" / "MEMORY.md").read_text()
+
+
+@pytest.fixture
+def three(root: Path, run) -> Path:
+    for name, summary in (("feedback_export-csv", "The export writes CSV files"),
+                          ("feedback_export-parquet", "The export writes parquet files"),
+                          ("feedback_export-arrow", "The export writes arrow files")):
+        write(root, f"memory/{name}.md", memory(name, summary, body="Notes on the export format."))
+    ok(run, root, "render")
+    return root
+
+
+def test_supersede_steps_aside_keeps_the_file_and_a_chain_resolves(three: Path, run) -> None:
+    """Failure caught: a superseded memory still in MEMORY.md or default search, or gone for good; a
+    chain that does not lead to the memory that holds now; the frontmatter rewritten beyond the fields."""
+    old = three / "memory" / "feedback_export-csv.md"
+    before = old.read_bytes()
+    ok(run, three, "supersede", "feedback_export-csv", "--by", "feedback_export-parquet")
+    ok(run, three, "supersede", "feedback_export-parquet", "--by", "feedback_export-arrow")
+    after = old.read_bytes()
+    assert after.startswith(before.split(b"---\n")[0]) and b"Notes on the export format." in after
+    assert b"status: superseded\n" in after and b"superseded_by: feedback_export-arrow" not in after
+    assert after.replace(b"status: superseded\nsuperseded_by: feedback_export-parquet\n", b"").count(b"\n") >= \
+        before.count(b"\n")  # only fields added: every line of the file as it was is still there
+    for line in before.decode().splitlines():
+        assert line in after.decode().splitlines(), line
+    assert "feedback_export-csv" not in index(three) and "feedback_export-parquet" not in index(three)
+    assert "feedback_export-arrow" in index(three)
+    assert paths(run, three, "export files") == ["memory/feedback_export-arrow.md"]
+    assert set(paths(run, three, "export files", "--all")) == {f"memory/feedback_export-{x}.md"
+                                                               for x in ("csv", "parquet", "arrow")}
+    shown = json.loads(ok(run, three, "show", "feedback_export-csv", "--json"))
+    assert shown["superseded_by"] == ["feedback_export-parquet", "feedback_export-arrow"]  # to its end
+    assert shown["aside"] == "superseded"
+    newest = json.loads(ok(run, three, "show", "feedback_export-arrow", "--json"))
+    assert newest["supersedes"] == ["feedback_export-parquet"] and newest["aside"] is None
+    loop = run(three, "supersede", "feedback_export-arrow", "--by", "feedback_export-csv")
+    assert loop.exit_code == 2 and "loop" in loop.stderr
+
+
+def test_forget_moves_aside_with_why_and_search_all_finds_it(three: Path, run) -> None:
+    """Failure caught: forget deleting the memory, losing its text, or leaving it in the index and search."""
+    text = (three / "memory" / "feedback_export-csv.md").read_text()
+    ok(run, three, "forget", "feedback_export-csv", "--why", "we export parquet now")
+    assert not (three / "memory" / "feedback_export-csv.md").exists()
+    kept = (three / "memory" / "archive" / "feedback_export-csv.md").read_text()
+    assert 'forgotten_why: "we export parquet now"' in kept and text.split("---\n", 2)[2] in kept
+    assert "feedback_export-csv" not in index(three)
+    assert "memory/archive/feedback_export-csv.md" not in paths(run, three, "CSV files")
+    assert "memory/archive/feedback_export-csv.md" in paths(run, three, "CSV files", "--all")
+    empty = run(three, "forget", "feedback_export-parquet", "--why", "  ")
+    assert empty.exit_code == 2 and (three / "memory" / "feedback_export-parquet.md").exists()
+
+
+def test_valid_until_in_the_past_steps_aside_and_is_up_for_review(root: Path, run) -> None:
+    """Failure caught: a memory past its valid_until still loaded and found as if it held."""
+    write(root, "memory/reference_old-vpn.md", memory("reference_old-vpn", "The old VPN host",
+                                                      valid_until="2026-06-30"))
+    write(root, "memory/reference_new-vpn.md", memory("reference_new-vpn", "The new VPN host",
+                                                      valid_until="2027-06-30"))
+    ok(run, root, "render")
+    assert "reference_old-vpn" not in index(root) and "reference_new-vpn" in index(root)
+    assert paths(run, root, "VPN host") == ["memory/reference_new-vpn.md"]
+    assert "memory/reference_old-vpn.md" in paths(run, root, "VPN host", "--all")
+    ok(run, root, "--now", LATER, "tick")
+    waiting = json.loads(ok(run, root, "review", "--json"))
+    assert next(w["text"] for w in waiting if "reference_old-vpn" in " ".join(w["paths"])).startswith("expired:")
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), "-c", "user.email=t@e", "-c", "user.name=t", *args], check=True,
+                   capture_output=True)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    repo = tmp_path / "proj"
+    (repo / "src").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "src" / "exporter.py").write_text("def export_rows():\n    pass\n")
+    (repo / "src" / "reader.py").write_text("def read_rows():\n    pass\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "init")
+    return repo
+
+
+def test_a_memory_citing_deleted_code_is_flagged_and_one_citing_live_code_is_not(root: Path, run,
+                                                                                 project: Path) -> None:
+    """Failure caught: nothing noticing a memory about code that no longer exists (or a memory flagged
+    whose references all resolve); a reference the person said is not stale flagged again."""
+    where = str(project)  # a project: value that is the work tree's absolute path
+    write(root, "memory/project_exporter.md", memory(
+        "project_exporter", "Where the exporter lives", project=where,
+        body="The entry point is `export_rows` in src/exporter.py:1."))
+    write(root, "memory/project_reader.md", memory(
+        "project_reader", "Where the reader lives", project=where, body="See `read_rows` in src/reader.py."))
+    write(root, "memory/project_renamed.md", memory(
+        "project_renamed", "A function that was renamed", project=where, body="Call `load_rows` in src/reader.py."))
+    ok(run, root, "--now", LATER, "tick")
+    stale = json.loads((root / "runtime" / "state" / "stale.json").read_text())["stale"]
+    assert list(stale) == ["memory/project_renamed.md"]  # the symbol is not in the file it names
+    assert stale["memory/project_renamed.md"] == ["`load_rows` in src/reader.py"]
+
+    (project / "src" / "exporter.py").unlink()
+    _git(project, "commit", "-qam", "drop the exporter")
+    ok(run, root, "--now", LATER, "tick")
+    stale = json.loads((root / "runtime" / "state" / "stale.json").read_text())["stale"]
+    assert stale["memory/project_exporter.md"] == ["src/exporter.py"]  # named once, not per line or symbol
+    assert "memory/project_reader.md" not in stale
+    shown = json.loads(ok(run, root, "show", "project_exporter", "--json"))
+    assert shown["stale_references"] == ["src/exporter.py"]
+    assert "project_exporter.md) (stale: src/exporter.py)" in index(root) or "(stale: src/exporter.py)" in index(root)
+    waiting = {w["text"]: w["id"] for w in json.loads(ok(run, root, "review", "--json"))}
+    ident = waiting["stale-reference: cites src/exporter.py, no longer in " + where]
+    ok(run, root, "review", "reject", ident)  # "not stale": never flagged again
+    ok(run, root, "--now", LATER, "tick")
+    stale = json.loads((root / "runtime" / "state" / "stale.json").read_text())["stale"]
+    assert "memory/project_exporter.md" not in stale and "memory/project_renamed.md" in stale
+
+
+def test_the_project_of_a_session_is_found_where_the_hook_saw_it(root: Path, run, project: Path) -> None:
+    """Failure caught: memories recorded under a project's remote name never checked (no way from the
+    name to the code on this machine)."""
+    _git(project, "remote", "add", "origin", "git@github.com:me/proj.git")
+    payload = {"hook_event_name": "SessionStart", "session_id": "s", "cwd": str(project), "source": "startup"}
+    assert run(root, "hook", input=json.dumps(payload)).exit_code == 0
+    known = json.loads((root / "runtime" / "state" / "worktrees.json").read_text())
+    assert known == {"github.com/me/proj": str(project.resolve())}
+    write(root, "memory/project_gone.md", memory("project_gone", "Cites a missing file", project="github.com/me/proj",
+                                                 body="See src/missing.py for the details."))
+    ok(run, root, "--now", LATER, "tick")
+    stale = json.loads((root / "runtime" / "state" / "stale.json").read_text())["stale"]
+    assert stale == {"memory/project_gone.md": ["src/missing.py"]}
