@@ -178,10 +178,21 @@ class Stale:
     missing: list[str] = field(default_factory=list)
 
 
+def _suffixes(files: set[str]) -> set[str]:
+    """Every tail of every tracked path after a '/': a memory may cite `pkg/mod.py` for `src/pkg/mod.py`."""
+    out: set[str] = set()
+    for name in files:
+        at = name.find("/")
+        while at != -1:
+            out.add(name[at + 1:])
+            at = name.find("/", at + 1)
+    return out
+
+
 def check_references(rows: list[tuple[str, str, str]], worktrees: dict[str, str],
-                     rejected: set[tuple[str, str]]) -> list[Stale]:
-    """(path, project, text) of each T2 memory with a project -> the stale ones. `rejected`: (path, ref)
-    pairs the person said are not stale."""
+                     rejected: Any) -> list[Stale]:
+    """(path, project, text) of each T2 memory with a project -> the stale ones. `rejected(path, ref)`:
+    did the person say that reference of that memory is not stale?"""
     by_project: dict[str, list[tuple[str, str]]] = {}
     for path, project, text in rows:
         by_project.setdefault(project, []).append((path, text))
@@ -193,6 +204,7 @@ def check_references(rows: list[tuple[str, str, str]], worktrees: dict[str, str]
         files = tracked_files(tree)
         if files is None:
             continue
+        tails = _suffixes(files)
         contents: dict[str, str | None] = {}
         for path, text in memories:
             stale = Stale(path, project)
@@ -200,10 +212,10 @@ def check_references(rows: list[tuple[str, str, str]], worktrees: dict[str, str]
             for ref in references(text):
                 label = ref.label()
                 rel = ref.path.removeprefix("./")
-                if (path, label) in rejected or (path, ref.path) in rejected or rel in gone:
-                    continue  # said not stale; or its file is already named as gone (once is enough)
+                if rel in gone or rejected(path, label) or rejected(path, ref.path):
+                    continue  # its file is already named as gone (once is enough), or said not stale
                 if rel not in files:
-                    if not any(f.endswith("/" + rel) for f in files):  # cited from a subfolder of the repo
+                    if rel not in tails:  # not even as the tail of a tracked path (cited from a subfolder)
                         stale.missing.append(ref.path)
                         gone.add(rel)
                     continue
@@ -312,8 +324,11 @@ def tick_items(conn: sqlite3.Connection, root: Path, now: dt.datetime, answered:
         if isinstance(project, str) and project.strip() and project.strip().lower() != "global":
             rows.append((row["path"], project.strip(), f"{meta.get('summary') or ''}\n{body_of(conn, row['id'])}"))
     # a reference the person said is not stale is never checked again (its item's id names it)
-    rejected = {(path, ref) for path, _, _ in rows for ref in _refs_of(rows, path)
-                if answered.get(cue_id("stale-reference", [path, ref]), {}).get("decision") == "rejected"}
+    said_no = {ident for ident, answer in answered.items() if answer.get("decision") == "rejected"}
+
+    def rejected(path: str, ref: str) -> bool:
+        return bool(said_no) and cue_id("stale-reference", [path, ref]) in said_no
+
     stale = check_references(rows, worktrees(state_dir(root)), rejected)
     items: list[dict[str, Any]] = []
     found: dict[str, list[str]] = {}
@@ -330,11 +345,6 @@ def tick_items(conn: sqlite3.Connection, root: Path, now: dt.datetime, answered:
             found[one.path] = kept
     expired = [i for i in expired if answered.get(i["id"], {}).get("decision") != "rejected"]
     return items[:per_kind] + expired[:per_kind], found
-
-
-def _refs_of(rows: list[tuple[str, str, str]], path: str) -> list[str]:
-    return sorted({label for p, _, text in rows if p == path for ref in references(text)
-                   for label in (ref.label(), ref.path)})
 
 
 def write_stale(root: Path, found: dict[str, list[str]], ran_at: str) -> None:

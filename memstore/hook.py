@@ -249,6 +249,21 @@ def _plugin_unset(payload: Payload, missing: str) -> Payload | None:
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
+def _with_setup_failure(payload: Payload, response: Payload | None) -> Payload | None:
+    """At SessionStart, the plugin's failed setup said first (plugin/prepare.py leaves why)."""
+    data = os.environ.get("CLAUDE_PLUGIN_DATA")
+    if payload.get("hook_event_name") != "SessionStart" or not data:
+        return response
+    try:
+        with open(os.path.join(data, "setup-failed.txt"), encoding="utf-8") as handle:
+            notice = handle.read(2000).strip()
+    except OSError:
+        return response
+    text = (response or {}).get("hookSpecificOutput", {}).get("additionalContext", "")  # type: ignore[union-attr]
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart",
+                                   "additionalContext": "\n\n".join(t for t in (notice, text) if t)}}
+
+
 def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = None, *,
            plugin: bool = False) -> Payload | None:
     """The response object for one payload (None: print nothing). `plugin`: run by the Claude Code
@@ -434,6 +449,8 @@ def main(argv: list[str] | None = None, stdin: object = None, stdout: object = N
         client = opts["client"] or "claude"
         if client == "claude":
             response = handle(payload, root, opts["now"], opts["part"], plugin=plugin)
+            if plugin and opts["part"] is None:
+                response = _with_setup_failure(payload, response)
         else:
             response = for_client(client, payload, root, opts["now"])
         if response is not None:

@@ -105,7 +105,9 @@ def _near(place: str, forms: list[str]) -> bool:
     """Is `place` the root, inside it, or a folder above it (from where `me/lenses` reaches in)?"""
     real = os.path.realpath(place)
     for form in forms:
-        base = os.path.realpath(os.path.expanduser(form))
+        # "$HOME/..." is a spelling for the shell, not a path: expanded here, or it would resolve against
+        # the hook's own folder (the project), which would then always count as above the root
+        base = os.path.realpath(os.path.expanduser(form.replace("$HOME", "~", 1)))
         if real == base or real.startswith(base + os.sep) or (real != os.sep and base.startswith(real + os.sep)
                                                                and real != os.path.expanduser("~")):
             return True

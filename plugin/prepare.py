@@ -24,7 +24,7 @@ def say(message: str) -> None:
 
 
 def main() -> int:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - the system's python3 may be older than memstore's floor
         say(f"needs Python 3.11 or newer as python3 (found {sys.version.split()[0]})")
         return 1
     data = Path(os.environ.get("CLAUDE_PLUGIN_DATA") or Path.home() / ".claude/plugins/data/memstore-memstore")
@@ -56,9 +56,29 @@ def main() -> int:
     return 0
 
 
+FAILED = "setup-failed.txt"  # in the plugin's data folder: the hook says it at SessionStart (Setup's own output
+# is shown to no one: `claude --init-only` exits 0 and prints nothing whatever a Setup hook does)
+
+
+def _record(failure: str | None) -> None:
+    data = os.environ.get("CLAUDE_PLUGIN_DATA")
+    if not data:
+        return
+    marker = Path(data) / FAILED
+    if failure is None:
+        marker.unlink(missing_ok=True)
+    else:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(failure + "\n", encoding="utf-8")
+
+
 if __name__ == "__main__":
     try:
-        sys.exit(main())
+        code = main()
+        _record(None if code == 0 else "memstore plugin: its setup (claude --init-only) did not finish; run "
+                "`claude --init-only --debug-file /tmp/memstore-setup.log` to see why")
+        sys.exit(code)
     except (OSError, subprocess.CalledProcessError) as exc:
         say(f"setup failed: {exc}")
+        _record(f"memstore plugin: its setup (claude --init-only) failed: {exc}")
         sys.exit(1)

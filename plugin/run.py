@@ -22,9 +22,27 @@ def environment() -> str | None:
     return next((c for c in candidates if os.access(c, os.X_OK)), None)
 
 
+def configured_root() -> str | None:
+    """The plugin's `root` option as Claude Code keeps it (~/.claude/settings.json, pluginConfigs): a
+    slash command's shell is given none of the plugin's variables."""
+    import json
+
+    home = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.expanduser("~/.claude")
+    try:
+        with open(os.path.join(home, "settings.json"), encoding="utf-8") as handle:
+            configs = json.load(handle).get("pluginConfigs") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    for ident, config in configs.items() if isinstance(configs, dict) else ():
+        options = config.get("options") if isinstance(config, dict) else None
+        if str(ident).split("@", 1)[0] == "memstore" and isinstance(options, dict) and options.get("root"):
+            return str(options["root"])
+    return None
+
+
 def main(argv: list[str]) -> int:
     hook = "--hook" in argv  # a hook: never fail the session, say nothing on stdout
-    root = os.environ.get("CLAUDE_PLUGIN_OPTION_ROOT") or os.environ.get("MEMSTORE_ROOT")
+    root = os.environ.get("CLAUDE_PLUGIN_OPTION_ROOT") or os.environ.get("MEMSTORE_ROOT") or configured_root()
     exe = environment()
     if exe is None or not root or "${" in root:
         if hook:
@@ -33,7 +51,7 @@ def main(argv: list[str]) -> int:
                "no agent root is set: claude plugin configure memstore@memstore (the `root` option)")
         print(f"memstore plugin: {why}", file=sys.stderr)
         return 1
-    os.execv(exe, [exe, "--root", root, *argv])
+    os.execv(exe, [exe, "--root", os.path.expanduser(root), *argv])
     return 0  # not reached
 
 

@@ -357,3 +357,19 @@ def test_writes_by_folder_runtime_and_client_wiring_are_refused(agent: Path, tmp
     assert out and out["decision"] == "deny"
     out = call(agent, "codex", codex("PreToolUse", "Bash", "echo '{}' > $CODEX_HOME/hooks.json", agent))
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_a_projects_own_files_named_like_the_persons_are_not_refused(agent: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Failure caught (found by the plugin's end-to-end test): with the root under HOME, its `$HOME/...`
+    spelling resolved against the hook's folder, so every project counted as above the root and any
+    command there naming `review`, `lenses` or `identity.md` was refused."""
+    monkeypatch.setenv("HOME", str(agent.parent))
+    project = tmp_path / "code" / "proj"
+    project.mkdir(parents=True)
+    monkeypatch.chdir(project)  # Claude Code runs its hooks from the project folder
+    for command in ("npm run review", "mkdir lenses", "python3 -m pytest -k identity.md"):
+        out = call(agent, "codex", codex("PreToolUse", "Bash", command, project))
+        assert out is None or out["hookSpecificOutput"].get("permissionDecision") != "deny", command
+    out = call(agent, "codex", codex("PreToolUse", "Bash", f"echo x > {agent}/lenses/planted.md", project))
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"  # the person's files still refused

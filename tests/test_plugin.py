@@ -149,3 +149,30 @@ def test_runner_without_its_environment_says_what_to_do(tmp_path: Path) -> None:
     hook = subprocess.run([sys.executable, str(PLUGIN / "run.py"), "debrief", "--hook"], capture_output=True,
                           text=True, env=env, timeout=30, input="{}")
     assert hook.returncode == 0 and hook.stdout == "" and hook.stderr == ""
+
+
+def test_a_failed_setup_is_said_at_session_start(agent: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Failure caught: `claude --init-only` exits 0 and shows nothing when the plugin's Setup fails, so the
+    person never learns why the MCP server and the debrief do not work."""
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path))
+    (tmp_path / "setup-failed.txt").write_text("memstore plugin: its setup (claude --init-only) failed: pip\n")
+    text = plugin_hook(START, monkeypatch, agent)["hookSpecificOutput"]["additionalContext"]
+    assert text.startswith("memstore plugin: its setup (claude --init-only) failed")
+
+
+def test_runner_finds_the_root_in_claude_codes_settings(agent: Path, tmp_path: Path) -> None:
+    """Failure caught (found by the plugin's end-to-end test): a slash command's shell gets none of the
+    plugin's variables, so /memstore:status said no root was set while the option was."""
+    home = tmp_path / "h"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text(json.dumps(
+        {"pluginConfigs": {"memstore@memstore": {"options": {"root": str(agent)}}}}))
+    data = home / ".claude" / "plugins" / "data" / "memstore-memstore" / "venv" / "bin"
+    data.mkdir(parents=True)
+    (data / "memstore").symlink_to(Path(sys.executable).parent / "memstore")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_PLUGIN", "MEMSTORE_ROOT"))}
+    env["HOME"] = str(home)
+    done = subprocess.run([sys.executable, str(PLUGIN / "run.py"), "status", "--json"], capture_output=True,
+                          text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["root"] == str(agent)

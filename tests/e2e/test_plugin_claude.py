@@ -34,18 +34,22 @@ Facts about Claude Code 2.1.332 this file relies on (seen here, offline):
   ~/.claude/plugins/data/memstore-memstore (the venv) unless --keep-data.
 
 Binary: as tests/e2e/test_claude_code.py finds it; absent means skipped, saying so, except under
-CI (env CI set), where it fails. The plugin's venv is built by pip from the package registry
-(about 10-30 s), once, in the one test that needs it.
+CI (env CI set), where it fails. The plugin's venv is built by its own Setup hook (pip, from the
+package registry: about 10-30 s) in each of the two tests that need one; they share pip's download
+cache, nothing else. Note: `pip install -e <checkout>/plugin` writes plugin/*.egg-info into the
+checkout (git ignores it).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -62,6 +66,7 @@ MCP_READ = "mcp__plugin_memstore_memstore__read"
 SYSTEM_PATH = "/usr/bin:/bin"  # what a person's shell has without memstore: the system's python3 and git
 SETUP_TIMEOUT = 900  # the plugin's own Setup hook timeout (hooks.json); pip dominates
 API_KEY = "sk-ant-e2e-fake"
+PIP_CACHE: list[str] = []  # set by the module's pip_cache fixture
 # The final answer holds one rule: the plugin's SessionEnd debrief must keep it as a lesson.
 RULE = "Always quote every path in a shell command."
 FINAL_ANSWER = f"Finished the scripted plugin session. {RULE}"
@@ -106,9 +111,19 @@ def plugin_env(home: Path, **extra: str) -> dict[str, str]:
                     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
     for name in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "MEMSTORE_SEMANTIC"):
         env.pop(name, None)  # a person's python3 sees none of the test runner's
+    if PIP_CACHE:
+        env["PIP_CACHE_DIR"] = PIP_CACHE[0]  # pip's downloads only; every venv is still built by the Setup hook
     env.update(extra)
     assert shutil.which("memstore", path=env["PATH"]) is None, f"memstore is on {env['PATH']}"
     return env
+
+
+@pytest.fixture(scope="module", autouse=True)
+def pip_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """One pip download cache for the module: the second venv build downloads nothing again."""
+    PIP_CACHE.append(str(tmp_path_factory.mktemp("pip-cache")))
+    yield
+    PIP_CACHE.clear()
 
 
 def fresh_home(tmp_path: Path) -> Path:
@@ -168,6 +183,43 @@ class Claude:
     def settings(self) -> dict[str, Any]:
         path = self.home / ".claude" / "settings.json"
         return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def install_and_set_up(claude: Claude, root: Path) -> tuple[Path, float]:
+    """The two commands a person runs, checked: (the plugin's data folder, seconds Setup took)."""
+    data = claude.home / ".claude" / "plugins" / "data" / "memstore-memstore"
+    claude("plugin", "install", "memstore", "--marketplace", str(REPO), "--config", f"root={root}")
+    settings = claude.settings()
+    assert settings.get("enabledPlugins", {}).get(PLUGIN_ID) is True, settings
+    assert settings["pluginConfigs"][PLUGIN_ID]["options"]["root"] == str(root), settings
+    listed = {p["id"]: p for p in json.loads(claude("plugin", "list", "--json").stdout)}
+    assert Path(listed[PLUGIN_ID]["readFromFolder"]).resolve() == PLUGIN.resolve(), (
+        f"the plugin is not served from the checkout: {listed[PLUGIN_ID]}")
+    assert not root.exists(), "install alone laid out the root (Setup should, under --init-only)"
+
+    t0 = time.monotonic()
+    claude("--init-only", timeout=SETUP_TIMEOUT)
+    seconds = time.monotonic() - t0
+    assert (data / "venv" / "bin" / "memstore").is_file(), (
+        f"claude --init-only did not build the plugin's venv in {data} (the Setup hook's output is shown nowhere; "
+        "run `claude --init-only --debug-file F` by hand to see it)")
+    for laid_out in ("identity.md", "memory/MEMORY.md", "lenses"):
+        assert (root / laid_out).exists(), f"claude --init-only did not lay out {root / laid_out}"
+    return data, seconds
+
+
+def plugin_runner(claude: Claude, root: Path) -> Callable[..., str]:
+    """plugin/run.py as the plugin's hooks and MCP server run it: the venv's memstore on the option's root."""
+    env = dict(claude.env, CLAUDE_PLUGIN_OPTION_ROOT=str(root))
+
+    def run(*args: str) -> str:
+        done = subprocess.run(["python3", str(PLUGIN / "run.py"), *args], cwd=claude.home, env=env,
+                              capture_output=True, text=True, timeout=CLI_TIMEOUT)
+        command = " ".join(args)
+        assert done.returncode == 0, f"plugin/run.py {command} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+        return done.stdout
+
+    return run
 
 
 # ---------------------------------------------------------------- reading what happened
@@ -247,29 +299,11 @@ def test_plugin_install_setup_session_and_uninstall(tmp_path: Path) -> None:
     claude = Claude(claude_binary(), home)
     system_python_ok(claude.env, home)
     root = home / "agents" / "me"
-    data = home / ".claude" / "plugins" / "data" / "memstore-memstore"
     tag = uuid.uuid4().hex[:10]
     identity_mark, summary_mark, body_mark = f"IDENTITY-{tag}", f"SUMMARY-{tag}", f"BODY-{tag}"
 
-    # 1. Install from the checkout as the marketplace, the root option naming a folder not made yet.
-    claude("plugin", "install", "memstore", "--marketplace", str(REPO), "--config", f"root={root}")
-    settings = claude.settings()
-    assert settings.get("enabledPlugins", {}).get(PLUGIN_ID) is True, settings
-    assert settings["pluginConfigs"][PLUGIN_ID]["options"]["root"] == str(root), settings
-    listed = {p["id"]: p for p in json.loads(claude("plugin", "list", "--json").stdout)}
-    assert Path(listed[PLUGIN_ID]["readFromFolder"]).resolve() == PLUGIN.resolve(), (
-        f"the plugin is not served from the checkout: {listed[PLUGIN_ID]}")
-    assert not root.exists(), "install alone laid out the root (Setup should, under --init-only)"
-
-    # 2. Setup: builds the venv, lays the missing root out.
-    t0 = time.monotonic()
-    claude("--init-only", timeout=SETUP_TIMEOUT)
-    setup_seconds = time.monotonic() - t0
-    assert (data / "venv" / "bin" / "memstore").is_file(), (
-        f"claude --init-only did not build the plugin's venv in {data} (the Setup hook's output is shown nowhere; "
-        "run `claude --init-only --debug-file F` by hand to see it)")
-    for laid_out in ("identity.md", "memory/MEMORY.md", "lenses"):
-        assert (root / laid_out).exists(), f"claude --init-only did not lay out {root / laid_out}"
+    # 1-2. Install from the checkout as the marketplace, the root option naming a folder not made yet; Setup.
+    data, setup_seconds = install_and_set_up(claude, root)
     assert list((root / "lenses").glob("*.md")), "init laid out no starter lens"
 
     # 3. The person's own touches: an identity line, a T2 memory; the index rebuilt with the plugin's venv.
@@ -279,20 +313,21 @@ def test_plugin_install_setup_session_and_uninstall(tmp_path: Path) -> None:
         "---\nname: feedback_x\ntype: feedback\n"
         f"summary: Always run the e2e test before merging ({summary_mark})\nimportance: 5\n---\n\n"
         f"# feedback_x\n\nThe e2e test drives the real binary ({body_mark}).\n", encoding="utf-8")
-    run_env = dict(claude.env, CLAUDE_PLUGIN_OPTION_ROOT=str(root))
-
-    def run(*args: str) -> str:
-        done = subprocess.run(["python3", str(PLUGIN / "run.py"), *args], cwd=home, env=run_env,
-                              capture_output=True, text=True, timeout=CLI_TIMEOUT)
-        command = " ".join(args)
-        assert done.returncode == 0, f"plugin/run.py {command} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
-        return done.stdout
-
+    run = plugin_runner(claude, root)
     run("sync")
     run("render")
     memory_md = (root / "memory" / "MEMORY.md").read_text(encoding="utf-8")
     assert summary_mark in memory_md, f"render left feedback_x out of MEMORY.md:\n{memory_md}"
     assert json.loads(run("show", "feedback_x", "--json"))["access_count"] == 0
+
+    # A second `claude --init-only` (a person unsure whether it worked) neither rebuilds nor re-lays anything.
+    marker = data / "venv" / ".memstore-plugin"
+    kept = {p: p.read_bytes() for p in (root / "identity.md", root / "memory" / "feedback_x.md", marker)}
+    kept_venv = (data / "venv" / "bin" / "memstore").stat().st_mtime_ns
+    claude("--init-only", timeout=SETUP_TIMEOUT)
+    assert {p: p.read_bytes() for p in kept} == kept, "a second claude --init-only changed the person's files"
+    assert (data / "venv" / "bin" / "memstore").stat().st_mtime_ns == kept_venv, "a second Setup rebuilt the venv"
+    memory_md = (root / "memory" / "MEMORY.md").read_text(encoding="utf-8")  # Setup renders it again
 
     # 4. A session in a project of the person's.
     project = make_project(home)
@@ -410,3 +445,52 @@ def test_plugin_without_a_root_says_so(tmp_path: Path, option: str) -> None:
     assert expected in first_text, f"the first request does not say {expected!r}\n{detail}"
     assert "claude --init-only" in first_text, f"the model is not told how the person fixes it\n{detail}"
     assert not root.exists(), "a plain session laid out the root"
+
+
+# Known bugs, recognised by their exact symptom (see test_plugin_slash_commands_run_on_the_root).
+NO_ROOT_IN_BASH = "no agent root is set"
+REVIEW_WORD_DENIED = "memstore: review is not the agent's to change"
+
+
+def test_plugin_slash_commands_run_on_the_root(tmp_path: Path) -> None:
+    """/memstore:status and /memstore:review: the model runs the Bash line the command's text gives it,
+    and gets the report on the person's agent root.
+
+    Catches: a command body whose ${CLAUDE_PLUGIN_ROOT} is not the plugin folder, an `allowed-tools`
+    that does not cover the line (denied in `-p`), memstore's own hook refusing the line, and a runner
+    that cannot find the root from where the Bash tool runs it.
+
+    Two of those are known bugs, reported as an expected failure by their exact symptom (anything
+    else fails): the Bash tool's environment holds no CLAUDE_PLUGIN_OPTION_ROOT, so plugin/run.py says
+    "no agent root is set" while it is set; and memstore/shellcmd.py's `_near` resolves the root's
+    "$HOME/..." spelling against the hook's own working directory (the project), so every shell command
+    in a project that names a bare `review` (or lenses, identity.md ...) and is not a plain read is
+    denied as touching the person's files."""
+    home = fresh_home(tmp_path)
+    claude = Claude(claude_binary(), home)
+    system_python_ok(claude.env, home)
+    root = home / "agents" / "me"
+    install_and_set_up(claude, root)
+    project = make_project(home)
+    known: list[str] = []
+    for command, expected in (("status", str(root)), ("review", "nothing waits for review")):
+        body = (PLUGIN / "commands" / f"{command}.md").read_text(encoding="utf-8")
+        found = re.search(r"`(python3 [^`]*run\.py\S* " + command + r")`", body)
+        assert found, f"commands/{command}.md gives no `python3 .../run.py {command}` line:\n{body}"
+        line = found.group(1).replace("${CLAUDE_PLUGIN_ROOT}", str(PLUGIN))
+        steps = [[tool_use("Bash", command=line, description=f"memstore {command}")], [text("Shown.")]]
+        proc, main, detail = claude.session(project, steps, f"/memstore:{command}")
+        assert proc.returncode == 0, detail
+        result = json.loads(proc.stdout)
+        assert line in request_text(main[0].body), f"/memstore:{command} did not reach the model as {line!r}\n{detail}"
+        output = result_text(tool_result(main[-1].body["messages"], "toolu_e2e_00_0"))
+        if REVIEW_WORD_DENIED in output:
+            known.append(f"/memstore:{command}: memstore's PreToolUse hook denied {line!r} (shellcmd._near)")
+            continue
+        assert result["permission_denials"] == [], f"{line!r} was denied: {output!r}\n{detail}"
+        if NO_ROOT_IN_BASH in output:
+            known.append(f"/memstore:{command}: run.py from the Bash tool found no root: {output.strip()!r}")
+            continue
+        assert expected in output and "Exit code" not in output, f"/memstore:{command} gave:\n{output}\n{detail}"
+    if known:
+        pytest.xfail("known bugs: " + "; ".join(known))

@@ -53,6 +53,7 @@ from memstore_devtools.bench.common import (
     text_table,
     verdict,
 )
+from memstore_devtools.bench.freshness import section_freshness
 from memstore_devtools.bench.hook import section_hook
 from memstore_devtools.bench.render import section_render
 from memstore_devtools.bench.search import section_search
@@ -81,6 +82,7 @@ SECTIONS: list[Section] = [
     Section("profile", "Where a rebuild spends its time", section_profile),
     Section("semantic", "Semantic search: cost and recall", section_semantic),
     Section("serve", "The web inspector's pages on a large root", section_serve),
+    Section("freshness", "The nightly check of the code memories cite", section_freshness),
 ]
 
 
