@@ -35,6 +35,7 @@ PATH_REF = re.compile(r"(?<![\w/.~-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?:
 # A symbol in backticks: an identifier, maybe dotted or with (), e.g. `export_rows` or `Exporter.run()`.
 SYMBOL_REF = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?:\(\))?`")
 STALE_FILE = "stale.json"  # under runtime/state/: the tick's findings, read by render and show
+CACHE_FILE = "stale-cache.json"  # under runtime/state/: what each project's last check was made from
 
 
 def today(now: dt.datetime) -> str:
@@ -135,7 +136,11 @@ def references(text: str) -> list[Reference]:
     """The code a memory's text cites: paths (with :line), and each backticked symbol on a line that
     names exactly one path (the file it is said to be in)."""
     found: dict[tuple[str, int | None, str | None], Reference] = {}
+    if "/" not in text:
+        return []  # no path, nothing cited (most memories: one look)
     for line in text.splitlines():
+        if "/" not in line:
+            continue
         if "://" in line:
             line = re.sub(r"\S+://\S+", " ", line)  # URLs are not the project's files
         paths = [(m.group(1), int(m.group(2)) if m.group(2) else None) for m in PATH_REF.finditer(line)]
@@ -149,15 +154,23 @@ def references(text: str) -> list[Reference]:
     return list(found.values())
 
 
-def tracked_files(worktree: str) -> set[str] | None:
-    """Every file git tracks in a work tree (one process), or None when it is not one here."""
+def tracked_files(worktree: str) -> tuple[set[str], str] | None:
+    """Every file git tracks in a work tree and a digest of their contents as git has them (one process:
+    `git ls-files -s`, which names each file's blob), or None when it is not a work tree here."""
+    import hashlib
+
     try:
-        done = subprocess.run(["git", "-C", worktree, "ls-files", "-z"], capture_output=True, timeout=120)
+        done = subprocess.run(["git", "-C", worktree, "ls-files", "-s", "-z"], capture_output=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired):
         return None
     if done.returncode != 0:
         return None
-    return {p for p in done.stdout.decode("utf-8", "replace").split("\0") if p}
+    files = set()
+    for entry in done.stdout.decode("utf-8", "replace").split("\0"):
+        _, tab, name = entry.partition("\t")
+        if tab and name:
+            files.add(name)
+    return files, hashlib.sha256(done.stdout).hexdigest()
 
 
 def worktree_of(project: str, known: dict[str, str]) -> str | None:
@@ -189,47 +202,79 @@ def _suffixes(files: set[str]) -> set[str]:
     return out
 
 
-def check_references(rows: list[tuple[str, str, str]], worktrees: dict[str, str],
-                     rejected: Any) -> list[Stale]:
-    """(path, project, text) of each T2 memory with a project -> the stale ones. `rejected(path, ref)`:
-    did the person say that reference of that memory is not stale?"""
+def check_references(rows: list[tuple[str, str, str]], worktrees: dict[str, str], rejected: Any,
+                     text_of: Any = None, cache: dict[str, Any] | None = None) -> list[Stale]:
+    """(path, project, stamp) of each T2 memory with a project -> the stale ones.
+
+    `rejected(path, ref)`: did the person say that reference is not stale? `text_of(path)`: the
+    memory's text. `cache` (read and updated): per project, the findings of the last check and what
+    they were made from (the digest of `git ls-files -s`, the memories' stamps, the rejections); a
+    project where none of that changed is not checked again, so a quiet night costs one `git
+    ls-files` per project. (With text_of None, the stamp is the text itself: tests and small callers.)
+    """
+    import hashlib
+
     by_project: dict[str, list[tuple[str, str]]] = {}
-    for path, project, text in rows:
-        by_project.setdefault(project, []).append((path, text))
+    for path, project, stamp in rows:
+        by_project.setdefault(project, []).append((path, stamp))
     out: list[Stale] = []
     for project, memories in sorted(by_project.items()):
         tree = worktree_of(project, worktrees)
         if tree is None:
             continue
-        files = tracked_files(tree)
-        if files is None:
+        listed = tracked_files(tree)
+        if listed is None:
             continue
-        tails = _suffixes(files)
-        contents: dict[str, str | None] = {}
-        for path, text in memories:
-            stale = Stale(path, project)
-            gone: set[str] = set()
-            for ref in references(text):
-                label = ref.label()
-                rel = ref.path.removeprefix("./")
-                if rel in gone or rejected(path, label) or rejected(path, ref.path):
-                    continue  # its file is already named as gone (once is enough), or said not stale
-                if rel not in files:
-                    if rel not in tails:  # not even as the tail of a tracked path (cited from a subfolder)
-                        stale.missing.append(ref.path)
-                        gone.add(rel)
-                    continue
-                if ref.symbol:
-                    if rel not in contents:
-                        try:
-                            contents[rel] = Path(tree, rel).read_text(encoding="utf-8", errors="replace")
-                        except OSError:
-                            contents[rel] = None
-                    body = contents[rel]
-                    if body is not None and ref.symbol.split(".")[-1] not in body:
-                        stale.missing.append(label)
-            if stale.missing:
-                out.append(stale)
+        files, tree_digest = listed
+        key = hashlib.sha256("\n".join([tree, tree_digest, *(f"{p}\0{st}" for p, st in sorted(memories)),
+                                          repr(rejected_key(rejected))]).encode()).hexdigest()
+        if cache is not None and isinstance(cache.get(project), dict) and cache[project].get("key") == key:
+            out += [Stale(p, project, list(m)) for p, m in cache[project].get("stale", {}).items()]
+            continue
+        found = _check_project(project, tree, files, memories, rejected, text_of)
+        if cache is not None:
+            cache[project] = {"key": key, "stale": {one.path: one.missing for one in found}}
+        out += found
+    return out
+
+
+def rejected_key(rejected: Any) -> Any:
+    """What a rejection predicate stands for, for the cache key (the set of rejected ids it closes over)."""
+    return sorted(getattr(rejected, "ids", ()) or ())
+
+
+def _check_project(project: str, tree: str, files: set[str], memories: list[tuple[str, str]], rejected: Any,
+                   text_of: Any) -> list[Stale]:
+    tails: set[str] | None = None
+    contents: dict[str, str | None] = {}
+    out = []
+    for path, stamp in memories:
+        text = text_of(path) if text_of is not None else stamp
+        stale = Stale(path, project)
+        gone: set[str] = set()
+        for ref in references(text):
+            label = ref.label()
+            rel = ref.path.removeprefix("./")
+            if rel in gone or rejected(path, label) or rejected(path, ref.path):
+                continue  # its file is already named as gone (once is enough), or said not stale
+            if rel not in files:
+                if tails is None:
+                    tails = _suffixes(files)
+                if rel not in tails:  # not even as the tail of a tracked path (cited from a subfolder)
+                    stale.missing.append(ref.path)
+                    gone.add(rel)
+                continue
+            if ref.symbol:
+                if rel not in contents:
+                    try:
+                        contents[rel] = Path(tree, rel).read_text(encoding="utf-8", errors="replace")
+                    except OSError:
+                        contents[rel] = None
+                body = contents[rel]
+                if body is not None and ref.symbol.split(".")[-1] not in body:
+                    stale.missing.append(label)
+        if stale.missing:
+            out.append(stale)
     return out
 
 
@@ -302,34 +347,47 @@ def tick_items(conn: sqlite3.Connection, root: Path, now: dt.datetime, answered:
     from memstore.projects import worktrees
 
     rows = []
+    ids: dict[str, int] = {}
     expired: list[dict[str, Any]] = []
-    for row in conn.execute("SELECT id, path, meta FROM files WHERE kind = 't2' ORDER BY path"):
-        try:
-            meta = json.loads(row["meta"] or "{}")
-        except ValueError:
+    for ident, path, status, until, since, project, mtime, size in conn.execute(
+        "SELECT id, path, json_extract(meta, '$.status'), json_extract(meta, '$.valid_until'), "
+        "json_extract(meta, '$.valid_from'), json_extract(meta, '$.project'), mtime_ns, size "
+        "FROM files WHERE kind = 't2' ORDER BY path"
+    ):
+        if str(status or "").lower().startswith(ASIDE_STATUSES):
             continue
-        if not isinstance(meta, dict):
-            continue
-        status = str(meta.get("status") or "").lower()
-        if status.startswith(ASIDE_STATUSES):
-            continue
-        why = out_of_time(meta, now)
+        why = out_of_time({"valid_until": until, "valid_from": since}, now)
         if why:
-            item = {"kind": "expired", "paths": [row["path"]],
-                    "detail": f"{why}: stepped aside; supersede or forget it"}
-            item["id"] = cue_id("expired", [row["path"]])
+            item = {"kind": "expired", "paths": [path], "detail": f"{why}: stepped aside; supersede or forget it"}
+            item["id"] = cue_id("expired", [path])
             expired.append(item)
             continue
-        project = meta.get("project")
         if isinstance(project, str) and project.strip() and project.strip().lower() != "global":
-            rows.append((row["path"], project.strip(), f"{meta.get('summary') or ''}\n{body_of(conn, row['id'])}"))
+            rows.append((path, project.strip(), f"{mtime}:{size}"))
+            ids[path] = ident
+
+    def text_of(path: str) -> str:
+        summary = conn.execute("SELECT row_text FROM files WHERE id = ?", (ids[path],)).fetchone()[0] or ""
+        return f"{summary}\n{body_of(conn, ids[path])}"
+
     # a reference the person said is not stale is never checked again (its item's id names it)
     said_no = {ident for ident, answer in answered.items() if answer.get("decision") == "rejected"}
 
-    def rejected(path: str, ref: str) -> bool:
-        return bool(said_no) and cue_id("stale-reference", [path, ref]) in said_no
+    class Rejected:
+        def __init__(self) -> None:
+            self.ids = said_no
 
-    stale = check_references(rows, worktrees(state_dir(root)), rejected)
+        def __call__(self, path: str, ref: str) -> bool:
+            return bool(said_no) and cue_id("stale-reference", [path, ref]) in said_no
+
+    cache_file = Path(state_dir(root)) / CACHE_FILE
+    try:
+        cache = json.loads(cache_file.read_text(encoding="utf-8"))
+        cache = cache if isinstance(cache, dict) else {}
+    except (OSError, ValueError):
+        cache = {}
+    stale = check_references(rows, worktrees(state_dir(root)), Rejected(), text_of, cache)
+    _save_cache(cache_file, cache)
     items: list[dict[str, Any]] = []
     found: dict[str, list[str]] = {}
     for one in stale:
@@ -345,6 +403,13 @@ def tick_items(conn: sqlite3.Connection, root: Path, now: dt.datetime, answered:
             found[one.path] = kept
     expired = [i for i in expired if answered.get(i["id"], {}).get("decision") != "rejected"]
     return items[:per_kind] + expired[:per_kind], found
+
+
+def _save_cache(path: Path, cache: dict[str, Any]) -> None:
+    from memstore.locks import atomic_write
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, json.dumps(cache, sort_keys=True).encode("utf-8"))
 
 
 def write_stale(root: Path, found: dict[str, list[str]], ran_at: str) -> None:
