@@ -149,7 +149,7 @@ def references(text: str) -> list[Reference]:
         if len({p for p, _ in paths}) == 1:
             path = paths[0][0]
             for symbol in SYMBOL_REF.findall(line):
-                if symbol not in path and not PATH_REF.fullmatch(symbol):
+                if not path.endswith(symbol) and not PATH_REF.fullmatch(symbol):  # `exporter.py` is the file
                     found.setdefault((path, None, symbol), Reference(path, None, symbol))
     return list(found.values())
 
@@ -271,7 +271,9 @@ def _check_project(project: str, tree: str, files: set[str], memories: list[tupl
                     except OSError:
                         contents[rel] = None
                 body = contents[rel]
-                if body is not None and ref.symbol.split(".")[-1] not in body:
+                name = ref.symbol.split(".")[-1]
+                # a whole identifier: `export_rows` is gone when only `export_rows_legacy` is left
+                if body is not None and not re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", body):
                     stale.missing.append(label)
         if stale.missing:
             out.append(stale)
@@ -358,9 +360,11 @@ def tick_items(conn: sqlite3.Connection, root: Path, now: dt.datetime, answered:
             continue
         why = out_of_time({"valid_until": until, "valid_from": since}, now)
         if why:
-            item = {"kind": "expired", "paths": [path], "detail": f"{why}: stepped aside; supersede or forget it"}
-            item["id"] = cue_id("expired", [path])
-            expired.append(item)
+            if why.startswith("valid until"):  # not yet in force (valid_from) is no question: it returns then
+                item = {"kind": "expired", "paths": [path],
+                        "detail": f"{path} was {why}: stepped aside; supersede or forget it"}
+                item["id"] = cue_id("expired", [path])
+                expired.append(item)
             continue
         if isinstance(project, str) and project.strip() and project.strip().lower() != "global":
             rows.append((path, project.strip(), f"{mtime}:{size}"))
@@ -398,7 +402,7 @@ def tick_items(conn: sqlite3.Connection, root: Path, now: dt.datetime, answered:
                 continue
             kept.append(ref)
             items.append({"kind": "stale-reference", "paths": [one.path], "ref": ref, "id": ident,
-                          "detail": f"cites {ref}, no longer in {one.project}"})
+                          "detail": f"{one.path} cites {ref}, no longer in {one.project}"})
         if kept:
             found[one.path] = kept
     expired = [i for i in expired if answered.get(i["id"], {}).get("decision") != "rejected"]

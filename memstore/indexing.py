@@ -64,7 +64,7 @@ def build_row(rel: str, raw: bytes, mtime_ns: int, size: int, config: Config, in
         "fm_last_accessed": fmt(parsed.last_accessed) if parsed.last_accessed else None,
         "fm_last_reinforced": fmt(parsed.last_reinforced) if parsed.last_reinforced else None,
         "fm_base": parsed.policy_base,
-        "meta": json.dumps(parsed.meta, default=str, ensure_ascii=False, sort_keys=True),
+        "meta": meta_json(parsed.meta),
         "problems": json.dumps([p.as_dict() for p in parsed.problems]),
         "mtime_ns": mtime_ns,
         "size": size,
@@ -161,6 +161,21 @@ def optimize_text_tables(conn: sqlite3.Connection) -> None:
     cjk = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'files_cjk'").fetchone()
     if cjk is not None and "fts5" in (cjk[0] or "").lower():  # not the plain table of SQLite < 3.34
         conn.execute("INSERT INTO files_cjk(files_cjk) VALUES('optimize')")
+
+
+def meta_json(meta: object) -> str:
+    """Frontmatter as strict JSON: SQLite's json_extract refuses Python's NaN and Infinity (a file saying
+    `access_count: .inf` would make every query over the column fail), so those become strings."""
+    def strict(value: object) -> object:
+        if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+            return str(value)
+        if isinstance(value, dict):
+            return {str(k): strict(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [strict(v) for v in value]
+        return value
+
+    return json.dumps(strict(meta), default=str, ensure_ascii=False, sort_keys=True)
 
 
 def body_of(conn: sqlite3.Connection, file: int | str) -> str:

@@ -67,6 +67,8 @@ def file_view(conn: sqlite3.Connection, row: sqlite3.Row, now: dt.datetime, conf
     meta = meta if isinstance(meta, dict) else {}
     status = (row["status"] or "").strip().lower()
     view["aside"] = (status if status.startswith(("superseded", "forgotten")) else None) or out_of_time(meta, now)
+    if status.startswith("forgotten") and meta.get("forgotten_why"):
+        view["aside"] = f"forgotten {meta.get('forgotten_on') or ''}: {meta['forgotten_why']}".replace("  ", " ")
     view["superseded_by"] = chain(conn, row["name"]) if row["name"] else []
     view["supersedes"] = replaced(conn, row["name"]) if row["name"] else []
     view["stale_references"] = read_stale(os.path.join(root_of(conn), "runtime", "state")).get(row["path"], [])

@@ -93,7 +93,8 @@ def test_valid_until_in_the_past_steps_aside_and_is_up_for_review(root: Path, ru
     assert "memory/reference_old-vpn.md" in paths(run, root, "VPN host", "--all")
     ok(run, root, "--now", LATER, "tick")
     waiting = json.loads(ok(run, root, "review", "--json"))
-    assert next(w["text"] for w in waiting if "reference_old-vpn" in " ".join(w["paths"])).startswith("expired:")
+    assert next(w["text"] for w in waiting if "reference_old-vpn" in " ".join(w["paths"])).startswith(
+        "expired: memory/reference_old-vpn.md was valid until 2026-06-30")
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -125,10 +126,14 @@ def test_a_memory_citing_deleted_code_is_flagged_and_one_citing_live_code_is_not
         "project_reader", "Where the reader lives", project=where, body="See `read_rows` in src/reader.py."))
     write(root, "memory/project_renamed.md", memory(
         "project_renamed", "A function that was renamed", project=where, body="Call `load_rows` in src/reader.py."))
+    # found by a newcomer: a symbol that is only part of a word in the file, or of the file's name, is gone
+    write(root, "memory/project_partial.md", memory(
+        "project_partial", "A prefix of a name", project=where, body="Call `read` in src/reader.py."))
     ok(run, root, "--now", LATER, "tick")
     stale = json.loads((root / "runtime" / "state" / "stale.json").read_text())["stale"]
-    assert list(stale) == ["memory/project_renamed.md"]  # the symbol is not in the file it names
+    assert list(stale) == ["memory/project_partial.md", "memory/project_renamed.md"]  # not in the file it names
     assert stale["memory/project_renamed.md"] == ["`load_rows` in src/reader.py"]
+    assert stale["memory/project_partial.md"] == ["`read` in src/reader.py"]  # `read_rows` is another name
 
     (project / "src" / "exporter.py").unlink()
     _git(project, "commit", "-qam", "drop the exporter")
@@ -140,11 +145,12 @@ def test_a_memory_citing_deleted_code_is_flagged_and_one_citing_live_code_is_not
     assert shown["stale_references"] == ["src/exporter.py"]
     assert "project_exporter.md) (stale: src/exporter.py)" in index(root) or "(stale: src/exporter.py)" in index(root)
     waiting = {w["text"]: w["id"] for w in json.loads(ok(run, root, "review", "--json"))}
-    ident = waiting["stale-reference: cites src/exporter.py, no longer in " + where]
+    ident = waiting["stale-reference: memory/project_exporter.md cites src/exporter.py, no longer in " + where]
     ok(run, root, "review", "reject", ident)  # "not stale": never flagged again
     ok(run, root, "--now", LATER, "tick")
     stale = json.loads((root / "runtime" / "state" / "stale.json").read_text())["stale"]
     assert "memory/project_exporter.md" not in stale and "memory/project_renamed.md" in stale
+    assert "memory/project_reader.md" not in stale  # `read_rows` in src/reader.py: there, whole
 
 
 def test_the_project_of_a_session_is_found_where_the_hook_saw_it(root: Path, run, project: Path) -> None:

@@ -44,10 +44,10 @@ step with the conversation whatever else the binary sends.
 from __future__ import annotations
 
 import json
-import threading
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
+
+from . import fake_server
+from .fake_server import FakeHandler, FakeServer, route_of, sse
 
 Block = dict[str, Any]
 Step = list[Block]
@@ -63,13 +63,7 @@ def tool_use(name: str, **tool_input: Any) -> Block:
     return {"type": "tool_use", "name": name, "input": tool_input}
 
 
-@dataclass
-class Recorded:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any  # parsed JSON, or the raw text when it was not JSON, or None
-
+class Recorded(fake_server.Recorded):
     @property
     def is_main(self) -> bool:
         return is_main_request(self.method, self.path, self.body)
@@ -79,7 +73,7 @@ def is_main_request(method: str, path: str, body: Any) -> bool:
     """A main-conversation turn: a streamed POST /v1/messages carrying the tool list."""
     return (
         method == "POST"
-        and path.split("?", 1)[0].rstrip("/") == "/v1/messages"
+        and route_of(path) == "/v1/messages"
         and isinstance(body, dict)
         and bool(body.get("stream"))
         and bool(body.get("tools"))
@@ -90,15 +84,10 @@ def assistant_turns(body: dict[str, Any]) -> int:
     return sum(1 for message in body.get("messages", []) if message.get("role") == "assistant")
 
 
-def _sse(event: str, data: dict[str, Any]) -> bytes:
-    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
-
-
 def stream_message(blocks: Step, model: str, message_id: str) -> bytes:
     """The full SSE byte stream for one assistant message made of `blocks`."""
     out = [
-        _sse(
-            "message_start",
+        sse(
             {
                 "type": "message_start",
                 "message": {
@@ -112,6 +101,7 @@ def stream_message(blocks: Step, model: str, message_id: str) -> bytes:
                     "usage": {"input_tokens": 10, "output_tokens": 1},
                 },
             },
+            "message_start",
         )
     ]
     calls_tool = False
@@ -123,30 +113,64 @@ def stream_message(blocks: Step, model: str, message_id: str) -> bytes:
         else:
             start = {"type": "text", "text": ""}
             delta = {"type": "text_delta", "text": block["text"]}
-        out.append(_sse("content_block_start", {"type": "content_block_start", "index": index, "content_block": start}))
-        out.append(_sse("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
-        out.append(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+        out.append(sse({"type": "content_block_start", "index": index, "content_block": start}, "content_block_start"))
+        out.append(sse({"type": "content_block_delta", "index": index, "delta": delta}, "content_block_delta"))
+        out.append(sse({"type": "content_block_stop", "index": index}, "content_block_stop"))
     out.append(
-        _sse(
-            "message_delta",
+        sse(
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": "tool_use" if calls_tool else "end_turn", "stop_sequence": None},
                 "usage": {"output_tokens": 5},
             },
+            "message_delta",
         )
     )
-    out.append(_sse("message_stop", {"type": "message_stop"}))
+    out.append(sse({"type": "message_stop"}, "message_stop"))
     return b"".join(out)
 
 
-@dataclass
-class FakeAnthropic:
+class _Handler(FakeHandler):
+    extra_headers: ClassVar[dict[str, str]] = {"request-id": "req_fake"}
+
+    def post(self, raw: bytes, body: Any) -> None:
+        route = self.route
+        model = body.get("model", "claude-fake") if isinstance(body, dict) else "claude-fake"
+
+        if route.endswith("/count_tokens"):
+            self._json({"input_tokens": max(1, len(raw) // 4)})
+            return
+        if route != "/v1/messages" or not isinstance(body, dict):
+            self._json({"type": "error", "error": {"type": "not_found_error", "message": route}}, 404)
+            return
+        if is_main_request("POST", self.path, body):
+            n, blocks = self.fake.step_for(body)
+            message_id = f"msg_e2e_{n:02d}"
+        else:
+            blocks, message_id = [text("ok")], "msg_e2e_side"
+        if body.get("stream"):
+            self._stream(stream_message(blocks, model, message_id))
+            return
+        self._json(
+            {
+                "id": message_id,
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [{"type": "text", "text": "ok"}],
+                "stop_reason": "end_turn",
+                "stop_sequence": None,
+                "usage": {"input_tokens": 10, "output_tokens": 1},
+            }
+        )
+
+
+class FakeAnthropic(FakeServer[Recorded]):
     """The scripted server. Use as a context manager, or call start() and stop()."""
 
-    steps: list[Step]
-    final_text: str = "done"
-    requests: list[Recorded] = field(default_factory=list)
+    recorded_type = Recorded
+    handler_type = _Handler
+    thread_name = "fake-anthropic"
 
     def __post_init__(self) -> None:
         # Give every tool_use a stable, unique id: the binary pairs results with it.
@@ -157,140 +181,24 @@ class FakeAnthropic:
             ]
             for n, step in enumerate(self.steps)
         ]
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        super().__post_init__()
 
-    # -- lifecycle ---------------------------------------------------------------------
+    def turns(self, body: dict[str, Any]) -> int:
+        return assistant_turns(body)
 
-    def start(self) -> FakeAnthropic:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-anthropic", daemon=True)
-        self._thread.start()
-        return self
+    def final_step(self) -> Step:
+        return [text(self.final_text)]
 
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> FakeAnthropic:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None, "server not started"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    # -- what was seen -----------------------------------------------------------------
-
-    def record(self, entry: Recorded) -> None:
-        with self._lock:
-            self.requests.append(entry)
-
-    @property
-    def main_requests(self) -> list[Recorded]:
-        with self._lock:
-            return [r for r in self.requests if r.is_main]
-
-    def step_for(self, body: dict[str, Any]) -> tuple[int, Step]:
-        n = assistant_turns(body)
-        if n < len(self.steps):
-            return n, self.steps[n]
-        return n, [text(self.final_text)]
-
-    def summary(self) -> str:
-        """One line per recorded request, for failure messages."""
-        lines = []
-        for i, r in enumerate(list(self.requests)):
-            if isinstance(r.body, dict):
-                msgs = r.body.get("messages", [])
-                last = msgs[-1] if msgs else {}
-                content = last.get("content")
-                kinds = (
-                    [c.get("type") for c in content if isinstance(c, dict)]
-                    if isinstance(content, list)
-                    else [type(content).__name__]
-                )
-                detail = (
-                    f"model={r.body.get('model')} stream={r.body.get('stream')} tools={len(r.body.get('tools') or [])} "
-                    f"messages={len(msgs)} assistant_turns={assistant_turns(r.body)} last={last.get('role')}:{kinds}"
-                )
-            else:
-                detail = repr(r.body)[:120]
-            lines.append(f"#{i} {r.method} {r.path} main={r.is_main} {detail}")
-        return "\n".join(lines) or "(no requests)"
-
-
-def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:  # quiet
-            pass
-
-        def _send(self, status: int, content_type: str, payload: bytes) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(payload)))
-            self.send_header("request-id", "req_fake")
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(payload)
-
-        def _json(self, value: Any, status: int = 200) -> None:
-            self._send(status, "application/json", json.dumps(value).encode())
-
-        def do_HEAD(self) -> None:
-            fake.record(Recorded("HEAD", self.path, dict(self.headers), None))
-            self._json({})
-
-        def do_GET(self) -> None:
-            fake.record(Recorded("GET", self.path, dict(self.headers), None))
-            self._json({})
-
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body: Any = json.loads(raw) if raw else None
-            except ValueError:
-                body = raw.decode("utf-8", "replace")
-            fake.record(Recorded("POST", self.path, dict(self.headers), body))
-            route = self.path.split("?", 1)[0].rstrip("/")
-            model = body.get("model", "claude-fake") if isinstance(body, dict) else "claude-fake"
-
-            if route.endswith("/count_tokens"):
-                self._json({"input_tokens": max(1, len(raw) // 4)})
-                return
-            if route != "/v1/messages" or not isinstance(body, dict):
-                self._json({"type": "error", "error": {"type": "not_found_error", "message": route}}, 404)
-                return
-            if is_main_request("POST", self.path, body):
-                n, blocks = fake.step_for(body)
-                message_id = f"msg_e2e_{n:02d}"
-            else:
-                blocks, message_id = [text("ok")], "msg_e2e_side"
-            if body.get("stream"):
-                self._send(200, "text/event-stream", stream_message(blocks, model, message_id))
-                return
-            self._json(
-                {
-                    "id": message_id,
-                    "type": "message",
-                    "role": "assistant",
-                    "model": model,
-                    "content": [{"type": "text", "text": "ok"}],
-                    "stop_reason": "end_turn",
-                    "stop_sequence": None,
-                    "usage": {"input_tokens": 10, "output_tokens": 1},
-                }
-            )
-
-    return Handler
+    def detail(self, r: Recorded) -> str:
+        msgs = r.body.get("messages", [])
+        last = msgs[-1] if msgs else {}
+        content = last.get("content")
+        kinds = (
+            [c.get("type") for c in content if isinstance(c, dict)]
+            if isinstance(content, list)
+            else [type(content).__name__]
+        )
+        return (
+            f"model={r.body.get('model')} stream={r.body.get('stream')} tools={len(r.body.get('tools') or [])} "
+            f"messages={len(msgs)} assistant_turns={assistant_turns(r.body)} last={last.get('role')}:{kinds}"
+        )

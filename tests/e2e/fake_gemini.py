@@ -49,10 +49,10 @@ count; the short scripted sessions never reach it.)
 from __future__ import annotations
 
 import json
-import threading
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
+
+from . import fake_server
+from .fake_server import FakeHandler, FakeServer, route_of, sse
 
 Part = dict[str, Any]
 Step = list[Part]
@@ -120,17 +120,7 @@ def run_shell_command(command: str, description: str | None = None, dir_path: st
 # -- request classification ------------------------------------------------------------
 
 
-@dataclass
-class Recorded:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any  # parsed JSON, or the raw text when it was not JSON, or None
-
-    @property
-    def route(self) -> str:
-        return self.path.split("?", 1)[0].rstrip("/")
-
+class Recorded(fake_server.Recorded):
     @property
     def is_main(self) -> bool:
         return is_main_request(self.method, self.path, self.body)
@@ -138,12 +128,12 @@ class Recorded:
 
 def _method_of(path: str) -> str:
     """The RPC name after the colon: "streamGenerateContent", "countTokens", ... or ""."""
-    last = path.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+    last = route_of(path).rsplit("/", 1)[-1]
     return last.split(":", 1)[1] if ":" in last else ""
 
 
 def _model_of(path: str) -> str:
-    last = path.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+    last = route_of(path).rsplit("/", 1)[-1]
     return last.split(":", 1)[0] or "gemini-fake"
 
 
@@ -224,153 +214,78 @@ def stream_response(parts: Step, model: str, response_id: str) -> bytes:
     """The SSE byte stream for one model turn: one event per part, the last with finishReason."""
     parts = parts or [text("")]
     events = [_chunk([part], model, response_id, last=index == len(parts) - 1) for index, part in enumerate(parts)]
-    return b"".join(f"data: {json.dumps(event)}\r\n\r\n".encode() for event in events)
+    return b"".join(sse(event, eol="\r\n") for event in events)
 
 
 # -- the server ------------------------------------------------------------------------
 
 
-@dataclass
-class FakeGemini:
+class _Handler(FakeHandler):
+    json_type: ClassVar[str] = "application/json; charset=UTF-8"
+
+    def _not_found(self) -> None:
+        error = {"code": 404, "message": f"fake: no route {self.command} {self.path}", "status": "NOT_FOUND"}
+        self._json({"error": error}, 404)
+
+    def get(self) -> None:
+        route = self.route
+        if route.endswith("/models"):
+            self._json({"models": [_model_info(name) for name in FAKE_MODELS]})
+        elif "/models/" in route:
+            self._json(_model_info(route.rsplit("/", 1)[-1]))
+        else:
+            self._json({})
+
+    def post(self, raw: bytes, body: Any) -> None:
+        method, model = _method_of(self.path), _model_of(self.path)
+
+        if method == "countTokens":
+            self._json({"totalTokens": max(1, len(raw) // 4)})
+            return
+        if method not in ("generateContent", "streamGenerateContent") or not isinstance(body, dict):
+            self._not_found()
+            return
+        if is_main_request("POST", self.path, body):
+            n, parts = self.fake.step_for(body)
+            response_id = f"resp_e2e_{n:02d}"
+        else:
+            schema = response_schema(body)
+            reply = "ok" if schema is None else json.dumps(sample_for_schema(schema))
+            parts, response_id = [text(reply)], "resp_e2e_side"
+        if method == "streamGenerateContent":
+            self._stream(stream_response(parts, model, response_id))
+        else:
+            self._json(generate_response(parts, model, response_id))
+
+
+class FakeGemini(FakeServer[Recorded]):
     """The scripted server. Use as a context manager, or call start() and stop()."""
 
-    steps: list[Step]
-    final_text: str = "done"
-    requests: list[Recorded] = field(default_factory=list)
+    recorded_type = Recorded
+    handler_type = _Handler
+    thread_name = "fake-gemini"
 
     def __post_init__(self) -> None:
         self.steps = [[json.loads(json.dumps(part)) for part in step] for step in self.steps]
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        super().__post_init__()
 
-    # -- lifecycle ---------------------------------------------------------------------
+    def turns(self, body: dict[str, Any]) -> int:
+        return model_turns(body)
 
-    def start(self) -> FakeGemini:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-gemini", daemon=True)
-        self._thread.start()
-        return self
+    def final_step(self) -> Step:
+        return [text(self.final_text)]
 
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+    def detail(self, r: Recorded) -> str:
+        contents = r.body.get("contents", [])
+        last = contents[-1] if contents else {}
+        kinds = [next(iter(p), "?") for p in last.get("parts", []) if isinstance(p, dict)]
+        return (
+            f"contents={len(contents)} model_turns={model_turns(r.body)} "
+            f"json={response_schema(r.body) is not None} last={last.get('role')}:{kinds}"
+        )
 
-    def __enter__(self) -> FakeGemini:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None, "server not started"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    # -- what was seen -----------------------------------------------------------------
-
-    def record(self, entry: Recorded) -> None:
-        with self._lock:
-            self.requests.append(entry)
-
-    @property
-    def main_requests(self) -> list[Recorded]:
-        with self._lock:
-            return [r for r in self.requests if r.is_main]
-
-    def step_for(self, body: dict[str, Any]) -> tuple[int, Step]:
-        n = model_turns(body)
-        if n < len(self.steps):
-            return n, self.steps[n]
-        return n, [text(self.final_text)]
-
-    def summary(self) -> str:
-        """One line per recorded request, for failure messages (no headers: they hold the key)."""
-        lines = []
-        for i, r in enumerate(list(self.requests)):
-            if isinstance(r.body, dict):
-                contents = r.body.get("contents", [])
-                last = contents[-1] if contents else {}
-                kinds = [next(iter(p), "?") for p in last.get("parts", []) if isinstance(p, dict)]
-                detail = (
-                    f"contents={len(contents)} model_turns={model_turns(r.body)} "
-                    f"json={response_schema(r.body) is not None} last={last.get('role')}:{kinds}"
-                )
-            else:
-                detail = repr(r.body)[:120]
-            lines.append(f"#{i} {r.method} {r.route} main={r.is_main} {detail}")
-        return "\n".join(lines) or "(no requests)"
-
-
-def _handler_for(fake: FakeGemini) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:  # quiet
-            pass
-
-        def _send(self, status: int, content_type: str, payload: bytes) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(payload)
-
-        def _json(self, value: Any, status: int = 200) -> None:
-            self._send(status, "application/json; charset=UTF-8", json.dumps(value).encode())
-
-        def _not_found(self) -> None:
-            error = {"code": 404, "message": f"fake: no route {self.command} {self.path}", "status": "NOT_FOUND"}
-            self._json({"error": error}, 404)
-
-        def do_HEAD(self) -> None:
-            fake.record(Recorded("HEAD", self.path, dict(self.headers), None))
-            self._json({})
-
-        def do_GET(self) -> None:
-            fake.record(Recorded("GET", self.path, dict(self.headers), None))
-            route = self.path.split("?", 1)[0].rstrip("/")
-            if route.endswith("/models"):
-                self._json({"models": [_model_info(name) for name in FAKE_MODELS]})
-            elif "/models/" in route:
-                self._json(_model_info(route.rsplit("/", 1)[-1]))
-            else:
-                self._json({})
-
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body: Any = json.loads(raw) if raw else None
-            except ValueError:
-                body = raw.decode("utf-8", "replace")
-            fake.record(Recorded("POST", self.path, dict(self.headers), body))
-            method, model = _method_of(self.path), _model_of(self.path)
-
-            if method == "countTokens":
-                self._json({"totalTokens": max(1, len(raw) // 4)})
-                return
-            if method not in ("generateContent", "streamGenerateContent") or not isinstance(body, dict):
-                self._not_found()
-                return
-            if is_main_request("POST", self.path, body):
-                n, parts = fake.step_for(body)
-                response_id = f"resp_e2e_{n:02d}"
-            else:
-                schema = response_schema(body)
-                reply = "ok" if schema is None else json.dumps(sample_for_schema(schema))
-                parts, response_id = [text(reply)], "resp_e2e_side"
-            if method == "streamGenerateContent":
-                self._send(200, "text/event-stream", stream_response(parts, model, response_id))
-            else:
-                self._json(generate_response(parts, model, response_id))
-
-    return Handler
+    def shown_path(self, r: Recorded) -> str:
+        return r.route
 
 
 def _model_info(name: str) -> dict[str, Any]:

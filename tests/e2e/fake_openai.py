@@ -58,14 +58,13 @@ Step n's k-th call has the call_id `call_id(n, k)`.
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
-import threading
 import time
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
+
+from . import fake_server
+from .fake_server import FakeHandler, FakeServer, route_of, sse
 
 Item = dict[str, Any]
 Step = list[Item]
@@ -151,13 +150,7 @@ def update_file(
 # -- requests ----------------------------------------------------------------------------
 
 
-@dataclass
-class Recorded:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any  # parsed JSON, or the raw text when it was not JSON, or None
-
+class Recorded(fake_server.Recorded):
     @property
     def is_main(self) -> bool:
         return is_main_request(self.method, self.path, self.body)
@@ -187,7 +180,7 @@ def is_main_request(method: str, path: str, body: Any) -> bool:
     """A main-conversation turn: a streamed POST /v1/responses carrying the tool list."""
     return (
         method == "POST"
-        and path.split("?", 1)[0].rstrip("/") == "/v1/responses"
+        and route_of(path) == "/v1/responses"
         and isinstance(body, dict)
         and bool(body.get("stream"))
         and bool(body.get("tools"))
@@ -226,10 +219,6 @@ def model_turns(body: dict[str, Any]) -> int:
 
 
 # -- streaming ---------------------------------------------------------------------------
-
-
-def _sse(data: dict[str, Any]) -> bytes:
-    return f"event: {data['type']}\ndata: {json.dumps(data)}\n\n".encode()
 
 
 def _stream_item(item: Item, index: int, tag: str) -> tuple[list[dict[str, Any]], Item]:
@@ -339,51 +328,55 @@ def stream_response(items: Step, model: str, tag: str) -> bytes:
     events.append(
         {"type": "response.completed", "response": dict(response, status="completed", output=output, usage=usage)}
     )
-    return b"".join(_sse(dict(event, sequence_number=n)) for n, event in enumerate(events))
+    return b"".join(sse(dict(event, sequence_number=n), event["type"]) for n, event in enumerate(events))
 
 
 # -- the server --------------------------------------------------------------------------
 
 
-@dataclass
-class FakeOpenAI:
+class _Handler(FakeHandler):
+    extra_headers: ClassVar[dict[str, str]] = {"x-request-id": "req_fake"}
+    gzip_bodies = True
+
+    def get(self) -> None:
+        if self.route.endswith("/models"):
+            self._json({"object": "list", "data": [{"id": MODEL, "object": "model", "created": 0, "owned_by": "fake"}]})
+            return
+        self._json({})
+
+    def post(self, raw: bytes, body: Any) -> None:
+        route = self.route
+        if route != "/v1/responses" or not isinstance(body, dict):
+            self._json({"error": {"type": "invalid_request_error", "message": f"no route {route}"}}, 404)
+            return
+        model = str(body.get("model") or MODEL)
+        if is_main_request("POST", self.path, body):
+            n, items = self.fake.step_for(body)
+            tag = f"e2e_{n:02d}"
+        else:
+            items, tag = [text("ok")], "e2e_side"
+        if body.get("stream"):
+            self._stream(stream_response(items, model, tag))
+            return
+        self._json(
+            {
+                "id": f"resp_{tag}",
+                "object": "response",
+                "created_at": int(time.time()),
+                "status": "completed",
+                "model": model,
+                "output": completed_output(items, tag),
+                "usage": {"input_tokens": 10, "output_tokens": 1, "total_tokens": 11},
+            }
+        )
+
+
+class FakeOpenAI(FakeServer[Recorded]):
     """The scripted server. Use as a context manager, or call start() and stop()."""
 
-    steps: list[Step]
-    final_text: str = "done"
-    requests: list[Recorded] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # -- lifecycle ---------------------------------------------------------------------
-
-    def start(self) -> FakeOpenAI:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-openai", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> FakeOpenAI:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None, "server not started"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+    recorded_type = Recorded
+    handler_type = _Handler
+    thread_name = "fake-openai"
 
     def provider_config(self, env_key: str = "FAKE_OPENAI_API_KEY", name: str = "fake") -> str:
         """config.toml lines that make Codex use this server (env_key must be set when it runs)."""
@@ -397,107 +390,17 @@ class FakeOpenAI:
             f'env_key = "{env_key}"\n'
         )
 
-    # -- what was seen -----------------------------------------------------------------
+    def turns(self, body: dict[str, Any]) -> int:
+        return model_turns(body)
 
-    def record(self, entry: Recorded) -> None:
-        with self._lock:
-            self.requests.append(entry)
+    def final_step(self) -> Step:
+        return [text(self.final_text)]
 
-    @property
-    def main_requests(self) -> list[Recorded]:
-        with self._lock:
-            return [r for r in self.requests if r.is_main]
-
-    def step_for(self, body: dict[str, Any]) -> tuple[int, Step]:
-        n = model_turns(body)
-        if n < len(self.steps):
-            return n, self.steps[n]
-        return n, [text(self.final_text)]
-
-    def summary(self) -> str:
-        """One line per recorded request, for failure messages."""
-        lines = []
-        for i, r in enumerate(list(self.requests)):
-            if isinstance(r.body, dict):
-                items = r.input
-                last = items[-1] if items else {}
-                detail = (
-                    f"model={r.body.get('model')} stream={r.body.get('stream')} tools={len(r.body.get('tools') or [])} "
-                    f"input={len(items)} model_turns={model_turns(r.body)} "
-                    f"last={last.get('type')}:{last.get('role') or last.get('call_id')}"
-                )
-            else:
-                detail = repr(r.body)[:120]
-            lines.append(f"#{i} {r.method} {r.path} main={r.is_main} {detail}")
-        return "\n".join(lines) or "(no requests)"
-
-
-def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:  # quiet
-            pass
-
-        def _send(self, status: int, content_type: str, payload: bytes) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(payload)))
-            self.send_header("x-request-id", "req_fake")
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(payload)
-
-        def _json(self, value: Any, status: int = 200) -> None:
-            self._send(status, "application/json", json.dumps(value).encode())
-
-        def do_HEAD(self) -> None:
-            fake.record(Recorded("HEAD", self.path, dict(self.headers), None))
-            self._json({})
-
-        def do_GET(self) -> None:
-            fake.record(Recorded("GET", self.path, dict(self.headers), None))
-            route = self.path.split("?", 1)[0].rstrip("/")
-            if route.endswith("/models"):
-                self._json(
-                    {"object": "list", "data": [{"id": MODEL, "object": "model", "created": 0, "owned_by": "fake"}]}
-                )
-                return
-            self._json({})
-
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            if self.headers.get("Content-Encoding", "").lower() == "gzip":
-                raw = gzip.decompress(raw)
-            try:
-                body: Any = json.loads(raw) if raw else None
-            except ValueError:
-                body = raw.decode("utf-8", "replace")
-            fake.record(Recorded("POST", self.path, dict(self.headers), body))
-            route = self.path.split("?", 1)[0].rstrip("/")
-            if route != "/v1/responses" or not isinstance(body, dict):
-                self._json({"error": {"type": "invalid_request_error", "message": f"no route {route}"}}, 404)
-                return
-            model = str(body.get("model") or MODEL)
-            if is_main_request("POST", self.path, body):
-                n, items = fake.step_for(body)
-                tag = f"e2e_{n:02d}"
-            else:
-                items, tag = [text("ok")], "e2e_side"
-            if body.get("stream"):
-                self._send(200, "text/event-stream", stream_response(items, model, tag))
-                return
-            self._json(
-                {
-                    "id": f"resp_{tag}",
-                    "object": "response",
-                    "created_at": int(time.time()),
-                    "status": "completed",
-                    "model": model,
-                    "output": completed_output(items, tag),
-                    "usage": {"input_tokens": 10, "output_tokens": 1, "total_tokens": 11},
-                }
-            )
-
-    return Handler
+    def detail(self, r: Recorded) -> str:
+        items = r.input
+        last = items[-1] if items else {}
+        return (
+            f"model={r.body.get('model')} stream={r.body.get('stream')} tools={len(r.body.get('tools') or [])} "
+            f"input={len(items)} model_turns={model_turns(r.body)} "
+            f"last={last.get('type')}:{last.get('role') or last.get('call_id')}"
+        )

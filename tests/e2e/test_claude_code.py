@@ -33,7 +33,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -42,6 +41,7 @@ from typing import Any
 
 import pytest
 
+from .binaries import E2E_ENV, find_binary, find_memstore
 from .fake_anthropic import FakeAnthropic, Recorded, text, tool_use
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,35 +56,16 @@ FINAL_ANSWER = f"All done with the scripted session. I fixed the lens on 2026-07
 
 
 def find_claude() -> str:
-    """The Claude Code binary to drive, or pytest.skip with where we looked."""
-    explicit = os.environ.get("CLAUDE_BIN")
-    if explicit:
-        if not (os.path.isfile(explicit) and os.access(explicit, os.X_OK)):
-            pytest.fail(f"$CLAUDE_BIN={explicit!r} is not an executable file")
-        return explicit
-    local = REPO / ".claude-bin" / "claude"
+    """The Claude Code binary to drive, or pytest.skip with where we looked (also under $CI)."""
     packages = REPO / ".claude-bin" / "node_modules" / "@anthropic-ai"
-    candidates = [local, *sorted(packages.glob("claude-code-*/claude"))]
-    for candidate in candidates:
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    on_path = shutil.which("claude")
-    if on_path:
-        return on_path
-    pytest.skip(
-        "Claude Code binary not found: set $CLAUDE_BIN, or run scripts/install_claude.sh "
-        f"(installs into {REPO / '.claude-bin'}), or put `claude` on PATH"
+    return find_binary(
+        "claude",
+        "CLAUDE_BIN",
+        [REPO / ".claude-bin" / "claude", *sorted(packages.glob("claude-code-*/claude"))],
+        f"run scripts/install_claude.sh (installs into {REPO / '.claude-bin'})",
+        label="Claude Code",
+        fail_in_ci=False,
     )
-
-
-def find_memstore() -> str:
-    beside = Path(sys.executable).parent / "memstore"
-    if beside.is_file():
-        return str(beside)
-    found = shutil.which("memstore")
-    if not found:
-        pytest.fail("the memstore console script is not installed (pip install -e . in the venv)")
-    return found
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -95,8 +76,7 @@ def clean_env(**extra: str) -> dict[str, str]:
         if not k.startswith(("ANTHROPIC_", "CLAUDE", "MEMSTORE_", "AWS_", "GOOGLE_", "VERTEX_", "XDG_CONFIG"))
         and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")
     }
-    env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
-    env["MEMSTORE_SEMANTIC"] = "off"  # the hooks are what is tested here; embedding would only add time
+    env.update(E2E_ENV)
     env.update(extra)
     return env
 

@@ -33,9 +33,7 @@ import json
 import os
 import selectors
 import shlex
-import shutil
 import subprocess
-import sys
 import time
 import tomllib
 import uuid
@@ -48,6 +46,7 @@ import tomlkit
 
 from tests.conftest import memory, write
 
+from .binaries import E2E_ENV, find_binary, find_memstore
 from .fake_openai import FakeOpenAI, Recorded, add_file, apply_patch, call_id, patch, shell, text, update_file
 
 pytestmark = pytest.mark.e2e
@@ -71,34 +70,10 @@ BLOCKED = "Command blocked by PreToolUse hook: memstore:"
 
 def find_codex() -> str:
     """The Codex binary to drive; none: pytest.fail under CI, else pytest.skip with the install command."""
-    explicit = os.environ.get("CODEX_BIN")
-    if explicit:
-        if not (os.path.isfile(explicit) and os.access(explicit, os.X_OK)):
-            pytest.fail(f"$CODEX_BIN={explicit!r} is not an executable file")
-        return explicit
     local = REPO / ".codex-bin" / "codex"
-    if local.is_file() and os.access(local, os.X_OK):
-        return str(local)
-    on_path = shutil.which("codex")
-    if on_path:
-        return on_path
-    message = (
-        "Codex CLI binary not found: run `bash scripts/install_clients.sh` "
-        f"(installs {local}), or set $CODEX_BIN, or put `codex` on PATH"
+    return find_binary(
+        "codex", "CODEX_BIN", [local], f"run `bash scripts/install_clients.sh` (installs {local})", label="Codex CLI"
     )
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip(message)
-
-
-def find_memstore() -> str:
-    beside = Path(sys.executable).parent / "memstore"
-    if beside.is_file():
-        return str(beside)
-    found = shutil.which("memstore")
-    if not found:
-        pytest.fail("the memstore console script is not installed (pip install -e . in the venv)")
-    return found
 
 
 # ---------------------------------------------------------------- the person's layout
@@ -158,9 +133,7 @@ class Person:
             # the binary's own folder first: an npm `codex` shim needs the `node` beside it
             "PATH": os.pathsep.join([str(Path(self.codex).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
             "LANG": "C.UTF-8",
-            "NO_PROXY": "127.0.0.1,localhost",
-            "no_proxy": "127.0.0.1,localhost",
-            "MEMSTORE_SEMANTIC": "off",  # the hooks are what is tested; embedding would only add time
+            **E2E_ENV,
         }
         env.update(extra)
         return env

@@ -34,9 +34,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -48,6 +46,7 @@ import pytest
 
 from tests.conftest import memory, write
 
+from .binaries import E2E_ENV, find_binary, find_memstore
 from .fake_gemini import FakeGemini, Recorded, read_file, replace, run_shell_command, text, write_file
 
 pytestmark = pytest.mark.e2e
@@ -74,47 +73,15 @@ FOREIGN_HOOK = {"matcher": "google_web_search",
 
 def find_gemini() -> str:
     """The Gemini CLI binary to drive; pytest.skip (pytest.fail under $CI) saying where we looked."""
-    explicit = os.environ.get("GEMINI_BIN")
-    if explicit:
-        if not (os.path.isfile(explicit) and os.access(explicit, os.X_OK)):
-            pytest.fail(f"$GEMINI_BIN={explicit!r} is not an executable file")
-        return explicit
     local = REPO / ".gemini-bin" / "gemini"
-    if local.is_file() and os.access(local, os.X_OK):
-        return str(local)
-    on_path = shutil.which("gemini")
-    if on_path:
-        return on_path
-    why = (
-        "Gemini CLI binary not found: set $GEMINI_BIN, or run `bash scripts/install_clients.sh` "
-        f"(installs {local}), or put `gemini` on PATH"
+    return find_binary(
+        "gemini", "GEMINI_BIN", [local], f"run `bash scripts/install_clients.sh` (installs {local})", label="Gemini CLI"
     )
-    if os.environ.get("CI"):
-        pytest.fail(why)
-    pytest.skip(why)
-
-
-def find_memstore() -> str:
-    beside = Path(sys.executable).parent / "memstore"
-    if beside.is_file():
-        return str(beside)
-    found = shutil.which("memstore")
-    if not found:
-        pytest.fail("the memstore console script is not installed (pip install -e . in the venv)")
-    return found
 
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
     """Only what the programs need: nothing of the caller's may steer Gemini CLI or memstore elsewhere."""
-    env = {
-        "HOME": str(home),
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "NO_PROXY": "127.0.0.1,localhost",
-        "no_proxy": "127.0.0.1,localhost",
-        "MEMSTORE_SEMANTIC": "off",  # the hooks are what is tested here; embedding would only add time
-    }
-    env.update(extra)
-    return env
+    return {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), **E2E_ENV, **extra}
 
 
 # ---------------------------------------------------------------- the person's layout
@@ -206,13 +173,17 @@ def make_person(home: Path) -> Person:
     data = person.read_settings()
     for event in EVENTS:
         assert person.ours(data, event), f"install registered no memstore {event} hook:\n{data}"
-    assert str(root) in data["context"]["includeDirectories"], data
+    assert str(root / "memory") in data["context"]["includeDirectories"], data  # memory/ alone is the agent's
     assert_foreign_kept(data)
     verified = person.run("verify", "--client", "gemini", "--json", check=False)
     failed = [c for c in json.loads(verified.stdout) if not c["ok"]]
     assert verified.returncode == 0 and not failed, f"verify --client gemini failed: {failed}\n{verified.stderr}"
     for name in ("feedback_x", "feedback_y"):
         assert person.access_count(name) == 0, f"verify's probe reinforced {name}"
+    # memstore gives Gemini memory/ alone, so Gemini's own workspace check would already stop the write to
+    # identity.md; the whole root is added here by hand, so that what stops it below is memstore's hook
+    data["context"]["includeDirectories"].append(str(root))
+    person.write_settings(data)
     return person
 
 
@@ -457,7 +428,7 @@ def test_gemini_session_with_memstore_uninstalled(private_home: Path) -> None:
     data = person.read_settings()
     for event in EVENTS:
         assert not person.ours(data, event), f"uninstall left the {event} hook:\n{data}"
-    assert str(person.root) not in json.dumps(data), data
+    assert str(person.root / "memory") not in json.dumps(data["context"].get("includeDirectories", [])), data
     assert_foreign_kept(data)
     verified = person.run("verify", "--client", "gemini", "--json", check=False)
     assert verified.returncode != 0, "verify passed with no hooks installed"

@@ -13,8 +13,9 @@ import json
 import subprocess
 from pathlib import Path
 
+from .binaries import find_memstore
 from .fake_anthropic import FakeAnthropic, text
-from .test_claude_code import CLAUDE_TIMEOUT, CLI_TIMEOUT, Markers, clean_env, find_claude, find_memstore, make_project
+from .test_claude_code import CLAUDE_TIMEOUT, CLI_TIMEOUT, Markers, clean_env, find_claude, make_project
 
 
 def test_claude_code_reads_a_memory_through_the_mcp_server(tmp_path: Path) -> None:

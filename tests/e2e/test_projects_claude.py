@@ -16,8 +16,9 @@ import pytest
 
 from memstore.audit import loaded_text
 
+from .binaries import find_memstore
 from .fake_anthropic import FakeAnthropic, text
-from .test_claude_code import CLAUDE_TIMEOUT, CLI_TIMEOUT, clean_env, find_claude, find_memstore, request_text
+from .test_claude_code import CLAUDE_TIMEOUT, CLI_TIMEOUT, clean_env, find_claude, request_text
 
 pytestmark = pytest.mark.e2e
 

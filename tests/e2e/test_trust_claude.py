@@ -29,8 +29,9 @@ from pathlib import Path
 
 import pytest
 
+from .binaries import find_memstore
 from .fake_anthropic import FakeAnthropic, text, tool_use
-from .test_claude_code import CLAUDE_TIMEOUT, CLI_TIMEOUT, clean_env, find_claude, find_memstore, request_text, write
+from .test_claude_code import CLAUDE_TIMEOUT, CLI_TIMEOUT, clean_env, find_claude, request_text, write
 
 pytestmark = pytest.mark.e2e
 
