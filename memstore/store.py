@@ -30,19 +30,19 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from memstore.agent_root import RootPaths, find_root
 from memstore.config import Config, load_config
 from memstore.errors import BadUsage, Busy, MemstoreError, NotFound, read_only_failure
-from memstore.results import Check, Hit, Memory, MemoryRow, Problem, Retired, Status, TickStatus, Touch
+from memstore.results import Hit, Memory, MemoryRow, Problem, Retired, Status, TickStatus, Touch
+from memstore.store_ledgers import LedgerMixin
+from memstore.store_wiring import WiringMixin
 from memstore.timeutil import UTC, fmt, to_utc
 
 if TYPE_CHECKING:
     from memstore.flush import FlushReport
-    from memstore.install import InstallPlan, Layout
     from memstore.render import RenderResult
-    from memstore.results import AuditFile, Bug, Choice, DebriefResult, NewMemory, NoteResult, WakeResult
+    from memstore.results import AuditFile, Choice, DebriefResult, NoteResult, WakeResult
     from memstore.review import Item as ReviewItem
     from memstore.scaffold import Plan
     from memstore.sync import SyncReport
     from memstore.vectors import EmbedReport
-    from memstore.web.inspector import Inspector
 
 T = TypeVar("T")
 Notify = Callable[[str], None]
@@ -53,7 +53,7 @@ class NotFlushHost(MemstoreError):
     """memstore.toml names another clone as the one that flushes."""
 
 
-class Store:
+class Store(WiringMixin, LedgerMixin):
     """One agent root. `now` pins the clock (a datetime); None reads the real clock at each call."""
 
     def __init__(
@@ -315,24 +315,6 @@ class Store:
         view = self._read(lambda conn: status_view(conn, self.root, self.now, self.config))
         return Status(**{**view, "bands": [BandUse(**b) for b in view["bands"]]})
 
-    def inspector(self) -> Inspector:
-        """The read-only view the web inspector pages come from (memstore.web.inspector)."""
-        from memstore.semantic import embedder_for
-        from memstore.web.inspector import Inspector
-
-        return Inspector(self.root, self.config, lambda: self.now, lambda required: embedder_for(self, required))
-
-    def web_app(self, *, exposed: bool = False) -> Any:
-        """The ASGI application of `memstore serve` (needs the `serve` extra)."""
-        try:
-            from memstore.web.app import create_app
-        except ImportError as exc:
-            from memstore.embedding import extra_hint
-
-            raise MemstoreError(f"memstore serve needs the serve extra ({exc.name} is not installed)",
-                                hint=extra_hint("serve", "'starlette>=0.37' 'jinja2>=3.1' 'uvicorn>=0.30'")) from None
-        return create_app(self.inspector(), exposed=exposed)
-
     def lint(self) -> list[Problem]:
         """Malformed or missing fields, name mismatches, oversize files, lenses that cannot fire."""
         from memstore.views import lint_view
@@ -465,77 +447,6 @@ class Store:
         return run(self.root, self.now, self.config, model_cmd=model_cmd, timeout=timeout, commit=commit,
                    sync=self.sync)
 
-    # ------------------------------------------------------------ ledgers: new memories and the bug ledger
-
-    def new(self, type: str, topic: str, *, summary: str, importance: float | None = None, pin: bool = False,
-            body: str | None = None, everywhere: bool = False, cwd: str | os.PathLike[str] | None = None
-            ) -> NewMemory:
-        """Write a T2 memory `memory/<type>_<kebab-topic>.md` with full frontmatter, then sync it in.
-
-        Refused (exit 1): an unknown type, a topic with nothing to name the file with, an
-        empty summary, importance outside 0-10, or a name already taken.
-        """
-        from memstore import ledgers
-        from memstore.results import NewMemory
-
-        target, name, line = ledgers.write_new(self.paths, self.now, self.config, type, topic, summary, importance,
-                                               pin, body, self._project(cwd, everywhere))
-        rel = target.relative_to(self.root).as_posix()
-        self._sync_written(rel)
-        try:  # the new row is in MEMORY.md at once, not at the next render
-            self.render()
-        except MemstoreError as exc:
-            self.notify(f"wrote {rel}, but MEMORY.md was not rendered yet ({exc}); the next render will")
-        return NewMemory(path=rel, name=name, type=type, summary=line)
-
-    def bug_add(self, title: str, *, body: str | None = None, by: str | None = None) -> Bug:
-        """File a bug: memory/bugs/<id>-<slug>.md, id = the highest existing + 1, picked under a lock."""
-        from memstore import ledgers
-
-        target = ledgers.file_bug(self.paths, self.now, self.config, title, body, by)
-        rel = target.relative_to(self.root).as_posix()
-        self._sync_written(rel)
-        return ledgers.read_bug(target, self.root, self.config)
-
-    def bug_list(self, all: bool = False) -> list[Bug]:
-        """Every open bug (every bug with all=True), sorted by id; never filtered by run, session or filer.
-
-        A folder that cannot be listed raises (an unreadable ledger must not look empty);
-        a malformed file is listed with what could be read and its problems.
-        """
-        from memstore import ledgers
-
-        try:
-            paths = ledgers.list_folder(Path(self.paths.bugs))
-        except OSError as exc:
-            raise MemstoreError(f"the bug ledger could not be read: {exc.strerror or exc} ({self.paths.bugs})",
-                                hint="fix the folder's permissions; no bug is listed rather than a wrong list"
-                                ) from None
-        bugs = [ledgers.read_bug(path, self.root, self.config) for path in paths]
-        return sorted((b for b in bugs if all or b.status == "open"), key=ledgers.sort_key)
-
-    def bug_close(self, bug: str, why: str | None = None) -> Bug:
-        """Close a bug named by 1, 0001 or its file name: only status, closed_at and why change."""
-        from memstore import ledgers
-
-        found, target = ledgers.close_bug(self.paths, self.now, self.config, lambda: self.bug_list(all=True), bug, why)
-        self._sync_written(found.path)
-        return ledgers.read_bug(target, self.root, self.config)
-
-    def _sync_written(self, rel: str) -> None:
-        """Take a file a ledger verb just wrote into the mirror now; the file stands even if this fails."""
-        from memstore.sync import sync_locked
-
-        def run(conn: sqlite3.Connection) -> None:
-            conn.execute("INSERT OR IGNORE INTO dirty (path) VALUES (?)", (rel,))
-            conn.commit()
-            sync_locked(conn, self.root, self.config, quick=True)
-
-        try:
-            self._with_mirror(run)
-        except MemstoreError as exc:
-            self.notify(f"wrote {rel}, but the mirror did not take it in yet ({exc}); the next sync will")
-
     # ------------------------------------------------------------ capture: note and debrief
 
     def review(self) -> list[ReviewItem]:
@@ -635,85 +546,7 @@ class Store:
         store = cls(plan.root, notify=notify, progress=progress)
         return store, store.rebuild()
 
-    def layout(self, scope: str = "project", settings: str | None = None, claude_md: str | None = None,
-               cwd: str | os.PathLike[str] | None = None) -> Layout:
-        """Which files carry the hooks, the read grant and the imports for this scope."""
-        from memstore.install import layout_for
-
-        return layout_for(self.root, scope, settings, claude_md, Path(cwd) if cwd else Path.cwd(), alias=self.alias)
-
-    def plan_install(self, layout: Layout, *, keep_auto_memory: bool = False, cron: bool = False,
-                     crontab_file: str | os.PathLike[str] | None = None, cron_time: str | None = None,
-                     uninstall: bool = False, model_cmd: str | None = None, mcp: bool = False) -> InstallPlan:
-        """Everything install (or uninstall) would change, as diffs; nothing is written until plan.apply().
-
-        cron / crontab_file: also the nightly tick and wake jobs, in the user's crontab or in
-        that file; cron_time: when tick runs (HH:MM, default 03:30; wake runs 5 minutes later).
-        """
-        from memstore.cron import DEFAULT_AT, Source, parse_time
-        from memstore.install import plan_install, plan_uninstall
-
-        source = Source(Path(crontab_file).expanduser().absolute()) if crontab_file else Source() if cron else None
-        if cron_time is not None and (source is None or uninstall):
-            raise BadUsage("a cron time needs --cron or --crontab-file, and no --uninstall")
-        if uninstall:
-            return plan_uninstall(layout, cron=source)
-        at = parse_time(cron_time) if cron_time is not None else DEFAULT_AT
-        return plan_install(layout, self.lens_matcher(), disable_auto_memory=not keep_auto_memory,
-                            cron=source, cron_at=at, model_cmd=model_cmd, mcp=mcp)
-
-    def install(self, plan: InstallPlan) -> list[Path]:
-        """Write an install plan, then render so the imported index exists."""
-        written = plan.apply()
-        self.render()
-        return written
-
-    def verify(self, layout: Layout, *, cron: bool = False, crontab_file: str | os.PathLike[str] | None = None
-               ) -> list[Check]:
-        """What Claude Code will do with each piece of the wiring, then a real reinforcement probe."""
-        from memstore.verify import run_checks
-
-        cron_file = Path(crontab_file).expanduser().absolute() if crontab_file else None
-        return run_checks(self.root, self.config, self.now, layout, self.lens_matcher(),
-                          cron=cron or bool(crontab_file), crontab_file=cron_file)
-
     # ------------------------------------------------------------ naming a memory
-
-    def plan_install_client(self, client: str, scope: str = "user", *, uninstall: bool = False,
-                            cwd: str | os.PathLike[str] | None = None) -> InstallPlan:
-        """install --client codex|gemini: that client's hook files (memstore.install_clients)."""
-        from memstore.install_clients import plan_codex, plan_gemini
-
-        if client == "codex":
-            if scope != "user":
-                raise BadUsage("Codex hooks are installed for the user ($CODEX_HOME/hooks.json) only",
-                               hint="use --scope user")
-            return plan_codex(self.root, uninstall=uninstall)
-        if client == "gemini":
-            return plan_gemini(self.root, scope, Path(cwd) if cwd else Path.cwd(), uninstall=uninstall)
-        raise BadUsage(f"unknown client {client!r}", hint="use claude, codex or gemini")
-
-    def verify_client(self, client: str, scope: str = "user", cwd: str | os.PathLike[str] | None = None
-                      ) -> list[Check]:
-        """verify --client codex|gemini: what that client will do with the wiring, then a real read through it."""
-        from functools import partial
-
-        from memstore.install_clients import verify_codex, verify_gemini
-        from memstore.verify import check_hook_errors, check_mirror, check_reinforcement
-
-        probe = partial(check_reinforcement, self.root, now=self.now)
-
-        def run(command: str, payload: Any, **kwargs: Any) -> Check:
-            return probe(command, payload_for=payload, **kwargs)
-
-        checks = [check_mirror(self.root)]
-        if client == "codex":
-            checks += verify_codex(self.root, run)
-        elif client == "gemini":
-            checks += verify_gemini(self.root, scope, Path(cwd) if cwd else Path.cwd(), run)
-        else:
-            raise BadUsage(f"unknown client {client!r}", hint="use claude, codex or gemini")
-        return [*checks, check_hook_errors(self.root)]
 
     def _key(self, memory: str | os.PathLike[str]) -> str:
         """A memory named as results name it: an absolute path inside the root becomes root-relative."""

@@ -1,0 +1,119 @@
+"""Store's set-up methods: wiring a client (install, verify, for Claude Code and the other clients)
+and the web inspector. A part of the Store class (mixed in), kept apart by meaning: store.py holds
+the mirror's life cycle, reading and writing memories.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memstore.errors import BadUsage, MemstoreError
+
+if TYPE_CHECKING:
+    from memstore.install import InstallPlan, Layout
+    from memstore.results import Check
+    from memstore.web.inspector import Inspector
+
+
+class WiringMixin:
+    """install / verify (every client) and the inspector; the Store supplies root, config, now, alias."""
+
+    def layout(self, scope: str = "project", settings: str | None = None, claude_md: str | None = None,
+               cwd: str | os.PathLike[str] | None = None) -> Layout:
+        """Which files carry the hooks, the read grant and the imports for this scope."""
+        from memstore.install import layout_for
+
+        return layout_for(self.root, scope, settings, claude_md, Path(cwd) if cwd else Path.cwd(), alias=self.alias)
+
+    def plan_install(self, layout: Layout, *, keep_auto_memory: bool = False, cron: bool = False,
+                     crontab_file: str | os.PathLike[str] | None = None, cron_time: str | None = None,
+                     uninstall: bool = False, model_cmd: str | None = None, mcp: bool = False) -> InstallPlan:
+        """Everything install (or uninstall) would change, as diffs; nothing is written until plan.apply().
+
+        cron / crontab_file: also the nightly tick and wake jobs, in the user's crontab or in
+        that file; cron_time: when tick runs (HH:MM, default 03:30; wake runs 5 minutes later).
+        """
+        from memstore.cron import DEFAULT_AT, Source, parse_time
+        from memstore.install import plan_install, plan_uninstall
+
+        source = Source(Path(crontab_file).expanduser().absolute()) if crontab_file else Source() if cron else None
+        if cron_time is not None and (source is None or uninstall):
+            raise BadUsage("a cron time needs --cron or --crontab-file, and no --uninstall")
+        if uninstall:
+            return plan_uninstall(layout, cron=source)
+        at = parse_time(cron_time) if cron_time is not None else DEFAULT_AT
+        return plan_install(layout, self.lens_matcher(), disable_auto_memory=not keep_auto_memory,
+                            cron=source, cron_at=at, model_cmd=model_cmd, mcp=mcp)
+
+    def install(self, plan: InstallPlan) -> list[Path]:
+        """Write an install plan, then render so the imported index exists."""
+        written = plan.apply()
+        self.render()
+        return written
+
+    def verify(self, layout: Layout, *, cron: bool = False, crontab_file: str | os.PathLike[str] | None = None
+               ) -> list[Check]:
+        """What Claude Code will do with each piece of the wiring, then a real reinforcement probe."""
+        from memstore.verify import run_checks
+
+        cron_file = Path(crontab_file).expanduser().absolute() if crontab_file else None
+        return run_checks(self.root, self.config, self.now, layout, self.lens_matcher(),
+                          cron=cron or bool(crontab_file), crontab_file=cron_file)
+
+
+    def plan_install_client(self, client: str, scope: str = "user", *, uninstall: bool = False,
+                            cwd: str | os.PathLike[str] | None = None) -> InstallPlan:
+        """install --client codex|gemini: that client's hook files (memstore.install_clients)."""
+        from memstore.install_clients import plan_codex, plan_gemini
+
+        if client == "codex":
+            if scope != "user":
+                raise BadUsage("Codex hooks are installed for the user ($CODEX_HOME/hooks.json) only",
+                               hint="use --scope user")
+            return plan_codex(self.root, uninstall=uninstall)
+        if client == "gemini":
+            return plan_gemini(self.root, scope, Path(cwd) if cwd else Path.cwd(), uninstall=uninstall)
+        raise BadUsage(f"unknown client {client!r}", hint="use claude, codex or gemini")
+
+    def verify_client(self, client: str, scope: str = "user", cwd: str | os.PathLike[str] | None = None
+                      ) -> list[Check]:
+        """verify --client codex|gemini: what that client will do with the wiring, then a real read through it."""
+        from functools import partial
+
+        from memstore.install_clients import verify_codex, verify_gemini
+        from memstore.verify import check_hook_errors, check_mirror, check_reinforcement
+
+        probe = partial(check_reinforcement, self.root, now=self.now)
+
+        def run(command: str, payload: Any, **kwargs: Any) -> Check:
+            return probe(command, payload_for=payload, **kwargs)
+
+        checks = [check_mirror(self.root)]
+        if client == "codex":
+            checks += verify_codex(self.root, run)
+        elif client == "gemini":
+            checks += verify_gemini(self.root, scope, Path(cwd) if cwd else Path.cwd(), run)
+        else:
+            raise BadUsage(f"unknown client {client!r}", hint="use claude, codex or gemini")
+        return [*checks, check_hook_errors(self.root)]
+
+
+    def inspector(self) -> Inspector:
+        """The read-only view the web inspector pages come from (memstore.web.inspector)."""
+        from memstore.semantic import embedder_for
+        from memstore.web.inspector import Inspector
+
+        return Inspector(self.root, self.config, lambda: self.now, lambda required: embedder_for(self, required))
+
+    def web_app(self, *, exposed: bool = False) -> Any:
+        """The ASGI application of `memstore serve` (needs the `serve` extra)."""
+        try:
+            from memstore.web.app import create_app
+        except ImportError as exc:
+            from memstore.embedding import extra_hint
+
+            raise MemstoreError(f"memstore serve needs the serve extra ({exc.name} is not installed)",
+                                hint=extra_hint("serve", "'starlette>=0.37' 'jinja2>=3.1' 'uvicorn>=0.30'")) from None
+        return create_app(self.inspector(), exposed=exposed)
