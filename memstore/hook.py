@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Any
 
 MAX_STDIN = 4 * 1024 * 1024  # a hook payload is small; anything larger is not ours to parse
 PATH_MAX = 4096  # Linux's limit for a whole path; longer is never a real file
@@ -264,10 +265,8 @@ def _with_setup_failure(payload: Payload, response: Payload | None) -> Payload |
                                    "additionalContext": "\n\n".join(t for t in (notice, text) if t)}}
 
 
-def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = None, *,
-           plugin: bool = False) -> Payload | None:
-    """The response object for one payload (None: print nothing). `plugin`: run by the Claude Code
-    plugin, whose MCP tools have the plugin's names."""
+def _settings(root: str, now_opt: str | None) -> tuple[Any, Any]:
+    """(the root's config, the clock's now): read once per hook call."""
     from memstore.config import Config, ConfigError, load_config
     from memstore.timeutil import parse_now
 
@@ -280,6 +279,15 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
         now = parse_now(now_opt if now_opt is not None else os.environ.get("MEMSTORE_NOW"))
     except ValueError:
         now = parse_now(None)
+    return config, now
+
+
+def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = None, *,
+           plugin: bool = False, settings: tuple[Any, Any] | None = None) -> Payload | None:
+    """The response object for one payload (None: print nothing). `plugin`: run by the Claude Code
+    plugin, whose MCP tools have the plugin's names. `settings`: (config, now), when the caller read
+    them already (a client adapter hands several payloads over for one call)."""
+    config, now = settings if settings is not None else _settings(root, now_opt)
     from memstore.kinds import REINFORCING_TOOLS, WRITE_TOOLS
 
     event = payload.get("hook_event_name")
@@ -362,11 +370,12 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
                 return None
         else:
             from memstore.agent_root import state_dir
-            from memstore.projects import project_of, remember_worktree
+            from memstore.projects import locate, remember_worktree
 
-            remember_worktree(state_dir(root), cwd, root)  # where this project's code is, for the tick
+            project, top = locate(cwd, root)
+            remember_worktree(state_dir(root), project, top)  # where this project's code is, for the tick
             # person-wide items and this session's project's own, never another project's
-            text = bundle(Path(root), now, config, project_of(cwd, root))
+            text = bundle(Path(root), now, config, project)
             if not text:
                 return None
         return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
@@ -384,7 +393,8 @@ def for_client(client: str, payload: Payload, root: str, now_opt: str | None) ->
 
     adapter = import_module(f"memstore.clients.{client}")
     canonical = adapter.canonical(payload)
-    responses = [handle(one, root, now_opt) for one in canonical]
+    settings = _settings(root, now_opt) if canonical else None
+    responses = [handle(one, root, now_opt, settings=settings) for one in canonical]
     context = None
     if any(one.get("hook_event_name") == "SessionStart" for one in canonical):
         # No `@` imports there: identity and the index travel with the cold-start bundle.

@@ -91,17 +91,22 @@ def normalise_url(url: str) -> str:
     return text.lower()
 
 
-def project_of(cwd: str | None, root: str | None = None) -> str | None:
-    """The project a folder belongs to (see the module docstring), or None."""
+def locate(cwd: str | None, root: str | None = None) -> tuple[str | None, str | None]:
+    """(the project a folder belongs to, the top of its work tree), or (None, None)."""
     if not cwd:
-        return None
+        return None, None
     top = work_tree(cwd)
     if top is None:
-        return None
+        return None, None
     if root is not None and os.path.realpath(root) == top:
-        return None  # the agent root kept in git is no project
+        return None, None  # the agent root kept in git is no project
     url = remote_url(top)
-    return normalise_url(url) if url else os.path.basename(top).lower()
+    return (normalise_url(url) if url else os.path.basename(top).lower()), top
+
+
+def project_of(cwd: str | None, root: str | None = None) -> str | None:
+    """The project a folder belongs to (see the module docstring), or None."""
+    return locate(cwd, root)[0]
 
 
 def belongs(item_project: str | None, current: str | None) -> bool:
@@ -133,13 +138,9 @@ def by_project(conn: object, hits: list[dict[str, object]], current: str | None,
 WORKTREES = "worktrees.json"  # under runtime/state/: project -> the folder its sessions ran in, on this machine
 
 
-def remember_worktree(state_dir: str, cwd: str | None, root: str | None = None) -> None:
-    """Note where this machine keeps the project `cwd` is in, so the nightly tick can check the code its
-    memories cite (memstore.freshness). One small file, written only when something changed."""
-    if not cwd:
-        return
-    top = work_tree(cwd)
-    project = project_of(cwd, root)
+def remember_worktree(state_dir: str, project: str | None, top: str | None) -> None:
+    """Note where this machine keeps a project (`locate`'s answer), so the nightly tick can check the code
+    its memories cite (memstore.freshness). One small file, written only when something changed."""
     if top is None or project is None:
         return
     path = os.path.join(state_dir, WORKTREES)

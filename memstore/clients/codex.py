@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 import re
 
+from memstore.clients import outputs, session_start
+
 Payload = dict[str, object]
 
 _PATCH_LINE = re.compile(r"^\*\*\* (Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
@@ -67,13 +69,10 @@ def canonical(payload: Payload) -> list[Payload]:
 def answer(payload: Payload, responses: list[Payload | None], context: str | None = None) -> Payload | None:
     """One Codex answer from the hook's answers to the canonical payloads (None: print nothing)."""
     event = payload.get("hook_event_name")
-    outputs = [r["hookSpecificOutput"] for r in responses
-               if isinstance(r, dict) and isinstance(r.get("hookSpecificOutput"), dict)]
+    found = outputs(responses)
     if event == "SessionStart":
-        text = "\n\n".join(t for t in (context, *(o.get("additionalContext") for o in outputs))
-                           if isinstance(t, str) and t.strip())
-        return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}} if text else None
-    for output in outputs:
+        return session_start(found, context)
+    for output in found:
         if output.get("permissionDecision") == "deny":
             reason = output.get("permissionDecisionReason")
             # never empty (Codex runs the tool then); no final period (Codex appends ". Command: ...")
@@ -81,7 +80,7 @@ def answer(payload: Payload, responses: list[Payload | None], context: str | Non
             return {"hookSpecificOutput": {"hookEventName": event, "permissionDecision": "deny",
                                            "permissionDecisionReason": reason}}
     # "allow" is left out: it does not lift Codex's sandbox, and Codex decides approval itself
-    texts = [o["additionalContext"] for o in outputs if isinstance(o.get("additionalContext"), str)]
+    texts = [o["additionalContext"] for o in found if isinstance(o.get("additionalContext"), str)]
     if texts:
         return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": "\n\n".join(texts)}}
     return None

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import os
 
+from memstore.clients import outputs, session_start
+
 Payload = dict[str, object]
 
 TOOLS = {"read_file": "Read", "write_file": "Write", "replace": "Edit", "run_shell_command": "Bash"}
@@ -65,20 +67,17 @@ def canonical(payload: Payload) -> list[Payload]:
 def answer(payload: Payload, responses: list[Payload | None], context: str | None = None) -> Payload | None:
     """One Gemini CLI answer from the hook's answers to the canonical payloads (None: print nothing)."""
     event = payload.get("hook_event_name")
-    outputs = [r["hookSpecificOutput"] for r in responses
-               if isinstance(r, dict) and isinstance(r.get("hookSpecificOutput"), dict)]
+    found = outputs(responses)
     if event == "SessionStart":
-        text = "\n\n".join(t for t in (context, *(o.get("additionalContext") for o in outputs))
-                           if isinstance(t, str) and t.strip())
-        return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}} if text else None
+        return session_start(found, context)
     if event == "BeforeTool":
-        for output in outputs:
+        for output in found:
             if output.get("permissionDecision") == "deny":
                 reason = output.get("permissionDecisionReason")
                 return {"decision": "deny",
                         "reason": reason if isinstance(reason, str) and reason.strip() else "memstore: refused"}
         return None
-    texts = [o["additionalContext"] for o in outputs if isinstance(o.get("additionalContext"), str)]
+    texts = [o["additionalContext"] for o in found if isinstance(o.get("additionalContext"), str)]
     if event == "AfterTool" and texts:
         return {"hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": "\n\n".join(texts)}}
     return None
