@@ -30,6 +30,7 @@ from memstore.errors import BadUsage, NotFound
 ASIDE_STATUSES = ("superseded", "forgotten")
 ARCHIVE = "memory/archive"
 MAX_CHAIN = 50
+ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")  # valid_from/valid_until count only as dates
 # A cited path: at least one folder and a file extension, optionally :line (`src/exporter.py:42`).
 PATH_REF = re.compile(r"(?<![\w/.~-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?::(\d+))?(?![\w/])")
 # A symbol in backticks: an identifier, maybe dotted or with (), e.g. `export_rows` or `Exporter.run()`.
@@ -49,10 +50,13 @@ def aside_sql(now: dt.datetime) -> tuple[str, list[Any]]:
     """A SQL condition on `files f` that holds for a file that stepped aside at `now`."""
     day = today(now)
     return ("(lower(coalesce(f.status, '')) LIKE 'superseded%' OR lower(coalesce(f.status, '')) LIKE 'forgotten%' "
-            "OR (json_extract(f.meta, '$.valid_until') IS NOT NULL AND "
-            "substr(CAST(json_extract(f.meta, '$.valid_until') AS TEXT), 1, 10) < ?) "
-            "OR (json_extract(f.meta, '$.valid_from') IS NOT NULL AND "
-            "substr(CAST(json_extract(f.meta, '$.valid_from') AS TEXT), 1, 10) > ?))", [day, day])
+            f"OR ({DAY_OF.format(key='valid_until')} < ?) OR ({DAY_OF.format(key='valid_from')} > ?))", [day, day])
+
+
+# a frontmatter date as YYYY-MM-DD, or NULL when it is not one (a comparison with NULL is false)
+DAY_OF = ("CASE WHEN substr(CAST(json_extract(f.meta, '$.{key}') AS TEXT), 1, 10) GLOB "
+          "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' "
+          "THEN substr(CAST(json_extract(f.meta, '$.{key}') AS TEXT), 1, 10) END")
 
 
 def stepped_aside(conn: sqlite3.Connection, now: dt.datetime) -> set[str]:
@@ -64,7 +68,8 @@ def stepped_aside(conn: sqlite3.Connection, now: dt.datetime) -> set[str]:
 def out_of_time(meta: dict[str, Any], now: dt.datetime) -> str | None:
     """Why a memory's valid_from/valid_until puts it aside at `now`, or None."""
     day = today(now)
-    until, since = str(meta.get("valid_until") or "")[:10], str(meta.get("valid_from") or "")[:10]
+    until, since = (value if ISO_DAY.fullmatch(value) else "" for value in
+                    (str(meta.get("valid_until") or "")[:10], str(meta.get("valid_from") or "")[:10]))
     if until and until < day:
         return f"valid until {until}"
     if since and since > day:

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from memstore.agent_root import RootPaths
 from memstore.config import Config
+from memstore.freshness import DAY_OF
 from memstore.inert import clean_text, inert_line, safe_name  # noqa: F401 (clean_text: part of render's API)
 from memstore.locks import atomic_write, file_lock, sweep_stale
 from memstore.policy import score_days
@@ -86,11 +87,10 @@ _ENTRIES_SQL = """
            CASE WHEN p.last_accessed IS NOT NULL THEN julianday(?) - julianday(p.last_accessed)
                 ELSE (? - f.mtime_ns / 1e9) / 86400.0 END,
            p.last_accessed, p.last_reinforced,
-           substr(CAST(json_extract(f.meta, '$.valid_until') AS TEXT), 1, 10),
-           substr(CAST(json_extract(f.meta, '$.valid_from') AS TEXT), 1, 10)
+           {until}, {since}
     FROM files f LEFT JOIN policy p ON p.path = f.path
     WHERE f.kind = 't2'
-"""
+""".format(until=DAY_OF.format(key="valid_until"), since=DAY_OF.format(key="valid_from"))
 
 
 def _date(text: str | None) -> dt.date | None:

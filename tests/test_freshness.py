@@ -166,3 +166,14 @@ def test_the_project_of_a_session_is_found_where_the_hook_saw_it(root: Path, run
     ok(run, root, "--now", LATER, "tick")
     stale = json.loads((root / "runtime" / "state" / "stale.json").read_text())["stale"]
     assert stale == {"memory/project_gone.md": ["src/missing.py"]}
+
+
+def test_only_a_date_counts_as_a_valid_date(root: Path, run) -> None:
+    """Failure caught: a `valid_until` that is no date (free text from a file) compared as a string, stepping
+    a memory aside or carrying its text into the cue the nightly wake reads."""
+    write(root, "memory/reference_odd.md", memory("reference_odd", "An odd date", valid_until="\"0 <b>soon</b>\""))
+    ok(run, root, "render")
+    assert "reference_odd" in index(root)
+    assert paths(run, root, "odd date") == ["memory/reference_odd.md"]
+    ok(run, root, "--now", LATER, "tick")
+    assert not [w for w in json.loads(ok(run, root, "review", "--json")) if "reference_odd" in " ".join(w["paths"])]
