@@ -51,6 +51,11 @@ def hook_log(root: str | os.PathLike[str]) -> str:
     return _join(root, "runtime", "state", "hook-errors.log")
 
 
+def journal_lost_file(root: str | os.PathLike[str]) -> str:
+    """How many journal appends failed (a full disk) and were taken back: journal.append counts, status says."""
+    return _join(root, "runtime", "state", "journal-lost.json")
+
+
 def clone_id_file(root: str | os.PathLike[str]) -> str:
     """This clone's journal identity (journal.clone_id): machine-local, like all of runtime/state."""
     return _join(root, "runtime", "state", "clone-id")
@@ -157,6 +162,10 @@ class RootPaths:
         return hook_log(self.root)
 
     @property
+    def journal_lost(self) -> str:
+        return journal_lost_file(self.root)
+
+    @property
     def tick_status(self) -> str:
         return self._at("runtime", "state", "tick-status.json")
 
@@ -173,6 +182,11 @@ class RootPaths:
     def wake_status(self) -> str:
         """Written by `memstore wake` after a successful dream and sit."""
         return self._at("runtime", "state", "wake-status.json")
+
+    @property
+    def tamper(self) -> str:
+        """The digests of the person's files and the wiring as last accepted, and the sessions seen (tamper.py)."""
+        return self._at("runtime", "state", "tamper.json")
 
     @property
     def embed_lock(self) -> str:

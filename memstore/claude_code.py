@@ -24,6 +24,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from memstore.projects import run_git
+
 
 def user_dir() -> Path:
     """~/.claude, or $CLAUDE_CONFIG_DIR where the person moved it."""
@@ -100,7 +102,7 @@ def _git(path: Path, *args: str) -> subprocess.CompletedProcess[str] | None:
         return None
     try:
         rel = os.path.relpath(path, folder)
-        return subprocess.run(["git", "-C", str(folder), *args, rel], capture_output=True, text=True, timeout=10)
+        return run_git(folder, *args, rel, timeout=10)  # nothing the project's git config names runs
     except (OSError, ValueError, subprocess.TimeoutExpired):
         return None
 
@@ -126,8 +128,7 @@ def git_toplevel(path: Path) -> Path | None:
     if shutil.which("git") is None or not path.is_dir():
         return None
     try:
-        proc = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"],
-                              capture_output=True, text=True, timeout=10)
+        proc = run_git(path, "rev-parse", "--show-toplevel", timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return Path(proc.stdout.strip()) if proc.returncode == 0 and proc.stdout.strip() else None

@@ -113,6 +113,10 @@ def _load_file(root: str | os.PathLike[str] | None) -> Config:
     path = os.path.join(root, CONFIG_FILE)
     if not os.path.isfile(path):
         return Config()
+    from memstore.tamper import is_held
+
+    if is_held(os.fspath(root), CONFIG_FILE):
+        return Config()  # changed during an agent session: its overrides wait for `memstore trust memstore.toml`
     import tomllib  # only when there is a file to read: keeps the hook's common path lean
 
     try:

@@ -14,10 +14,8 @@ import json
 import re
 from typing import Any
 
-import yaml
-from frontmatter.default_handlers import SafeLoader
-
 from memstore.errors import MemstoreError
+from memstore.parsing import Refused, load_frontmatter
 from memstore.timeutil import fmt
 
 _PLAIN_SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -147,7 +145,9 @@ def _agrees_with_parser(before: bytes, after: bytes, updates: dict[str, Any]) ->
 
 def _load(text: str) -> dict[str, Any]:
     try:
-        loaded = yaml.load(text, Loader=SafeLoader)
+        loaded = load_frontmatter(text)  # the parser's loader: aliases and deep nesting refused
+    except Refused as exc:
+        raise CannotEdit(str(exc)) from exc
     except Exception as exc:  # PyYAML's constructors raise more than YAMLError (2026-02-30, !!bool maybe)
         raise CannotEdit("frontmatter is not valid YAML") from exc
     if loaded is None:

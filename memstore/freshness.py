@@ -10,7 +10,8 @@ cited code is gone. Nothing here deletes a file.
   nightly tick puts it up for review.
 - stale references: a memory that cites code of its project (a path such as `src/exporter.py`,
   a `path:line`, a backticked symbol next to a path) is checked by the tick against that project's
-  git work tree: one `git ls-files` per project, then only the files a symbol names are read.
+  git work tree: one read of its git index per project (no git process: nothing the project's config
+  names may run), then only the files a symbol names are read, from the work tree, through no symlink.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import json
 import os
 import re
 import sqlite3
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,9 @@ def today(now: dt.datetime) -> str:
 def aside_sql(now: dt.datetime) -> tuple[str, list[Any]]:
     """A SQL condition on `files f` that holds for a file that stepped aside at `now`."""
     day = today(now)
+    # a copy of a memory deleted outside memstore (memstore.deletions) has deleted_from, whatever its status
     return ("(lower(coalesce(f.status, '')) LIKE 'superseded%' OR lower(coalesce(f.status, '')) LIKE 'forgotten%' "
+            "OR json_extract(f.meta, '$.deleted_from') IS NOT NULL "
             f"OR ({DAY_OF.format(key='valid_until')} < ?) OR ({DAY_OF.format(key='valid_from')} > ?))", [day, day])
 
 
@@ -159,32 +161,31 @@ def references(text: str) -> list[Reference]:
     return list(found.values())
 
 
-def tracked_files(worktree: str) -> tuple[set[str], str] | None:
-    """Every file git tracks in a work tree and a digest of their contents as git has them (one process:
-    `git ls-files -s`, which names each file's blob), or None when it is not a work tree here."""
+def tracked_files(worktree: str) -> tuple[set[str], str]:
+    """Every file git tracks in a work tree and a digest of their contents as git has them (each path
+    and its blob id), read from git's index file: no process is started, so nothing the repository's
+    config names (core.fsmonitor, ...) runs. Raises UnreadableIndex, saying why, when the index cannot
+    be read."""
     import hashlib
 
-    try:
-        done = subprocess.run(["git", "-C", worktree, "ls-files", "-s", "-z"], capture_output=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if done.returncode != 0:
-        return None
-    files = set()
-    for entry in done.stdout.decode("utf-8", "replace").split("\0"):
-        _, tab, name = entry.partition("\t")
-        if tab and name:
-            files.add(name)
-    return files, hashlib.sha256(done.stdout).hexdigest()
+    from memstore.projects import read_index
+
+    entries = read_index(worktree)
+    names = b"\0".join([name for _, _, _, name in entries])  # no path holds a NUL: one decode for all
+    files = set(names.decode("utf-8", "replace").split("\0")) if entries else set()
+    return files, hashlib.sha256(b"".join([oid + name + b"\0" for _, oid, _, name in entries])).hexdigest()
 
 
 def worktree_of(project: str, known: dict[str, str]) -> str | None:
-    """The local work tree of a `project:` value: an absolute path that is one, or the folder the hook
-    saw that project's sessions in (runtime/state/worktrees.json)."""
-    if os.path.isabs(project) and os.path.isdir(os.path.join(project, ".git")):
-        return project
+    """The local work tree of a `project:` value: the folder the hook saw that project's sessions in
+    (runtime/state/worktrees.json), found by the project's name or by that folder's absolute path. An
+    absolute path no session was seen in is no work tree to read, whatever a memory says."""
+    if os.path.isabs(project):
+        real = os.path.realpath(project)
+        seen = {os.path.realpath(path) for path in known.values() if os.path.isabs(path)}
+        return real if real in seen and os.path.isdir(real) else None
     path = known.get(project.strip().lower())
-    return path if path and os.path.isdir(path) else None
+    return path if path and os.path.isabs(path) and os.path.isdir(path) else None
 
 
 @dataclass
@@ -208,16 +209,22 @@ def _suffixes(files: set[str]) -> set[str]:
 
 
 def check_references(rows: list[tuple[str, str, str]], worktrees: dict[str, str], rejected: Any,
-                     text_of: Any = None, cache: dict[str, Any] | None = None) -> list[Stale]:
+                     text_of: Any = None, cache: dict[str, Any] | None = None,
+                     unchecked: dict[str, str] | None = None) -> list[Stale]:
     """(path, project, stamp) of each T2 memory with a project -> the stale ones.
 
     `rejected(path, ref)`: did the person say that reference is not stale? `text_of(path)`: the
     memory's text. `cache` (read and updated): per project, the findings of the last check and what
-    they were made from (the digest of `git ls-files -s`, the memories' stamps, the rejections); a
-    project where none of that changed is not checked again, so a quiet night costs one `git
-    ls-files` per project. (With text_of None, the stamp is the text itself: tests and small callers.)
+    they were made from (the digest of the index's entries, as `git ls-files -s` lists them, the
+    memories' stamps, the rejections); a project where none of that changed is not checked again, so a
+    quiet night costs one read of each project's index. (With text_of None, the stamp is the text
+    itself: tests and small callers.)
+    `unchecked` (filled): project -> why it was not checked tonight, for a project named by a path no
+    session was seen in, or whose index cannot be read.
     """
     import hashlib
+
+    from memstore.projects import UnreadableIndex
 
     by_project: dict[str, list[tuple[str, str]]] = {}
     for path, project, stamp in rows:
@@ -226,11 +233,15 @@ def check_references(rows: list[tuple[str, str, str]], worktrees: dict[str, str]
     for project, memories in sorted(by_project.items()):
         tree = worktree_of(project, worktrees)
         if tree is None:
+            if os.path.isabs(project) and unchecked is not None:
+                unchecked[project] = "no session was seen in that folder on this machine"
             continue
-        listed = tracked_files(tree)
-        if listed is None:
+        try:
+            files, tree_digest = tracked_files(tree)
+        except UnreadableIndex as exc:
+            if unchecked is not None:
+                unchecked[project] = f"its git index cannot be read: {exc}"
             continue
-        files, tree_digest = listed
         key = hashlib.sha256("\n".join([tree, tree_digest, *(f"{p}\0{st}" for p, st in sorted(memories)),
                                           repr(rejected_key(rejected))]).encode()).hexdigest()
         if cache is not None and isinstance(cache.get(project), dict) and cache[project].get("key") == key:
@@ -250,6 +261,8 @@ def rejected_key(rejected: Any) -> Any:
 
 def _check_project(project: str, tree: str, files: set[str], memories: list[tuple[str, str]], rejected: Any,
                    text_of: Any) -> list[Stale]:
+    from memstore.projects import read_inside
+
     tails: set[str] | None = None
     contents: dict[str, str | None] = {}
     out = []
@@ -271,10 +284,8 @@ def _check_project(project: str, tree: str, files: set[str], memories: list[tupl
                 continue
             if ref.symbol:
                 if rel not in contents:
-                    try:
-                        contents[rel] = Path(tree, rel).read_text(encoding="utf-8", errors="replace")
-                    except OSError:
-                        contents[rel] = None
+                    data = read_inside(tree, rel)  # from the work tree, through no symlink
+                    contents[rel] = None if data is None else data.decode("utf-8", "replace")
                 body = contents[rel]
                 name = ref.symbol.split(".")[-1]
                 # a whole identifier: `export_rows` is gone when only `export_rows_legacy` is left
@@ -345,10 +356,11 @@ def forget(conn: sqlite3.Connection, root: Path, name: str, why: str, now: dt.da
 
 
 def tick_items(conn: sqlite3.Connection, root: Path, now: dt.datetime, answered: dict[str, dict[str, str]],
-               cue_id: Any, per_kind: int) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+               cue_id: Any, per_kind: int, notify: Any = None) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
     """Cue items of kind `stale-reference` (one per memory and missing reference) and `expired` (a memory
     outside its valid dates), none the person rejected; and every stale memory's missing references
-    (for runtime/state/stale.json, which render and show read)."""
+    (for runtime/state/stale.json, which render and show read). `notify(line)` hears of each project
+    not checked tonight, and why."""
     from memstore.agent_root import state_dir
     from memstore.indexing import body_of
     from memstore.projects import worktrees
@@ -395,8 +407,12 @@ def tick_items(conn: sqlite3.Connection, root: Path, now: dt.datetime, answered:
         cache = cache if isinstance(cache, dict) else {}
     except (OSError, ValueError):
         cache = {}
-    stale = check_references(rows, worktrees(state_dir(root)), Rejected(), text_of, cache)
+    unchecked: dict[str, str] = {}
+    stale = check_references(rows, worktrees(state_dir(root)), Rejected(), text_of, cache, unchecked)
     _save_cache(cache_file, cache)
+    for project, why in sorted(unchecked.items()):
+        if notify is not None:
+            notify(f"stale references of {project} not checked tonight: {why}")
     items: list[dict[str, Any]] = []
     found: dict[str, list[str]] = {}
     for one in stale:

@@ -153,14 +153,23 @@ def wiring_file(file_path: object, cwd: str | None) -> str | None:
 
 
 def machine_file(root: str, file_path: object, cwd: str | None) -> str | None:
-    """runtime/ (the journal, the mirror, state), by real path: written by memstore alone. An agent that
-    wrote a journal line there would be forging reads of its own memories."""
+    """runtime/ (the journal, the mirror, state) and the derived files, by real path: written by memstore
+    alone (kinds.MACHINE_OWNED). An agent that wrote a journal line would be forging reads of its own
+    memories; one that wrote MEMORY.md would skip the inert render the client's import relies on."""
+    from memstore.kinds import machine_owned
+
     found = _real(root, file_path, cwd)
     if found is None:
         return None
     real, real_root = found
-    runtime = os.path.join(real_root, "runtime")
-    return "runtime/ (memstore's own state)" if real == runtime or real.startswith(runtime + os.sep) else None
+    if not real.startswith(real_root + os.sep):
+        return None
+    rel = real[len(real_root) + 1 :].replace(os.sep, "/")
+    if not machine_owned(rel):
+        return None
+    if rel.casefold().startswith("runtime"):
+        return "runtime/ (memstore's own state)"
+    return f"{rel} (memstore's: rendered, or its archive)"
 
 
 def person_file(root: str, file_path: object, cwd: str | None) -> str | None:
@@ -208,8 +217,9 @@ def _command(payload: Payload) -> str | None:
 
 
 def _usable(value: object) -> str | None:
-    """A non-empty string that a path and a journal line can carry (no NUL, no lone surrogate)."""
-    if not isinstance(value, str) or not value or "\x00" in value:
+    """A non-empty string that a path and a journal line can carry (no NUL, no lone surrogate, not longer
+    than a path can be: realpath's cost grows with the square of a path's depth, for a cwd as for a file)."""
+    if not isinstance(value, str) or not value or "\x00" in value or len(value) > PATH_MAX:
         return None
     try:
         value.encode("utf-8")
@@ -313,7 +323,7 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
         return None
 
     if event == "PreToolUse":
-        from memstore.kinds import CLIENT_WIRING_WORDS, EDIT_TOOLS, MCP_TOOLS, PERSON_WORDS, WIRING_WORDS
+        from memstore.kinds import CLIENT_WIRING_WORDS, EDIT_TOOLS, MCP_TOOLS, WIRING_WORDS, watch_words
 
         output: Payload = {"hookEventName": "PreToolUse"}
         owned = person_file(root, file_path, cwd) if tool in EDIT_TOOLS else None
@@ -322,8 +332,8 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
         if owned is None and tool == "Bash":
             command = _command(payload) or ""
             # A cheap look first: most commands name none of it, and shellcmd's import costs ms.
-            if any(word in command for word in PERSON_WORDS) or root in command or "~" in command \
-                    or "$HOME" in command or os.path.realpath(root) in command or _within(cwd, root):
+            if any(word in command for word in watch_words(root)) or root in command \
+                    or os.path.realpath(root) in command or _within(cwd, root):
                 from memstore.shellcmd import names_person_file, names_wiring
 
                 owned = names_person_file(command, root, cwd) or names_wiring(command, cwd)
@@ -335,8 +345,8 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
             # Refused in every permission mode: a hook's deny outranks acceptEdits and bypass.
             output["permissionDecision"] = "deny"
             output["permissionDecisionReason"] = (
-                "memstore: answering `memstore review` is the person's; leave it to them" if owned.startswith(
-                    "memstore review") else
+                "memstore: answering `memstore review` and `memstore trust` is the person's; leave it to them"
+                if owned.startswith(("memstore review", "memstore trust")) else
                 f"memstore: {owned} is not the agent's to change (identity.md, lenses/, meditations/, "
                 "memstore.toml and review/ are the person's; runtime/ and the clients' settings are memstore's). "
                 "Propose the change to the person, or write a memory under memory/."
@@ -369,16 +379,25 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
             if not text:
                 return None
         else:
+            from memstore import tamper
             from memstore.agent_root import state_dir
             from memstore.projects import locate, remember_worktree
 
             project, top = locate(cwd, root)
             remember_worktree(state_dir(root), project, top)  # where this project's code is, for the tick
+            # the person's files and the wiring against what the person accepted, before this session counts
+            # as live: a change since the last session ended is a hand edit (said once, in the bundle)
+            found = tamper.check(root, cwd=cwd, start=session or "")
             # person-wide items and this session's project's own, never another project's
-            text = bundle(Path(root), now, config, project)
+            text = bundle(Path(root), now, config, project, evidence=tamper.bundle_lines(root, found))
             if not text:
                 return None
         return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+
+    if event == "SessionEnd":
+        from memstore.tamper import session_end
+
+        session_end(root, session)
     return None
 
 
@@ -394,6 +413,11 @@ def for_client(client: str, payload: Payload, root: str, now_opt: str | None) ->
     adapter = import_module(f"memstore.clients.{client}")
     canonical = adapter.canonical(payload)
     settings = _settings(root, now_opt) if canonical else None
+    if any(one.get("hook_event_name") == "PreToolUse" for one in canonical):
+        from memstore.tamper import session_seen
+
+        # a resumed session fires no SessionStart there (Codex's matcher is "startup"): live from its first tool
+        session_seen(root, _text(canonical[0], "session_id"), client)
     responses = [handle(one, root, now_opt, settings=settings) for one in canonical]
     context = None
     if any(one.get("hook_event_name") == "SessionStart" for one in canonical):
@@ -412,6 +436,7 @@ def _lens_texts(root: str, tool: str, file_path: str | None, session: str | None
 
     from memstore.agent_root import db_file
     from memstore.lenses import fire
+    from memstore.tamper import lens_filter
     from memstore.transactions import hook_connect, transaction
 
     db = db_file(root)
@@ -425,7 +450,8 @@ def _lens_texts(root: str, tool: str, file_path: str | None, session: str | None
         return []
     try:
         with transaction(conn):
-            lenses = fire(conn, tool, file_path, session, now)  # type: ignore[arg-type]
+            # a lens changed during an agent session and not yet trusted is held back (memstore.tamper)
+            lenses = fire(conn, tool, file_path, session, now, lens_filter(root))  # type: ignore[arg-type]
         return [lens.text() for lens in lenses]
     except sqlite3.Error as exc:
         _log(root, f"lenses skipped: {exc}")

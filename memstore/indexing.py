@@ -146,6 +146,7 @@ def delete_rows(conn: sqlite3.Connection, paths: list[str]) -> None:
     conn.executemany(f"DELETE FROM files_fts WHERE rowid = {_ID}", gone)
     conn.executemany(f"DELETE FROM files_cjk WHERE rowid = {_ID}", gone)
     conn.executemany("DELETE FROM files WHERE path = ?", gone)
+    conn.executemany("DELETE FROM raw_texts WHERE path = ?", gone)  # memstore.deletions kept what it needed
     # Vectors stay: a file that comes back (a branch switch, a move out and in) or turns up
     # under another name finds them by digest (vectors.embed_pending); a rebuild drops them.
 

@@ -62,6 +62,13 @@ def gemini_settings(scope: str, cwd: Path) -> Path:
     return (Path.home() / ".gemini" if scope == "user" else cwd / ".gemini") / "settings.json"
 
 
+def client_wiring(client: str, scope: str, cwd: Path | None = None) -> list[Path]:
+    """The files that hold memstore's wiring for another client (tamper evidence records them)."""
+    if client == "codex":
+        return [codex_home() / "hooks.json", codex_home() / "config.toml"]
+    return [gemini_settings(scope, cwd or Path.cwd())]
+
+
 def _names_root(command: str, root: Path) -> bool:
     try:
         words = shlex.split(command.removesuffix(" || true"))

@@ -23,12 +23,13 @@ the offset, and read again from the start.
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import json
 import os
 import re
 import sqlite3
 
-from memstore.agent_root import clone_id_file, journal_dir
+from memstore.agent_root import clone_id_file, journal_dir, journal_lost_file
 from memstore.timeutil import fmt
 
 # The host part of `memstore verify`'s probe events: its journal file and rows are removed
@@ -149,51 +150,155 @@ def journal_file(root: str | os.PathLike[str], event: dict[str, str | None]) -> 
 
 
 def append(root: str | os.PathLike[str], event: dict[str, str | None]) -> str:
-    """Append one event as one whole line: one write(2) on an O_APPEND descriptor, normally.
+    """Append one event as one whole line: one write(2) on an O_APPEND descriptor.
 
-    A file that does not end in a newline has a torn tail (an earlier write cut short, by
-    a full disk say): the line then starts with one, so the fragment stays a line of its
-    own (counted as unreadable by ingest) and this event stays whole. Checking costs an
-    fstat and a one-byte pread, only when the file is not empty. Two appends racing past
-    the check cost at worst an empty line, which ingest skips. A short write is continued;
-    a write that fails (ENOSPC) raises, after a best-effort newline that closes the
-    fragment it may have left (the next append closes it otherwise).
+    A file that does not end in a newline has a torn tail (left by a writer from before this
+    rule, or edited by hand): the line then starts with one, so the fragment stays a line of
+    its own (counted as unreadable by ingest) and this event stays whole. Checking costs an
+    fstat and a one-byte pread, only when the file is not empty. A write that fails or comes
+    up short (a full disk, a file size limit) is taken back: the file is cut to its length
+    before the write, so no torn line remains; the loss is counted in runtime/state/
+    journal-lost.json, which `memstore status` reports, and the OSError is raised (the hook
+    logs it and exits 0).
     """
     target = journal_file(root, event)
-    append_line(target, (json.dumps(event, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
+    try:
+        before = append_line(target, (json.dumps(event, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
+    except OSError as exc:
+        count_loss(root, str(event.get("ts") or ""), target, exc)
+        raise
+    if not before:  # the day's first line: make sure the loss record has its place before a disk fills
+        _reserve(journal_lost_file(root))
     return target
 
 
-def append_line(target: str, line: bytes) -> None:
-    """Append one whole line to target (made with its folder when missing), as `append` describes."""
+def append_line(target: str, line: bytes) -> int:
+    """Append one whole line to target (made with its folder when missing), as `append` describes.
+
+    Appenders hold an flock on the file for the few calls an append takes, so cutting back a
+    short write never cuts another process's line; a lock not had within LOCK_WAIT is gone
+    without, and the cut is then made only while this write's bytes are still the file's end.
+    Returns the file's length before the line.
+    """
     os.makedirs(os.path.dirname(target), exist_ok=True)
     fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
+        _lock(fd)
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             line = b"\n" + line
-        done = os.write(fd, line)
+        try:
+            done = os.write(fd, line)
+        except OSError:
+            _cut(fd, size, 0)
+            raise
         if done != len(line):
-            _write_rest(fd, line, done)
+            _cut(fd, size, done)
+            raise OSError(errno.ENOSPC, f"write(2) took {done} of the line's {len(line)} bytes "
+                          "(a full disk?); the part written was taken back", target)
+        return size
+    finally:
+        os.close(fd)  # releases the lock
+
+
+LOCK_WAIT = 0.2  # seconds an append waits for another append's lock (held for microseconds)
+
+
+def _lock(fd: int) -> bool:
+    import fcntl
+    import time
+
+    deadline = time.monotonic() + LOCK_WAIT
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.002)
+        except OSError:  # a file system without flock
+            return False
+
+
+def _cut(fd: int, size: int, done: int) -> None:
+    """Take back the `done` bytes a failed write left after `size`, when they are the file's end."""
+    try:
+        if os.fstat(fd).st_size == size + done and done:
+            os.ftruncate(fd, size)
+    except OSError:
+        pass
+
+
+LOST_WIDTH = 511  # the loss record is rewritten in place at one length: it needs no new block on a full disk
+
+
+def count_loss(root: str | os.PathLike[str], when: str, target: str, exc: OSError) -> None:
+    """Add one to runtime/state/journal-lost.json (count, the newest loss's time, file and error). Never raises."""
+    path = journal_lost_file(root)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        return
+    try:
+        _lock(fd)
+        before = lost_record(os.pread(fd, 4096, 0))
+        record = {"lost": int(before["lost"]) + 1 if before else 1, "last": when[:40],
+                  "file": os.path.basename(target)[:120], "error": (exc.strerror or str(exc))[:200]}
+        text = json.dumps(record).encode("ascii")
+        if len(text) > LOST_WIDTH:
+            text = json.dumps({**record, "error": "", "file": ""}).encode("ascii")
+        os.pwrite(fd, text.ljust(LOST_WIDTH) + b"\n", 0)
+    except OSError:
+        pass
     finally:
         os.close(fd)
 
 
-def _write_rest(fd: int, line: bytes, done: int) -> None:
-    """Finish a short write; if the rest fails, end the fragment with a newline and raise."""
+def _reserve(path: str) -> None:
+    """Make the loss record's file at its full length, saying nothing is lost, unless it exists."""
     try:
-        while done < len(line):
-            wrote = os.write(fd, line[done:])
-            if not wrote:
-                raise OSError(f"write(2) wrote nothing to the journal ({len(line) - done} bytes left)")
-            done += wrote
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+    except OSError:  # there already (the usual case), or not makeable: count_loss tries again when needed
+        return
+    try:
+        _lock(fd)
+        if not os.fstat(fd).st_size:  # a count_loss in between wrote first: its count stands
+            os.pwrite(fd, json.dumps({"lost": 0}).encode("ascii").ljust(LOST_WIDTH) + b"\n", 0)
     except OSError:
-        if done:
-            try:
-                os.write(fd, b"\n")
-            except OSError:
-                pass
-        raise
+        pass
+    finally:
+        os.close(fd)
+
+
+def lost_record(raw: bytes) -> dict[str, object] | None:
+    """The loss record in a journal-lost.json's bytes; None when there is none or it is unreadable."""
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("lost"), int) or record["lost"] < 1:
+        return None
+    return record
+
+
+def lost_touches(root: str | os.PathLike[str]) -> dict[str, object] | None:
+    """What count_loss recorded (lost, last, file, error), or None when no append has failed."""
+    try:
+        with open(journal_lost_file(root), "rb") as handle:
+            return lost_record(handle.read(4096))
+    except OSError:
+        return None
+
+
+def lost_advice(record: dict[str, object]) -> str:
+    """status's line for a loss record: what was lost, and what to do next."""
+    error = f" ({record['error']})" if record.get("error") else ""
+    return (f"{record['lost']} touch(es) could not be written to the journal, the newest at {record.get('last') or '?'}"
+            f"{error}: those reads are lost (each was taken back whole, no torn line). Free space on the disk "
+            "that holds runtime/, then delete runtime/state/journal-lost.json to clear this line")
 
 
 def insert_event(conn: sqlite3.Connection, event: dict[str, str | None]) -> bool:

@@ -27,6 +27,17 @@ WRITE_TOOLS = ("Write", "Edit", "MultiEdit")
 # install denies Edit/Write on them in the client's own permission rules, and the hook
 # denies writes to them (Write/Edit tools by real path; shell commands that name them).
 PERSON_OWNED = ("identity.md", "memstore.toml", "lenses/", "meditations/", "review/")
+# Files and folders memstore alone writes (root-relative, as above): the mirror, the journal and state
+# under runtime/ (the journal cannot be rebuilt: a forged line there fakes reinforcement), and the
+# derived files the client loads (an agent that wrote MEMORY.md itself would skip the inert render).
+# The agent may read them; install denies writes to them, and so does the hook.
+MACHINE_OWNED = ("runtime/", "memory/MEMORY.md", "memory/MEMORY-archive.md", "memory/current-state.md",
+                 # where forget, the nightly roll and deleted memories' copies go: taking a file out of an
+                 # archive is the one real deletion, so only memstore moves files in and out
+                 "memory/archive/", "memory/short-term/archive/", "memory/dream-journal/archive/")
+# The one table of what the agent may not change: deny rules, the hook's refusals by real path and
+# the shell check all read it.
+AGENT_DENIED = (*PERSON_OWNED, *MACHINE_OWNED)
 # Words a shell command must hold before the hook's shell check looks at it (the hook's cheap
 # first look, and install's `if` filters for Bash): the person-owned names, undecorated.
 PERSON_WORDS = ("identity", "memstore.toml", "lenses", "meditations", "review")
@@ -36,6 +47,10 @@ WIRING_WORDS = ("settings.json", "settings.local.json", "rules/memstore.md")
 # The same for Codex ($CODEX_HOME/hooks.json, config.toml) and Gemini CLI (.gemini/settings.json).
 CLIENT_WIRING_WORDS = ("hooks.json", "config.toml")
 CLIENT_DIRS = (".claude", ".codex", ".gemini")
+# Words that make the shell check look at a command at all (the hook's cheap first look, and
+# install's `if` filters for Bash): the person's names, memstore's own, the clients' folders, and
+# the spellings that reach the root from elsewhere (a home, a climb); watch_words adds the root's.
+SHELL_WORDS = (*PERSON_WORDS, "trust", "runtime", "MEMORY", "current-state", *CLIENT_DIRS, "~", "HOME", "..")
 # Tools that change a file, for the refusal of person-owned files (NotebookEdit included).
 EDIT_TOOLS = (*WRITE_TOOLS, "NotebookEdit")
 
@@ -52,11 +67,33 @@ def memory_type(name: str) -> str | None:
     return match.group(1) if match else None
 
 
+def watch_words(root: str) -> tuple[str, ...]:
+    """SHELL_WORDS, and the names of the folders between the home and the root (`agents` for
+    ~/agents/me): a command that moves one of them moves the root. Plain os.path: the hook's path."""
+    import os
+
+    home = os.path.expanduser("~")
+    words: dict[str, None] = dict.fromkeys(SHELL_WORDS)
+    for form in dict.fromkeys((os.path.normpath(root), os.path.realpath(root))):
+        inner = form[len(home):] if home not in ("", "/") and form.startswith(home + os.sep) else form
+        for part in inner.split(os.sep)[:-1]:
+            if len(part) >= 3:  # shorter names would start the hook for most commands
+                words[part] = None
+    return tuple(words)
+
+
 def person_owned(rel: str) -> bool:
     """Is this root-relative posix path one the person owns (case-insensitively: macOS)?"""
     folded = rel.casefold()
     return any(folded == owned or folded.startswith(owned) if owned.endswith("/") else folded == owned
                for owned in PERSON_OWNED)
+
+
+def machine_owned(rel: str) -> bool:
+    """Is this root-relative posix path one memstore alone writes (runtime/, the derived files)?"""
+    folded = rel.casefold()
+    return any(folded == owned.rstrip("/") or folded.startswith(owned) if owned.endswith("/")
+               else folded == owned.casefold() for owned in MACHINE_OWNED)
 
 
 def classify(rel: str) -> str:

@@ -100,12 +100,19 @@ def load_lenses(conn: sqlite3.Connection) -> list[Lens]:
 
 
 def fire(
-    conn: sqlite3.Connection, tool: str, file_path: str | None, session: str | None, now: dt.datetime
+    conn: sqlite3.Connection, tool: str, file_path: str | None, session: str | None, now: dt.datetime,
+    allowed: object = None,
 ) -> list[Lens]:
-    """Lenses that match and have not fired in this session yet; marks them fired (caller commits)."""
+    """Lenses that match and have not fired in this session yet; marks them fired (caller commits).
+
+    `allowed(path)`: False for a lens held back (tamper.lens_filter: changed during an agent session,
+    not yet trusted); it is neither injected nor marked fired, so it fires once trusted.
+    """
     fired = []
     for lens in load_lenses(conn):
         if not lens.matches(tool, file_path):
+            continue
+        if allowed is not None and not allowed(lens.path):  # type: ignore[operator]
             continue
         if session:
             cur = conn.execute(

@@ -174,8 +174,15 @@ def load_objects(root: Path) -> tuple[list[MeditationObject], list[dict[str, str
         paths = md_files(root / "meditations")  # regular files only: a link or a FIFO is never read
     except OSError:
         paths = []
+    from memstore.tamper import is_held, load
+
+    tampered = load(str(root))
     for path in paths:
         rel = f"meditations/{path.name}"
+        if is_held(str(root), rel, tampered):
+            skipped.append({"path": rel, "reason": "changed during an agent session; not sat with until the person "
+                                                   f"runs memstore trust {rel}"})
+            continue
         try:
             raw = read_regular(path)
         except OSError as exc:

@@ -47,6 +47,7 @@ KNOWN_MIGRATIONS = (
     "m008_inert_rows",
     "m009_journal_gap",
     "m010_vector_parts",
+    "m011_raw_texts",
 )
 
 

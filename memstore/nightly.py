@@ -410,9 +410,10 @@ class CommitFailed(MemstoreError):
 
 
 def _git(root: Path, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "GIT_LITERAL_PATHSPECS": "1", "LC_ALL": "C"}  # a path is a path, never a glob
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, input=input, env=env,
-                          timeout=120, check=False)
+    from memstore.projects import run_git  # nothing the repository's config names runs (hooks, filters, ...)
+
+    env = {"GIT_LITERAL_PATHSPECS": "1", "LC_ALL": "C"}  # a path is a path, never a glob
+    return run_git(root, *args, input=input, env=env, timeout=120, identity=args[:1] == ("commit",))
 
 
 def _listed(root: Path, args: list[str], paths: list[str]) -> set[str]:
@@ -492,15 +493,16 @@ def run_tick(store: Store, commit: bool = False) -> TickStatus:
         rolled = Rolled()
         rendered: RenderResult | None = None
         with file_lock(Path(store.paths.mirror_lock), timeout=store.config.lock_timeout_s):
-            synced = sync_into(conn, store.root, store.config, store.progress)
+            synced = sync_into(conn, store.root, store.config, store.progress, now)
             if live is None:
                 if not_here is None:
                     flushed = flush(conn, store.root, now, store.config)
                 rolled = roll_windows(store.root, now, store.config)
                 if (flushed and flushed.written) or rolled.moves:
-                    sync_into(conn, store.root, store.config)  # the mirror follows the rewrites and moves
+                    sync_into(conn, store.root, store.config, now=now)  # the mirror follows the rewrites and moves
         # freshness: cited code gone, memories out of their dates (before render, which marks them)
-        fresh, stale = tick_items(conn, store.root, now, review.answers(store.root), review.cue_id, PER_KIND)
+        fresh, stale = tick_items(conn, store.root, now, review.answers(store.root), review.cue_id, PER_KIND,
+                                  store.notify)
         write_stale(store.root, stale, ran_at)
         if live is None:
             rendered = render(conn, store.root, now, store.config)
@@ -550,6 +552,11 @@ def run_tick(store: Store, commit: bool = False) -> TickStatus:
         except MemstoreError as exc:
             committed, failure = str(exc), exc
     skipped = "skipped (live session)"
+    # the person's files and the wiring against what the person accepted: a hand edit is said once and
+    # accepted; a change made during a session stays held; wiring gone is said every night until fixed
+    tampered = store.tamper_check()
+    evidence = [f"{'HELD' if f.state == 'held' else 'GONE' if f.state == 'gone' else 'accepted'}: {line}"
+                for f, line in zip(tampered, store.tamper_lines(tampered), strict=True)]
     status = TickStatus(
         ran_at=ran_at,
         sync=synced.summary(),
@@ -563,6 +570,7 @@ def run_tick(store: Store, commit: bool = False) -> TickStatus:
         cue_items=len(items),
         cue_kinds=found.found,
         committed=committed,
+        tamper=evidence,
     )
     target = Path(store.paths.tick_status)
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+from frontmatter.default_handlers import SafeLoader as _HANDLER_LOADER  # the C loader where there is one
 from frontmatter.default_handlers import YAMLHandler
 
 from memstore.config import Config
@@ -22,6 +23,52 @@ from memstore.kinds import KEBAB, memory_type
 from memstore.timeutil import parse_date, parse_when
 
 _HANDLER = YAMLHandler()
+
+# Frontmatter never needs more than a few levels (a lens's trigger is two); memstore's own code and
+# json walk the values recursively, so a deeper one would stop a command, not just look odd.
+MAX_DEPTH = 32
+ALIASES = "frontmatter uses YAML aliases (&/*), which memstore does not read"
+
+
+class Refused(yaml.YAMLError):
+    """Frontmatter memstore will not build: an alias (a cycle or an exponential "billion laughs"
+    expansion) or nesting past MAX_DEPTH. Its message is the file's lint problem."""
+
+
+def load_frontmatter(text: str) -> Any:
+    """The YAML of a frontmatter block, by the safe loader, with aliases and deep nesting refused.
+
+    The node graph is composed first (linear in the text: an alias is a second reference to a
+    node, not a copy) and walked without recursion; only a tree of bounded depth is constructed.
+    Raises yaml.YAMLError (Refused for what this adds) and, from the constructors, other types.
+    """
+    loader = _HANDLER_LOADER(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        aliased = "*" in text  # an alias needs its star; without one only the depth is looked at
+        seen: set[int] = set()
+        todo = [(node, 1)]
+        while todo:
+            item, depth = todo.pop()
+            if aliased:
+                if id(item) in seen:  # a node met twice is an alias (a cycle, or a laugh)
+                    raise Refused(ALIASES)
+                seen.add(id(item))
+            if depth > MAX_DEPTH:
+                raise Refused(f"frontmatter nests deeper than {MAX_DEPTH} levels, which memstore does not read")
+            if isinstance(item, yaml.SequenceNode):
+                children = item.value
+            elif isinstance(item, yaml.MappingNode):
+                children = [part for pair in item.value for part in pair]
+            else:
+                continue
+            todo += [(child, depth + 1) for child in children if aliased or not isinstance(child, yaml.ScalarNode)]
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
 
 ERROR = "error"
 WARNING = "warning"
@@ -115,7 +162,10 @@ def split_frontmatter(text: str, problems: list[Problem]) -> tuple[dict[str, Any
         problems.append(Problem(ERROR, "frontmatter opened with --- but never closed"))
         return {}, text, False
     try:
-        loaded = _HANDLER.load(fm)
+        loaded = load_frontmatter(fm)
+    except Refused as exc:
+        problems.append(Problem(ERROR, str(exc)))
+        return {}, body.lstrip("\n"), True
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""

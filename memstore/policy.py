@@ -276,15 +276,22 @@ class TouchResult:
         self.message = message
 
 
+PATH_MAX = 4096  # Linux's limit for a whole path (as hook.PATH_MAX); longer is never a real file
+
+
 def memory_rel(root: str | os.PathLike[str], file_path: str, cwd: str | os.PathLike[str] | None = None) -> str | None:
     """The root-relative path of a T2 memory file, or None if the path is anything else.
 
     The real path is used (symlinks and `..` resolved), so a link inside memory/ that
-    points elsewhere is not a memory, and a path that wanders out and back in is.
+    points elsewhere is not a memory, and a path that wanders out and back in is. A path
+    longer than the system allows is refused first: realpath's cost grows with the square
+    of its depth (a 300 KB file_path from a PostToolUse took seconds).
     """
     if not file_path or "\x00" in file_path:
         return None
     candidate = os.path.join(cwd or os.getcwd(), file_path)  # an absolute file_path wins
+    if len(candidate) > PATH_MAX:
+        return None
     try:
         real = os.path.realpath(candidate)
         real_memory = os.path.join(os.path.realpath(root), "memory")

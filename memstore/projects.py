@@ -15,10 +15,39 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import subprocess
 
 GLOBAL = "global"  # `project: global` in frontmatter: person-wide, whatever folder it was captured in
 _REMOTE = re.compile(r'^\s*\[remote\s+"([^"]+)"\]\s*$')
 _URL = re.compile(r"^\s*url\s*=\s*(.+?)\s*$")
+
+
+def _read_fd(fd: int, limit: int) -> bytes:
+    chunks, left = [], limit
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_regular(path: str, limit: int) -> bytes:
+    """At most `limit` bytes of a regular file. A FIFO, a device or a folder in its place (a project may
+    put one where git keeps a file) raises OSError rather than blocking or reading without end."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return _read_fd(fd, limit)
+    finally:
+        os.close(fd)
 
 
 def work_tree(start: str) -> str | None:
@@ -33,22 +62,29 @@ def work_tree(start: str) -> str | None:
         folder = parent
 
 
-def _git_dir(top: str) -> str | None:
-    """The git directory of a work tree: .git, or where a worktree's .git file points (its commondir)."""
+def _own_git_dir(top: str) -> str | None:
+    """A work tree's own git directory (where its index and HEAD are): .git, or where a .git file
+    (a linked worktree, a submodule) points."""
     dot = os.path.join(top, ".git")
     if os.path.isdir(dot):
         return dot
     try:
-        with open(dot, encoding="utf-8") as handle:
-            line = handle.read(4096).strip()
-    except OSError:
+        line = read_regular(dot, 4096).decode("utf-8").strip()
+    except (OSError, UnicodeDecodeError):
         return None
     if not line.startswith("gitdir:"):
         return None
-    gitdir = os.path.normpath(os.path.join(top, line[len("gitdir:"):].strip()))
+    return os.path.normpath(os.path.join(top, line[len("gitdir:"):].strip()))
+
+
+def _git_dir(top: str) -> str | None:
+    """The git directory of a work tree: .git, or where a worktree's .git file points (its commondir)."""
+    gitdir = _own_git_dir(top)
+    if gitdir is None or gitdir == os.path.join(top, ".git"):
+        return gitdir
     try:
-        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as handle:
-            return os.path.normpath(os.path.join(gitdir, handle.read(4096).strip()))
+        common = read_regular(os.path.join(gitdir, "commondir"), 4096).decode("utf-8", "replace").strip()
+        return os.path.normpath(os.path.join(gitdir, common))
     except OSError:
         return gitdir
 
@@ -59,8 +95,7 @@ def remote_url(top: str) -> str | None:
     if gitdir is None:
         return None
     try:
-        with open(os.path.join(gitdir, "config"), encoding="utf-8", errors="replace") as handle:
-            lines = handle.read(1_000_000).splitlines()
+        lines = read_regular(os.path.join(gitdir, "config"), 1_000_000).decode("utf-8", "replace").splitlines()
     except OSError:
         return None
     urls: dict[str, str] = {}
@@ -173,3 +208,215 @@ def worktrees(state_dir: str) -> dict[str, str]:
     except (OSError, ValueError):
         return {}
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+# ---------------------------------------------------------------- a work tree's files, read without running git
+#
+# Running git in a project runs what that project's .git/config chose (core.fsmonitor for ls-files or
+# status, hooks, filters): the nightly tick must never do that. So the stale-reference check reads
+# git's index file itself (formats 2, 3 and 4; SHA-1 or SHA-256 ids), and the few git processes memstore
+# does start, all in the agent root, go through run_git with every executing setting turned off.
+
+
+class UnreadableIndex(Exception):
+    """A work tree's index cannot be read here: the message says why, in a few words."""
+
+
+def _object_format(common: str) -> str:
+    """`sha256` when the repository's config says extensions.objectformat = sha256, else `sha1`."""
+    try:
+        text = read_regular(os.path.join(common, "config"), 1_000_000).decode("utf-8", "replace")
+    except OSError:
+        return "sha1"
+    section = ""
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].split(";", 1)[0].strip()
+        if line.startswith("["):
+            section = line.strip("[] \t").lower()
+        elif section == "extensions" and "=" in line:
+            key, _, value = line.partition("=")
+            if key.strip().lower() == "objectformat":
+                return value.strip().strip('"').lower()
+    return "sha1"
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    """git's offset varint (index v4's strip length): (value, position after it)."""
+    byte = data[at]
+    value = byte & 0x7F
+    at += 1
+    while byte & 0x80:
+        byte = data[at]
+        value = ((value + 1) << 7) | (byte & 0x7F)
+        at += 1
+    return value, at
+
+
+def read_index(top: str, max_bytes: int = 1 << 30) -> list[tuple[int, bytes, int, bytes]]:
+    """(mode, object id, stage, path) of every entry in a work tree's git index, in index order: what
+    `git ls-files -s` lists, read from the file with no process started. Raises UnreadableIndex."""
+    import hashlib
+    import struct
+
+    own = _own_git_dir(top)
+    if own is None:
+        raise UnreadableIndex("no git directory")
+    common = _git_dir(top) or own
+    fmt = _object_format(common)
+    if fmt not in ("sha1", "sha256"):
+        raise UnreadableIndex(f"object format {fmt!r} not known")
+    size = 20 if fmt == "sha1" else 32
+    try:
+        data = read_regular(os.path.join(own, "index"), max_bytes + 1)
+    except FileNotFoundError:
+        return []  # a repository with nothing added yet
+    except OSError as exc:
+        raise UnreadableIndex(f"index not readable ({exc.strerror or exc})") from None
+    if len(data) > max_bytes:
+        raise UnreadableIndex("index larger than 1 GB")
+    if len(data) < 12 + size or data[:4] != b"DIRC":
+        raise UnreadableIndex("index is not a git index")
+    version, count = struct.unpack_from(">II", data, 4)
+    if version not in (2, 3, 4):
+        raise UnreadableIndex(f"index version {version} not known")
+    body, checksum = data[:-size], data[-size:]
+    if checksum != bytes(size) and hashlib.new(fmt, body).digest() != checksum:  # zeros: index.skipHash
+        raise UnreadableIndex("index checksum does not match (torn or damaged)")
+    entries: list[tuple[int, bytes, int, bytes]] = []
+    at, previous, end = 12, b"", len(body)
+    fixed = 40 + size + 2  # ctime mtime dev ino (24 bytes), mode, uid gid size (12), the id, flags
+    head = struct.Struct(f">24xI12x{size}sH").unpack_from
+    append = entries.append
+    try:
+        for _ in range(count):
+            if at + fixed > end:
+                raise UnreadableIndex("index ends inside an entry")
+            mode, oid, flags = head(data, at)
+            name_at = at + fixed
+            if flags & 0x4000:
+                if version < 3:
+                    raise UnreadableIndex("extended flags in a version 2 index")
+                name_at += 2
+            if version == 4:
+                strip, name_at = _varint(data, name_at)
+                stop = data.index(b"\0", name_at, end)
+                if strip > len(previous):
+                    raise UnreadableIndex("index path prefix longer than the path before it")
+                name = previous[:len(previous) - strip] + data[name_at:stop]
+                at = stop + 1
+            else:
+                length = flags & 0xFFF
+                stop = name_at + length if length < 0xFFF else data.index(b"\0", name_at, end)
+                if stop >= end or data[stop] != 0:
+                    raise UnreadableIndex("index path is not where its length says")
+                name = data[name_at:stop]
+                at += (name_at - at + len(name) + 8) & ~7  # NUL-padded to a multiple of 8
+            if not name:  # a split index's entries that replace one of the shared index's have none
+                import glob
+
+                split = glob.glob(os.path.join(glob.escape(own), "sharedindex.*"))
+                raise UnreadableIndex("split index not read here" if split else "index entry with an empty path")
+            append((mode, oid, (flags >> 12) & 3, name))
+            previous = name
+    except (ValueError, IndexError):
+        raise UnreadableIndex("index entry is cut short") from None
+    while at + 8 <= end:  # extensions: optional ones (A-Z) skipped; a required one changes what entries mean
+        signature, length = data[at:at + 4], int.from_bytes(data[at + 4:at + 8], "big")
+        if not b"A"[0] <= signature[0] <= b"Z"[0]:
+            name = signature.decode("ascii", "replace")
+            raise UnreadableIndex({"link": "split index", "sdir": "sparse index"}.get(name, f"index extension {name!r}")
+                                  + " not read here")
+        at += 8 + length
+    return entries
+
+
+def listing(entries: list[tuple[int, bytes, int, bytes]]) -> bytes:
+    """The entries as `git ls-files -s -z` prints them (the stale check's digest is of these bytes)."""
+    return b"".join(b"%06o %s %d\t%s\0" % (mode, oid.hex().encode(), stage, name) for mode, oid, stage, name in entries)
+
+
+def read_inside(top: str, rel: str, limit: int = 16 << 20) -> bytes | None:
+    """The bytes of a regular file at `rel` under the work tree `top`, following no symlink on the way
+    (so nothing outside the tree is read), at most `limit` of them; None when it is not such a file."""
+    import stat
+
+    parts = [p for p in rel.split("/") if p]
+    if not parts or any(p in (".", "..") for p in parts):
+        return None
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    if not nofollow or os.open not in os.supports_dir_fd:  # no safe walk here: the resolved path must stay inside
+        real = os.path.realpath(os.path.join(top, *parts))
+        if os.path.commonpath([real, os.path.realpath(top)]) != os.path.realpath(top) or not os.path.isfile(real):
+            return None
+        try:
+            return read_regular(real, limit)
+        except OSError:
+            return None
+    flags = os.O_RDONLY | nofollow | getattr(os, "O_CLOEXEC", 0)
+    fds: list[int] = []
+    try:
+        fds.append(os.open(top, flags | os.O_DIRECTORY))
+        for part in parts[:-1]:
+            fds.append(os.open(part, flags | os.O_DIRECTORY, dir_fd=fds[-1]))
+        fd = os.open(parts[-1], flags | getattr(os, "O_NONBLOCK", 0), dir_fd=fds[-1])  # a FIFO must not block
+        fds.append(fd)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return _read_fd(fd, limit)
+    except OSError:
+        return None
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+# ---------------------------------------------------------------- git processes, with nothing of the repository's run
+
+_IDENTITY = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE",
+             "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE")
+# every setting that makes git start a program, for the commands memstore runs (add, commit, ls-files,
+# check-ignore, rev-parse, var, config); filters are turned off by name, per repository (run_git)
+_OFF = ("core.fsmonitor=", "core.hooksPath=/dev/null", "core.pager=cat", "core.editor=:", "core.sshCommand=",
+        "core.askPass=", "credential.helper=", "commit.gpgSign=false", "tag.gpgSign=false", "gc.auto=0",
+        "maintenance.auto=false", "submodule.recurse=false", "diff.external=", "core.alternateRefsCommand=")
+
+
+def git_env(*, person: bool = False) -> dict[str, str]:
+    """The environment for a git process: no GIT_* of the caller's (GIT_DIR, GIT_CONFIG_*, ...) but the
+    identity ones, no system or global config (unless `person`, for the person's own identity), no
+    pager, editor or prompt."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _IDENTITY}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat", GIT_EDITOR=":",
+               GIT_SEQUENCE_EDITOR=":", GIT_ASKPASS="", SSH_ASKPASS="")
+    if not person:
+        env["GIT_CONFIG_GLOBAL"] = os.devnull
+    return env
+
+
+def run_git(cwd: str | os.PathLike[str], *args: str, input: str | None = None, timeout: float = 60,
+            env: dict[str, str] | None = None, identity: bool = False) -> subprocess.CompletedProcess[str]:
+    """`git ARGS` in `cwd` with nothing of the repository's configuration run: no fsmonitor, hooks,
+    filters (each filter the repository's config names is emptied), pager, editor, signing program or
+    system/global config. With `identity`, the person's author and committer (env, then config, as git
+    itself finds them) are passed on, so a commit is theirs. Raises what subprocess.run raises."""
+    import subprocess
+
+    base = {**git_env(), **(env or {})}
+    off = [x for pair in (("-c", o) for o in _OFF) for x in pair]
+    found = subprocess.run(["git", "--no-pager", *off, "config", "-z", "--name-only", "--get-regexp", r"^filter\."],
+                           cwd=cwd, capture_output=True, text=True, timeout=timeout, env=base)
+    for key in {k.rpartition(".")[0] for k in found.stdout.split("\0") if k}:
+        if "=" in key or "\n" in key:
+            raise OSError(f"git config names a filter memstore cannot turn off: {key!r}")
+        off += [x for part in ("clean=", "smudge=", "process=", "required=false") for x in ("-c", f"{key}.{part}")]
+    if identity:
+        person = {**git_env(person=True), **(env or {})}
+        for who in ("AUTHOR", "COMMITTER"):
+            ident = subprocess.run(["git", "--no-pager", *off, "var", f"GIT_{who}_IDENT"], cwd=cwd,
+                                   capture_output=True, text=True, timeout=timeout, env=person)
+            named = re.match(r"^(.*?) <([^<>]*)> \d+ [+-]\d{4}$", ident.stdout.strip())
+            if ident.returncode == 0 and named:
+                base.setdefault(f"GIT_{who}_NAME", named.group(1))
+                base.setdefault(f"GIT_{who}_EMAIL", named.group(2))
+    return subprocess.run(["git", "--no-pager", *off, *args], cwd=cwd, capture_output=True, text=True, input=input,
+                          timeout=timeout, env=base, check=False)

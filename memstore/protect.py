@@ -25,14 +25,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from memstore.kinds import EDIT_TOOLS, PERSON_OWNED, PERSON_WORDS, WIRING_WORDS
+from memstore.kinds import AGENT_DENIED, EDIT_TOOLS, WIRING_WORDS, watch_words
 from memstore.shellcmd import root_forms
 
 
 def rule_paths(form: Path) -> list[str]:
-    """Permission-rule paths (`//` marks an absolute path) for the person's files under one spelling."""
+    """Permission-rule paths (`//` marks an absolute path) for what the agent may not change under one
+    spelling of the root: the person's files, runtime/ and the derived files (kinds.AGENT_DENIED)."""
     base = "/" + form.as_posix()
-    return [f"{base}/{owned}**" if owned.endswith("/") else f"{base}/{owned}" for owned in PERSON_OWNED]
+    return [f"{base}/{owned}**" if owned.endswith("/") else f"{base}/{owned}" for owned in AGENT_DENIED]
 
 
 def deny_rules(forms: Sequence[Path], wiring: Sequence[Path] = ()) -> list[str]:
@@ -53,8 +54,9 @@ def registrations(forms: Sequence[Path], handler: Any, wiring: Sequence[Path] = 
     # the hook starts for a command that mentions one of the person's words or the root by any
     # spelling (shellcmd decides); other commands never start it
     spellings = dict.fromkeys(s for form in forms for s in root_forms(str(form)) if not s.startswith("$"))
+    words = dict.fromkeys(w for form in forms for w in watch_words(str(form)))
     groups.append({"matcher": "Bash", "hooks": [handler({"if": f"Bash(*{name}*)"})
-                                                for name in (*PERSON_WORDS, *WIRING_WORDS, *spellings)]})
+                                                for name in (*words, *WIRING_WORDS, *spellings)]})
     return groups
 
 

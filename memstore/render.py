@@ -141,8 +141,8 @@ def _load(
             summary = row_text or ""
             if full_row is None:  # not built at sync (cannot happen after m004; kept as a safe default)
                 full_row = make_row(name, filename, summary)
-            if marks and path in marks:
-                full_row += marks[path]
+            if marks and path in marks and (mark := inert_line(marks[path])[:200]):
+                full_row += " " + mark  # a mark is read from a state file: as inert as the row it joins
             if len(full_row) < shortest or shortest < 0:
                 shortest = len(full_row)
             append(
@@ -432,7 +432,7 @@ def render(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Confi
     from memstore.freshness import read_stale
 
     stale = read_stale(RootPaths(root).state)
-    marks = {path: f" (stale: {', '.join(refs[:2])}{' ...' if len(refs) > 2 else ''})" for path, refs in stale.items()}
+    marks = {path: f"(stale: {', '.join(refs[:2])}{' ...' if len(refs) > 2 else ''})" for path, refs in stale.items()}
     bands = compute_bands(conn, now, config, marks)
     outputs = {
         "MEMORY.md": compose_index(bands.hot, bands.new, bands.cold),

@@ -104,6 +104,16 @@ class Retired(Record):
 
 
 @dataclass(frozen=True, slots=True)
+class Restored(Record):
+    """What `restore` did: an archived copy back where the memory was, its marks taken off."""
+
+    path: str  # where the memory is now (where it was before it went)
+    was: str  # the archived copy it came from
+    how: str  # deleted | forgotten: how it had gone
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class BandUse(Record):
     band: str
     rows: int
@@ -129,6 +139,9 @@ class Status(Record):
     t2_touched: int
     semantic: dict[str, Any] = field(default_factory=dict)  # state, model, embedded, pending
     journal: dict[str, Any] = field(default_factory=dict)  # this_machine; machines: identity, events, newest
+    # memories deleted outside memstore, kept in memory/archive/ and not yet acknowledged (memstore.deletions):
+    # count, since (a day), kept: [{path, was, deleted_at}]
+    deleted: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,8 +180,12 @@ class TickStatus(Record):
     cue_items: int = 0  # items written to runtime/state/cue.json
     cue_kinds: dict[str, int] = field(default_factory=dict)  # kind -> how many found (the cue holds <= 25 each)
     committed: str | None = None  # what --commit did (None: not asked)
+    tamper: list[str] = field(default_factory=list)  # the person's files and the wiring (tamper.py), one line each
 
     def summary(self) -> str:
+        return self._summary() + "".join(f"\n  {line}" for line in self.tamper)
+
+    def _summary(self) -> str:
         if self.live_session:
             return (f"tick {self.ran_at}: live session ({self.live_because}), scanned only: {self.sync} | "
                     f"lint {self.lint_errors} error(s), {self.lint_warnings} warning(s) | cue {self.cue_items} item(s)")

@@ -12,7 +12,8 @@ The answers are the person's. They live in `review/<clone>.jsonl` at the root (o
 per clone, as the journal is, so two machines never write the same file and a git merge
 never conflicts), one JSON line per answer; the newest answer to an id wins. `review/` is
 one of the person's folders (kinds.PERSON_OWNED): the agent cannot write it, and the hook
-refuses a shell command that runs `memstore review accept|reject`. Nothing is deleted: a
+refuses a shell command that runs `memstore review accept|reject`. The command line answers
+only for a person at their terminal, after a typed `y` (memstore.terminal). Nothing is deleted: a
 rejected lesson is moved to short-term/archive/, a rejected proposal or cue item is only
 recorded.
 """
@@ -108,8 +109,11 @@ def decision(answered: dict[str, dict[str, str]], ident: str) -> str | None:
     return answer["decision"] if answer else None
 
 
-def record(root: str | os.PathLike[str], clone: str, answer: dict[str, str]) -> str:
-    """Append one answer to this clone's file (one write of one whole line); returns its path."""
+def record(root: str | os.PathLike[str], clone: str, answer: dict[str, object]) -> str:
+    """Append one answer to this clone's file (one write of one whole line); returns its path.
+
+    An answer carries `via`, where it came from (the terminal, the user, the parent processes).
+    """
     from memstore.journal import append_line
 
     path = os.path.join(folder(root), f"{clone}.jsonl")

@@ -38,24 +38,22 @@ def read_cue(root: str | os.PathLike[str]) -> dict[str, object] | None:
     return data if isinstance(data, dict) else None
 
 
-def answer(root: str | os.PathLike[str], ident: str, accept: bool, when: str) -> tuple[Item, list[str]]:
-    """Record the person's answer to one pending item; (the item, files moved to the archive).
+def check_id(ident: str) -> None:
+    from memstore.errors import BadUsage
 
-    A rejected lesson's files leave short-term/ for its archive/, so it never reaches the
-    agent again (nothing is deleted). Raises NotFound when no pending item has that id.
-    """
-    from pathlib import Path
-
-    from memstore.errors import BadUsage, NotFound
-    from memstore.journal import identity
-
-    agent = next((name for name in AGENT_MARKS if os.environ.get(name)), None)
-    if agent is not None:
-        raise BadUsage(f"review answers are the person's, and this runs inside an agent's session (${agent} is set)",
-                       hint="run memstore review accept|reject in your own terminal")
     if not looks_like_id(ident):
         raise BadUsage(f"{ident!r} is not a review id (a letter and 7 hex digits, e.g. l3f9a0c1)",
                        hint="memstore review lists them")
+
+
+def find(root: str | os.PathLike[str], ident: str, accept: bool) -> Item:
+    """The item an answer to `ident` settles: a pending one, or one answered the other way before.
+
+    Raises BadUsage for a malformed id, NotFound when nothing waits under it or it is already so answered.
+    """
+    from memstore.errors import NotFound
+
+    check_id(ident)
     items = {item.id: item for item in pending(root, read_cue(root))}
     item = items.get(ident)
     if item is None:
@@ -67,8 +65,35 @@ def answer(root: str | os.PathLike[str], ident: str, accept: bool, when: str) ->
         # the person changes an earlier answer: the newest answer wins
         item = Item(ident, earlier.get("kind", "lesson"), earlier.get("text", ""), earlier.get("source", ""),
                     earlier.get("at"), project=earlier.get("project"))
+    return item
+
+
+def answer(root: str | os.PathLike[str], ident: str, accept: bool, when: str,
+           via: dict[str, object] | None = None) -> tuple[Item, list[str]]:
+    """Record the person's answer to one pending item; (the item, files moved to the archive).
+
+    A rejected lesson's files leave short-term/ for its archive/, so it never reaches the
+    agent again (nothing is deleted). Raises NotFound when no pending item has that id.
+    `via`: where the answer came from (memstore.terminal.person_at_terminal gives it for the
+    command line, which alone asks the person at their terminal); a library caller without
+    one is recorded as such, with its terminal, user and parent processes.
+    """
+    from pathlib import Path
+
+    from memstore.errors import BadUsage
+    from memstore.journal import identity
+
+    agent = next((name for name in AGENT_MARKS if os.environ.get(name)), None)
+    if agent is not None:
+        raise BadUsage(f"review answers are the person's, and this runs inside an agent's session (${agent} is set)",
+                       hint="run memstore review accept|reject in your own terminal")
+    item = find(root, ident, accept)
+    if via is None:
+        from memstore.terminal import provenance
+
+        via = {"front": "library", **provenance()}
     answer_line = {"id": ident, "kind": item.kind, "decision": ACCEPTED if accept else REJECTED,
-                   "text": item.text, "source": item.source, "at": when}
+                   "text": item.text, "source": item.source, "at": when, "via": via}
     if item.project:
         answer_line["project"] = item.project  # an accepted lesson stands in its own project only
     record(root, identity(root), answer_line)

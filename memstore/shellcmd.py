@@ -15,8 +15,12 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 
 from memstore.kinds import CLIENT_DIRS, CLIENT_WIRING_WORDS, PERSON_OWNED, WIRING_WORDS
+
+if TYPE_CHECKING:
+    from memstore import shellpaths
 
 # Commands that only read (with no output redirection anywhere in the command line).
 READERS = frozenset({
@@ -32,11 +36,50 @@ _NAMES = "|".join(re.escape(name[:-1]) + r"(?:/|\b)" if name.endswith("/") else 
                   for name in PERSON_OWNED)  # identity\.md|memstore\.toml|lenses(?:/|\b)|...
 # Answering what waits for review is the person's: the agent's shell may not run it.
 _REVIEW_ANSWER = re.compile(r"\bmemstore\b.*\breview\s+(?:--?\S+\s+)*(accept|reject)\b", re.S)
+_ANSWERS = frozenset({"accept", "reject"})
+_VALUED = frozenset({"--root", "--now"})  # memstore's options that take the next word
+
+
+def answers_review(command: str) -> bool:
+    """Does `command` run `memstore review accept|reject` (or `memstore trust`), however it is spelled?
+
+    Judged on the words as the shell splits them (shellpaths: quotes joined, so `acc''ept` and
+    `"review"` count; wrappers such as `env -u X` looked through; `bash -c` and `eval` strings read
+    as commands), not on the raw text: the words `review` then `accept` or `reject`, with only
+    options between, in any simple command, whatever runs it (`memstore`, `python -m memstore`,
+    `$(which memstore)`, a path to the script). A tripwire only: a word built at run time (`$r`)
+    is not seen. What stops the answer is the command line's own rule (memstore.terminal): the
+    person at their terminal, typing `y`.
+    """
+    if not command:
+        return False
+    if _REVIEW_ANSWER.search(command):
+        return True
+    from memstore import shellpaths
+
+    for segment in shellpaths.segments(command, None):
+        for words in (segment.raw, segment.words):
+            for at, word in enumerate(words):
+                if word == "trust" and any("memstore" in w for w in words[:at]):
+                    return True  # `memstore trust` accepts a held change: the person's, as review is
+                if word != "review":
+                    continue
+                rest = iter(words[at + 1:])
+                for nxt in rest:
+                    if nxt in _ANSWERS:
+                        return True
+                    if not nxt.startswith("-"):
+                        break
+                    if nxt in _VALUED:
+                        next(rest, None)
+    return False
 
 
 def _words(segment: str) -> list[str]:
     import shlex
 
+    if len(segment) > 16_384:  # shlex is pure Python; a huge word would cost the hook seconds
+        return segment.split()
     try:
         return shlex.split(segment, comments=False)
     except ValueError:  # unbalanced quotes: judge the raw words
@@ -101,9 +144,15 @@ def _places(command: str, cwd: str | None) -> list[str]:
     return places
 
 
+def _real(path: str) -> str:
+    """realpath of a path a system can hold; a longer one as it stands (realpath's cost grows with the
+    square of a path's depth: one 300 KB word took seconds, and no call can open such a path)."""
+    return os.path.realpath(path) if len(path) <= 4096 else path
+
+
 def _near(place: str, forms: list[str]) -> bool:
     """Is `place` the root, inside it, or a folder above it (from where `me/lenses` reaches in)?"""
-    real = os.path.realpath(place)
+    real = _real(place)
     for form in forms:
         # "$HOME/..." is a spelling for the shell, not a path: expanded here, or it would resolve against
         # the hook's own folder (the project), which would then always count as above the root
@@ -130,7 +179,7 @@ def names_wiring(command: str, cwd: str | None) -> str | None:
 
 def _owned_folder(place: str, root: str) -> str | None:
     """The person's folder (lenses/, meditations/, review/) that `place` is in, if any."""
-    real, base = os.path.realpath(place), os.path.realpath(root)
+    real, base = _real(place), os.path.realpath(root)
     if not (real == base or real.startswith(base + os.sep)):
         return None
     rel = os.path.relpath(real, base).replace(os.sep, "/") + "/"
@@ -144,14 +193,21 @@ def names_person_file(command: str, root: str, cwd: str | None) -> str | None:
     - a person-owned file or folder of this root, by one of the root's spellings
       (`~/agents/me/lenses`), or by the bare name while the shell stands in the root
       (its cwd, or a `cd` in the command);
-    - the root itself, other than its memory/ and runtime/ (`tar -C ~/agents/me`,
-      `cp -r x/. ~/agents/me/`, `cd ~/agents/me && cp -r x/. .`): anything could land there.
+    - the root itself, other than its memory/ (`tar -C ~/agents/me`, `cp -r x/. ~/agents/me/`,
+      `cd ~/agents/me && cp -r x/. .`): anything could land there;
+    - anything else `refusal` finds by resolving the command's words (runtime/, the rendered
+      index, a folder above the root, the clients' settings folders).
     Writes into memory/ by the shell (`echo x >> ~/agents/me/memory/short-term/...`) stay allowed.
     """
-    if command and _REVIEW_ANSWER.search(command):
-        return "memstore review (answering it is the person's)"
+    if command and answers_review(command):
+        return "memstore review and memstore trust (answering them is the person's)"
     if not command:
         return None
+    return _spelled(command, root, cwd) or refusal(command, root, cwd)
+
+
+def _spelled(command: str, root: str, cwd: str | None) -> str | None:
+    """names_person_file by the root's spellings and the person's names in the text."""
     forms = root_forms(root)
     spelled = [form.rstrip("/") for form in forms if form.rstrip("/") and form.rstrip("/") in command]
     places = _places(command, cwd)
@@ -176,4 +232,117 @@ def names_person_file(command: str, root: str, cwd: str | None) -> str | None:
             rest = (match.group(1) or "").strip("/")
             if not rest.startswith(("memory/", "runtime/")) and rest not in ("memory", "runtime"):
                 return "the agent root"
+    return None
+
+
+# ---------------------------------------------------------------- by resolved path (shellpaths)
+
+# Commands that move or delete what they name, wherever it stands among their words.
+MOVERS = frozenset({"mv", "rm", "rmdir", "unlink", "shred", "trash", "trash-put", "gio", "rename", "srm", "wipe",
+                    "chmod", "chown", "chgrp", "chattr", "setfacl", "mount", "umount"})
+# Commands that write into their last word (or the folder after -t, -C, -d): a copy over a folder.
+COPIERS = frozenset({"cp", "rsync", "ln", "install", "tar", "unzip", "ditto", "cpio", "scp", "bsdtar", "7z", "git"})
+# Programs that can do anything with a path their text names.
+INTERPRETERS = frozenset({"python", "python3", "perl", "ruby", "node", "php", "lua", "tclsh", "awk", "gawk", "deno",
+                          "bun", "osascript", "powershell", "pwsh"})
+
+
+def client_folders(cwd: str | None) -> list[str]:
+    """The clients' settings folders (they hold memstore's hooks and deny rules), real paths."""
+    home = os.path.expanduser("~")
+    found = [os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude"),
+             os.environ.get("CODEX_HOME") or os.path.join(home, ".codex"), os.path.join(home, ".gemini")]
+    if cwd:
+        found += [os.path.join(cwd, folder) for folder in CLIENT_DIRS]
+    return sorted({os.path.realpath(path) for path in found})
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _above(path: str, folder: str) -> bool:
+    """Is `path` a folder strictly above `folder` (moving it moves `folder`)? The filesystem root aside."""
+    return path != os.sep and folder.startswith(path.rstrip(os.sep) + os.sep)
+
+
+def _what(path: str, bases: list[str], clients: list[str]) -> tuple[str, str] | None:
+    """(kind, name) of a resolved path: one the agent may not change, the root, or a folder above them."""
+    from memstore.kinds import machine_owned, person_owned
+
+    for base in bases:
+        if _inside(path, base):
+            rel = os.path.relpath(path, base).replace(os.sep, "/")
+            if rel == ".":
+                return "root", "the agent root"
+            if person_owned(rel) or person_owned(rel + "/"):
+                return "owned", rel.split("/")[0] if "/" in rel else rel
+            if machine_owned(rel) or machine_owned(rel + "/"):
+                return "owned", rel
+            if rel == "memory" or rel.startswith("memory/"):
+                return None  # the agent's own: memory writes are approved
+            return "root", "the agent root"
+        if _above(path, base):
+            return "above", "a folder that holds the agent root"
+    for folder in clients:  # the files inside are names_wiring's; here, the folder as a whole
+        if path == folder:
+            return "client", "the client's settings (they hold memstore's wiring)"
+        if _above(path, folder):
+            return "above", "a folder that holds the client's settings"
+    return None
+
+
+def _destinations(segment: shellpaths.Segment) -> list[str]:
+    """The words a copier writes into: its last operand, or the folder after -t/-C/-d/--target-directory."""
+    words = segment.words[1:]
+    if segment.head == "git":  # git writes a work tree only through -C DIR / --work-tree and clone DIR
+        out = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-C", "--work-tree", "--git-dir")]
+        return out + [w.split("=", 1)[1] for w in words if w.startswith(("--work-tree=", "--git-dir="))]
+    out = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-t", "-C", "-d", "--target-directory",
+                                                                   "--directory")]
+    out += [w.split("=", 1)[1] for w in words if w.startswith(("--target-directory=", "--directory="))]
+    operands = [w for w in words if not w.startswith("-")]
+    return out + operands[-1:]
+
+
+def _recursive(words: list[str]) -> bool:
+    """A cp that copies folders (-r, -R, -a, --recursive, --archive): only that can land over the root."""
+    return any(w in ("--recursive", "--archive") or (w.startswith("-") and not w.startswith("--")
+                                                     and any(c in w for c in "rRa")) for w in words[1:])
+
+
+def refusal(command: str, root: str, cwd: str | None) -> str | None:
+    """What a command would change that the agent may not, judged by where its words resolve; None if
+    nothing. Plain reads (`_reads_only`) are always allowed.
+
+    - a person's file or memstore's own (kinds.AGENT_DENIED), or the root other than memory/, named
+      by any word of a command that does more than read, however it is spelled: relative to the
+      project (`../../agents/me/identity.md`), after any chain of `cd`s, through `~` or `$HOME`;
+    - the root, a folder above it, a client's settings folder or a folder above that (the home),
+      moved or deleted (`mv ~/agents ~/a2`, `mv ~/.claude ~/.claude.bak`, `rm -rf ~`), copied over
+      (`cp -r x/. ~/`, `tar -C ~ -x`), or named by an interpreter's program;
+    - the same inside a string given to a shell (`bash -c "..."`, `eval`).
+    """
+    if not command or _reads_only(command):
+        return None
+    from memstore import shellpaths
+
+    bases = sorted({os.path.normpath(os.path.expanduser(form.replace("$HOME", "~", 1))) for form in root_forms(root)}
+                   | {os.path.realpath(root)}, key=len, reverse=True)
+    clients = client_folders(cwd)
+    for segment in shellpaths.segments(command, cwd):
+        head = segment.head
+        dests = {shellpaths.resolve(word, segment.place) for word in _destinations(segment)} if (
+            head in COPIERS) else set()
+        for _word, path in shellpaths.paths(segment):
+            for form in dict.fromkeys((path, _real(path))):
+                found = _what(form, bases, clients)
+                if found is None:
+                    continue
+                kind, name = found
+                if kind in ("owned", "root") and not (kind == "root" and head in ("cd", "pushd", "chdir")):
+                    return name
+                into = (path in dests or form in dests) and (head != "cp" or _recursive(segment.words))
+                if kind in ("client", "above") and (head in MOVERS or head in INTERPRETERS or into):
+                    return name
     return None

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from memstore.agent_root import RootPaths, find_root
 from memstore.config import Config, load_config
 from memstore.errors import BadUsage, Busy, MemstoreError, NotFound, read_only_failure
-from memstore.results import Hit, Memory, MemoryRow, Problem, Retired, Status, TickStatus, Touch
+from memstore.results import Hit, Memory, MemoryRow, Problem, Restored, Retired, Status, TickStatus, Touch
 from memstore.store_ledgers import LedgerMixin
 from memstore.store_wiring import WiringMixin
 from memstore.timeutil import UTC, fmt, to_utc
@@ -154,7 +154,7 @@ class Store(WiringMixin, LedgerMixin):
 
         def run(conn: sqlite3.Connection) -> T:
             if catch_up != "none":
-                sync_locked(conn, self.root, self.config, self.progress, quick=catch_up == "quick")
+                sync_locked(conn, self.root, self.config, self.progress, quick=catch_up == "quick", now=self.now)
             return fn(conn)
 
         try:
@@ -192,7 +192,7 @@ class Store(WiringMixin, LedgerMixin):
         from memstore.sync import sync_locked
 
         report = self._with_mirror(
-            lambda conn: sync_locked(conn, self.root, self.config, self.progress, quick=not full)
+            lambda conn: sync_locked(conn, self.root, self.config, self.progress, quick=not full, now=self.now)
         )
         if embed:
             report.vectors = embed_briefly(self, self.config.embed_budget_s)
@@ -207,7 +207,7 @@ class Store(WiringMixin, LedgerMixin):
         from memstore.semantic import embed_briefly
         from memstore.sync import rebuild
 
-        report = rebuild(self.root, self.config, self.progress)
+        report = rebuild(self.root, self.config, self.progress, now=self.now)
         assert report is not None  # only_if_unhealthy was not asked for
         report.vectors = embed_briefly(self, self.config.embed_budget_s)
         return report
@@ -287,6 +287,24 @@ class Store(WiringMixin, LedgerMixin):
         self._after_retire()
         return Retired("forgotten", now_at, was, message=f"{was}: forgotten, kept at {now_at}; found by search --all")
 
+    def restore(self, memory: str | os.PathLike[str]) -> Restored:
+        """A memory deleted outside memstore (or forgotten) back from memory/archive/ to where it was,
+        its deletion marks taken off byte for byte. NotFound when no copy has that name; refused when
+        something is at the original path now."""
+        from memstore.deletions import restore
+
+        self.sync(full=False, embed=False)  # a deletion not yet seen is kept first
+        kept = restore(self.root, self._key(memory))
+        self._after_retire()
+        return Restored(kept.was, kept.path, kept.how, f"{kept.was}: restored from {kept.path}")
+
+    def acknowledge_deletions(self) -> int:
+        """The person saw the deletions kept so far: status and the bundle stop saying so (how many)."""
+        from memstore.deletions import acknowledge
+
+        self.sync(full=False, embed=False)
+        return acknowledge(self.root, fmt(self.now))
+
     def _after_retire(self) -> None:
         """The mirror and MEMORY.md follow the edit at once (the agent's next session sees it)."""
         self.sync(full=False, embed=False)
@@ -309,11 +327,12 @@ class Store(WiringMixin, LedgerMixin):
         return Memory(**self._read(lambda conn: file_view(conn, find_file(conn, key), self.now, self.config)))
 
     def status(self) -> Status:
+        from memstore.deletions import summary
         from memstore.results import BandUse
         from memstore.views import status_view
 
         view = self._read(lambda conn: status_view(conn, self.root, self.now, self.config))
-        return Status(**{**view, "bands": [BandUse(**b) for b in view["bands"]]})
+        return Status(**{**view, "bands": [BandUse(**b) for b in view["bands"]], "deleted": summary(self.root)})
 
     def lint(self) -> list[Problem]:
         """Malformed or missing fields, name mismatches, oversize files, lenses that cannot fire."""
@@ -396,9 +415,9 @@ class Store(WiringMixin, LedgerMixin):
         # Under the mirror lock: sync so flush sees every change, flush, then sync again
         # so the mirror takes in the files flush just rewrote.
         with file_lock(Path(self.paths.mirror_lock), timeout=self.config.lock_timeout_s):
-            sync_into(conn, self.root, self.config, self.progress)
+            sync_into(conn, self.root, self.config, self.progress, self.now)
             report = flush(conn, self.root, self.now, self.config, force)
-            sync_into(conn, self.root, self.config)
+            sync_into(conn, self.root, self.config, now=self.now)
         for line in self.flush_warnings(conn):
             self.notify(line)
         return report
@@ -456,11 +475,20 @@ class Store(WiringMixin, LedgerMixin):
 
         return review.pending(self.root, read_cue(self.root))
 
-    def review_answer(self, ident: str, *, accept: bool) -> ReviewItem:
-        """Accept or reject one pending item by its id; a rejected lesson moves to short-term/archive/."""
-        from memstore.reviewing import answer
+    def review_answer(self, ident: str, *, accept: bool, via: dict[str, object] | None = None,
+                      confirm: Callable[[ReviewItem], bool] | None = None) -> ReviewItem | None:
+        """Accept or reject one pending item by its id; a rejected lesson moves to short-term/archive/.
 
-        item, moved = answer(self.root, ident, accept, fmt(self.now))
+        The library's answer, for the person's own Python: the command line is where an answer
+        needs the person at their terminal (memstore.terminal). `via` is recorded with the answer
+        (where it came from; by default this process's terminal, user and parents, as "library").
+        `confirm(item)` is asked first, when given: false records nothing and returns None.
+        """
+        from memstore.reviewing import answer, find
+
+        if confirm is not None and not confirm(find(self.root, ident, accept)):
+            return None
+        item, moved = answer(self.root, ident, accept, fmt(self.now), via)
         if moved:
             self.sync()
         return item
@@ -541,8 +569,10 @@ class Store(WiringMixin, LedgerMixin):
              ) -> tuple[Store, SyncReport]:
         """Carry out an init plan, build the mirror, and return the new root's Store."""
         from memstore.scaffold import apply_plan
+        from memstore.tamper import record_person
 
         apply_plan(plan)
+        record_person(str(plan.root), "init")  # the person's files as laid out: what tamper evidence compares with
         store = cls(plan.root, notify=notify, progress=progress)
         return store, store.rebuild()
 

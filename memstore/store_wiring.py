@@ -53,14 +53,82 @@ class WiringMixin:
         self.render()
         return written
 
+    # ------------------------------------------------------------ tamper evidence (memstore.tamper)
+
+    def record_wiring(self, files: list[Path] | tuple[Path, ...], client: str, fix: str, *, forget: bool = False
+                      ) -> None:
+        """After install --apply: memstore's part of these wiring files as the person accepted it (and the
+        person's files not recorded yet). forget: after --uninstall, these files carry no wiring any more."""
+        from memstore import tamper
+
+        paths = [os.path.abspath(os.path.expanduser(os.fspath(f))) for f in files]
+        if forget:
+            tamper.forget_wiring(str(self.root), paths)
+            return
+        tamper.record_wiring(str(self.root), paths, "install", client, fix)
+        tamper.record_person(str(self.root), "install")
+
+    def tamper_check(self, cwd: str | os.PathLike[str] | None = None) -> list[Any]:
+        """Compare the person's files and the wiring with what the person accepted (tamper.check): hand
+        edits are accepted (each returned once, to be said), changes made during a session held."""
+        from memstore import tamper
+
+        return tamper.check(str(self.root), cwd=os.fspath(cwd) if cwd else None)
+
+    def tamper_lines(self, found: list[Any]) -> list[str]:
+        from memstore import tamper
+
+        return [tamper.describe(str(self.root), item) for item in found]
+
+    def trust(self, files: list[str]) -> list[str]:
+        """Accept these files as they are now (none: every one that differs); the person's, at a terminal
+        (the CLI asks first). The mirror follows, so a trusted lens's text is the one injected."""
+        from memstore import tamper
+
+        try:
+            accepted = tamper.trust(str(self.root), files)
+        except ValueError as exc:
+            from memstore.errors import NotFound
+
+            raise NotFound(str(exc), hint="memstore status lists what is held") from None
+        if accepted:
+            self.sync(full=False, embed=False)
+        return accepted
+
+    def untrusted(self) -> list[Any]:
+        """What `trust` with no FILE would accept: the tracked files that differ now (read only)."""
+        from memstore import tamper
+
+        state = tamper.load(str(self.root))
+        if state is None:
+            return []
+        import time
+
+        return [f for f in tamper.compare(state, str(self.root), time.time()) if f.state in ("held", "gone", "hand")]
+
     def verify(self, layout: Layout, *, cron: bool = False, crontab_file: str | os.PathLike[str] | None = None
                ) -> list[Check]:
         """What Claude Code will do with each piece of the wiring, then a real reinforcement probe."""
         from memstore.verify import run_checks
 
         cron_file = Path(crontab_file).expanduser().absolute() if crontab_file else None
-        return run_checks(self.root, self.config, self.now, layout, self.lens_matcher(),
-                          cron=cron or bool(crontab_file), crontab_file=cron_file)
+        return [*run_checks(self.root, self.config, self.now, layout, self.lens_matcher(),
+                            cron=cron or bool(crontab_file), crontab_file=cron_file), self.tamper_verdict()]
+
+    def tamper_verdict(self) -> Check:
+        """verify's check of the person's files and the wiring: fails while anything is held or gone."""
+        from memstore.results import Check
+
+        found = self.tamper_check()
+        bad = [f for f in found if f.state in ("held", "gone")]
+        said = "; ".join(self.tamper_lines(bad or found))
+        if bad:
+            # wiring gone is put back by install; a held change is accepted by the person, or restored
+            fixes = dict.fromkeys(f.fix for f in bad if f.state == "gone" and f.fix)
+            if any(f.state == "held" for f in bad):
+                fixes["memstore trust FILE (in your own terminal) once you have looked, or restore the file"] = None
+            return Check("person's files and wiring", False, said, "; ".join(fixes) or "memstore install --apply")
+        return Check("person's files and wiring", True, said or "as the person last accepted them")
 
 
     def plan_install_client(self, client: str, scope: str = "user", *, uninstall: bool = False,
@@ -97,7 +165,7 @@ class WiringMixin:
             checks += verify_gemini(self.root, scope, Path(cwd) if cwd else Path.cwd(), run)
         else:
             raise BadUsage(f"unknown client {client!r}", hint="use claude, codex or gemini")
-        return [*checks, check_hook_errors(self.root)]
+        return [*checks, check_hook_errors(self.root), self.tamper_verdict()]
 
 
     def inspector(self) -> Inspector:

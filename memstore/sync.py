@@ -22,6 +22,7 @@ the next sync (memstore.fsguard says why; `memstore lint` names them).
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import os
 import sqlite3
 import stat as statmod
@@ -38,6 +39,7 @@ from memstore.indexing import build_row, delete_rows, digest, optimize_text_tabl
 from memstore.kinds import SKIP_DIRS
 from memstore.locks import file_lock, sweep_stale
 from memstore.policy import recompute_policy
+from memstore.timeutil import UTC, fmt
 from memstore.transactions import transaction
 
 Progress = Callable[[int, int], None]
@@ -67,6 +69,8 @@ class SyncReport:
     events: int = 0
     bad_journal_lines: int = 0  # unreadable journal lines met by this sync (memstore status lists them)
     vectors: dict[str, object] | None = None  # the embedding pass that followed (Store.sync, Store.rebuild)
+    # memory files that disappeared without `forget`, now copies in memory/archive/ (memstore.deletions)
+    kept_deleted: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
         from dataclasses import asdict
@@ -84,6 +88,9 @@ class SyncReport:
             text += f"; {len(self.unreadable)} unreadable (rows kept)"
         if self.bad_journal_lines:
             text += f"; {self.bad_journal_lines} unreadable journal line(s) skipped (see memstore status)"
+        if self.kept_deleted:
+            text += (f"; {len(self.kept_deleted)} deleted outside memstore, kept in memory/archive/ "
+                     "(memstore restore NAME puts one back)")
         if self.vectors and (self.vectors["embedded"] or self.vectors["pending"]):
             text += f"; {self.vectors['embedded']} embedded"
             if self.vectors["pending"]:
@@ -165,14 +172,17 @@ def _apply(
     removed: list[str],
     report: SyncReport,
     progress: Progress | None = None,
+    now: dt.datetime | None = None,
 ) -> list[str]:
     """Write what changed among `found` (compared with `known`) and drop `removed`.
 
     Reads and parses happen outside write transactions; writes go in short transactions
     of BATCH files, so a hook recording a touch meanwhile waits milliseconds. Returns the
-    paths whose rows now match the disk.
+    paths whose rows now match the disk. A memory file among `removed` that was deleted
+    (not moved) is first written back into memory/archive/ from the mirror (memstore.deletions,
+    stamped with `now`), and that copy is taken in at once.
     """
-    from memstore import journal  # local: journal ingestion is a separate concern
+    from memstore import deletions, journal  # local: journal ingestion is a separate concern
 
     todo = sorted(rel for rel, st in found.items() if known.get(rel, (None, None, None, None))[:2] != st[:2]
                   or known[rel][3] != st[2])
@@ -180,6 +190,8 @@ def _apply(
     inserts: list[dict[str, object]] = []
     updates: list[dict[str, object]] = []
     stat_only: list[tuple[int, int, int, str]] = []
+    raws: list[tuple[str, bytes]] = []  # memory files' bytes, kept for a deletion (deletions.watched)
+    kept: list[str] = []
     policy_paths: list[str] = []
     pending = set(todo)
     done = [rel for rel in found if rel not in pending]
@@ -188,8 +200,12 @@ def _apply(
         with transaction(conn):
             write_rows(conn, inserts, updates)
             conn.executemany("UPDATE files SET mtime_ns = ?, size = ?, inode = ? WHERE path = ?", stat_only)
+            conn.executemany("INSERT OR REPLACE INTO raw_texts (path, raw) VALUES (?, ?)", raws)
             if final:
                 if removed:
+                    copies, failed = deletions.keep(conn, root, removed, fmt(now or dt.datetime.now(UTC)))
+                    kept.extend(copies)
+                    removed[:] = [rel for rel in removed if rel not in failed]  # kept: tried again next sync
                     delete_rows(conn, removed)
                     policy_paths.extend(removed)
                 touched = journal.ingest(conn, root)
@@ -201,6 +217,7 @@ def _apply(
         inserts.clear()
         updates.clear()
         stat_only.clear()
+        raws.clear()
         policy_paths.clear()
 
     total = len(todo)
@@ -214,6 +231,8 @@ def _apply(
         except OSError:
             report.unreadable.append(rel)
             continue
+        if deletions.watched(rel):
+            raws.append((rel, deletions.pack(raw)))
         old = known.get(rel)
         if old is not None and old[2] == digest(raw):
             stat_only.append((mtime_ns, len(raw), inode, rel))
@@ -235,6 +254,16 @@ def _apply(
             progress(index, total)
     write(final=True)
     report.removed += len(removed)
+    if kept:  # the copies just written: in the mirror now, not at the next sync
+        report.kept_deleted.extend(kept)
+        copies = {}
+        for rel in kept:
+            with contextlib.suppress(OSError):
+                info = os.lstat(root / rel)
+                copies[rel] = (info.st_mtime_ns, info.st_size, info.st_ino)
+        aside = SyncReport()  # not counted as added: the summary says them as kept
+        done += _apply(conn, root, config, copies, _known(conn, sorted(copies)), [], aside, now=now)
+        report.unreadable.extend(aside.unreadable)
     return done
 
 
@@ -265,24 +294,25 @@ def _record_dirs(conn: sqlite3.Connection, dirs: dict[str, int], gone: list[str]
         conn.executemany("DELETE FROM dirty WHERE path = ?", [(p,) for p in dirty.intersection(clean)])
 
 
-def sync_into(conn: sqlite3.Connection, root: Path, config: Config, progress: Progress | None = None) -> SyncReport:
-    """Full incremental sync of `conn` against every file under `root`."""
+def sync_into(conn: sqlite3.Connection, root: Path, config: Config, progress: Progress | None = None,
+              now: dt.datetime | None = None) -> SyncReport:
+    """Full incremental sync of `conn` against every file under `root` (`now`: a deletion's stamp)."""
     report = SyncReport()
     tree = walk(root)
     report.scanned = len(tree.files)
     known = _known(conn)
     removed = [rel for rel in known if rel not in tree.files and not tree.shielded(rel)]
     report.unreadable.extend(rel for rel in known if rel not in tree.files and tree.shielded(rel))
-    clean = _apply(conn, root, config, tree.files, known, removed, report, progress)
+    clean = _apply(conn, root, config, tree.files, known, removed, report, progress, now)
     _record_dirs(conn, tree.dirs, [], [*clean, *removed], replace_all=True)
     return report
 
 
-def quick_sync(conn: sqlite3.Connection, root: Path, config: Config) -> SyncReport:
+def quick_sync(conn: sqlite3.Connection, root: Path, config: Config, now: dt.datetime | None = None) -> SyncReport:
     """Catch up with files added, removed or replaced since the last sync, statting folders only."""
     stored = dict(conn.execute("SELECT path, mtime_ns FROM dirs").fetchall())
     if not stored:
-        return sync_into(conn, root, config)  # no folder record yet: a full walk makes one
+        return sync_into(conn, root, config, now=now)  # no folder record yet: a full walk makes one
     report = SyncReport()
     tree = Walk()
     candidates: dict[str, Stat | None] = {}  # None: gone
@@ -348,7 +378,7 @@ def quick_sync(conn: sqlite3.Connection, root: Path, config: Config) -> SyncRepo
     known = _known(conn, sorted(set(found) | set(removed)))
     removed = [rel for rel in removed if rel in known]
     report.scanned = len(found)
-    clean = _apply(conn, root, config, found, known, removed, report)
+    clean = _apply(conn, root, config, found, known, removed, report, now=now)
     _record_dirs(conn, tree.dirs, gone_dirs, [*clean, *removed, *candidates], replace_all=False)
     return report
 
@@ -364,6 +394,7 @@ def rebuild(
     *,
     only_if_unhealthy: bool = False,
     notify: Notify | None = None,
+    now: dt.datetime | None = None,
 ) -> SyncReport | None:
     """Build a fresh mirror from the files and journal beside the live one, then swap it in.
 
@@ -384,6 +415,13 @@ def rebuild(
             return None
         if notify:
             notify(f"{reason or 'mirror rebuild asked for'}; rebuilding it from the files")
+        if live_healthy:  # a memory deleted since the last sync is kept from the live mirror before it goes
+            with contextlib.suppress(sqlite3.Error, mirror.MirrorUnhealthy):
+                conn = mirror.open_checked(live)
+                try:
+                    sync_into(conn, root, config, now=now)
+                finally:
+                    conn.close()
         sweep_stale(live.parent)  # half-built mirrors of a rebuild that was killed
         _keep_runtime_out_of_git(root)
         fresh_path = live.with_name(f"memstore.db.rebuild-{os.getpid()}")
@@ -455,8 +493,9 @@ def sync(
 
 
 def sync_locked(
-    conn: sqlite3.Connection, root: Path, config: Config, progress: Progress | None = None, *, quick: bool = False
+    conn: sqlite3.Connection, root: Path, config: Config, progress: Progress | None = None, *, quick: bool = False,
+    now: dt.datetime | None = None,
 ) -> SyncReport:
-    """A full (or quick) sync under the mirror lock, so two syncs never interleave."""
+    """A full (or quick) sync under the mirror lock, so two syncs never interleave (`now`: the store's clock)."""
     with file_lock(_lock_path(root), timeout=config.lock_timeout_s):
-        return quick_sync(conn, root, config) if quick else sync_into(conn, root, config, progress)
+        return quick_sync(conn, root, config, now) if quick else sync_into(conn, root, config, progress, now)

@@ -61,14 +61,21 @@ def fmt(value: dt.datetime) -> str:
 def parse_now(value: str | None) -> dt.datetime:
     """Resolve --now / $MEMSTORE_NOW; the wall clock only when neither is given.
 
-    Raises ValueError on text that is not ISO 8601, so the caller can report it.
+    Raises ValueError on text that is not ISO 8601, or names a year outside NOW_YEARS (the policy
+    adds days and years to now: year 1 or 9999 overflows a datetime), so the caller can report it.
     """
     if value is None or not value.strip():
         return to_utc(dt.datetime.now(UTC))
     when = parse_when(value)
     if when is None:
         raise ValueError(f"not an ISO 8601 time: {value!r}")
+    if not NOW_YEARS[0] <= when.year <= NOW_YEARS[1]:
+        raise ValueError(f"{value!r} is outside the years {NOW_YEARS[0]} to {NOW_YEARS[1]}, "
+                         "the clock memstore can keep")
     return when
+
+
+NOW_YEARS = (1970, 9000)  # the years a pinned clock may name
 
 
 def days_between(earlier: dt.datetime, later: dt.datetime) -> float:

@@ -89,8 +89,8 @@ def check_settings(layout: Layout, lens_matcher: str | None) -> tuple[list[Check
     guards = [h for m, h in _handlers(settings, "PreToolUse") if m == "Write" and "identity.md" in str(h.get("if", ""))]
     checks.append(Check(
         "person's files", not missing and bool(guards),
-        "identity.md, lenses/, meditations/, memstore.toml and review/: Claude Code's deny rules and the hook "
-        "refuse writes"
+        "identity.md, lenses/, meditations/, memstore.toml, review/, runtime/ and the rendered index: Claude "
+        "Code's deny rules and the hook refuse writes"
         if not missing and guards else
         f"not protected: {len(missing)} deny rules missing{'' if guards else ', no refusing hook'} (the agent could "
         "change them under acceptEdits)", fix))
@@ -283,6 +283,10 @@ def _forget_probe(root: Path) -> None:
             conn.execute("DELETE FROM journal_offsets WHERE file LIKE ?", (f"{PROBE_HOST}-%",))
             conn.execute("DELETE FROM policy WHERE path = ?", (rel,))
             conn.execute("DELETE FROM dirty WHERE path = ?", (rel,))
+            if not Path(root, rel).exists():  # its row too: the sync after must not keep it as a deletion
+                from memstore.indexing import delete_rows
+
+                delete_rows(conn, [rel])
     finally:
         conn.close()
 

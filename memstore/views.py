@@ -69,6 +69,8 @@ def file_view(conn: sqlite3.Connection, row: sqlite3.Row, now: dt.datetime, conf
     view["aside"] = (status if status.startswith(("superseded", "forgotten")) else None) or out_of_time(meta, now)
     if status.startswith("forgotten") and meta.get("forgotten_why"):
         view["aside"] = f"forgotten {meta.get('forgotten_on') or ''}: {meta['forgotten_why']}".replace("  ", " ")
+    if meta.get("deleted_from"):  # a copy memstore.deletions kept of a memory deleted outside memstore
+        view["aside"] = f"deleted outside memstore {meta.get('deleted_at') or ''}, from {meta['deleted_from']}"
     view["superseded_by"] = chain(conn, row["name"]) if row["name"] else []
     view["supersedes"] = replaced(conn, row["name"]) if row["name"] else []
     view["stale_references"] = read_stale(os.path.join(root_of(conn), "runtime", "state")).get(row["path"], [])
@@ -253,6 +255,7 @@ def journal_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config:
     bad = journal.bad_line_counts(conn)
     gaps = conn.execute("SELECT count(*) FROM policy WHERE journal_gap").fetchone()[0]
     hook = hook_errors(root)
+    lost = journal.lost_touches(root)
     return {
         "this_machine": me,
         "machines": machines,
@@ -263,6 +266,8 @@ def journal_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config:
         # memories whose own flushed values say more than the journal here explains
         "journal_gaps": gaps,
         "hook_errors": hook,
+        # touches whose journal line could not be written (a full disk): taken back whole, counted
+        "journal_lost": lost,
         "warnings": journal.flush_host_warnings(wanted, me, [m["identity"] for m in machines])
         + _deleted_journal_files(root)
         + [journal.bad_lines_advice(name, count) for name, count in bad]
@@ -271,7 +276,8 @@ def journal_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config:
             "committed). Their own values were kept, never lowered; the reads behind them are gone."]
            if gaps else [])
         + ([f"the hook logged {hook['lines']} error line(s) in {hook['file']}, the newest: {hook['newest']}"]
-           if hook["lines"] else []),
+           if hook["lines"] else [])
+        + ([journal.lost_advice(lost)] if lost else []),
     }
 
 
@@ -296,8 +302,9 @@ def _deleted_journal_files(root: Path) -> list[str]:
     import subprocess
 
     try:
-        done = subprocess.run(["git", "-C", str(root), "ls-files", "--deleted", "--", "runtime/journal"],
-                              capture_output=True, text=True, timeout=10)
+        from memstore.projects import run_git  # nothing the repository's config names runs (fsmonitor, ...)
+
+        done = run_git(root, "ls-files", "--deleted", "--", "runtime/journal", timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return []
     gone = [line for line in done.stdout.splitlines() if line.strip()] if done.returncode == 0 else []

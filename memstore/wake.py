@@ -387,7 +387,9 @@ def _write_all(planned: list[Planned]) -> None:
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     try:
-        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=60)
+        from memstore.projects import run_git  # nothing the repository's config names runs (hooks, filters, ...)
+
+        return run_git(root, *args, timeout=60, identity=args[:1] == ("commit",))
     except FileNotFoundError:
         raise WakeFailed("--commit: git is not installed") from None
 

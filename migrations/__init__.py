@@ -462,6 +462,19 @@ def m010_vector_parts(db: Database) -> None:
     )
 
 
+@migrations()
+def m011_raw_texts(db: Database) -> None:
+    """raw_texts: each memory file's bytes as sync last read them (zlib), so one that disappears
+    without `memstore forget` can be written back into memory/archive/ exactly (memstore/deletions.py).
+
+    Only files under memory/ that deletions.watched names (not the derived files, not archive/
+    folders). Existing mirrors hold no bytes yet: their memory rows get inode -1 ("look again",
+    as sync marks a racily clean stamp), so the next sync reads each of them once and fills the table.
+    """
+    db.execute("CREATE TABLE raw_texts (path TEXT PRIMARY KEY, raw BLOB NOT NULL)")
+    db.execute("UPDATE files SET inode = -1 WHERE path LIKE 'memory/%' AND kind != 'derived'")
+
+
 def names() -> list[str]:
     """Names of every migration this version knows, in order."""
     return [m.name for m in migrations.pending(Database(memory=True))]

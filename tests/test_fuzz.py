@@ -529,7 +529,10 @@ def _may_be_denied(root: Path, payload: dict[str, object]) -> tuple[bool, str]:
         return False, f"{real} is not inside {top}"
     rel = real.relative_to(top).as_posix().casefold()
     owned = rel in ("identity.md", "memstore.toml") or rel.startswith(("lenses/", "meditations/"))
-    return owned, f"{rel} is the person's" if owned else f"{rel} is not the person's"
+    # memstore's own: runtime/ (the journal cannot be rebuilt) and the rendered files the client loads
+    machine = rel.startswith("runtime/") or rel in ("memory/memory.md", "memory/memory-archive.md",
+                                                    "memory/current-state.md")
+    return owned or machine, f"{rel} is the person's or memstore's" if owned or machine else f"{rel} is neither"
 
 
 def _check_response(root: Path, payload: dict[str, object], code: int, response: dict | None) -> None:

@@ -102,9 +102,14 @@ def test_approves_memory_writes_only(agent: Path, tmp_path: Path) -> None:
     for path in refused:
         for tool in ("Write", "Edit", "MultiEdit", "NotebookEdit"):
             assert decision(call(agent, pre(tool, str(path)))[1]) == "deny", (tool, path)
-    # derived files (any case: memory.md is MEMORY.md on macOS) and anything outside memory/: not approved
-    unapproved = [mem / "feedback_link-out.md", mem / "MEMORY.md", mem / "memory.md", mem / "Memory-Archive.md",
-                  mem / "MEMORY-archive.md", mem / "current-state.md", mem / "notes.txt",
+    # derived files (any case: memory.md is MEMORY.md on macOS) are memstore's to write: refused, since the
+    # client loads MEMORY.md and only the inert render may write it
+    for path in (mem / "MEMORY.md", mem / "memory.md", mem / "Memory-Archive.md", mem / "MEMORY-archive.md",
+                 mem / "current-state.md"):
+        for tool in ("Write", "Edit", "MultiEdit", "NotebookEdit"):
+            assert decision(call(agent, pre(tool, str(path)))[1]) == "deny", (tool, path)
+    # anything else outside memory/'s own files: not approved
+    unapproved = [mem / "feedback_link-out.md", mem / "notes.txt",
                   tmp_path / "memory" / "feedback_elsewhere.md", Path("/etc/passwd")]
     for path in unapproved:
         assert decision(call(agent, pre("Write", str(path)))[1]) is None, path

@@ -140,7 +140,8 @@ def test_edit_and_delete_keep_the_trigram_table_in_step(run, scripts: Path) -> N
     assert paths(run, scripts, "部署", "--full") == [EN]
     (scripts / JA).unlink()
     assert paths(run, scripts, "データベース") == []
-    assert cjk_rowcount(scripts) == 3  # KO, TH, EN
+    assert cjk_rowcount(scripts) == 4  # KO, TH, EN, and JA's copy in memory/archive/ (memstore.deletions)
+    assert paths(run, scripts, "データベース", "--all") == ["memory/archive/" + JA.rsplit("/", 1)[1]]
 
 
 def test_mirror_at_the_previous_schema_is_migrated_and_backfilled(run, scripts: Path) -> None:

@@ -87,12 +87,14 @@ def test_add_change_delete_rename_keep_mirror_equal_to_files(root: Path) -> None
     assert set(rows) == set(disk_state(root))
     assert "bananas" not in rows["memory/project_topic-03.md"]  # body unchanged, summary changed
     assert fts_count(root, "bananas") == 1 and fts_count(root, "kiwis") == 1
-    # 12, less the deleted one and the changed one; the renamed one keeps its text
-    assert fts_count(root, "apples") == 10
+    # 12, less the changed one; the renamed one keeps its text, the deleted one is kept in memory/archive/
+    assert report.kept_deleted == ["memory/archive/project_topic-05.md"]  # memstore.deletions
+    assert fts_count(root, "apples") == 11
     conn = sqlite3.connect(root / "runtime" / "memstore.db")
     policy = {r[0] for r in conn.execute("SELECT path FROM policy")}
     conn.close()
-    assert policy == {p for p in disk_state(root) if p.startswith("memory/") and "_" in p.split("/")[-1]}
+    assert policy == {p for p in disk_state(root) if p.startswith("memory/") and "_" in p.split("/")[-1]
+                      and not p.startswith("memory/archive/")}  # a kept copy is no T2 memory
 
 
 def test_same_size_edit_is_seen(root: Path) -> None:

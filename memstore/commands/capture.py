@@ -5,10 +5,14 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from memstore.cli import App, cli, common, emit_json, json_option, table
+
+if TYPE_CHECKING:
+    from memstore.review import Item as ReviewItem
 
 # ---------------------------------------------------------------- ledgers: new / bug
 
@@ -164,6 +168,8 @@ def _debrief_hook(app: App, commit: bool, detach: bool = False) -> None:
     root = locate(app.root_opt, os.environ.get("MEMSTORE_ROOT"), os.getcwd())
     try:
         raw = capture.read_hook_stdin(getattr(sys.stdin, "buffer", sys.stdin))
+        if root is not None:
+            _session_ended(root, raw)
         if detach and root is not None:
             capture.detach_debrief(root, raw, commit=commit, now=app.now_opt)
             return
@@ -185,6 +191,19 @@ def _debrief_hook(app: App, commit: bool, detach: bool = False) -> None:
         app.store.debrief(transcript, commit=commit, cwd=cwd if isinstance(cwd, str) else None)
     except Exception as exc:  # the session is ending: nothing may stop it
         capture.log_failure(root, f"failed: {type(exc).__name__}: {exc}")
+
+
+def _session_ended(root: str, raw: bytes) -> None:
+    """Tamper evidence: the session is no longer live (memstore.tamper); first, and cheap (Codex kills
+    its SessionEnd hook after a second or two)."""
+    from memstore import capture, tamper
+
+    payload, _why = capture.hook_payload(raw)
+    session = payload.get("session_id") if payload is not None else None
+    try:
+        tamper.session_end(root, session if isinstance(session, str) else None)
+    except OSError as exc:
+        capture.log_failure(root, f"could not record the session's end: {exc}")
 
 
 # ---------------------------------------------------------------- audit
@@ -248,7 +267,10 @@ def audit(app: App, files: tuple[str, ...], as_json: bool) -> None:
 @common
 @click.pass_context
 def review(ctx: click.Context, app: App, as_json: bool) -> None:
-    """What waits for you: captured lessons, the dream's proposals, the tick's cue items."""
+    """What waits for you: captured lessons, the dream's proposals, the tick's cue items.
+
+    At your terminal it walks them one by one (accept, reject, skip, quit); piped, it only lists.
+    """
     if ctx.invoked_subcommand is not None:
         return
     items = app.store.review()
@@ -258,24 +280,87 @@ def review(ctx: click.Context, app: App, as_json: bool) -> None:
     if not items:
         click.echo("nothing waits for review")
         return
+    from memstore.terminal import NotThePerson, person_at_terminal, stdin_is_terminal
+
+    if stdin_is_terminal():  # the person at their terminal answers item by item; piped, it only lists
+        try:
+            via = {"front": "terminal", **person_at_terminal("answering review")}
+        except NotThePerson as exc:
+            click.echo(f"memstore: {exc}", err=True)
+        else:
+            _walk(app, items, via)
+            return
     for item in items:
-        click.echo(f"{item.id}  {item.kind:<8}  {item.text}")
-        click.echo(f"{'':10}{'from ' + item.source}{', ' + item.created[:10] if item.created else ''}")
-    click.echo(f"\n{len(items)} waiting: memstore review accept ID, or memstore review reject ID")
+        _show(item)
+    click.echo(f"\n{len(items)} waiting: memstore review accept ID, or memstore review reject ID "
+               "(in your own terminal)")
 
 
-def _answer(app: App, ident: str, accept: bool) -> None:
-    item = app.store.review_answer(ident, accept=accept)
+def _show(item: ReviewItem) -> None:
+    from memstore.inert import for_terminal
+
+    click.echo(f"{item.id}  {item.kind:<8}  {for_terminal(item.text)}")
+    click.echo(f"{'':10}{'from ' + for_terminal(item.source)}{', ' + item.created[:10] if item.created else ''}")
+
+
+def _done(item: ReviewItem, accept: bool) -> None:
     what = {"lesson": "a standing lesson now" if accept else "archived; it never reaches the agent again",
             "proposal": "taken" if accept else "dropped", "cue": "noted" if accept else "it will not come back"}
     click.echo(f"{'accepted' if accept else 'rejected'} {item.kind} {item.id}: {what[item.kind]}")
+
+
+def _walk(app: App, items: list[ReviewItem], via: dict[str, object]) -> None:
+    """Each waiting item in turn: accept, reject, skip or quit (a person at their terminal only)."""
+    from memstore.terminal import ask
+
+    answered = 0
+    for number, item in enumerate(items, 1):
+        click.echo(f"\n[{number}/{len(items)}]")
+        _show(item)
+        while True:
+            choice = ask("[a]ccept, [r]eject, [s]kip, [q]uit? ")
+            if choice is None or choice in ("q", "quit"):
+                click.echo(f"{answered} answered, {len(items) - answered} still waiting")
+                return
+            if choice in ("a", "accept", "r", "reject"):
+                accept = choice.startswith("a")
+                done = app.store.review_answer(item.id, accept=accept, via=via)
+                if done is not None:
+                    _done(done, accept)
+                    answered += 1
+                break
+            if choice in ("s", "skip", ""):
+                break
+    click.echo(f"{answered} answered, {len(items) - answered} still waiting")
+
+
+def _answer(app: App, ident: str, accept: bool) -> None:
+    """Only for the person at their terminal, and only on a typed y (memstore.terminal): no flag skips it."""
+    from memstore.reviewing import check_id
+    from memstore.terminal import NotThePerson, confirmed, person_at_terminal
+
+    verb = "accept" if accept else "reject"
+    check_id(ident)
+    via = {"front": "terminal", **person_at_terminal(f"review {verb}")}
+
+    def confirm(item: ReviewItem) -> bool:
+        _show(item)
+        return confirmed(f"{verb} {item.id}?")
+
+    item = app.store.review_answer(ident, accept=accept, via=via, confirm=confirm)
+    if item is None:
+        raise NotThePerson(f"not {verb}ed (no y typed): nothing changed")
+    _done(item, accept)
 
 
 @review.command(name="accept")
 @click.argument("ident", metavar="ID")
 @common
 def review_accept(app: App, ident: str) -> None:
-    """Accept one item: a lesson becomes a standing lesson, a proposal or cue item is taken."""
+    """Accept one item: a lesson becomes a standing lesson, a proposal or cue item is taken.
+
+    Yours alone: it runs only at your terminal and asks `accept ID? [y/N]` first (no flag skips it).
+    """
     _answer(app, ident, True)
 
 
@@ -283,7 +368,10 @@ def review_accept(app: App, ident: str) -> None:
 @click.argument("ident", metavar="ID")
 @common
 def review_reject(app: App, ident: str) -> None:
-    """Reject one item: a lesson is archived and never injected again; a cue item never returns."""
+    """Reject one item: a lesson is archived and never injected again; a cue item never returns.
+
+    Yours alone: it runs only at your terminal and asks `reject ID? [y/N]` first (no flag skips it).
+    """
     _answer(app, ident, False)
 
 

@@ -7,6 +7,7 @@ import sys
 import click
 
 from memstore.cli import App, cli, common, emit_json, json_option, table
+from memstore.errors import BadUsage
 from memstore.inert import for_terminal
 from memstore.store import Store
 
@@ -153,6 +154,34 @@ def forget(app: App, name: str, why: str, as_json: bool) -> None:
 
 
 @cli.command()
+@click.argument("name", required=False)
+@click.option("--ack", is_flag=True, help="Say you saw the deletions kept so far: status and the bundle stop "
+                                          "mentioning them (the copies stay in memory/archive/).")
+@json_option
+@common
+def restore(app: App, name: str | None, ack: bool, as_json: bool) -> None:
+    """Put NAME back where it was: a memory deleted outside memstore (or forgotten), kept in memory/archive/."""
+    if ack == (name is not None):
+        raise BadUsage("give a NAME to restore, or --ack", hint="memstore status lists the deleted memories")
+    if ack:
+        from memstore.terminal import person_at_terminal
+
+        person_at_terminal("restore --ack")  # the notice is for the person: the agent may not silence it
+        count = app.store.acknowledge_deletions()
+        if as_json:
+            emit_json({"acknowledged": count})
+        else:
+            click.echo(f"{count} deletion(s) acknowledged; the copies stay in memory/archive/")
+        return
+    assert name is not None
+    result = app.store.restore(name)
+    if as_json:
+        emit_json(result.to_json())
+    else:
+        click.echo(for_terminal(result.message))
+
+
+@cli.command()
 @click.argument("name")
 @json_option
 @common
@@ -182,13 +211,25 @@ def show(app: App, name: str, as_json: bool) -> None:
 def status(app: App, as_json: bool) -> None:
     """What the mirror holds: files by kind, problems, journal, mirror size."""
     view = app.store.status().to_json()
+    found = app.store.tamper_check()  # the person's files and the wiring against what the person accepted
+    lines = app.store.tamper_lines(found)
+    view["tamper"] = [{**item.to_json(), "said": line} for item, line in zip(found, lines, strict=True)]
     if as_json:
         emit_json(view)
         return
     click.echo(f"root      {view['root']}")
+    for item, line in zip(found, lines, strict=True):
+        label = "HELD" if item.state == "held" else "GONE" if item.state == "gone" else "accepted"
+        click.echo(f"{label:9} {for_terminal(line)}")
     click.echo(f"mirror    {view['mirror']} ({view['mirror_bytes']:,} bytes)")
     click.echo(f"events    {view['events']} journal events, {view['t2_touched']} memories touched")
     click.echo(f"problems  {view['errors']} errors, {view['warnings']} warnings (memstore lint)")
+    deleted = view.get("deleted") or {}
+    if deleted.get("count"):
+        names = ", ".join(k["was"] for k in deleted["kept"][:5]) + (", ..." if deleted["count"] > 5 else "")
+        click.echo(for_terminal(f"deleted   {deleted['count']} memories deleted outside memstore since "
+                                f"{deleted['since']}, kept in memory/archive/: {names} (memstore restore NAME "
+                                "puts one back; memstore restore --ack stops this note)"))
     click.echo(f"semantic  {semantic_line(view['semantic'])}")
     journal = view["journal"]
     click.echo(f"machine   {journal['this_machine']}  (this clone's journal identity)")

@@ -46,6 +46,41 @@ def context(app: App, as_json: bool) -> None:
     click.echo(text, nl=False)
 
 
+# ---------------------------------------------------------------- trust (tamper evidence)
+
+
+@cli.command()
+@click.argument("files", nargs=-1, metavar="[FILE]...")
+@common
+def trust(app: App, files: tuple[str, ...]) -> None:
+    """Accept the current content of the person's files or the wiring after you looked at it.
+
+    FILE: identity.md, lenses/x.md, meditations/x.md, memstore.toml (relative to the root) or a wiring
+    file (~/.claude/settings.json ...); none: every one that differs from what you last accepted.
+    The person's alone: it needs a terminal on stdin and asks `trust FILE? [y/N]` for each.
+    """
+    from memstore.inert import for_terminal
+    from memstore.terminal import confirmed, person_at_terminal
+
+    person_at_terminal("trust")  # the same rule as review answers: a person at their own terminal
+    if files:
+        names = list(files)
+    else:
+        names = [item.key for item in app.store.untrusted()]
+        if not names:
+            click.echo("nothing to trust: the person's files and the wiring are as you last accepted them")
+            return
+    accepted = []
+    for name in names:
+        if confirmed(f"trust {for_terminal(name)}?"):
+            accepted.append(name)
+    if not accepted:
+        click.echo("nothing trusted")
+        return
+    for key in app.store.trust(accepted):
+        click.echo(f"trusted  {for_terminal(key)}")
+
+
 # ---------------------------------------------------------------- mcp
 
 
@@ -112,11 +147,14 @@ def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_m
         return
     if uninstall:
         written = plan.apply()
+        app.store.record_wiring(layout.wiring, "claude", "", forget=True)
         click.echo(f"{len(written)} file(s) changed; memstore's wiring for {app.root} taken out. "
                    "The read grant and autoMemoryEnabled were left as they are.")
         return
     written = app.store.install(plan)
     where = plan.verify_with or ("--scope user" if layout.scope == "user" else f"--settings {layout.settings}")
+    # tamper evidence: memstore's part of these files as written now, and how to put it back
+    app.store.record_wiring(layout.wiring, "claude", f"memstore --root {app.root} install --apply {where}")
     if layout.imports is not None and layout.scope == "project" and plan.verify_with is None:
         where += f" --claude-md {layout.imports}"
     if crontab_file:
@@ -151,6 +189,10 @@ def _install_client(app: App, client: str, scope: str, do_apply: bool, uninstall
         click.echo(f"{len(changed)} file(s) would change; nothing written. Run again with --apply.")
         return
     written = plan.apply()
+    from memstore.install_clients import client_wiring
+
+    fix = f"memstore --root {app.root} install --client {client} --scope {scope} --apply"
+    app.store.record_wiring(client_wiring(client, scope), client, fix, forget=uninstall)  # tamper evidence
     done = "taken out" if uninstall else "wired"
     click.echo(f"{len(written)} file(s) changed; {client} {done} for {app.root}.")
     for step in plan.next_steps:

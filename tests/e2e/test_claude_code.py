@@ -286,7 +286,9 @@ def test_claude_code_session_with_memstore_hooks(tmp_path: Path, layout: str) ->
     verified = run("verify", *install_args, "--json", check=False)
     failed = [c for c in json.loads(verified.stdout) if not c["ok"]]
     if layout == "project-hook-only":
-        assert [c["name"] for c in failed] == ["read grant"] and "install --apply" in failed[0]["fix"], failed
+        # the grant's file gone by hand: a missing grant, and wiring gone as tamper evidence sees it
+        assert [c["name"] for c in failed] == ["read grant", "person's files and wiring"], failed
+        assert all("install --apply" in c["fix"] for c in failed), failed
     else:
         assert verified.returncode == 0 and not failed, f"verify failed in layout {layout}:\n{failed}"
     journal_after = sorted(p.name for p in (root / "runtime" / "journal").glob("*")) if (
@@ -413,7 +415,9 @@ def check_session(
     # (d) The SessionStart bundle reached the model whole, in the first request.
     first_text = request_text(first)
     assert markers.t1 in first_text, "SessionStart bundle missing from the first request"
-    assert bundle.strip() in first_text, "the first request holds only part of the bundle"
+    # line by line: SessionStart may put tamper evidence at its top (the grant's file removed by hand)
+    missing = [line for line in bundle.strip().splitlines() if line.strip() and line not in first_text]
+    assert not missing, f"the first request holds only part of the bundle: {missing}"
 
     # (f) The SessionEnd debrief read the real transcript and kept the rule, and only the rule, as a lesson.
     lessons = [p.read_text(encoding="utf-8") for p in (root / "memory" / "short-term").glob("*.md")
