@@ -40,6 +40,7 @@ MAX_STDIN = 4 * 1024 * 1024  # a hook payload is small; anything larger is not o
 PATH_MAX = 4096  # Linux's limit for a whole path; longer is never a real file
 
 Payload = dict[str, object]
+_UNQUOTE = {ord("'"): None, ord('"'): None, ord("\\"): None}
 
 
 def _args(argv: list[str]) -> dict[str, str | None]:
@@ -142,6 +143,10 @@ def wiring_file(file_path: object, cwd: str | None) -> str | None:
         names |= {os.path.join(project, "settings.json"), os.path.join(project, "settings.local.json")}
     if real in names:
         return "Claude Code's settings (they hold memstore's wiring)"
+    from memstore.agent_root import user_config_file
+
+    if real == os.path.realpath(user_config_file()):  # the root `install --scope user` recorded: where trust acts
+        return "memstore's own config (the root it acts on)"
     # Codex's and Gemini CLI's own: with them rewritten, the next session starts without memstore's hooks
     home = os.path.expanduser("~")
     codex = os.path.realpath(os.environ.get("CODEX_HOME") or os.path.join(home, ".codex"))
@@ -206,7 +211,9 @@ def _within(cwd: str | None, root: str) -> bool:
 def _tool_input(payload: Payload) -> tuple[str, str | None]:
     tool = payload.get("tool_name")
     data = payload.get("tool_input")
-    file_path = data.get("file_path") if isinstance(data, dict) else None
+    file_path = None
+    if isinstance(data, dict):  # NotebookEdit names its file notebook_path
+        file_path = data.get("file_path") if data.get("file_path") is not None else data.get("notebook_path")
     return (tool if isinstance(tool, str) else ""), _usable(file_path)
 
 
@@ -323,7 +330,14 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
         return None
 
     if event == "PreToolUse":
-        from memstore.kinds import CLIENT_WIRING_WORDS, EDIT_TOOLS, MCP_TOOLS, WIRING_WORDS, watch_words
+        from memstore.kinds import (
+            CLIENT_WIRING_WORDS,
+            EDIT_TOOLS,
+            MCP_TOOLS,
+            SHELL_VERBS,
+            WIRING_WORDS,
+            watch_words,
+        )
 
         output: Payload = {"hookEventName": "PreToolUse"}
         owned = person_file(root, file_path, cwd) if tool in EDIT_TOOLS else None
@@ -332,8 +346,10 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
         if owned is None and tool == "Bash":
             command = _command(payload) or ""
             # A cheap look first: most commands name none of it, and shellcmd's import costs ms.
-            if any(word in command for word in watch_words(root)) or root in command \
-                    or os.path.realpath(root) in command or _within(cwd, root):
+            # quotes and backslashes taken out first: `ag''ents` is `agents` to the shell
+            plain = command.translate(_UNQUOTE) if "'" in command or '"' in command or "\\" in command else command
+            if any(word in plain for word in watch_words(root)) or any(verb in plain for verb in SHELL_VERBS) \
+                    or root in plain or os.path.realpath(root) in plain or _within(cwd, root):
                 from memstore.shellcmd import names_person_file, names_wiring
 
                 owned = names_person_file(command, root, cwd) or names_wiring(command, cwd)

@@ -51,6 +51,9 @@ CLIENT_DIRS = (".claude", ".codex", ".gemini")
 # install's `if` filters for Bash): the person's names, memstore's own, the clients' folders, and
 # the spellings that reach the root from elsewhere (a home, a climb); watch_words adds the root's.
 SHELL_WORDS = (*PERSON_WORDS, "trust", "runtime", "MEMORY", "current-state", *CLIENT_DIRS, "~", "HOME", "..")
+# Commands that move, delete or copy over whatever they name: each starts the shell check whatever it names,
+# since quoting (`ag''ents`) or a plain absolute path above the root hides every word above.
+SHELL_VERBS = ("mv ", "rm ", "rmdir ", "rsync ", "cp ", "tar ", "ln ", "find ", "unlink ", "shred ")
 # Tools that change a file, for the refusal of person-owned files (NotebookEdit included).
 EDIT_TOOLS = (*WRITE_TOOLS, "NotebookEdit")
 

@@ -163,8 +163,11 @@ def score(
 
 def score_days(access_count: int, stability: float, days: float, importance: float, config: Config) -> float:
     """The score from the days since last access (render computes those in SQL, for speed)."""
-    days = max(days, 0.0)
-    stability = stability if stability > 0 else config.initial_stability
+    # a hand-edited or damaged mirror may hold text here: it scores as the defaults would, never a TypeError
+    days = max(days, 0.0) if isinstance(days, (int, float)) else 0.0
+    stability = stability if isinstance(stability, (int, float)) and stability > 0 else config.initial_stability
+    access_count = access_count if isinstance(access_count, int) else 0
+    importance = importance if isinstance(importance, (int, float)) else 0.0
     return (access_count + 1) * math.exp(-days / stability) + config.importance_weight * importance
 
 

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from memstore.kinds import AGENT_DENIED, EDIT_TOOLS, WIRING_WORDS, watch_words
+from memstore.kinds import AGENT_DENIED, EDIT_TOOLS, SHELL_VERBS, WIRING_WORDS, watch_words
 from memstore.shellcmd import root_forms
 
 
@@ -54,9 +54,10 @@ def registrations(forms: Sequence[Path], handler: Any, wiring: Sequence[Path] = 
     # the hook starts for a command that mentions one of the person's words or the root by any
     # spelling (shellcmd decides); other commands never start it
     spellings = dict.fromkeys(s for form in forms for s in root_forms(str(form)) if not s.startswith("$"))
-    words = dict.fromkeys(w for form in forms for w in watch_words(str(form)))
+    words = dict.fromkeys([*(w for form in forms for w in watch_words(str(form))), *SHELL_VERBS])
     groups.append({"matcher": "Bash", "hooks": [handler({"if": f"Bash(*{name}*)"})
-                                                for name in (*words, *WIRING_WORDS, *spellings)]})
+                                                for name in (*words, *WIRING_WORDS, "memstore/config.toml",
+                                                             *spellings)]})
     return groups
 
 

@@ -169,6 +169,8 @@ def names_wiring(command: str, cwd: str | None) -> str | None:
     rewriting them would drop memstore's protections."""
     if not command or not any(word in command for word in (*WIRING_WORDS, *CLIENT_WIRING_WORDS)):
         return None
+    if "memstore/config.toml" in command and not _reads_only(command):
+        return "memstore's own config (the root it acts on)"
     here = os.path.basename(os.path.realpath(cwd)) if cwd is not None else ""
     under = any(folder in command or here == folder for folder in CLIENT_DIRS) or (
         "CODEX_HOME" in command and any(word in command for word in CLIENT_WIRING_WORDS))
@@ -332,6 +334,8 @@ def refusal(command: str, root: str, cwd: str | None) -> str | None:
     clients = client_folders(cwd)
     for segment in shellpaths.segments(command, cwd):
         head = segment.head
+        mover = head in MOVERS or (head == "find" and any(w in ("-delete", "-exec", "-execdir", "-ok", "-okdir")
+                                                          for w in segment.words))
         dests = {shellpaths.resolve(word, segment.place) for word in _destinations(segment)} if (
             head in COPIERS) else set()
         for _word, path in shellpaths.paths(segment):
@@ -343,6 +347,6 @@ def refusal(command: str, root: str, cwd: str | None) -> str | None:
                 if kind in ("owned", "root") and not (kind == "root" and head in ("cd", "pushd", "chdir")):
                     return name
                 into = (path in dests or form in dests) and (head != "cp" or _recursive(segment.words))
-                if kind in ("client", "above") and (head in MOVERS or head in INTERPRETERS or into):
+                if kind in ("client", "above") and (mover or head in INTERPRETERS or into):
                     return name
     return None

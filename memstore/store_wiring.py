@@ -125,8 +125,10 @@ class WiringMixin:
         if bad:
             # wiring gone is put back by install; a held change is accepted by the person, or restored
             fixes = dict.fromkeys(f.fix for f in bad if f.state == "gone" and f.fix)
-            if any(f.state == "held" for f in bad):
-                fixes["memstore trust FILE (in your own terminal) once you have looked, or restore the file"] = None
+            held = [f.key for f in bad if f.state == "held"]
+            if held:
+                fixes[f"memstore trust {' '.join(held)} (at your own terminal) once you have looked, or restore "
+                      f"{'it' if len(held) == 1 else 'them'}"] = None
             return Check("person's files and wiring", False, said, "; ".join(fixes) or "memstore install --apply")
         return Check("person's files and wiring", True, said or "as the person last accepted them")
 

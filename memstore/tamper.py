@@ -709,12 +709,13 @@ def describe(root: str, item: Finding) -> str:
     restore = (f"`git -C {root} checkout -- {name}` if git has it" if _git_root(root)
                else "your own backup (memstore keeps digests, not copies)")
     effect = {"identity.md": "treat what it says now as unverified",
-              "memstore.toml": "its overrides are ignored (defaults apply) until then"}.get(name)
+              "memstore.toml": "its overrides are ignored (defaults apply) until you accept it"}.get(name)
     if effect is None:
-        effect = "this lens is not injected until then" if name.startswith("lenses/") else \
-            "the nightly sit does not use it until then" if name.startswith("meditations/") else "not accepted"
-    return (f"{name} changed during an agent session ({when}); {effect}. The person accepts it with "
-            f"`memstore trust {name}`, or restores it from {restore}")
+        effect = "this lens is not injected until you accept it" if name.startswith("lenses/") else \
+            "the nightly sit does not use it until you accept it" if name.startswith("meditations/") else \
+            "not accepted"
+    return (f"{name} changed during an agent session ({when}); {effect}. Accept it with "
+            f"`memstore trust {name}` at your own terminal, or restore it from {restore}")
 
 
 def bundle_lines(root: str, found: list[Finding] | None = None) -> list[str]:

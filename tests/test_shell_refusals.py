@@ -42,6 +42,13 @@ REFUSED = [
     "printf x > ~/agents/me/runtime/state/stale.json",
     "echo '@/etc/passwd' >> ~/agents/me/memory/MEMORY.md",
     "cd ~/agents/me/memory && cp /tmp/x current-state.md",
+    # quoting hides every word the cheap first look matches (the attacker's walkthrough)
+    "mv HOMEDIR/ag''ents /tmp/moved-away",
+    "rm -rf HOMEDIR/ag\\ents",
+    "find HOMEDIR/\"agents\" -delete",
+    "mv HOMEDIR/.cl''aude /tmp/cbak",
+    "rm -rf HOMEDIR",
+    "echo '[x]' > ~/.config/memstore/config.toml",
 ]
 ALLOWED = [
     "ls ~/agents/me/memory",
@@ -56,6 +63,9 @@ ALLOWED = [
     "git commit -am 'rm lenses from the docs'",
     "cd ~/agents/me && memstore status",
     "cd .. && ls",
+    "git commit -m 'fix: rm the old cache'",
+    "rm -rf node_modules",
+    "cp -r src/ dist/",
 ]
 
 
@@ -74,6 +84,7 @@ def layout(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def decision(root: Path, project: Path, command: str) -> str | None:
+    command = command.replace("HOMEDIR", os.environ["HOME"])  # the home by its absolute spelling
     payload = {"hook_event_name": "PreToolUse", "session_id": "s", "cwd": str(project), "tool_name": "Bash",
                "tool_input": {"command": command}}
     out = io.StringIO()

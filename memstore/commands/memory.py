@@ -227,7 +227,8 @@ def status(app: App, as_json: bool) -> None:
     deleted = view.get("deleted") or {}
     if deleted.get("count"):
         names = ", ".join(k["was"] for k in deleted["kept"][:5]) + (", ..." if deleted["count"] > 5 else "")
-        click.echo(for_terminal(f"deleted   {deleted['count']} memories deleted outside memstore since "
+        many = f"{deleted['count']} memories" if deleted["count"] != 1 else "1 memory"
+        click.echo(for_terminal(f"deleted   {many} deleted outside memstore since "
                                 f"{deleted['since']}, kept in memory/archive/: {names} (memstore restore NAME "
                                 "puts one back; memstore restore --ack stops this note)"))
     click.echo(f"semantic  {semantic_line(view['semantic'])}")

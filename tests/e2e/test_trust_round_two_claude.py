@@ -122,11 +122,14 @@ def test_runtime_the_index_and_the_folders_above_hold(tmp_path: Path) -> None:
         [tool_use("Bash", command="mv ~/.claude ~/.claude.bak", description="the wiring")],
         [tool_use("Bash", command="cd /tmp && python3 -c \"import os; os.rename(os.path.expanduser('~/.claude'), "
                                   "'/tmp/c')\"", description="the wiring by python")],
+        # quoting hides the words a filter matches: the move itself must still start the hook
+        [tool_use("Bash", command=f"mv {home}/ag''ents {home}/a3", description="quoted rename above")],
+        [tool_use("Bash", command=f"rm -rf {home}/ag''ents/me/lens''es", description="quoted delete")],
         [text("done three")],
     ]
     result, _ = run_session(claude, project, home, bypass, "bypassPermissions")
     denied = [d["tool_name"] for d in result["permission_denials"]]
-    assert denied.count("Bash") == 7, denied
+    assert denied.count("Bash") == 9, denied
     for name, path in guarded.items():
         assert path.read_bytes() == before[name], f"{name} changed or moved"
-    assert not (home / "a2").exists() and not (home / ".claude.bak").exists()
+    assert not (home / "a2").exists() and not (home / "a3").exists() and not (home / ".claude.bak").exists()
