@@ -34,16 +34,9 @@ def _block(text: str) -> list[str]:
 
 
 def _unquote(value: str) -> str:
-    value = re.sub(r"[ \t]+#.*$", "", value.strip()) if not value.startswith(('"', "'")) else value.strip()
-    if value.startswith('"'):
-        try:
-            loaded = json.loads(value)
-            return loaded if isinstance(loaded, str) else value
-        except ValueError:
-            return value.strip('"')
-    if value.startswith("'") and value.endswith("'") and len(value) > 1:
-        return value[1:-1].replace("''", "'")
-    return value
+    from memstore.context import unquote  # the bundle's reader of one frontmatter value, without YAML
+
+    return unquote(value)
 
 
 @dataclass(frozen=True)

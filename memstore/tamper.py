@@ -676,14 +676,9 @@ def resolve(root: str, name: str, state: dict[str, object] | None = None) -> str
 
 
 def _git_root(root: str) -> bool:
-    folder = os.path.realpath(root)
-    while True:
-        if os.path.exists(os.path.join(folder, ".git")):
-            return True
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return False
-        folder = parent
+    from memstore.projects import work_tree
+
+    return work_tree(root) is not None
 
 
 def describe(root: str, item: Finding) -> str:
