@@ -13,6 +13,7 @@ running git: the SessionStart hook pays for this on every session start.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from typing import TYPE_CHECKING
@@ -185,18 +186,12 @@ def remember_worktree(state_dir: str, project: str | None, top: str | None) -> N
     known[project] = top
     os.makedirs(state_dir, exist_ok=True)
     import json
-    import tempfile
+    from pathlib import Path
 
-    fd, tmp = tempfile.mkstemp(dir=state_dir, prefix=".worktrees-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(known, handle, indent=1, sort_keys=True)
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    from memstore.locks import atomic_write
+
+    with contextlib.suppress(OSError):  # a record for the tick: never worth failing a session start
+        atomic_write(Path(path), json.dumps(known, indent=1, sort_keys=True).encode("utf-8"))
 
 
 def worktrees(state_dir: str) -> dict[str, str]:

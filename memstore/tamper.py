@@ -204,21 +204,14 @@ def _fresh(now: float) -> dict[str, object]:
 
 
 def save(root: str, state: dict[str, object]) -> None:
+    from pathlib import Path
+
+    from memstore.locks import atomic_write
+
     path = state_file(root)
-    folder = os.path.dirname(path)
-    os.makedirs(folder, exist_ok=True)
-    tmp = os.path.join(folder, f".tamper.json.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump(state, handle, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-            handle.write("\n")
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    text = json.dumps(state, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
+    atomic_write(Path(path), text.encode("utf-8"))  # temp file beside it, renamed into place
 
 
 def _lock(root: str) -> object:
