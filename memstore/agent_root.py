@@ -252,6 +252,11 @@ def find_root(explicit: str | os.PathLike[str] | None, env: str | None, cwd: str
         installed = installed_root()
         if installed is not None and is_root(installed):
             return os.path.realpath(installed)
+        from memstore.plugin_config import plugin_root
+
+        plugged = plugin_root()  # the Claude Code plugin's `root` option: a plugin user's shell finds it too
+        if plugged is not None and is_root(plugged):
+            return os.path.realpath(plugged)
         where = f" (it names {installed}, which is not an agent root)" if installed else ""
         raise RootNotFound(
             f"no agent root at or above {here}, and none recorded by install in {user_config_file()}{where}",

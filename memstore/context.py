@@ -255,13 +255,24 @@ def sections(root: Path, now: dt.datetime, config: Config, project: str | None =
     ]
     standing = [f"- {inert_line(text)[:400]}\n" for _ident, text in review.standing_lessons(answered, project)]
     parts.append(("Standing lessons (accepted by the person)", standing))
+    # An accepted proposal is the person's instruction until the person marks it done (memstore review done).
+    accepted = [f"- The person accepted: {inert_line(text)[:400]} — do it, then say so ({ident})\n"
+                for ident, text in review.accepted_proposals(answered, project)]
+    parts.append(("Accepted by the person from the nightly dream (do each, then tell the person, who marks it "
+                  "done with memstore review done ID)", accepted))
     parts.append((f"Short-term facts and lessons (last {config.short_term_days} days)", facts))
-    proposed = [f"- {inert_line(item.text)[:400]} ({item.id})\n" for item in review.open_proposals(root, answered)]
+    from memstore.projects import belongs
+
+    # a dream's proposals and entry reach only the sessions its facts would reach (person-wide: every one)
+    proposed = [f"- {inert_line(item.text)[:400]} ({item.id})\n" for item in review.open_proposals(root, answered)
+                if belongs(item.project, project)]
     parts.append(("Open proposals from the nightly dream (not applied; the person answers them with "
                   "memstore review)", proposed))
 
-    dreams = [_entry(path, 1500, split_proposals(_read(path))[0])
-              for day, path in _dated(memory / "dream-journal") if day <= today]
+    dreams = [_entry(path, 1500, split_proposals(text)[0])
+              for day, path in _dated(memory / "dream-journal")
+              if day <= today and belongs(unquote(front_values(split_front(text := _read(path))[0]).get("project", "")),
+                                          project)]
     parts.append(("Dream journal (latest)", dreams[: config.dream_entries]))
     return parts
 

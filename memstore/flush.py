@@ -3,8 +3,9 @@
 The hook never edits memory files (Claude Code refuses an Edit to a file that changed
 since it was read), so reinforcement accumulates in SQLite and the journal until the
 nightly tick flushes it. Only the values of the four policy fields change; missing
-ones are appended; every other byte is kept (fmedit). The first flush of a file also
-appends its `policy_base`, the starting state its policy is replayed from (see
+ones are appended; every other byte is kept (fmedit). A memory the agent made with Write
+also gets the `created` and `project` the hook saw (memstore.adoption), when it lacks them.
+The first flush of a file also appends its `policy_base`, the starting state its policy is replayed from (see
 memstore.policy): from then on the fields flush writes are a result, not a checkpoint,
 and a read that reaches this machine after the flush still counts. A file modified in the last
 few minutes is probably open in a session and is skipped unless forced, and a file
@@ -14,6 +15,7 @@ that changed since the last sync is skipped rather than overwritten.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,11 +55,13 @@ def pending(conn: sqlite3.Connection, config: Config) -> list[sqlite3.Row]:
     return conn.execute(
         """
         SELECT f.path, f.digest, f.mtime_ns, f.fm_access_count, f.fm_stability, f.fm_last_accessed,
-               f.fm_last_reinforced, f.fm_base, p.access_count, p.stability, p.last_accessed, p.last_reinforced
+               f.fm_last_reinforced, f.fm_base, p.access_count, p.stability, p.last_accessed, p.last_reinforced,
+               f.adopted
         FROM files f JOIN policy p ON p.path = f.path
         WHERE f.kind = 't2' AND (
             COALESCE(f.fm_access_count, 0) != p.access_count OR COALESCE(f.fm_stability, ?) != p.stability
-            OR f.fm_last_accessed IS NOT p.last_accessed OR f.fm_last_reinforced IS NOT p.last_reinforced)
+            OR f.fm_last_accessed IS NOT p.last_accessed OR f.fm_last_reinforced IS NOT p.last_reinforced
+            OR f.adopted IS NOT NULL)
         ORDER BY f.path
         """,
         (config.initial_stability,),
@@ -93,6 +97,9 @@ def flush(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config
             start, through = starting_state(row["fm_access_count"], row["fm_stability"], row["fm_last_accessed"],
                                             row["fm_last_reinforced"], None, config)
             updates["policy_base"] = format_base(start, through)
+        # a birth the hook saw (memstore.adoption): only keys the file lacks, so nothing it says is written over
+        for key, value in json.loads(row["adopted"] or "{}").items():
+            updates[key] = dt.date.fromisoformat(value) if key == "created" else value
         try:
             new = set_fields(raw, updates)
         except CannotEdit as exc:

@@ -36,16 +36,17 @@ import os
 import sys
 from typing import Any
 
+from memstore.hookpaths import PATH_MAX, in_memory, machine_file, outside, person_file, wiring_file, within
+
 MAX_STDIN = 4 * 1024 * 1024  # a hook payload is small; anything larger is not ours to parse
-PATH_MAX = 4096  # Linux's limit for a whole path; longer is never a real file
 
 Payload = dict[str, object]
 _UNQUOTE = {ord("'"): None, ord('"'): None, ord("\\"): None}
 
 
 def _args(argv: list[str]) -> dict[str, str | None]:
-    """--root, --now, --part and --client, each as `--opt V` or `--opt=V`; anything else is ignored."""
-    found: dict[str, str | None] = {"root": None, "now": None, "part": None, "client": None}
+    """--root, --now, --part, --client and --after, each as `--opt V` or `--opt=V`; anything else is ignored."""
+    found: dict[str, str | None] = {"root": None, "now": None, "part": None, "client": None, "after": None}
     items = iter(argv)
     for arg in items:
         for key in found:
@@ -91,121 +92,6 @@ def read_payload(stream: object) -> Payload | None:
     except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
         return None
     return payload if isinstance(payload, dict) else None
-
-
-def _real(root: str, file_path: object, cwd: str | None) -> tuple[str, str] | None:
-    """(real path, real root) of a tool's file_path, or None when it cannot be a usable path.
-
-    A path longer than the system allows is refused before realpath, whose cost grows
-    with the square of its depth (a 300 KB path took seconds).
-    """
-    if not file_path or not isinstance(file_path, str) or "\x00" in file_path or len(file_path) > PATH_MAX:
-        return None
-    try:
-        real = os.path.realpath(os.path.join(cwd or os.getcwd(), file_path))
-        return real, os.path.realpath(root)
-    except (OSError, ValueError):
-        return None
-
-
-def in_memory(root: str, file_path: object, cwd: str | None, *, derived: bool = False) -> bool:
-    """Is the real path (symlinks and .. resolved) a markdown file inside root/memory/?
-
-    Derived files count only with `derived` (reading MEMORY.md is fine; writing it is not).
-    Names are compared without case: on macOS memory/memory.md is MEMORY.md.
-    """
-    from memstore.kinds import DERIVED
-
-    found = _real(root, file_path, cwd)
-    if found is None:
-        return False
-    real, real_root = found
-    memory = os.path.join(real_root, "memory")
-    if not real.startswith(memory + os.sep) or not real.endswith(".md"):
-        return False
-    rel = real[len(memory) + 1 :]
-    if os.path.basename(real).startswith("."):
-        return False  # hidden files are never indexed; approving them would hide a write
-    return derived or rel.casefold() not in {name.casefold() for name in DERIVED}
-
-
-def wiring_file(file_path: object, cwd: str | None) -> str | None:
-    """Claude Code's settings files (user and project) and memstore's rules file, by real path."""
-    found = _real(os.sep, file_path, cwd)
-    if found is None:
-        return None
-    real = found[0]
-    user = os.path.realpath(os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude"))
-    names = {os.path.join(user, "settings.json"), os.path.join(user, "settings.local.json"),
-             os.path.join(user, "rules", "memstore.md")}
-    if cwd:
-        project = os.path.join(os.path.realpath(cwd), ".claude")
-        names |= {os.path.join(project, "settings.json"), os.path.join(project, "settings.local.json")}
-    if real in names:
-        return "Claude Code's settings (they hold memstore's wiring)"
-    from memstore.agent_root import user_config_file
-
-    if real == os.path.realpath(user_config_file()):  # the root `install --scope user` recorded: where trust acts
-        return "memstore's own config (the root it acts on)"
-    # Codex's and Gemini CLI's own: with them rewritten, the next session starts without memstore's hooks
-    home = os.path.expanduser("~")
-    codex = os.path.realpath(os.environ.get("CODEX_HOME") or os.path.join(home, ".codex"))
-    others = {os.path.join(codex, "hooks.json"), os.path.join(codex, "config.toml"),
-              os.path.join(os.path.realpath(home), ".gemini", "settings.json")}
-    if cwd:
-        others.add(os.path.join(os.path.realpath(cwd), ".gemini", "settings.json"))
-    return "the client's settings (they hold memstore's wiring)" if real in others else None
-
-
-def machine_file(root: str, file_path: object, cwd: str | None) -> str | None:
-    """runtime/ (the journal, the mirror, state) and the derived files, by real path: written by memstore
-    alone (kinds.MACHINE_OWNED). An agent that wrote a journal line would be forging reads of its own
-    memories; one that wrote MEMORY.md would skip the inert render the client's import relies on."""
-    from memstore.kinds import machine_owned
-
-    found = _real(root, file_path, cwd)
-    if found is None:
-        return None
-    real, real_root = found
-    if not real.startswith(real_root + os.sep):
-        return None
-    rel = real[len(real_root) + 1 :].replace(os.sep, "/")
-    if not machine_owned(rel):
-        return None
-    if rel.casefold().startswith("runtime"):
-        return "runtime/ (memstore's own state)"
-    return f"{rel} (memstore's: rendered, or its archive)"
-
-
-def person_file(root: str, file_path: object, cwd: str | None) -> str | None:
-    """The root-relative path when a tool's file is one the person owns (identity.md, lenses/ ...)."""
-    from memstore.kinds import person_owned
-
-    found = _real(root, file_path, cwd)
-    if found is None:
-        return None
-    real, real_root = found
-    if not real.startswith(real_root + os.sep):
-        return None
-    rel = real[len(real_root) + 1 :].replace(os.sep, "/")
-    return rel if person_owned(rel) else None
-
-
-def _outside(root: str, cwd: str | None) -> bool:
-    """Is the root outside the session's project? Only then do reads need our approval."""
-    if not cwd:
-        return False
-    project = os.path.realpath(cwd)
-    real = os.path.realpath(root)
-    return real != project and not real.startswith(project.rstrip(os.sep) + os.sep)
-
-
-def _within(cwd: str | None, root: str) -> bool:
-    """Does the shell stand in the root (a bare file name there may be the person's)?"""
-    if not cwd:
-        return False
-    real, base = os.path.realpath(cwd), os.path.realpath(root)
-    return real == base or real.startswith(base + os.sep)
 
 
 def _tool_input(payload: Payload) -> tuple[str, str | None]:
@@ -300,10 +186,11 @@ def _settings(root: str, now_opt: str | None) -> tuple[Any, Any]:
 
 
 def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = None, *,
-           plugin: bool = False, settings: tuple[Any, Any] | None = None) -> Payload | None:
+           plugin: bool = False, settings: tuple[Any, Any] | None = None, after: str | None = None) -> Payload | None:
     """The response object for one payload (None: print nothing). `plugin`: run by the Claude Code
     plugin, whose MCP tools have the plugin's names. `settings`: (config, now), when the caller read
-    them already (a client adapter hands several payloads over for one call)."""
+    them already (a client adapter hands several payloads over for one call). `after`: the SessionStart
+    handler the bundle's waits for (session_start.py)."""
     config, now = settings if settings is not None else _settings(root, now_opt)
     from memstore.kinds import REINFORCING_TOOLS, WRITE_TOOLS
 
@@ -318,7 +205,11 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
         written = tool in WRITE_TOOLS
         marked = False
         if tool in REINFORCING_TOOLS and file_path:
-            result = record_touch(root, file_path, tool, now, config, session=session, cwd=cwd, written=written)
+            # Claude Code's Write result says whether it made the file ("create") or replaced it ("update")
+            response = payload.get("tool_response")
+            born = isinstance(response, dict) and response.get("type") == "create"
+            result = record_touch(root, file_path, tool, now, config, session=session, cwd=cwd, written=written,
+                                  born=born)
             marked = result.applied and written  # the dirty mark went in the same transaction
             if result.recorded and not result.applied:
                 _log(root, f"touch of {result.rel} journaled only: {result.message}")
@@ -349,7 +240,7 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
             # quotes and backslashes taken out first: `ag''ents` is `agents` to the shell
             plain = command.translate(_UNQUOTE) if "'" in command or '"' in command or "\\" in command else command
             if any(word in plain for word in watch_words(root)) or any(verb in plain for verb in SHELL_VERBS) \
-                    or root in plain or os.path.realpath(root) in plain or _within(cwd, root):
+                    or root in plain or os.path.realpath(root) in plain or within(cwd, root):
                 from memstore.shellcmd import names_person_file, names_wiring
 
                 owned = names_person_file(command, root, cwd) or names_wiring(command, cwd)
@@ -375,7 +266,7 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
             # memstore's own MCP tools, by exact name: they enforce the same real-path rules themselves
             output["permissionDecision"] = "allow"
             output["permissionDecisionReason"] = "memstore: its MCP tools are pre-approved"
-        elif tool == "Read" and _outside(root, cwd) and in_memory(root, file_path, cwd, derived=True):
+        elif tool == "Read" and outside(root, cwd) and in_memory(root, file_path, cwd, derived=True):
             output["permissionDecision"] = "allow"
             output["permissionDecisionReason"] = "memstore: reads of memory files are pre-approved"
         # a client whose context before a tool never reaches the model asks for no lenses here (clients/gemini.py)
@@ -385,29 +276,22 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
         return {"hookSpecificOutput": output} if len(output) > 1 else None
 
     if event == "SessionStart":
-        from pathlib import Path
+        import time
 
-        from memstore.context import bundle, import_part
+        from memstore import session_start as order
 
-        if part is not None:
-            kind, _, number = part.partition(":")
-            text = import_part(Path(root), int(number)) if kind == "imports" and number.isdigit() else ""
-            if not text:
-                return None
-        else:
-            from memstore import tamper
-            from memstore.agent_root import state_dir
-            from memstore.projects import locate, remember_worktree
-
-            project, top = locate(cwd, root)
-            remember_worktree(state_dir(root), project, top)  # where this project's code is, for the tick
-            # the person's files and the wiring against what the person accepted, before this session counts
-            # as live: a change since the last session ended is a hand edit (said once, in the bundle)
-            found = tamper.check(root, cwd=cwd, start=session or "")
-            # person-wide items and this session's project's own, never another project's
-            text = bundle(Path(root), now, config, project, evidence=tamper.bundle_lines(root, found))
-            if not text:
-                return None
+        started = time.time()
+        text = _session_start(payload, root, now, config, part, cwd, session)
+        source = _text(payload, "source") or ""
+        if session:  # a fixed order of the parts, whatever order they finish in (session_start.py)
+            if part is None:
+                order.prune(root)
+            before = order.predecessor(part, after)
+            if before is not None:
+                order.wait_turn(root, session, source, before, started)
+            order.finished(root, session, source, part or "bundle")
+        if not text:
+            return None
         return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
     if event == "SessionEnd":
@@ -415,6 +299,32 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
 
         session_end(root, session)
     return None
+
+
+def _session_start(payload: Payload, root: str, now: object, config: Any, part: str | None, cwd: str | None,
+                   session: str | None) -> str:
+    """The text of one SessionStart handler: part N of identity + MEMORY.md, or the cold-start bundle."""
+    from pathlib import Path
+
+    from memstore.context import bundle, import_part
+
+    if part is not None:
+        kind, _, number = part.partition(":")
+        return import_part(Path(root), int(number)) if kind == "imports" and number.isdigit() else ""
+    from memstore import tamper
+    from memstore.agent_root import state_dir
+    from memstore.hookgate import session_refresh
+    from memstore.projects import locate, remember_worktree
+
+    project, top = locate(cwd, root)
+    remember_worktree(state_dir(root), project, top)  # where this project's code is, for the tick
+    # the person's files and the wiring against what the person accepted, before this session counts
+    # as live: a change since the last session ended is a hand edit (said once, in the bundle)
+    found = tamper.check(root, cwd=cwd, start=session or "")
+    for line in session_refresh(root, config.hook_lock_budget_ms):  # the gate's list, for these lenses
+        _log(root, line)
+    # person-wide items and this session's project's own, never another project's
+    return bundle(Path(root), now, config, project, evidence=tamper.bundle_lines(root, found))  # type: ignore[arg-type]
 
 
 def for_client(client: str, payload: Payload, root: str, now_opt: str | None) -> Payload | None:
@@ -451,7 +361,7 @@ def _lens_texts(root: str, tool: str, file_path: str | None, session: str | None
     import sqlite3
 
     from memstore.agent_root import db_file
-    from memstore.lenses import fire
+    from memstore.lenses import current_lenses, fire
     from memstore.tamper import lens_filter
     from memstore.transactions import hook_connect, transaction
 
@@ -465,9 +375,17 @@ def _lens_texts(root: str, tool: str, file_path: str | None, session: str | None
         _log(root, f"lenses skipped: {exc}")
         return []
     try:
+        unread: list[str] = []
+        stamps: dict[str, int] = {}
         with transaction(conn):
+            # the lens files as they are now, not as the last sync saw them (a lens is due the next session)
+            found = current_lenses(conn, root, unread, stamps)
             # a lens changed during an agent session and not yet trusted is held back (memstore.tamper)
-            lenses = fire(conn, tool, file_path, session, now, lens_filter(root))  # type: ignore[arg-type]
+            lenses = fire(conn, tool, file_path, session, now, lens_filter(root), found)  # type: ignore[arg-type]
+        from memstore.hookgate import REWRITE_ON, refresh
+
+        if os.environ.get("MEMSTORE_GATE") in REWRITE_ON:  # hookgate.sh could not answer from its file
+            refresh(root, found, stamps, bool(unread), tool)  # type: ignore[arg-type]
         return [lens.text() for lens in lenses]
     except sqlite3.Error as exc:
         _log(root, f"lenses skipped: {exc}")
@@ -500,7 +418,7 @@ def main(argv: list[str] | None = None, stdin: object = None, stdout: object = N
             return 0  # no root, or a session memstore itself started (the nightly wake's model calls)
         client = opts["client"] or "claude"
         if client == "claude":
-            response = handle(payload, root, opts["now"], opts["part"], plugin=plugin)
+            response = handle(payload, root, opts["now"], opts["part"], plugin=plugin, after=opts["after"])
             if plugin and opts["part"] is None:
                 response = _with_setup_failure(payload, response)
         else:

@@ -76,6 +76,7 @@ def build_row(rel: str, raw: bytes, mtime_ns: int, size: int, config: Config, in
         "dir": rel.rpartition("/")[0],
         # Text in CJK, Thai, ... : the row is also indexed by trigrams (files_cjk, migration m003).
         "unspaced": int(any(text and has_unspaced(text) for text in indexed)),
+        "broken": parsed.broken,  # not a column: sync keeps the last good values (memstore.adoption)
     }
 
 

@@ -10,7 +10,7 @@ Registrations (why each looks the way it does is in hook.py's docstring):
 - PostToolUse Read/Edit/Write/MultiEdit, filtered with `if` to files under memory/, so
   a hook process starts only for memory files: reinforcement.
 - PreToolUse Write/Edit/MultiEdit filtered the same way: approvals.
-- PreToolUse with a matcher that is the union of the lenses' tool_match: lenses.
+- PreToolUse `*` through hookgate.sh, which starts the hook only when a lens could match: lenses.
 - SessionStart: the cold-start bundle.
 - SessionEnd: `memstore --root ROOT debrief --hook`, the end-of-session debrief (capture.py).
 
@@ -146,6 +146,13 @@ def permission_glob(tool: str, root: Path) -> str:
     return f"{tool}(/{root.as_posix()}/memory/**)"
 
 
+def gate_command(command: str) -> str:
+    """The hook command behind the lens gate: bash runs memstore/hookgate.sh, which execs `command` only
+    when a lens could match the tool (or its list is missing or stale)."""
+    gate = Path(__file__).resolve().parent / "hookgate.sh"
+    return f"{shlex.join([shutil.which('bash') or 'bash', str(gate), '--lenses-only'])} {command}"
+
+
 def debrief_command(root: Path) -> str:
     """`<memstore> --root ROOT debrief --hook`: the end-of-session debrief, as SessionEnd runs it."""
     return shlex.join([*memstore_command(), "--root", str(root), "debrief", "--hook"])
@@ -173,15 +180,19 @@ def registrations(root: Path | Sequence[Path], command: str, lens_matcher: str |
     pre = [{"matcher": tool, "hooks": [handler({"if": permission_glob(tool, form)}) for form in forms]}
            for tool in approved]
     pre += protect.registrations(forms, handler, wiring)
-    if lens_matcher:
-        pre.append({"matcher": lens_matcher, "hooks": [handler()]})
+    # Lenses: every tool call, through the gate (hookgate.sh), which starts the hook only for a tool some
+    # lens could match, as the lenses are now: a lens on a new tool needs no reinstall. `lens_matcher`
+    # (the union at install time) no longer shapes the registration.
+    pre.append({"matcher": "*", "hooks": [handler(cmd=gate_command(command))]})
     if mcp:
         pre.append({"matcher": MCP_MATCHER, "hooks": [handler()]})
     # Claude Code keeps each handler's SessionStart output whole only up to 10,000
     # characters, so identity + MEMORY.md take several handlers.
     parts = [{"hooks": [handler(cmd=f"{command} --part imports:{n}")]} for n in range(1, import_parts + 1)]
     regs = {
-        "SessionStart": [{"hooks": [handler()]}, *parts],
+        # the bundle after the last import part: a fixed order, the stablest text first (session_start.py)
+        "SessionStart": [{"hooks": [handler(cmd=f"{command} --after imports:{import_parts}" if import_parts
+                                            else command)]}, *parts],
         "PreToolUse": pre,
         "PostToolUse": [
             {"matcher": tool, "hooks": [handler({"if": permission_glob(tool, form)}) for form in forms]}
@@ -305,12 +316,15 @@ class Change:
     before: str | None
     after: str
     write: Callable[[], None] | None = None  # how to write it when not as a plain file (a crontab)
+    remove: bool = False  # uninstall: install made this file and nothing else is left in it (install_record)
 
     @property
     def changed(self) -> bool:
-        return self.before != self.after
+        return self.before != self.after or self.remove
 
     def diff(self) -> str:
+        if self.remove:
+            return f"--- {self.path} (now)\n+++ /dev/null (removed: install made it, and nothing else is in it)\n"
         return "".join(
             difflib.unified_diff(
                 (self.before or "").splitlines(keepends=True),
@@ -327,20 +341,35 @@ class InstallPlan:
     warnings: list[str] = field(default_factory=list)
     next_steps: list[str] = field(default_factory=list)  # what the person must still do by hand
     verify_with: str | None = None  # the verify arguments that fit this plan, when not the layout's own
+    root: Path | None = None  # whose install this is: the files it creates are recorded there (install_record)
 
     def apply(self) -> list[Path]:
+        from memstore import install_record
         from memstore.locks import atomic_write
 
         compile_package()
-        written = []
+        written, made, removed = [], [], []
         for change in self.changes:
-            if change.changed and change.write is not None:
+            if change.remove:
+                change.path.unlink(missing_ok=True)
+                if change.path.parent.name == ".claude":
+                    try:
+                        change.path.parent.rmdir()  # only when empty: nothing else was in it
+                    except OSError:
+                        pass
+                written.append(change.path)
+                removed.append(change.path)
+            elif change.changed and change.write is not None:
                 change.write()
                 written.append(change.path)
             elif change.changed:
                 change.path.parent.mkdir(parents=True, exist_ok=True)
                 atomic_write(change.path, change.after.encode("utf-8"))
                 written.append(change.path)
+                if change.before is None:
+                    made.append(change.path)
+        if self.root is not None:
+            install_record.record(self.root, made, removed)
         return written
 
 
@@ -392,7 +421,7 @@ def plan_install(
         return plan_mcp_only(layout)
 
     root = layout.root
-    plan = InstallPlan()
+    plan = InstallPlan(root=root)
     before, data = read_settings(layout.settings)
     if not mcp and _has_mcp_approval(data):
         mcp = True  # installed with --mcp before: a re-install (after a lens change) keeps it
@@ -437,6 +466,22 @@ def plan_install(
             plan.warnings.append(f"the wake job's model command {resolved!r} is not on your PATH, and cron's PATH "
                                  "is bare: install Claude Code, or pass --model-cmd with an absolute path")
         _plan_cron(plan, cron, root, at=cron_at, model_cmd=resolved)
+    return plan
+
+
+def plan_cron_only(root: Path, source: Source, *, at: tuple[int, int] = (3, 30), model_cmd: str | None = None,
+                   remove: bool = False) -> InstallPlan:
+    """install --cron-only: the nightly tick and wake for root, and no other file touched."""
+    plan = InstallPlan()
+    resolved = None
+    if not remove:
+        from memstore.wake import resolve_model_cmd
+
+        resolved, found = resolve_model_cmd(model_cmd)
+        if not found:
+            plan.warnings.append(f"the wake job's model command {resolved!r} is not on your PATH, and cron's PATH "
+                                 "is bare: install Claude Code, or pass --model-cmd with an absolute path")
+    _plan_cron(plan, source, root, at=at, remove=remove, model_cmd=resolved)
     return plan
 
 
@@ -534,13 +579,17 @@ def plan_uninstall(layout: Layout, *, cron: Source | None = None) -> InstallPlan
     """Take out what install put in for layout.root: its hook handlers, its import block, and
     (cron given) its cron jobs. Left as they are: the read grant, autoMemoryEnabled and the
     .gitignore line, which may have been there before install, and everything not ours."""
+    from memstore.install_record import created, only_memstores
+
     root = layout.root
-    plan = InstallPlan()
+    plan = InstallPlan(root=root)
+    made = created(root)
     before, data = read_settings(layout.settings)
     if before is not None:
         kept = protect.remove_deny(remove_registrations(data, root), layout.forms, layout.wiring)
         if kept != data:
-            plan.changes.append(Change(layout.settings, before, _json_text(kept)))
+            gone = str(layout.settings.absolute()) in made and only_memstores(kept, root)
+            plan.changes.append(Change(layout.settings, before, _json_text(kept), remove=gone))
     candidates = [layout.imports] if layout.imports is not None else []
     if layout.project is not None:
         candidates.append(layout.project / "CLAUDE.md")
@@ -549,7 +598,8 @@ def plan_uninstall(layout: Layout, *, cron: Source | None = None) -> InstallPlan
         if text is None or BEGIN not in text:
             continue
         if _block_names_root(text, md, root):
-            plan.changes.append(Change(md, text, remove_block(text)))
+            after = remove_block(text)
+            plan.changes.append(Change(md, text, after, remove=str(md.absolute()) in made and not after.strip()))
         else:
             plan.warnings.append(f"{md} holds a memstore import block for another root; left as it is")
     if layout.project is None:

@@ -302,10 +302,15 @@ def lost_advice(record: dict[str, object]) -> str:
 
 
 def insert_event(conn: sqlite3.Connection, event: dict[str, str | None]) -> bool:
-    cur = conn.execute(
-        "INSERT OR IGNORE INTO events (id, ts, path, tool, session, host) VALUES (?, ?, ?, ?, ?, ?)",
-        (event["id"], event["ts"], event["path"], event["tool"], event.get("session"), event.get("host")),
-    )
+    values = (event["id"], event["ts"], event["path"], event["tool"], event.get("session"), event.get("host"))
+    if event.get("born") == "1":  # a Write that created the memory (memstore.adoption): with its project
+        project = event.get("project")
+        cur = conn.execute(
+            "INSERT OR IGNORE INTO events (id, ts, path, tool, session, host, born, project) "
+            "VALUES (?, ?, ?, ?, ?, ?, 1, ?)", (*values, project if isinstance(project, str) else None))
+        return cur.rowcount == 1
+    cur = conn.execute("INSERT OR IGNORE INTO events (id, ts, path, tool, session, host) VALUES (?, ?, ?, ?, ?, ?)",
+                       values)
     return cur.rowcount == 1
 
 

@@ -3,7 +3,8 @@
 A lens is content, not code: a markdown file in lenses/ with
 `trigger: {tool_match: REGEX, path_pattern: REGEX}` (path optional) and a
 `body_token_cap`. The hook reads lenses from the mirror (their frontmatter was parsed
-at sync), so this path never loads a YAML parser. Each lens fires at most once per
+at sync), so this path never loads a YAML parser; a lens file changed since the last sync
+is read afresh with a small reader of its own (current_lenses). Each lens fires at most once per
 session; the session ids it fired in are kept in SQLite.
 """
 
@@ -101,15 +102,16 @@ def load_lenses(conn: sqlite3.Connection) -> list[Lens]:
 
 def fire(
     conn: sqlite3.Connection, tool: str, file_path: str | None, session: str | None, now: dt.datetime,
-    allowed: object = None,
+    allowed: object = None, lenses: list[Lens] | None = None,
 ) -> list[Lens]:
     """Lenses that match and have not fired in this session yet; marks them fired (caller commits).
 
     `allowed(path)`: False for a lens held back (tamper.lens_filter: changed during an agent session,
-    not yet trusted); it is neither injected nor marked fired, so it fires once trusted.
+    not yet trusted); it is neither injected nor marked fired, so it fires once trusted. `lenses`: the
+    lenses to try (current_lenses); the mirror's when not given.
     """
     fired = []
-    for lens in load_lenses(conn):
+    for lens in load_lenses(conn) if lenses is None else lenses:
         if not lens.matches(tool, file_path):
             continue
         if allowed is not None and not allowed(lens.path):  # type: ignore[operator]
@@ -131,3 +133,164 @@ def tool_union(conn: sqlite3.Connection) -> str | None:
     if not patterns:
         return None
     return "|".join(f"(?:{p})" if len(patterns) > 1 else p for p in patterns)
+
+
+# ---------------------------------------------------------------- lenses as they are on disk now
+# The mirror holds each lens as the last sync parsed it, and under the plugin nothing syncs between
+# sessions: a lens added or edited since would fire a session late, or with its old text. So the hook
+# compares the mirror's (mtime, size) with the folder and reads a changed lens itself, with the small
+# reader below (the hook's path has no YAML parser).
+
+_PLAIN_FIRST = set("-?:,[]{}#&*!|>'\"%@`")
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_DOUBLE = re.compile(r'(?:[^"\\]|\\["\\/bfnrtu])*')  # escapes JSON and YAML read alike
+# what YAML 1.1 (PyYAML) reads as something other than a string
+_NOT_STRING = re.compile(r"[0-9].*|[+-][0-9.].*|\.([0-9]|inf|nan).*|=|<<|y|Y|yes|Yes|YES|no|No|NO|true|True|TRUE|"
+                         r"false|False|FALSE|on|On|ON|off|Off|OFF", re.IGNORECASE)
+
+
+def _scalar(text: str) -> tuple[bool, object]:
+    """(understood, value) of one YAML scalar on one line, as PyYAML's safe loader reads it; anything
+    else is (False, None), and the caller leaves the file to sync."""
+    text = text.strip()
+    if not text or text in ("~", "null", "Null", "NULL"):
+        return True, None
+    if text[0] == '"':
+        if len(text) < 2 or not text.endswith('"') or not _DOUBLE.fullmatch(text[1:-1]):
+            return False, None
+        try:
+            return True, json.loads(text)
+        except ValueError:
+            return False, None
+    if text[0] == "'":
+        if len(text) < 2 or not text.endswith("'") or "'" in text[1:-1].replace("''", ""):
+            return False, None
+        return True, text[1:-1].replace("''", "'")
+    if re.fullmatch(r"[-+]?(0|[1-9][0-9]*)", text):
+        return True, int(text)
+    if text[0] in _PLAIN_FIRST or _NOT_STRING.fullmatch(text) or ": " in text or " #" in text \
+            or text.endswith(":") or "\t" in text:
+        return False, None  # a collection, an anchor, a tag, a block scalar, a number, a date, a comment
+    return True, text
+
+
+def read_frontmatter(text: str) -> tuple[dict[str, object], str] | None:
+    """(mapping, body) of a lens file, or None when its frontmatter is more YAML than this reader takes on.
+
+    Takes `key: scalar` lines, one level of `key: scalar` lines indented alike under a bare `key:`
+    (trigger:), blank lines and # comment lines: what a lens needs, read as PyYAML reads it
+    (tests/test_lens_fresh.py holds the two readers to the same answers)."""
+    text = text[1:] if text.startswith("\ufeff") else text
+    if not text.startswith("---"):
+        return {}, text
+    lines = text.split("\n")
+    if lines[0].rstrip() != "---":
+        return None
+    meta: dict[str, object] = {}
+    nested: dict[str, object] | None = None
+    indent = 0
+    for number, raw in enumerate(lines[1:], start=1):
+        line = raw.rstrip("\r")
+        if line.startswith(("---", "...")):
+            if line.rstrip() != "---":
+                return None
+            return {k: (None if v == {} else v) for k, v in meta.items()}, "\n".join(lines[number + 1:]).lstrip("\n")
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        width = len(line) - len(line.lstrip(" "))
+        key, sep, rest = line.strip().partition(":")
+        if "\t" in line[:width + 1] or not sep or not _KEY.fullmatch(key) or (rest and rest[0] != " "):
+            return None
+        if width:
+            if nested is None or (indent and width != indent) or key in nested:
+                return None
+            indent = width
+            understood, value = _scalar(rest)
+            if not understood:
+                return None
+            nested[key] = value
+            continue
+        if key in meta:
+            return None  # a repeated key: the loader keeps the last; not worth copying
+        nested, indent = None, 0
+        if not rest.strip():
+            nested = meta[key] = {}
+            continue
+        understood, value = _scalar(rest)
+        if not understood:
+            return None
+        meta[key] = value
+    return None  # never closed
+
+
+def lens_files(root: str, stamps: dict[str, int] | None = None) -> dict[str, tuple[int, int]]:
+    """{root-relative path: (mtime_ns, size)} of the lens files on disk, walked as sync walks them: no
+    links, no hidden names, no machine folders. `stamps` gets the mtime of every file and folder seen."""
+    import os
+
+    from memstore.kinds import SKIP_DIRS
+
+    found: dict[str, tuple[int, int]] = {}
+    pending = ["lenses"]
+    try:
+        if stamps is not None:
+            stamps["lenses"] = os.stat(os.path.join(root, "lenses")).st_mtime_ns
+    except OSError:
+        return found
+    while pending:
+        rel = pending.pop()
+        try:
+            entries = list(os.scandir(os.path.join(root, rel)))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith(".") or entry.name in SKIP_DIRS:
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(f"{rel}/{entry.name}")
+                    if stamps is not None:
+                        stamps[f"{rel}/{entry.name}"] = entry.stat(follow_symlinks=False).st_mtime_ns
+                elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                    info = entry.stat(follow_symlinks=False)
+                    found[f"{rel}/{entry.name}"] = (info.st_mtime_ns, info.st_size)
+                    if stamps is not None:
+                        stamps[f"{rel}/{entry.name}"] = info.st_mtime_ns
+            except OSError:
+                continue
+    return found
+
+
+def current_lenses(conn: sqlite3.Connection | None, root: str, problems: list[str] | None = None,
+                   stamps: dict[str, int] | None = None) -> list[Lens]:
+    """The lenses as the files are now: the mirror's row where its (mtime, size) still match the file,
+    the file read afresh where not, none for a file gone. A changed file this reader cannot take keeps
+    its mirror row (or, new, waits for a sync); each such file is named in `problems`. `stamps`: as
+    lens_files fills it (hookgate's watch list)."""
+    import os
+
+    rows: dict[str, tuple[str, str, int, int]] = {}
+    if conn is not None:
+        for path, meta, body, mtime, size in conn.execute(
+                "SELECT f.path, f.meta, t.body, f.mtime_ns, f.size FROM files f "
+                "LEFT JOIN files_fts t ON t.rowid = f.id WHERE f.kind = 'lens'"):
+            rows[path] = (meta, body, mtime, size)
+    found = []
+    for rel, stamp in sorted(lens_files(root, stamps).items()):
+        row = rows.get(rel)
+        if row is not None and (row[2], row[3]) == stamp:
+            found.append(lens_from_row(rel, row[0], row[1]))
+            continue
+        try:
+            with open(os.path.join(root, rel), "rb") as handle:
+                read = read_frontmatter(handle.read(1_000_000).decode("utf-8", errors="replace"))
+        except OSError:
+            read = None
+        if read is not None:
+            found.append(lens_from_row(rel, json.dumps(read[0]), read[1]))
+            continue
+        if problems is not None:
+            problems.append(rel)
+        if row is not None:
+            found.append(lens_from_row(rel, row[0], row[1]))
+    return found

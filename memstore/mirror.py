@@ -48,6 +48,7 @@ KNOWN_MIGRATIONS = (
     "m009_journal_gap",
     "m010_vector_parts",
     "m011_raw_texts",
+    "m012_births",
 )
 
 

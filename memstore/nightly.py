@@ -19,7 +19,6 @@ import datetime as dt
 import hashlib
 import json
 import os
-import re
 import shlex
 import sqlite3
 import subprocess
@@ -32,6 +31,8 @@ from memstore import review
 from memstore.agent_root import RootPaths
 from memstore.config import Config
 from memstore.context import _dated, front_values, split_front, unquote
+from memstore.duplicates import COMPARE_BUDGET, Duplicates, clusters, near_duplicates, project_scopes
+from memstore.duplicates import summary_tokens as summary_tokens  # re-exported: tests and callers know it here
 from memstore.errors import MemstoreError
 from memstore.fsguard import read_text
 from memstore.kinds import DERIVED
@@ -157,95 +158,19 @@ def roll_windows(root: Path, now: dt.datetime, config: Config) -> Rolled:
     for day, path in reversed(_dated(Path(paths.short_term))):  # oldest first: a stable order
         if (today - day).days > config.short_term_days:
             _move(root, path, rolled)
-    dreams = [(day, path) for day, path in _dated(Path(paths.dream_journal)) if day <= today]
-    for _day, path in reversed(dreams[config.dream_entries:]):
+    # The newest few of each scope (person-wide, each project's dreams): a busy project never rolls away
+    # the entries another project's sessions are shown.
+    by_scope: dict[str | None, list[Path]] = {}
+    for day, path in _dated(Path(paths.dream_journal)):
+        if day <= today:
+            by_scope.setdefault(_scope_of(read_text(path)), []).append(path)
+    old = [path for kept in by_scope.values() for path in kept[config.dream_entries:]]
+    for path in sorted(old, key=lambda p: p.name):
         _move(root, path, rolled)
     return rolled
 
 
 # ---------------------------------------------------------------- the cue
-
-# Words that say nothing about what a summary is about; left out of the near-duplicate measure.
-_STOP = frozenset(
-    "the and for with that this from into when then than not are was were has have had but use "
-    "uses used can its our out all any you your they them their there what which who how why".split()
-)
-_WORD = re.compile(r"[^\W_]+")
-# Two summaries are near-duplicates at token-set Jaccard >= NUM/DEN (compared in integers).
-JACCARD_NUM, JACCARD_DEN = 3, 5
-# At most this many candidate pairs are scored; a corpus of boilerplate summaries stops here.
-COMPARE_BUDGET = 2_000_000
-
-
-def summary_tokens(text: str) -> frozenset[str]:
-    """Lower-cased words of three or more letters or digits, less a few function words."""
-    return frozenset(w for w in _WORD.findall(text.lower()) if len(w) >= 3 and w not in _STOP)
-
-
-@dataclass
-class Duplicates:
-    pairs: list[tuple[str, str, float]] = field(default_factory=list)  # (path a, path b, jaccard), a < b
-    compared: int = 0
-    exhausted: bool = False  # the comparison budget ran out: pairs may be incomplete
-
-
-def near_duplicates(summaries: dict[str, str], budget: int = COMPARE_BUDGET) -> Duplicates:
-    """Pairs whose summaries have token-set Jaccard >= 3/5, found by prefix filtering.
-
-    Exact, without comparing every pair: order each token set by how rare its tokens are
-    (document frequency, then the token). If |x ∩ y| >= t·|x ∪ y| then x and y share a
-    token among the first |x| - ceil(t·|x|) + 1 of x and the first |y| - ceil(t·|y|) + 1
-    of y, so only records meeting in those short prefixes (the rarest tokens) are scored.
-    Pairs whose sizes alone rule the threshold out are skipped before counting.
-
-    Why this measure: a summary is one line naming a topic, so word overlap is the signal,
-    and word order or inflection rarely is. A set measure can be indexed (difflib's ratio
-    cannot: every pair would cost a full sequence match, 50 million of them at 10,000
-    memories), it is symmetric and deterministic, and the threshold is a plain fraction.
-    On the 10,000-memory synthetic corpus it scores about 0.8 million pairs in 0.4 s;
-    `budget` caps the worst case (summaries drawn from a tiny vocabulary) at about 0.7 s.
-    """
-    sets = {path: summary_tokens(text) for path, text in summaries.items()}
-    df: dict[str, int] = {}
-    for tokens in sets.values():
-        for token in tokens:
-            df[token] = df.get(token, 0) + 1
-    result = Duplicates()
-    index: dict[str, list[int]] = {}
-    records: list[tuple[str, frozenset[str]]] = []
-    # Shorter sets first, so a set is only compared with sets no longer than itself.
-    for path, tokens in sorted(sets.items(), key=lambda item: (len(item[1]), item[0])):
-        if not tokens:
-            continue
-        size = len(tokens)
-        ordered = sorted(tokens, key=lambda t: (df[t], t))
-        need = -(-JACCARD_NUM * size // JACCARD_DEN)  # ceil(t * size)
-        prefix = ordered[: size - need + 1]
-        seen: set[int] = set()
-        me = len(records)
-        for token in prefix:
-            for other in index.get(token, ()):
-                if other in seen:
-                    continue
-                seen.add(other)
-                other_path, other_tokens = records[other]
-                if JACCARD_DEN * len(other_tokens) < JACCARD_NUM * size:
-                    continue  # too short to reach the threshold with the longer one
-                if result.compared >= budget:
-                    result.exhausted = True
-                    break
-                result.compared += 1
-                common = len(tokens & other_tokens)
-                union = size + len(other_tokens) - common
-                if JACCARD_DEN * common >= JACCARD_NUM * union:
-                    a, b = sorted((path, other_path))
-                    result.pairs.append((a, b, common / union))
-            index.setdefault(token, []).append(me)
-        records.append((path, tokens))
-        if result.exhausted:
-            break
-    result.pairs.sort()
-    return result
 
 
 def _one_line(text: str, limit: int = DETAIL_CHARS) -> str:
@@ -292,10 +217,12 @@ def cue_items(
     live_rows = [r for r in rows if r["band"] != "superseded"]  # superseded ones are meant to look alike
     summary_of = {r["path"]: r["summary"] or "" for r in live_rows}
     dups = near_duplicates(summary_of, budget)
-    for a, b, score in dups.pairs:
-        detail = (f"summaries {score:.2f} alike (token-set Jaccard): "
-                  f"{_one_line(summary_of[a], 60)!r} / {_one_line(summary_of[b], 60)!r}")
-        ranked["near-duplicate"].append(((-score, a, b), _item("near-duplicate", [a, b], detail)))
+    for members, best in clusters(dups.pairs, project_scopes(conn)):
+        shown = " / ".join(repr(_one_line(summary_of[p], 40)) for p in members[:3])
+        more = f" and {len(members) - 3} more" if len(members) > 3 else ""
+        detail = (f"{len(members)} memories with summaries alike (token-set Jaccard up to {best:.2f}): "
+                  f"{shown}{more}")
+        ranked["near-duplicate"].append(((-best, *members), _item("near-duplicate", members, detail)))
 
     for r in rows:
         if r["importance"] >= IMPORTANT and r["band"] in ("cold", "archive"):
@@ -342,14 +269,22 @@ def cue_items(
         item["id"] = ident
         ranked["new-fact"].append(((-day.toordinal(), rel), item))
 
-    # Every other item is named by its kind and files; one the person rejected never returns.
+    # Every other item is named by its kind and files; one the person rejected never returns. A
+    # near-duplicate cluster the person answered either way never returns either, nor does any part of
+    # it: only a cluster that gained a member is a new question.
+    settled = [set(a["paths"]) for a in answered.values()
+               if a.get("kind") == "cue" and isinstance(a.get("paths"), list) and a["paths"]
+               and str(a.get("text", "")).startswith("near-duplicate:")]
     for kind in KINDS:
         if kind == "new-fact":
             continue
         kept = []
         for key, item in ranked[kind]:
             item["id"] = review.cue_id(kind, item["paths"])
-            if review.decision(answered, item["id"]) != review.REJECTED:
+            said = review.decision(answered, item["id"])
+            if kind == "near-duplicate" and (said or any(set(item["paths"]) <= done for done in settled)):
+                continue
+            if said != review.REJECTED:
                 kept.append((key, item))
         ranked[kind] = kept
 
@@ -379,6 +314,12 @@ DREAMT_KEEP = 5_000  # ids of items already dreamt about, kept in wake-status.js
 def fact_id(rel: str, text: str) -> str:
     return review.item_id("fact", rel + "\0" + hashlib.blake2b(text.encode("utf-8", "replace"),
                                                                digest_size=8).hexdigest())
+
+
+def _scope_of(text: str) -> str | None:
+    from memstore.dreaming import scope_of
+
+    return scope_of(front_values(split_front(text)[0]).get("project"))
 
 
 def _kind_of(text: str) -> str:
@@ -473,6 +414,7 @@ def commit_paths(root: str | os.PathLike[str], paths: Iterable[str], message: st
 
 def run_tick(store: Store, commit: bool = False) -> TickStatus:
     """Store.tick: the passes, the cue and the status file (see its docstring)."""
+    from memstore.adoption import MENDING
     from memstore.flush import flush
     from memstore.freshness import tick_items, write_stale
     from memstore.locks import file_lock
@@ -529,6 +471,9 @@ def run_tick(store: Store, commit: bool = False) -> TickStatus:
                     "the cue may miss some pairs")
     errors = sum(1 for p in problems if p["level"] == "error")
     warnings = len(problems) - errors
+    for problem in problems:  # every night until the file is mended (memstore.adoption)
+        if problem["message"].startswith(MENDING):
+            store.notify(f"{problem['path']}: {problem['message']}")
     did = {
         "sync": synced.summary(),
         "lint": f"{errors} error(s), {warnings} warning(s)",

@@ -109,6 +109,9 @@ class Parsed:
     has_frontmatter: bool
     problems: list[Problem] = field(default_factory=list)
     policy_base: str | None = None  # the starting state flush wrote (policy.parse_base), normalised
+    # a frontmatter block is there but cannot be read (not YAML, never closed, not a mapping, refused):
+    # every field took its default, so sync keeps the file's last good values instead (memstore.adoption)
+    broken: bool = False
 
     @property
     def row_text(self) -> str:
@@ -245,7 +248,9 @@ def parse_bytes(raw: bytes, stem: str, config: Config, *, is_t2: bool = False) -
         # Said before the YAML error it usually causes, which names the symptom, not the cause.
         problems.append(Problem(ERROR, "unresolved git merge conflict (<<<<<<< ... >>>>>>> lines): keep one side "
                                 "of each block, then run memstore sync (and flush on the flushing machine)"))
+    said = len(problems)
     meta, body, had = split_frontmatter(text, problems)
+    broken = len(problems) > said  # split_frontmatter adds a problem only when the block is unreadable
     if not text.strip():
         problems.append(Problem(WARNING, "empty file"))
 
@@ -367,4 +372,5 @@ def parse_bytes(raw: bytes, stem: str, config: Config, *, is_t2: bool = False) -
         has_frontmatter=had,
         problems=problems,
         policy_base=policy_base,
+        broken=broken,
     )

@@ -317,11 +317,15 @@ def record_touch(
     cwd: str | os.PathLike[str] | None = None,
     lock_budget_ms: int | None = None,
     written: bool = False,
+    born: bool = False,
 ) -> TouchResult:
     """Record one access: a journal line first, then one SQLite transaction.
 
     The journal line lands even when the mirror is locked past the budget, missing or
     broken; the next sync folds it in. Nothing here raises for a locked database.
+    `born`: this Write created the memory. The line says so, with the project of the session's
+    cwd as the bundle names it (none: person-wide), and the mirror counts it as the memory's
+    birth (memstore.adoption).
     """
     if tool not in REINFORCING_TOOLS:
         return TouchResult(False, False, None, f"{tool} does not reinforce (only {', '.join(REINFORCING_TOOLS)})")
@@ -329,6 +333,13 @@ def record_touch(
     if rel is None:
         return TouchResult(False, False, None, f"not a T2 memory file under {root}/memory: {file_path}")
     event = journal.new_event(rel, tool, now, session, source=journal.identity(root))
+    if born and tool == "Write":
+        from memstore.projects import locate
+
+        event["born"] = "1"
+        project = locate(os.fspath(cwd) if cwd else None, os.fspath(root))[0]
+        if project:
+            event["project"] = project
     journal.append(root, event)
     db = db_file(root)
     if not os.path.exists(db):

@@ -62,6 +62,9 @@ class Entry:
     row: str = ""  # the row as its band shows it (New cuts it)
     band: str = "archive"
     rolled: bool = False  # pushed to the archive by the whole-index guard
+    # why a stepped-aside entry (superseded=True) stepped aside, when it is its dates and not its
+    # status: "expired" (valid_until passed) or "early" (valid_from still ahead); the archive heads them so
+    out_of_time: str = ""
 
 
 @dataclass
@@ -145,6 +148,9 @@ def _load(
                 full_row += " " + mark  # a mark is read from a state file: as inert as the row it joins
             if len(full_row) < shortest or shortest < 0:
                 shortest = len(full_row)
+            retired = status is not None and status.strip().lower().startswith(("superseded", "forgotten"))
+            timing = "" if retired else "expired" if until is not None and until < day else (
+                "early" if since is not None and since > day else "")
             append(
                 Entry(
                     path,
@@ -155,8 +161,7 @@ def _load(
                     date(created),
                     bool(pin),
                     # stepped aside (memstore.freshness): superseded, forgotten, or outside its dates
-                    (status is not None and status.strip().lower().startswith(("superseded", "forgotten")))
-                    or (until is not None and until < day) or (since is not None and since > day),
+                    retired or bool(timing),
                     bool(in_flight),
                     state,
                     count,
@@ -166,6 +171,7 @@ def _load(
                     importance,
                     full_row,
                     full_row,
+                    out_of_time=timing,
                 )
             )
     # = sort(key=(-score, filename)): the second sort is stable, reverse=True included, so
@@ -371,8 +377,11 @@ def compose_archive(bands: Bands) -> str:
     ]
     if bands.archive:
         parts.append("\n## Rolled off\n\n" + "\n".join([e.full_row for e in bands.archive]) + "\n")
-    if bands.superseded:
-        parts.append("\n## Superseded\n\n" + "\n".join([e.full_row for e in bands.superseded]) + "\n")
+    # An expired memory is not superseded: nothing replaced it, its time ran out (valid_until)
+    for title, why in (("Superseded", ""), ("Expired", "expired"), ("Not yet valid", "early")):
+        rows = [e.full_row for e in bands.superseded if e.out_of_time == why]
+        if rows:
+            parts.append(f"\n## {title}\n\n" + "\n".join(rows) + "\n")
     return "".join(parts)
 
 

@@ -142,6 +142,7 @@ class Status(Record):
     # memories deleted outside memstore, kept in memory/archive/ and not yet acknowledged (memstore.deletions):
     # count, since (a day), kept: [{path, was, deleted_at}]
     deleted: dict[str, Any] = field(default_factory=dict)
+    nightly: dict[str, Any] = field(default_factory=dict)  # tick, wake (last ran, or None), late, hint (lastrun.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +238,8 @@ class WakeResult(Record):
     proposals: str | None = None  # the T1 note holding the dream's proposed memory changes
     commit: str | None = None  # with --commit: what git did ("committed 3 file(s) as abc1234", or why not)
     notes: list[str] = field(default_factory=list)
+    dreams: list[str] = field(default_factory=list)  # one dream entry per scope (person-wide, each project)
+    proposal_notes: list[str] = field(default_factory=list)  # one proposals note per dream that proposed
 
 
 @dataclass(frozen=True, slots=True)

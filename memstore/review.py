@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 
 KINDS = ("lesson", "proposal", "cue")
 ACCEPTED, REJECTED = "accepted", "rejected"
+DONE = "done"  # an accepted proposal the person marked carried out: no longer carried into bundles
+DECISIONS = (ACCEPTED, REJECTED, DONE)
 REVIEW_DIR = "review"
 _ID = re.compile(r"^[lpc][0-9a-f]{7}$")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*\S)\s*$")
@@ -96,7 +98,7 @@ def answers(root: str | os.PathLike[str]) -> dict[str, dict[str, str]]:
             except ValueError:
                 continue
             if not isinstance(answer, dict) or not isinstance(answer.get("id"), str) \
-                    or answer.get("decision") not in (ACCEPTED, REJECTED) or not isinstance(answer.get("at"), str):
+                    or answer.get("decision") not in DECISIONS or not isinstance(answer.get("at"), str):
                 continue
             known = found.get(answer["id"])
             if known is None or (answer["at"], name) >= (known["at"], known.get("_file", "")):
@@ -146,6 +148,17 @@ def standing_lessons(answered: dict[str, dict[str, str]], project: str | None = 
     return [(ident, text) for _at, ident, text in sorted(found)]
 
 
+def accepted_proposals(answered: dict[str, dict[str, str]], project: str | None = None) -> list[tuple[str, str]]:
+    """(id, text) of every proposal the person accepted and has not marked done, for this project (or
+    person-wide), oldest answer first: the bundle carries each as the person's instruction until done."""
+    from memstore.projects import belongs
+
+    found = [(a["at"], ident, a.get("text", "")) for ident, a in answered.items()
+             if a.get("kind") == "proposal" and a["decision"] == ACCEPTED and a.get("text")
+             and belongs(a.get("project"), project)]
+    return [(ident, text) for _at, ident, text in sorted(found)]
+
+
 @dataclass
 class Item:
     """One thing that waits for a person (`memstore review --json` prints these)."""
@@ -156,7 +169,7 @@ class Item:
     source: str  # the file it came from, or "tick <when>" for a cue item
     created: str | None
     paths: list[str] = field(default_factory=list)  # the files it is about
-    project: str | None = None  # where a lesson was captured (memstore.projects); None: person-wide
+    project: str | None = None  # a lesson's project, or the dream's (memstore.projects); None: person-wide
 
     def to_json(self) -> dict[str, object]:
         return {"id": self.id, "kind": self.kind, "text": self.text, "source": self.source,
@@ -217,7 +230,8 @@ def open_proposals(root: str | os.PathLike[str], answered: dict[str, dict[str, s
             if ident in seen or decision(answered, ident):
                 continue
             seen.add(ident)
-            found.append(Item(ident, "proposal", line, rel, _value(values, "date") or None))
+            found.append(Item(ident, "proposal", line, rel, _value(values, "date") or None,
+                              project=_value(values, "project") or None))
     return found
 
 

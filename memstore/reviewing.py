@@ -11,6 +11,7 @@ import os
 
 from memstore.review import (
     ACCEPTED,
+    DONE,
     REJECTED,
     Item,
     _t1,
@@ -95,7 +96,9 @@ def answer(root: str | os.PathLike[str], ident: str, accept: bool, when: str,
     answer_line = {"id": ident, "kind": item.kind, "decision": ACCEPTED if accept else REJECTED,
                    "text": item.text, "source": item.source, "at": when, "via": via}
     if item.project:
-        answer_line["project"] = item.project  # an accepted lesson stands in its own project only
+        answer_line["project"] = item.project  # an accepted lesson or proposal stands in its own project only
+    if item.kind == "cue" and item.paths:
+        answer_line["paths"] = item.paths  # a near-duplicate cluster answered stays answered, and so do its parts
     record(root, identity(root), answer_line)
     moved: list[str] = []
     if item.kind == "lesson" and not accept:
@@ -108,3 +111,43 @@ def answer(root: str | os.PathLike[str], ident: str, accept: bool, when: str,
                 _move(base, base / rel, rolled)
         moved = rolled.paths
     return item, moved
+
+
+def accepted_item(root: str | os.PathLike[str], ident: str) -> Item:
+    """The accepted proposal `ident` (one the person accepted and has not marked done); NotFound otherwise."""
+    from memstore.errors import NotFound
+
+    check_id(ident)
+    earlier = answers(root).get(ident)
+    if earlier is None or earlier.get("kind") != "proposal" or earlier["decision"] != ACCEPTED:
+        said = "nothing was accepted" if earlier is None else f"it is {earlier['decision']}"
+        raise NotFound(f"{ident} is no accepted proposal waiting to be done ({said})",
+                       hint="memstore review lists what waits; the bundle lists accepted proposals with their ids")
+    return Item(ident, "proposal", earlier.get("text", ""), earlier.get("source", ""), earlier.get("at"),
+                project=earlier.get("project"))
+
+
+def mark_done(root: str | os.PathLike[str], ident: str, when: str, via: dict[str, object] | None = None) -> Item:
+    """Record that the person's accepted proposal `ident` was carried out: bundles stop carrying it.
+
+    The person's, like accept and reject: marking done takes an instruction out of every later
+    session, so an agent (or text it was shown) could otherwise silence the person by it.
+    """
+    from memstore.errors import BadUsage
+    from memstore.journal import identity
+
+    agent = next((name for name in AGENT_MARKS if os.environ.get(name)), None)
+    if agent is not None:
+        raise BadUsage(f"marking an accepted proposal done is the person's, and this runs inside an agent's session "
+                       f"(${agent} is set)", hint="run memstore review done ID in your own terminal")
+    item = accepted_item(root, ident)
+    if via is None:
+        from memstore.terminal import provenance
+
+        via = {"front": "library", **provenance()}
+    line = {"id": ident, "kind": "proposal", "decision": DONE, "text": item.text, "source": item.source,
+            "at": when, "via": via}
+    if item.project:
+        line["project"] = item.project
+    record(root, identity(root), line)
+    return item

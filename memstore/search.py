@@ -142,6 +142,38 @@ def _hit(row: sqlite3.Row, score: float, snippet: str | None = None) -> dict[str
     }
 
 
+# How far above the best hit ranked below it a lifted stretch's lowest score is put (rank_scores): a
+# share of that score, since bm25's scale runs from millionths (a small root) to tens
+RANK_GAP = 0.01
+
+
+def rank_scores(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The hits with the score their order comes from: never rising down the list.
+
+    Some orders rank a group ahead of better-scoring hits (this project's memories first,
+    a file holding every unspaced run first). Each such group is a stretch of the list
+    whose scores do not rise; where one starts above a higher score, it and the stretches
+    above it are lifted by one constant each, just above what is ranked below. Order and
+    membership stay as they were, and so do the differences within a stretch.
+    """
+    if len(hits) < 2:
+        return hits
+    starts = [0] + [i for i in range(1, len(hits)) if hits[i]["score"] > hits[i - 1]["score"]]
+    if len(starts) == 1:
+        return hits
+    out = [dict(hit) for hit in hits]
+    floor = None
+    for at, start in reversed(list(enumerate(starts))):
+        end = starts[at + 1] if at + 1 < len(starts) else len(out)
+        lowest = out[end - 1]["score"]
+        if floor is not None and lowest <= floor:
+            lift = floor - lowest + max(abs(floor) * RANK_GAP, 1e-6)
+            for hit in out[start:end]:
+                hit["score"] = round(hit["score"] + lift, 6)
+        floor = out[start]["score"]
+    return out
+
+
 def _is_query_error(exc: sqlite3.OperationalError) -> bool:
     text = str(exc).lower()
     return not any(word in text for word in ("locked", "busy", "no such table", "disk", "malformed"))
@@ -344,7 +376,7 @@ def _search_unspaced(
         row = rows[file_id]
         snippet = _run_snippet(texts[file_id], runs, words) if file_id in run_count else fts_snippet.get(file_id, "")
         hits.append(_hit(row, score, snippet))
-    return hits
+    return rank_scores(hits)  # a file holding every run ranks first, whatever its score
 
 
 def search(

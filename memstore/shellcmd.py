@@ -35,8 +35,8 @@ _SPLIT = re.compile(r"\|\|?|&&|;|&|\(|\)|`|\$\(|\n")
 _NAMES = "|".join(re.escape(name[:-1]) + r"(?:/|\b)" if name.endswith("/") else re.escape(name)
                   for name in PERSON_OWNED)  # identity\.md|memstore\.toml|lenses(?:/|\b)|...
 # Answering what waits for review is the person's: the agent's shell may not run it.
-_REVIEW_ANSWER = re.compile(r"\bmemstore\b.*\breview\s+(?:--?\S+\s+)*(accept|reject)\b", re.S)
-_ANSWERS = frozenset({"accept", "reject"})
+_REVIEW_ANSWER = re.compile(r"\bmemstore\b.*\breview\s+(?:--?\S+\s+)*(accept|reject|done)\b", re.S)
+_ANSWERS = frozenset({"accept", "reject", "done"})  # done: takes the person's accepted instruction away
 _VALUED = frozenset({"--root", "--now"})  # memstore's options that take the next word
 
 

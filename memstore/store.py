@@ -239,7 +239,7 @@ class Store(WiringMixin, LedgerMixin):
         "hybrid" insists on the fusion and fails with a hint when the extra is missing.
         """
         from memstore.hybrid import hybrid, lexical
-        from memstore.search import check_query
+        from memstore.search import check_query, rank_scores
         from memstore.semantic import catch_up_vectors, embedder_for
 
         if mode not in ("auto", "fts", "hybrid"):
@@ -265,7 +265,8 @@ class Store(WiringMixin, LedgerMixin):
                     catch_up_vectors(self, conn, embedder)
                 hits = hybrid(conn, query, wanted, type, self.config, embedder)
             hits = [hit for hit in hits if hit["path"] not in aside]
-            return by_project(conn, hits, project, only=this_project)[:limit]
+            # the score shown is the one the order comes from: this project's hits come first
+            return rank_scores(by_project(conn, hits, project, only=this_project)[:limit])
 
         return [Hit(**hit) for hit in self._read(run, catch_up=catch_up)]
 
@@ -332,13 +333,17 @@ class Store(WiringMixin, LedgerMixin):
         from memstore.views import status_view
 
         view = self._read(lambda conn: status_view(conn, self.root, self.now, self.config))
-        return Status(**{**view, "bands": [BandUse(**b) for b in view["bands"]], "deleted": summary(self.root)})
+        from memstore.lastrun import view as nightly
+
+        return Status(**{**view, "bands": [BandUse(**b) for b in view["bands"]], "deleted": summary(self.root),
+                         "nightly": nightly(self.root, self.now)})
 
     def lint(self) -> list[Problem]:
         """Malformed or missing fields, name mismatches, oversize files, lenses that cannot fire."""
         from memstore.views import lint_view
 
-        return [Problem(**item) for item in self._read(lambda conn: lint_view(conn, self.root))]
+        # a full sync first: a file broken by hand in place changes no folder, and a quick one would miss it
+        return [Problem(**item) for item in self._read(lambda conn: lint_view(conn, self.root), catch_up="full")]
 
     def context(self, cwd: str | os.PathLike[str] | None = None) -> str:
         """The cold-start bundle SessionStart injects in a session at cwd (read straight from the files):

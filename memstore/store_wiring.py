@@ -29,21 +29,39 @@ class WiringMixin:
 
     def plan_install(self, layout: Layout, *, keep_auto_memory: bool = False, cron: bool = False,
                      crontab_file: str | os.PathLike[str] | None = None, cron_time: str | None = None,
-                     uninstall: bool = False, model_cmd: str | None = None, mcp: bool = False) -> InstallPlan:
+                     uninstall: bool = False, model_cmd: str | None = None, mcp: bool = False,
+                     cron_only: bool = False) -> InstallPlan:
         """Everything install (or uninstall) would change, as diffs; nothing is written until plan.apply().
 
         cron / crontab_file: also the nightly tick and wake jobs, in the user's crontab or in
         that file; cron_time: when tick runs (HH:MM, default 03:30; wake runs 5 minutes later).
+        cron_only: the two nightly jobs and nothing else (no settings file, no CLAUDE.md): the
+        nightly cycle of a root the Claude Code plugin wires.
         """
         from memstore.cron import DEFAULT_AT, Source, parse_time
-        from memstore.install import plan_install, plan_uninstall
+        from memstore.install import plan_cron_only, plan_install, plan_uninstall
+        from memstore.plugin_config import wiring
 
         source = Source(Path(crontab_file).expanduser().absolute()) if crontab_file else Source() if cron else None
+        if cron_only:
+            if mcp or keep_auto_memory:
+                raise BadUsage("--cron-only wires the nightly jobs and nothing else",
+                               hint="leave out --mcp and --keep-auto-memory")
+            source = source or Source()
         if cron_time is not None and (source is None or uninstall):
             raise BadUsage("a cron time needs --cron or --crontab-file, and no --uninstall")
+        at = parse_time(cron_time) if cron_time is not None else DEFAULT_AT
+        if cron_only and source is not None:
+            return plan_cron_only(self.root, source, at=at, model_cmd=model_cmd, remove=uninstall)
         if uninstall:
             return plan_uninstall(layout, cron=source)
-        at = parse_time(cron_time) if cron_time is not None else DEFAULT_AT
+        plugin = wiring(self.root)
+        if plugin is not None:
+            # the plugin already delivers hooks, imports and MCP: a settings-file install beside it loads all twice
+            raise BadUsage(f"the Claude Code plugin {plugin} already wires {self.root}; a second wiring in "
+                           f"{layout.settings} would load identity and the index twice",
+                           hint=f"for the nightly jobs alone: memstore --root {self.root} install --cron-only "
+                                "--apply (add --crontab-file F for a file)")
         return plan_install(layout, self.lens_matcher(), disable_auto_memory=not keep_auto_memory,
                             cron=source, cron_at=at, model_cmd=model_cmd, mcp=mcp)
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memstore import mirror
+from memstore.adoption import adopt, keep_last_good
 from memstore.agent_root import RootPaths
 from memstore.config import Config, load_config
 from memstore.fsguard import read_regular
@@ -199,6 +200,7 @@ def _apply(
     def write(final: bool = False) -> None:
         with transaction(conn):
             write_rows(conn, inserts, updates)
+            adopt(conn, [str(row["path"]) for row in (*inserts, *updates) if row["kind"] == "t2"], fresh=True)
             conn.executemany("UPDATE files SET mtime_ns = ?, size = ?, inode = ? WHERE path = ?", stat_only)
             conn.executemany("INSERT OR REPLACE INTO raw_texts (path, raw) VALUES (?, ?)", raws)
             if final:
@@ -212,6 +214,7 @@ def _apply(
                 report.events += touched.new_events
                 report.bad_journal_lines += touched.bad_lines
                 policy_paths.extend(touched.paths)
+                adopt(conn, sorted(touched.paths), fresh=False)  # births among the new events
             if policy_paths:
                 recompute_policy(conn, sorted(set(policy_paths)), config)
         inserts.clear()
@@ -239,6 +242,8 @@ def _apply(
             report.touched_only += 1
         else:
             row = build_row(rel, raw, mtime_ns, len(raw), config, inode)
+            if row["broken"]:
+                keep_last_good(conn, row)
             if old is None:
                 inserts.append(row)
                 report.added += 1

@@ -106,7 +106,7 @@ def check_settings(layout: Layout, lens_matcher: str | None) -> tuple[list[Check
                             f"{len(parts)} of {IMPORT_PARTS} handlers that carry identity.md and MEMORY.md", fix))
     if lens_matcher:
         matchers = [m for m, h in _handlers(settings, "PreToolUse") if "if" not in h]
-        ok = lens_matcher in matchers
+        ok = "*" in matchers or lens_matcher in matchers  # `*`: the lens gate (hookgate.sh) of this install
         checks.append(Check("hook PreToolUse lenses", ok, f"matcher {lens_matcher!r}" if ok else
                             f"lenses listen to {lens_matcher!r} but the registration has {matchers or 'none'}", fix))
     if command:
@@ -259,12 +259,15 @@ def check_mirror(root: Path) -> Check:
     return Check("mirror", result == "ok", f"quick_check: {result}", "memstore rebuild")
 
 
-def check_cron(root: Path, crontab_file: Path | None = None, layout: Layout | None = None) -> list[Check]:
-    """`cron tick` and `cron wake`: root's two nightly jobs in the crontab file, else the user's crontab."""
+def check_cron(root: Path, crontab_file: Path | None = None, layout: Layout | None = None, *,
+               plugin: bool = False) -> list[Check]:
+    """`cron tick` and `cron wake`: root's two nightly jobs in the crontab file, else the user's crontab.
+    plugin: the root is the plugin's, so the fix installs the jobs alone (--cron-only)."""
     from memstore import cron
 
     source = cron.Source(crontab_file)
-    scope = "" if layout is None else ("--scope user" if layout.scope == "user" else f"--settings {layout.settings}")
+    scope = "--cron-only" if plugin else "" if layout is None else (
+        "--scope user" if layout.scope == "user" else f"--settings {layout.settings}")
     return cron.checks(cron.read(source), root, source, scope=scope)
 
 
@@ -351,19 +354,10 @@ def check_hook_errors(root: Path) -> Check:
 
 
 def plugin_install(root: Path) -> str | None:
-    """The id of the Claude Code plugin (memstore@...) wired to this root, from the user's settings
-    (`enabledPlugins`, and `pluginConfigs` for its `root` option, whatever the install scope), or None."""
-    settings = _load(claude_code.user_settings()) or {}
-    enabled = settings.get("enabledPlugins") if isinstance(settings.get("enabledPlugins"), dict) else {}
-    configs = settings.get("pluginConfigs") if isinstance(settings.get("pluginConfigs"), dict) else {}
-    for ident, on in enabled.items():
-        if not on or not isinstance(ident, str) or ident.split("@", 1)[0] != "memstore":
-            continue
-        options = (configs.get(ident) or {}).get("options") if isinstance(configs.get(ident), dict) else None
-        value = options.get("root") if isinstance(options, dict) else None
-        if isinstance(value, str) and os.path.realpath(os.path.expanduser(value)) == os.path.realpath(root):
-            return ident
-    return None
+    """The id of the Claude Code plugin (memstore@...) wired to this root, or None (plugin_config)."""
+    from memstore.plugin_config import wiring
+
+    return wiring(root)
 
 
 def plugin_checks(root: Path, config: Config, now: dt.datetime, layout: Layout, ident: str) -> list[Check]:
@@ -395,8 +389,8 @@ def run_checks(root: Path, config: Config, now: dt.datetime, layout: Layout, len
 
     ident = plugin_install(root)
     if ident is not None:
-        return [*plugin_checks(root, config, now, layout, ident), *(check_cron(root, crontab_file, layout)
-                                                                    if cron else [])]
+        return [*plugin_checks(root, config, now, layout, ident),
+                *(check_cron(root, crontab_file, plugin=True) if cron else [])]
     state = read_state()
     checks, command = check_settings(layout, lens_matcher)
     checks.append(check_single_install(layout))

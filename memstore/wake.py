@@ -47,25 +47,29 @@ from pathlib import Path
 
 from memstore.agent_root import RootPaths
 from memstore.config import Config
+from memstore.dreaming import (  # re-exported: wake.recent_facts and friends are what callers know
+    Mixed,
+    dream_prompt,
+    item_scope,
+    named_files,
+    recent_facts,
+    scope_slug,
+    sit_prompt,
+)
 from memstore.errors import BadUsage, MemstoreError
-from memstore.fsguard import md_files, read_text
 from memstore.results import WakeResult
 from memstore.timeutil import fmt
 
-# No built-in tools: the dream and the sit only write text. With tools, the memory hooks would
-# approve the model's own edits of memory files, and proposals must never be applied unattended.
-DEFAULT_MODEL_CMD = "claude -p --tools ''"
+# No tools at all: the dream and the sit only write text. With tools, the memory hooks would approve the
+# model's own edits of memory files, and proposals must never be applied unattended. `--tools ''` takes the
+# built-in tools only: MCP servers (the plugin's, the person's own) were still offered, so
+# --strict-mcp-config with an empty --mcp-config drops every server, and no skill or command is listed
+# (seen with Claude Code 2.1.332; tests/e2e/test_wake_claude.py).
+DEFAULT_MODEL_CMD = ("claude -p --tools '' --strict-mcp-config --mcp-config '{\"mcpServers\":{}}' "
+                     "--disable-slash-commands")
 DEFAULT_TIMEOUT_S = 600.0
 HOOKS_OFF = "MEMSTORE_HOOKS"  # set to "off" for the model calls: memstore's hooks then do nothing
 
-# How much text goes into the dream prompt.
-FACT_CHARS = 2_000  # per short-term fact
-FACTS_CHARS = 16_000  # all of them together, newest first
-NAMED_CHARS = 1_500  # per file a cue item names
-NAMED_FILES = 12
-OBJECT_CHARS = 8_000
-
-_DATED = re.compile(r"^(\d{2})(\d{2})(\d{2})-.+\.md$")
 _NOTHING = {"none", "none.", "(none)", "- none", "- none.", "nothing", "n/a", "-"}
 
 
@@ -97,144 +101,22 @@ def read_cue(path: Path) -> tuple[dict[str, object] | None, bytes]:
     return cue, raw
 
 
+def idle_reason(cue: dict[str, object]) -> str:
+    """Why a cue with `anything: false` calls no model, in words that match what its tick said."""
+    count = len(cue_items(cue))
+    when = cue.get("ran_at", "an unknown time")
+    if cue.get("consumed_at"):
+        return (f"nothing to wake for: the cue of the tick at {when} was dreamt on by the wake at "
+                f"{cue['consumed_at']}; the next tick writes a new one")
+    if count:
+        return (f"nothing to wake for: the tick at {when} listed {count} cue item(s), all dreamt on by earlier "
+                "wakes; the person answers them with memstore review")
+    return f"nothing to wake for: the tick at {when} found nothing to dream about"
+
+
 def cue_items(cue: dict[str, object]) -> list[dict[str, object]]:
     items = cue.get("items")
     return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
-
-
-# ---------------------------------------------------------------- what the prompts carry
-
-
-def _clip(text: str, limit: int) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def _read_text(path: Path) -> str:
-    return read_text(path)  # a regular file only: never through a link, never a FIFO
-
-
-def recent_facts(root: Path, today: dt.date, days: int) -> list[tuple[str, str]]:
-    """(root-relative path, text) of the short-term facts dated in the last `days` days, newest first."""
-    folder = root / "memory" / "short-term"
-    found = []
-    try:
-        paths = md_files(folder)  # regular files only: a link (a pull may plant one) is never read
-    except OSError:
-        paths = []
-    for path in paths:
-        match = _DATED.match(path.name)
-        if not match:
-            continue
-        try:
-            day = dt.date(2000 + int(match.group(1)), int(match.group(2)), int(match.group(3)))
-        except ValueError:
-            continue
-        if 0 <= (today - day).days <= days:
-            found.append((day, path))
-    found.sort(key=lambda pair: (pair[0], pair[1].name), reverse=True)
-    from memstore import review
-    from memstore.context import front_values, split_front, unquote
-
-    answered = review.answers(root)
-    out, used = [], 0
-    for _day, path in found:
-        whole = _read_text(path)
-        front, body = split_front(whole)
-        if review.withheld(unquote(front_values(front).get("kind", "")), body, answered):
-            continue  # a rejected or unsafe lesson never reaches the dream either
-        text = _clip(whole, FACT_CHARS)
-        if used + len(text) > FACTS_CHARS:
-            break
-        out.append((path.relative_to(root).as_posix(), text))
-        used += len(text)
-    return out
-
-
-def named_files(root: Path, items: list[dict[str, object]]) -> list[tuple[str, str]]:
-    """(path, text) of the files the cue's items name: only markdown files inside the root."""
-    base = root.resolve()
-    out: list[tuple[str, str]] = []
-    seen: set[str] = set()
-    for item in items:
-        paths = item.get("paths")
-        for rel in paths if isinstance(paths, list) else []:
-            if not isinstance(rel, str) or rel in seen or len(out) >= NAMED_FILES:
-                continue
-            seen.add(rel)
-            target = (root / rel).resolve()
-            if not (target.is_relative_to(base) and target.suffix == ".md" and target.is_file()):
-                continue
-            if (root / rel).is_symlink():  # only the file under its own name (the mirror's rule)
-                continue
-            out.append((rel, _clip(_read_text(target), NAMED_CHARS)))
-    return out
-
-
-NO_TOOLS = ("Everything you need is in this prompt. Do not use tools, and do not read, create or edit "
-            "any file: answer with text only. Nothing you write is applied automatically.")
-
-
-def dream_prompt(root: Path, cue: dict[str, object], facts: list[tuple[str, str]],
-                 named: list[tuple[str, str]], short_term_days: int) -> str:
-    lines = [
-        "You are dreaming: the nightly consolidation pass over a coding agent's memory "
-        f"(agent root {root}). The memory is markdown: topic memories in memory/<type>_<topic>.md, "
-        "short-term facts in memory/short-term/, lenses in lenses/.",
-        NO_TOOLS,
-        "",
-        f"## Tonight's cue (from the nightly tick at {cue.get('ran_at', 'an unknown time')})",
-        "",
-    ]
-    for item in cue_items(cue):
-        paths = item.get("paths")
-        named_paths = ", ".join(str(p) for p in paths) if isinstance(paths, list) else ""
-        detail = f": {item['detail']}" if item.get("detail") else ""
-        lines.append(f"- {item.get('kind', 'item')}: {named_paths}{detail}")
-    if named:
-        lines += ["", "## The files the cue names", ""]
-        for rel, text in named:
-            lines += [f"### {rel}", text, ""]
-    lines += ["", f"## Short-term facts from the last {short_term_days} days (newest first)", ""]
-    if facts:
-        for rel, text in facts:
-            lines += [f"### {rel}", text, ""]
-    else:
-        lines.append("(none)")
-    lines += [
-        "",
-        "## What to write",
-        "",
-        "A short dream-journal entry in markdown (at most about 400 words) that consolidates:",
-        "1. Durable patterns: what do these facts suggest that should outlive this week?",
-        "2. Near-duplicates: which memories say the same thing, and which one should absorb the other?",
-        "3. Wrong or merely old: which memories look mistaken, superseded or stale, and why?",
-        "",
-        "Put every change you propose to a memory file under one heading `## Proposals`, one bullet "
-        "per change naming the file (for example `- merge memory/a.md into memory/b.md: why`). "
-        "If you propose nothing, write `## Proposals` and `- none`.",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def sit_prompt(stem: str, shelf: str, rel: str, text: str) -> str:
-    return "\n".join([
-        f"You are sitting with one meditation object tonight: {stem} (the {shelf} shelf).",
-        "A sit is not a task. Hold sustained attention on the object below, in the first person, and "
-        "write down what you notice; it produces no artifact anyone asked for.",
-        NO_TOOLS,
-        "",
-        f"## The object ({rel})",
-        "",
-        _clip(text, OBJECT_CHARS),
-        "",
-        "## What to write",
-        "",
-        "A short dream-journal entry in the first person (at most about 300 words), in three parts:",
-        "- What shifted: what looks different after holding the object.",
-        "- What stayed open: what you could not settle.",
-        "- What the next session should carry: one or two lines it should start with.",
-    ]) + "\n"
 
 
 # ---------------------------------------------------------------- calling the model
@@ -273,6 +155,10 @@ def _first_line(data: bytes) -> str:
     return ""
 
 
+RETRY = ("nothing was written and the cue is kept: run the model command by hand with a short prompt on stdin "
+         "to see why (a login, a quota), then run memstore wake again")
+
+
 def call_model(argv: list[str], prompt: str, timeout: float, label: str) -> str:
     """The model's stdout for `prompt` on stdin; WakeFailed naming `label` on any failure."""
     try:
@@ -287,7 +173,9 @@ def call_model(argv: list[str], prompt: str, timeout: float, label: str) -> str:
             hint="install Claude Code and put `claude` on PATH, or pass --model-cmd with an absolute path",
         ) from None
     except OSError as exc:
-        raise WakeFailed(f"{label} call: cannot run {argv[0]}: {exc.strerror or exc}") from None
+        raise WakeFailed(f"{label} call: cannot run {argv[0]}: {exc.strerror or exc}",
+                         hint=f"nothing was written and the cue is kept: make {argv[0]} executable, or pass "
+                              "--model-cmd naming one that is, then run memstore wake again") from None
     try:
         out, err = proc.communicate(prompt.encode("utf-8"), timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -295,14 +183,17 @@ def call_model(argv: list[str], prompt: str, timeout: float, label: str) -> str:
             os.killpg(proc.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.communicate(timeout=5)
-        raise WakeFailed(f"{label} call timed out after {timeout:g} s ({argv[0]})") from None
+        raise WakeFailed(f"{label} call timed out after {timeout:g} s ({argv[0]})",
+                         hint=f"nothing was written and the cue is kept: run memstore wake again, with a "
+                              f"--timeout above {timeout:g} if the model is slow") from None
     if proc.returncode != 0:
         why = _first_line(err)
-        raise WakeFailed(f"{label} call failed: {argv[0]} exited {proc.returncode}" + (f": {why}" if why else ""))
+        raise WakeFailed(f"{label} call failed: {argv[0]} exited {proc.returncode}" + (f": {why}" if why else ""),
+                         hint=RETRY)
     text = out.decode("utf-8", errors="replace").replace("\x00", "").replace("\r\n", "\n").strip()
     if not text:
         why = _first_line(err)
-        raise WakeFailed(f"{label} call returned no output ({argv[0]})" + (f": {why}" if why else ""))
+        raise WakeFailed(f"{label} call returned no output ({argv[0]})" + (f": {why}" if why else ""), hint=RETRY)
     return text
 
 
@@ -317,22 +208,24 @@ def proposals(dream: str) -> str | None:
     return None if not text or text.lower() in _NOTHING else text
 
 
-def new_proposals(root: Path, text: str | None) -> str | None:
+def new_proposals(root: Path, text: str | None, written: set[str] | None = None) -> str | None:
     """The dream's proposals less those already open or answered: an identical proposal is written once.
 
     Each list item is one proposal (a text with no list is one proposal); None when none is new.
+    `written`: the ids this wake's other dreams already proposed (added to as it goes).
     """
     from memstore import review
 
     if not text:
         return None
     lines = review.proposal_lines(text) or [" ".join(text.split())]
+    written = set() if written is None else written
     known = {item.id for item in review.open_proposals(root)} | set(review.answers(root))
     fresh: list[str] = []
     for line in lines:
         ident = review.proposal_id(line)
-        if ident not in known:
-            known.add(ident)
+        if ident not in known and ident not in written:
+            written.add(ident)
             fresh.append(f"- {line}")
     return "\n".join(fresh) if fresh else None
 
@@ -391,7 +284,8 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
         return run_git(root, *args, timeout=60, identity=args[:1] == ("commit",))
     except FileNotFoundError:
-        raise WakeFailed("--commit: git is not installed") from None
+        raise WakeFailed("--commit: git is not installed", hint="install git, or run memstore wake without --commit"
+                         ) from None
 
 
 def check_git(root: Path) -> None:
@@ -401,6 +295,28 @@ def check_git(root: Path) -> None:
 
 
 # ---------------------------------------------------------------- the whole wake
+
+
+def scoped(root: Path, items: list[dict[str, object]]) -> tuple[dict[str | None, list[dict[str, object]]], list[str]]:
+    """The cue's items by scope (person-wide first, then projects by name), and a note per item left out.
+
+    An item naming files of two projects is dreamt by neither (no one dream may read both); with
+    nothing at all to split, one person-wide dream over the person-wide facts, as before.
+    """
+    groups: dict[str | None, list[dict[str, object]]] = {}
+    notes: list[str] = []
+    for item in items:
+        try:
+            groups.setdefault(item_scope(root, item), []).append(item)
+        except Mixed as exc:
+            notes.append(f"left out of the dreams: a {item.get('kind', 'cue')} item names files of two projects "
+                         f"({exc}); answer it with memstore review")
+    if not groups:
+        groups[None] = []
+    ordered = sorted(groups, key=lambda scope: (scope is not None, scope or ""))
+    return {scope: groups[scope] for scope in ordered}, notes
+
+
 
 
 def run(root: Path, now: dt.datetime, config: Config, *, model_cmd: str | None = None,
@@ -421,7 +337,7 @@ def run(root: Path, now: dt.datetime, config: Config, *, model_cmd: str | None =
         if cue is None:
             return WakeResult(False, f"nothing to wake for: no cue at {os.path.relpath(cue_path, root)}", ran_at)
         if cue.get("anything") is not True:
-            return WakeResult(False, "nothing to wake for: the cue has nothing (anything: false)", ran_at)
+            return WakeResult(False, idle_reason(cue), ran_at)
         return None
 
     idle = nothing(read_cue(cue_path)[0])  # the usual night: nothing to do, and nothing written
@@ -443,13 +359,18 @@ def run(root: Path, now: dt.datetime, config: Config, *, model_cmd: str | None =
             dreamt = dreamt_ids(root)
             # Only what no wake has dreamt about yet: an item dreamt on stays answered by that dream.
             items = [item for item in cue_items(cue) if item.get("id") not in dreamt]
-            cue = {**cue, "items": items}
-            prompt = dream_prompt(root, cue, recent_facts(root, today, config.short_term_days),
-                                  named_files(root, items), config.short_term_days)
+            groups, notes = scoped(root, items)
             choice, objects = next_choice(root, now)
-            notes = [f"skipped {s['path']}: {s['reason']}" for s in choice.skipped] + list(choice.notes)
+            notes += [f"skipped {s['path']}: {s['reason']}" for s in choice.skipped] + list(choice.notes)
 
-            dream = call_model(argv, prompt, timeout, "dream")
+            # One dream per scope: a project's facts and items, or the person-wide ones, never mixed.
+            dreams: list[tuple[str | None, str]] = []
+            for scope, group in groups.items():
+                prompt = dream_prompt(root, {**cue, "items": group},
+                                      recent_facts(root, today, config.short_term_days, scope),
+                                      named_files(root, group), config.short_term_days, scope)
+                dreams.append((scope, call_model(argv, prompt, timeout,
+                                                 "dream" if scope is None else f"dream ({scope})")))
             sit = None
             chosen = next((o for o in objects if o.stem == choice.object), None)
             if chosen is not None:
@@ -458,42 +379,54 @@ def run(root: Path, now: dt.datetime, config: Config, *, model_cmd: str | None =
             else:
                 notes.append("no meditation object in meditations/ (memstore init lays out four): the sit was skipped")
 
-            # Both answers are in: now write, all or nothing.
+            # Every answer is in: now write, all or nothing.
             day = f"{today:%y%m%d}"
             journal = Path(paths.dream_journal)
             taken: set[Path] = set()
             planned: list[Planned] = []
-            dream_path = unique_path(journal, f"{day}-dream", taken)
-            taken.add(dream_path)
-            planned.append(Planned(dream_path, entry_bytes({"date": today.isoformat(), "kind": "dream"}, dream)))
+            dream_paths: list[Path] = []
+            note_paths: list[Path] = []
+            known: set[str] = set()
+            for scope, dream in dreams:
+                tail = f"-{scope_slug(scope)}" if scope is not None else ""
+                where = {"project": scope} if scope is not None else {}
+                dream_path = unique_path(journal, f"{day}-dream{tail}", taken)
+                taken.add(dream_path)
+                dream_paths.append(dream_path)
+                planned.append(Planned(dream_path, entry_bytes(
+                    {"date": today.isoformat(), "kind": "dream", **where}, dream)))
+                proposed = new_proposals(root, proposals(dream), known)
+                if proposed:
+                    note_path = unique_path(Path(paths.short_term), f"{day}-wake-proposals{tail}", taken)
+                    taken.add(note_path)
+                    note_paths.append(note_path)
+                    source = dream_path.relative_to(root).as_posix()
+                    body = (f"# Proposed memory changes (the dream of {today.isoformat()})\n\n"
+                            f"Not applied. The nightly dream ({source}) proposed these; apply, adapt or drop "
+                            f"them in a session.\n\n{proposed}")
+                    planned.append(Planned(note_path, entry_bytes(
+                        {"date": today.isoformat(), "kind": "wake-proposals", "source": source, **where}, body)))
             sit_path = None
             if chosen is not None and sit is not None:
                 sit_path = unique_path(journal, f"{day}-meditation-{chosen.stem}", taken)
                 front = {"date": today.isoformat(), "kind": "meditation", "object": chosen.stem, "shelf": chosen.shelf}
                 planned.append(Planned(sit_path, entry_bytes(front, sit)))
-            proposed = new_proposals(root, proposals(dream))
-            note_path = None
-            if proposed:
-                note_path = unique_path(Path(paths.short_term), f"{day}-wake-proposals", taken)
-                source = dream_path.relative_to(root).as_posix()
-                body = (f"# Proposed memory changes (the dream of {today.isoformat()})\n\n"
-                        f"Not applied. The nightly dream ({source}) proposed these; apply, adapt or drop "
-                        f"them in a session.\n\n{proposed}")
-                planned.append(Planned(note_path, entry_bytes(
-                    {"date": today.isoformat(), "kind": "wake-proposals", "source": source}, body)))
             _write_all(planned)
 
             def rel(path: Path | None) -> str | None:
                 return path.relative_to(root).as_posix() if path is not None else None
 
             result = WakeResult(
-                True, "woke", ran_at, dream=rel(dream_path), meditation=rel(sit_path),
+                True, "woke", ran_at, dream=rel(dream_paths[0]) if dream_paths else None, meditation=rel(sit_path),
                 object=chosen.stem if chosen else None, shelf=chosen.shelf if chosen else None,
-                proposals=rel(note_path), notes=notes,
+                proposals=rel(note_paths[0]) if note_paths else None, notes=notes,
+                dreams=[p.relative_to(root).as_posix() for p in dream_paths],
+                proposal_notes=[p.relative_to(root).as_posix() for p in note_paths],
             )
             seen = [*sorted(dreamt), *(str(i["id"]) for i in items if i.get("id"))][-DREAMT_KEEP:]
-            status = {"ran_at": ran_at, "dream": result.dream, "meditation": result.meditation,
-                      "object": result.object, "shelf": result.shelf, "proposals": result.proposals,
+            status = {"ran_at": ran_at, "dream": result.dream, "dreams": result.dreams,
+                      "meditation": result.meditation, "object": result.object, "shelf": result.shelf,
+                      "proposals": result.proposals, "proposal_notes": result.proposal_notes,
                       "dreamt": list(dict.fromkeys(seen))}
             state = Path(paths.wake_status)
             state.parent.mkdir(parents=True, exist_ok=True)
@@ -507,7 +440,7 @@ def run(root: Path, now: dt.datetime, config: Config, *, model_cmd: str | None =
     if sync is not None:
         sync()
     if commit:
-        written = [p for p in (result.dream, result.meditation, result.proposals) if p]
+        written = [*result.dreams, *result.proposal_notes, *([result.meditation] if result.meditation else [])]
         message = f"memstore wake {today.isoformat()}: dream" + (f", sit on {result.object}" if result.object else "")
         from dataclasses import replace
 

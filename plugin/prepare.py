@@ -12,15 +12,91 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent  # the plugin's root (its memstore/, setup.cfg ... link into the repository)
+LINK_DIR = "~/.local/bin"  # memstore.plugin_config.LINK_DIR (this file runs before memstore can be imported)
 
 
 def say(message: str) -> None:
-    print(f"memstore plugin: {message}", flush=True)
+    """To the debug log (Setup's stdout), and to the person's terminal when there is one: `claude
+    --init-only` shows a Setup hook's output nowhere, and the first build takes a minute."""
+    line = f"memstore plugin: {message}"
+    print(line, flush=True)
+    tty = _terminal()
+    if tty is not None:
+        try:
+            with open(tty, "w", encoding="utf-8") as out:
+                out.write(line + "\r\n")
+        except OSError:
+            pass  # the terminal went away: the debug log has it
+
+
+def _terminal() -> str | None:
+    """The terminal `claude --init-only` was started from, or None (CI, a script, macOS without one).
+
+    Claude Code starts a hook in a session of its own, with pipes for stdin/stdout/stderr, so
+    /dev/tty is not there; the nearest ancestor whose stderr/stdout is a terminal device is the
+    person's terminal (Linux's /proc)."""
+    try:
+        with open("/dev/tty", "w", encoding="utf-8"):
+            return "/dev/tty"
+    except OSError:
+        pass
+    pid = os.getppid()
+    for _ in range(6):
+        for fd in (2, 1, 0):
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith(("/dev/pts/", "/dev/tty")):
+                return target
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
+                pid = int(stat.read().rsplit(")", 1)[1].split()[1])  # the field after the state: ppid
+        except (OSError, ValueError, IndexError):
+            return None
+        if pid <= 1:
+            return None
+    return None
+
+
+def link_onto_path(exe: Path) -> str:
+    """Put the plugin's `memstore` on PATH as ~/.local/bin/memstore (a symlink), and say how it stands.
+
+    Never replaces a file of the person's: only a missing name, or a link into a memstore plugin's
+    data folder (an earlier or uninstalled plugin), is (re)linked.
+    """
+    folder = Path(os.path.expanduser(LINK_DIR))
+    link = folder / "memstore"
+    if link.is_symlink() and Path(os.readlink(link)) != exe and "/plugins/data/memstore-" in os.readlink(link):
+        link.unlink()  # a link an earlier plugin made
+    if not link.exists() and not link.is_symlink():
+        folder.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(exe)
+    elif not (link.is_symlink() and Path(os.readlink(link)) == exe):
+        return f"{link} is not the plugin's, so it was left alone; the plugin's memstore is {exe}"
+    on_path = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p]
+    if not any(os.path.realpath(p) == os.path.realpath(folder) for p in on_path):
+        return (f"memstore is linked at {link}; {folder} is not on your PATH: add it, e.g. "
+                'export PATH="$HOME/.local/bin:$PATH" in ~/.profile (or ~/.zprofile)')
+    first = shutil.which("memstore")
+    if first and os.path.realpath(first) != os.path.realpath(exe):
+        return f"`memstore` on your PATH is {first}, not the plugin's ({link}, later on PATH)"
+    return f"`memstore` is on your PATH ({link})"
+
+
+def nightly_wired(root: Path) -> bool:
+    """Are root's nightly jobs in the person's crontab? (The plugin wires none by itself.)"""
+    crontab = shutil.which("crontab")
+    if crontab is None:
+        return False
+    listed = subprocess.run([crontab, "-l"], capture_output=True, text=True, timeout=30)
+    return listed.returncode == 0 and f"memstore tick for {root}" in listed.stdout
 
 
 def main() -> int:
@@ -41,6 +117,8 @@ def main() -> int:
         if done.returncode != 0:
             say(f"pip could not install memstore: {done.stderr.strip().splitlines()[-1:]}")
             return 1
+        for leftover in HERE.glob("*.egg-info"):  # setuptools' build notes, written beside the source: not needed
+            shutil.rmtree(leftover, ignore_errors=True)
         marker.write_text(wanted)
     root = os.environ.get("CLAUDE_PLUGIN_OPTION_ROOT")
     if not root:
@@ -53,6 +131,13 @@ def main() -> int:
     subprocess.run([str(exe), "--root", str(folder), "sync", "--quiet"], check=True)
     subprocess.run([str(exe), "--root", str(folder), "render"], check=True, stdout=subprocess.DEVNULL)
     say(f"ready: the agent root is {folder}")
+    try:
+        say(link_onto_path(exe))
+    except OSError as exc:
+        say(f"could not link memstore onto PATH ({exc}); it is {exe}")
+    if not nightly_wired(folder.resolve()):
+        say(f"the nightly cycle (tick, wake) is not wired: run `memstore install --cron-only --apply` once "
+            f"(or `{exe} --root {folder} install --cron-only --apply`)")
     return 0
 
 

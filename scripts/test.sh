@@ -13,5 +13,5 @@ echo "installing memstore, its test dependencies and the developer tooling (devt
 # project): an older install of this checkout in .venv goes first, or two would claim the package.
 .venv/bin/python -m pip uninstall --quiet --yes memstore >/dev/null 2>&1 || true
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]' -e ./devtools
-.venv/bin/ruff check .
+RUFF_CACHE_DIR="$PWD/.ruff_cache" .venv/bin/ruff check .  # one cache, none inside plugin/ (its pyproject.toml links here)
 .venv/bin/python -m pytest -q

@@ -16,9 +16,12 @@ import pytest
 
 from memstore import cron
 from memstore.install import memstore_command
+from memstore.wake import DEFAULT_MODEL_CMD
 from tests.conftest import memory, write
 
 FOREIGN = "MAILTO=me@example.com\n# nightly backup, keep\n0 1 * * * /usr/local/bin/backup.sh --full\n"
+
+DEFAULT_ARGS = shlex.split(DEFAULT_MODEL_CMD)[1:]  # the wake's model flags after `claude`
 
 
 # install bakes the absolute path of `claude` into the wake job: give every test a stand-in
@@ -85,7 +88,7 @@ def test_the_lines_run_tick_then_wake_with_quoted_paths_and_logs(run, agent, tab
         f"30 3 * * * {program} --root {q(str(agent))} tick >> {q(str(state / 'tick.log'))} 2>&1\n"
         f"# memstore wake for {agent}\n"
         f"35 3 * * * {program} --root {q(str(agent))} wake --model-cmd "
-        f"{q(shlex.join([str(claude_on_path), '-p', '--tools', '']))} >> {q(str(state / 'wake.log'))} 2>&1\n")
+        f"{q(shlex.join([str(claude_on_path), *DEFAULT_ARGS]))} >> {q(str(state / 'wake.log'))} 2>&1\n")
     tick = jobs(text, agent)[0]
     assert shlex.split(tick.split(" ", 5)[5])[1:4] == ["--root", str(agent), "tick"]
 
@@ -307,7 +310,7 @@ def test_the_wake_job_carries_a_model_command_cron_can_run(run, agent, tab, clau
     verify passes a model command cron cannot run."""
     line = jobs((install(run, agent, tab, "--apply"), tab.read_text())[1], agent)[1]
     model = shlex.split(shlex.split(line.split(" ", 5)[5].split(" >> ")[0])[5])
-    assert model == [str(claude_on_path), "-p", "--tools", ""]  # absolute, resolved on the person's PATH
+    assert model == [str(claude_on_path), *DEFAULT_ARGS]  # absolute, resolved on the person's PATH
     missing = install(run, agent, tab, "--apply", "--model-cmd", "/nowhere/claude -p")
     assert "not on your PATH" in missing.stderr
     wake = verify_cron(run, agent, tab)["cron wake"]

@@ -245,3 +245,21 @@ def test_bundle_stays_within_budget(agent: Path) -> None:
     text = call(agent, {"hook_event_name": "SessionStart"})[1]["hookSpecificOutput"]["additionalContext"]
     assert len(text) <= 10_000
     assert "left out" in text
+
+
+def test_a_birth_the_hook_saw_before_any_mirror_existed_still_counts(root: Path) -> None:
+    """Failure caught (issue 31 item 3): a birth kept only in the mirror is lost when the hook finds no
+    mirror (journaled only); the journal line itself must carry it, project and all (here: none, person-wide),
+    and a Write that replaced a file ("update") must not be one."""
+    made = write(root, "memory/feedback_fresh.md", "---\nsummary: made by the agent\n---\nbody\n")
+    kept = write(root, "memory/feedback_kept.md", "---\nsummary: replaced by the agent\n---\nbody\n")
+    for file, kind in ((made, "create"), (kept, "update")):
+        payload = {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(root), "tool_name": "Write",
+                   "tool_input": {"file_path": str(file)}, "tool_response": {"type": kind}}
+        assert call(root, payload)[0] == 0
+    assert not (root / "runtime" / "memstore.db").exists()
+    sync(root)
+    conn = sqlite3.connect(root / "runtime" / "memstore.db")
+    rows = dict(conn.execute("SELECT path, adopted FROM files WHERE kind = 't2'").fetchall())
+    conn.close()
+    assert rows == {"memory/feedback_fresh.md": '{"created": "2026-07-30"}', "memory/feedback_kept.md": None}

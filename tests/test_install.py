@@ -73,8 +73,10 @@ def test_apply_merges_keeps_everything_else_and_is_idempotent(run, project) -> N
     root = str(project["root"])
     assert {h["if"] for h in ours} == {f"{t}(/{root}/memory/**)" for t in ("Read", "Edit", "Write", "MultiEdit")}
     assert all(h["command"].endswith(f"memstore/hookrun.py --root {root}") and " -S " in h["command"] for h in ours)
-    lens_groups = [g for g in settings["hooks"]["PreToolUse"] if g.get("matcher") == "^Bash$"]
-    assert len(lens_groups) == 1
+    # the lenses: every tool call through the gate, which starts the hook only for a tool a lens matches
+    lens_groups = [g for g in settings["hooks"]["PreToolUse"] if g.get("matcher") == "*"]
+    assert len(lens_groups) == 1 and " --lenses-only " in lens_groups[0]["hooks"][0]["command"]
+    assert lens_groups[0]["hooks"][0]["command"].endswith(f"memstore/hookrun.py --root {root}")
     claude = project["claude_md"].read_text()
     assert claude.startswith("# Project rules\n\nBe careful.\n") and claude.count("memstore:begin") == 1
     assert "@agent/memory/MEMORY.md" in claude and "@agent/identity.md" in claude
@@ -89,13 +91,18 @@ def test_apply_merges_keeps_everything_else_and_is_idempotent(run, project) -> N
     assert snapshot(project) == first
 
 
-def test_reinstall_after_lens_change_replaces_not_duplicates(run, project) -> None:
+def test_a_lens_change_needs_no_reinstall_and_a_reinstall_duplicates_nothing(run, project) -> None:
+    """Failure caught: the lens handler's matcher was the union of the lenses' tool_match at install time,
+    so a lens on a new tool never fired until a reinstall (now one `*` group behind the gate); and a
+    reinstall that added a second group."""
     install(run, project, "--apply")
+    first = project["settings"].read_text()
     write(project["root"], "lenses/edits.md", "---\ntype: lens\ntrigger:\n  tool_match: ^Edit$\n---\nedit care\n")
     install(run, project, "--apply")
-    settings = json.loads(project["settings"].read_text())
+    assert project["settings"].read_text() == first  # nothing in the registration depends on the lenses
+    settings = json.loads(first)
     matchers = [g.get("matcher") for g in settings["hooks"]["PreToolUse"] if not any("if" in h for h in g["hooks"])]
-    assert matchers == ["Bash", "(?:^Bash$)|(?:^Edit$)"]
+    assert matchers == ["Bash", "*"]
     assert len(settings["hooks"]["SessionStart"]) == 1
 
 

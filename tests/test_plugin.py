@@ -105,9 +105,14 @@ def test_verify_recognises_a_plugin_install_and_refuses_double_wiring(agent: Pat
     assert "memstore@memstore" in checks["plugin"]["detail"]
     assert checks["reinforcement"]["ok"] and "access_count 1" in checks["reinforcement"]["detail"]
 
-    assert run(agent, "install", "--scope", "user", "--apply").exit_code == 0  # the settings-file install too
-    settings = json.loads((private_home / ".claude" / "settings.json").read_text())
-    assert settings["enabledPlugins"] == {"memstore@memstore": True}  # install kept the plugin's keys
+    refused = run(agent, "install", "--scope", "user", "--apply")  # a settings-file install beside the plugin
+    assert refused.exit_code == 2 and "install --cron-only" in refused.stderr, refused.stderr
+    # the double wiring as it still arises: a settings-file install made before the plugin was enabled
+    path = private_home / ".claude" / "settings.json"
+    plugin_keys = json.loads(path.read_text())
+    path.write_text("{}")
+    assert run(agent, "install", "--scope", "user", "--apply").exit_code == 0
+    path.write_text(json.dumps({**json.loads(path.read_text()), **plugin_keys}))
     doubled = run(agent, "verify", "--json")
     checks = {c["name"]: c for c in json.loads(doubled.stdout)}
     assert doubled.exit_code == 1 and not checks["one install"]["ok"], checks
@@ -126,7 +131,9 @@ def test_the_plugin_files_hold_together() -> None:
     mcp = json.loads((PLUGIN / manifest["mcpServers"]).read_text())["mcpServers"]
     commands = [h for groups in hooks.values() for g in groups for h in g["hooks"]] + list(mcp.values())
     for command in commands:
-        assert command["command"] == "python3", command  # exec form: no shell, no quoting
+        assert command["command"] in ("python3", "bash"), command  # exec form: no shell, no quoting
+        if command["command"] == "bash":  # the PreToolUse gate, which execs the same hook on python3
+            assert command["args"][0].endswith("/memstore/hookgate.sh") and command["args"][1] == "python3"
         for arg in command["args"]:
             if arg.startswith("${CLAUDE_PLUGIN_ROOT}/"):
                 assert (PLUGIN / arg.removeprefix("${CLAUDE_PLUGIN_ROOT}/")).is_file(), arg

@@ -93,14 +93,30 @@ def test_accepting_a_lesson_makes_it_standing_and_rejecting_one_archives_it(wait
     assert "Never rebase a shared branch" not in run(waiting, "context").stdout
 
 
-def test_an_answered_proposal_leaves_the_bundle(waiting: Path, run) -> None:
+def test_an_accepted_proposal_is_carried_as_the_persons_instruction_until_done(waiting: Path, run) -> None:
+    """Failure caught (issue 31, item 6): accepting a proposal made it vanish exactly like rejecting
+    it, so nothing ever did what the person accepted; a rejected one must still vanish, and a done
+    one must stop being carried."""
     context = run(waiting, "context").stdout
     assert context.count("merge feedback_a into feedback_b") == 1  # each open proposal once
     found = {i["text"]: i["id"] for i in items(run, waiting) if i["kind"] == "proposal"}
-    as_person(waiting, "review", "accept", found["merge feedback_a into feedback_b"])
+    merge = found["merge feedback_a into feedback_b"]
+    said = as_person(waiting, "review", "accept", merge).output
+    assert f"until it is marked done (memstore review done {merge})" in said  # the review line says which
     as_person(waiting, "review", "reject", found["retire project_old, it is done"])
-    context = run(waiting, "context").stdout
-    assert "merge feedback_a" not in context and "retire project_old" not in context
+    for later in ("2026-07-31T09:00:00Z", "2026-09-30T09:00:00Z"):  # every next session, however late
+        context = run(waiting, "context", "--now", later).stdout
+        assert f"- The person accepted: merge feedback_a into feedback_b — do it, then say so ({merge})" in context
+        assert "retire project_old" not in context
+        assert "## Open proposals" not in context  # it is not waiting any more: no longer a proposal
+    assert merge not in {i["id"] for i in items(run, waiting)}
+    done = as_person(waiting, "review", "done", merge).output
+    assert f"done {merge}? [y/N]" in done and "no longer carried" in done
+    assert "merge feedback_a" not in run(waiting, "context").stdout
+    # done is the person's: an agent's shell is refused it like accept and reject
+    from memstore.shellcmd import answers_review
+
+    assert answers_review(f"memstore review done {merge}")
 
 
 def test_a_rejected_cue_item_never_returns(waiting: Path, run) -> None:

@@ -251,7 +251,10 @@ def test_a_failed_call_writes_nothing_keeps_the_cue_and_says_why_in_one_line(
     assert result.exit_code == 1
     assert result.stdout == ""
     lines = result.stderr.splitlines()
-    assert lines == [f"memstore: error: {says.format(python=sys.executable, object=chosen.object)}"]
+    assert lines[0] == f"memstore: error: {says.format(python=sys.executable, object=chosen.object)}"
+    # a failure says what to do next (issue 31, item 8: wake's failure lines had no hint)
+    assert len(lines) == 2 and lines[1].startswith("memstore: hint: nothing was written and the cue is kept"), lines
+    assert "memstore wake again" in lines[1]
     after = snapshot(agent)
     assert outside_runtime(after) == outside_runtime(before)
     assert after["runtime/state/cue.json"] == before["runtime/state/cue.json"]
@@ -265,7 +268,9 @@ def test_a_call_past_its_timeout_is_killed_and_writes_nothing(
     result = wake(run, agent, "--model-cmd", model("sleep"), "--timeout", "1")
     assert time.monotonic() - started < 15
     assert result.exit_code == 1
-    assert result.stderr.splitlines() == [f"memstore: error: dream call timed out after 1 s ({sys.executable})"]
+    assert result.stderr.splitlines() == [f"memstore: error: dream call timed out after 1 s ({sys.executable})",
+                                          "memstore: hint: nothing was written and the cue is kept: run memstore "
+                                          "wake again, with a --timeout above 1 if the model is slow"]
     assert sorted(p.name for p in (agent / "memory/dream-journal").iterdir()) == ["260728-dream.md"]
     assert (agent / "runtime/state/cue.json").read_bytes() == cue
     pid = int(calls(tmp_path)[0]["pid"])  # type: ignore[arg-type]
@@ -295,12 +300,13 @@ def test_no_cue_or_an_empty_one_calls_no_model(
         write_cue(agent, anything=False)
     before = snapshot(agent)
     quiet = wake(run, agent, "--model-cmd", model("ok"))
-    assert (quiet.exit_code, quiet.stdout, quiet.stderr) == (0, "", "")
+    # one line, even without -v (issue 31, item 8: it printed nothing, and cron's log showed no night at all)
+    assert (quiet.exit_code, quiet.stderr) == (0, "")
+    assert quiet.stdout.startswith("nothing to wake for") and quiet.stdout.count("\n") == 1, quiet.stdout
     assert not (tmp_path / "stub" / "calls.jsonl").exists()  # the stub logs every call it gets
     assert snapshot(agent) == before
     told = wake(run, agent, "--model-cmd", model("ok"), "-v")
-    assert told.exit_code == 0 and told.stdout == ""
-    assert told.stderr.startswith("memstore: nothing to wake for")
+    assert told.exit_code == 0 and told.stdout == quiet.stdout
 
 
 # ---------------------------------------------------------------- --commit

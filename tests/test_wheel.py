@@ -92,6 +92,7 @@ def test_wheel_holds_the_runtime_and_no_developer_tooling(built: tuple[Path, Pat
     modules = {n for n in names if n.endswith(".py")}
     assert {"memstore/__init__.py", "memstore/cli.py", "memstore/hook.py", "memstore/hookrun.py",
             "memstore/commands/__init__.py", "memstore/migrations/__init__.py"} <= modules
+    assert "memstore/hookgate.sh" in names  # the PreToolUse gate the settings install registers
     # every module of every package under memstore/ (and migrations/), so a subpackage left off
     # setup.cfg's `packages` fails here, and nothing that is not in the checkout
     expected = source_modules(src)

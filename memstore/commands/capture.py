@@ -300,12 +300,16 @@ def _show(item: ReviewItem) -> None:
     from memstore.inert import for_terminal
 
     click.echo(f"{item.id}  {item.kind:<8}  {for_terminal(item.text)}")
-    click.echo(f"{'':10}{'from ' + for_terminal(item.source)}{', ' + item.created[:10] if item.created else ''}")
+    where = f", project {for_terminal(item.project)}" if item.project else ", person-wide"
+    click.echo(f"{'':10}{'from ' + for_terminal(item.source)}{', ' + item.created[:10] if item.created else ''}"
+               f"{where}")
 
 
 def _done(item: ReviewItem, accept: bool) -> None:
     what = {"lesson": "a standing lesson now" if accept else "archived; it never reaches the agent again",
-            "proposal": "taken" if accept else "dropped", "cue": "noted" if accept else "it will not come back"}
+            "proposal": (f"it will be in the next sessions' bundles as your instruction until it is marked done "
+                         f"(memstore review done {item.id})") if accept else "dropped",
+            "cue": "noted" if accept else "it will not come back"}
     click.echo(f"{'accepted' if accept else 'rejected'} {item.kind} {item.id}: {what[item.kind]}")
 
 
@@ -373,6 +377,28 @@ def review_reject(app: App, ident: str) -> None:
     Yours alone: it runs only at your terminal and asks `reject ID? [y/N]` first (no flag skips it).
     """
     _answer(app, ident, False)
+
+
+@review.command(name="done")
+@click.argument("ident", metavar="ID")
+@common
+def review_done(app: App, ident: str) -> None:
+    """Mark an accepted proposal done: the sessions' bundles stop carrying it as your instruction.
+
+    Yours alone, like accept and reject: it runs only at your terminal and asks `done ID? [y/N]` first.
+    """
+    from memstore.reviewing import accepted_item, check_id, mark_done
+    from memstore.terminal import NotThePerson, confirmed, person_at_terminal
+    from memstore.timeutil import fmt
+
+    check_id(ident)
+    via = {"front": "terminal", **person_at_terminal("review done")}
+    item = accepted_item(app.store.root, ident)
+    _show(item)
+    if not confirmed(f"done {item.id}?"):
+        raise NotThePerson("not marked done (no y typed): nothing changed")
+    mark_done(app.store.root, ident, fmt(app.store.now), via)
+    click.echo(f"done proposal {item.id}: no longer carried into the sessions' bundles")
 
 
 @cli.command()

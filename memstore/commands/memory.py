@@ -232,6 +232,9 @@ def status(app: App, as_json: bool) -> None:
                                 f"{deleted['since']}, kept in memory/archive/: {names} (memstore restore NAME "
                                 "puts one back; memstore restore --ack stops this note)"))
     click.echo(f"semantic  {semantic_line(view['semantic'])}")
+    from memstore.lastrun import line as nightly_line
+
+    click.echo(f"nightly   {nightly_line(view['nightly'])}")
     journal = view["journal"]
     click.echo(f"machine   {journal['this_machine']}  (this clone's journal identity)")
     if journal["flush_host"]:

@@ -37,18 +37,19 @@ def tick(app: App, commit: bool, as_json: bool) -> None:
 @cli.command()
 @click.option("--model-cmd", default=None, metavar="CMD",
               help="The model command, split like a shell would; prompt on stdin, answer on stdout "
-                   "[default: claude -p --tools '']: no tools, so the model only writes text.")
+                   "[default: claude -p with no tools and no MCP servers]: the model only writes text.")
 @click.option("--timeout", default=600.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
               metavar="S", help="Seconds allowed for each of the two model calls.")
 @click.option("--commit", is_flag=True, help="Commit exactly the entries wake wrote (root in a git work tree).")
-@click.option("--verbose", "-v", is_flag=True, help="Say so on stderr when there is nothing to wake for.")
+@click.option("--verbose", "-v", is_flag=True, help="Kept for old cron lines: the one line saying why there is "
+              "nothing to wake for is printed either way.")
 @json_option
 @common
 def wake(app: App, model_cmd: str | None, timeout: float, commit: bool, verbose: bool, as_json: bool) -> None:
     """The nightly dream and meditation sit, when the tick's cue has items.
 
-    Two model calls: a dream over the cue and the recent short-term facts, and a sit on
-    the meditation object the rotation picks. Each answer becomes a dream-journal entry;
+    A dream per scope (the person-wide facts, each project's own) over the cue and the recent
+    short-term facts, and a sit on the meditation object the rotation picks. Each answer becomes a dream-journal entry;
     the dream's proposed memory changes go to a short-term note and are never applied.
     No cue, or nothing in it: no model call, exit 0. A failed call: nothing written, the
     cue kept, exit 1.
@@ -58,16 +59,16 @@ def wake(app: App, model_cmd: str | None, timeout: float, commit: bool, verbose:
         emit_json(result.to_json())
         return
     if not result.ran:
-        if verbose:
-            app.say(result.reason)
+        click.echo(result.reason)  # one line, -v or not: a quiet night is still a night in cron's log
         return
     for note in result.notes:
         app.say(note)
-    click.echo(f"dream       {result.dream}")
+    for dream in result.dreams or [result.dream]:
+        click.echo(f"dream       {dream}")
     if result.meditation:
         click.echo(f"meditation  {result.meditation}  ({result.object}, {result.shelf} shelf)")
-    if result.proposals:
-        click.echo(f"proposals   {result.proposals}  (not applied)")
+    for note in result.proposal_notes or ([result.proposals] if result.proposals else []):
+        click.echo(f"proposals   {note}  (not applied; memstore review answers them)")
     if result.commit:
         click.echo(f"git         {result.commit}")
 

@@ -112,6 +112,8 @@ def mcp(app: App) -> None:
               help="The model command the wake job runs (default: claude -p --tools '', with claude's absolute path).")
 @click.option("--mcp", "with_mcp", is_flag=True,
               help="Also register the MCP server (project: .mcp.json; user: prints the `claude mcp add` command).")
+@click.option("--cron-only", is_flag=True,
+              help="Only the nightly jobs (user's crontab, or --crontab-file), no other file: for the plugin.")
 @click.option("--uninstall", is_flag=True,
               help="Take out this root's hooks and import block (and, with --cron/--crontab-file, its cron jobs).")
 @click.option("--client", type=click.Choice(CLIENTS), default="claude", show_default=True,
@@ -119,7 +121,7 @@ def mcp(app: App) -> None:
 @common
 def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_md: str | None, cron: bool,
             crontab_file: str | None, cron_time: str | None, keep_auto_memory: bool, model_cmd: str | None,
-            with_mcp: bool, uninstall: bool, client: str) -> None:
+            with_mcp: bool, cron_only: bool, uninstall: bool, client: str) -> None:
     """Register the hooks, the read grant and the imports, optionally the cron jobs (dry run unless --apply).
 
     With --uninstall: remove this root's hook handlers from the settings file of the scope,
@@ -129,12 +131,17 @@ def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_m
     """
     if client != "claude":
         _only_claude(settings=settings, claude_md=claude_md, cron=cron, crontab_file=crontab_file,
-                     cron_time=cron_time, keep_auto_memory=keep_auto_memory, model_cmd=model_cmd, mcp=with_mcp)
+                     cron_time=cron_time, keep_auto_memory=keep_auto_memory, model_cmd=model_cmd, mcp=with_mcp,
+                     cron_only=cron_only)
         _install_client(app, client, _client_scope(scope), do_apply, uninstall)
         return
+    if cron_only and (settings or claude_md):
+        raise BadUsage("--cron-only touches no settings file and no CLAUDE.md",
+                       hint="leave out --settings and --claude-md")
     layout = app.store.layout(scope, settings, claude_md)
     plan = app.store.plan_install(layout, keep_auto_memory=keep_auto_memory, cron=cron, crontab_file=crontab_file,
-                                  cron_time=cron_time, uninstall=uninstall, model_cmd=model_cmd, mcp=with_mcp)
+                                  cron_time=cron_time, uninstall=uninstall, model_cmd=model_cmd, mcp=with_mcp,
+                                  cron_only=cron_only)
     changed = [c for c in plan.changes if c.changed]
     for change in changed:
         click.echo(change.diff())
@@ -145,11 +152,20 @@ def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_m
     if not do_apply:
         click.echo(f"{len(changed)} file(s) would change; nothing written. Run again with --apply.")
         return
+    if cron_only:
+        written = plan.apply()
+        where = f"--crontab-file {crontab_file}" if crontab_file else "--cron"
+        done = "taken out" if uninstall else f"wired; check them with: memstore --root {app.root} verify {where}"
+        click.echo(f"{len(written)} file(s) changed; the nightly tick and wake for {app.root} {done}.")
+        return
     if uninstall:
         written = plan.apply()
         app.store.record_wiring(layout.wiring, "claude", "", forget=True)
-        click.echo(f"{len(written)} file(s) changed; memstore's wiring for {app.root} taken out. "
-                   "The read grant and autoMemoryEnabled were left as they are.")
+        gone = [c.path for c in plan.changes if c.remove]
+        left = (f"Removed {', '.join(map(str, gone))}: install made them, and nothing else was in them. "
+                if gone else "")
+        click.echo(f"{len(written)} file(s) changed; memstore's wiring for {app.root} taken out. {left}"
+                   "Any read grant and autoMemoryEnabled in files that stay were left as they are.")
         return
     written = app.store.install(plan)
     where = plan.verify_with or ("--scope user" if layout.scope == "user" else f"--settings {layout.settings}")

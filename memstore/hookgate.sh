@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# memstore's PreToolUse gate: starts the hook (Python) only for a tool call that could need it.
+#
+#   bash hookgate.sh [--lenses-only] PYTHON -S .../memstore/hookrun.py (--plugin | --root ROOT) ...
+#
+# Claude Code runs a PreToolUse handler for every tool call; a Python start costs 40-60 ms, this
+# script about a millisecond. It reads the payload with shell builtins and execs the hook command
+# (the payload handed on, $MEMSTORE_GATE saying why) unless runtime/state/hookgate.txt, written by
+# memstore/hookgate.py from the hook's own word lists, shows the call needs nothing: a tool no lens
+# can match that is no edit tool and no memstore MCP tool, and for Bash a command with none of the
+# hook's words (quotes and backslashes out first, as the hook does) outside the root, for Read a
+# path whose real folder is outside the root. Anything it cannot tell (no file, a stale one, a lens
+# changed since, odd JSON) starts the hook. --lenses-only (the settings install, whose other
+# handlers carry `if` filters): only whether some lens could match the tool.
+# Bash 3.2 (macOS) is enough. It never blocks a call: it exits 0 or becomes the hook, which exits 0.
+
+FORMAT="memstore-gate 1"  # memstore/hookgate.py GATE_FORMAT
+LIMIT=16384               # a longer payload goes to the hook unread (bash reads a pipe byte by byte)
+shopt -s execfail         # a failed exec returns here instead of failing the call
+
+mode=full
+if [ "${1-}" = "--lenses-only" ]; then mode=lenses; shift; fi
+[ "$#" -gt 0 ] || exit 0
+start=$PWD
+cmd=("$@")
+run() {  # become the hook command, the payload handed on, $MEMSTORE_GATE saying why
+    cd -- "$start" 2>/dev/null
+    export MEMSTORE_GATE="$1"
+    if [ -n "$more" ]; then
+        exec "${cmd[@]}" < <(printf '%s' "$payload"; cat)
+    else
+        exec "${cmd[@]}" <<<"$payload"
+    fi
+    exit 0
+}
+# builtins only (no `cat` process): read stops at LIMIT characters, or at a NUL (garbage), leaving the rest
+more=
+IFS= read -r -d '' -n "$LIMIT" payload && more=1
+[ -z "$more" ] || run large
+
+root=
+if [ -n "${CLAUDE_PLUGIN_OPTION_ROOT+x}" ]; then
+    for arg in "$@"; do [ "$arg" = "--plugin" ] && root=$CLAUDE_PLUGIN_OPTION_ROOT; done
+fi
+prev=
+for arg in "$@"; do
+    [ "$prev" = "--root" ] && root=$arg
+    case $arg in --root=*) root=${arg#--root=} ;; esac
+    prev=$arg
+done
+case $root in "~") root=$HOME ;; "~/"*) root=$HOME/${root#"~/"} ;; esac
+case $root in /*) ;; *) run noroot ;; esac
+
+case $payload in *'\u'*) run escaped ;; esac  # a \u escape could spell any word
+
+gate=$root/runtime/state/hookgate.txt
+[ -f "$gate" ] || run missing
+fmt= groot= ghome= real= tools=$'\n' skip=$'\n' free=$'\n'
+words=()
+while IFS=$'\t' read -r key value; do
+    case $key in
+        format) fmt=$value ;;
+        root) groot=$value ;;
+        home) ghome=$value ;;
+        real) real=$value ;;
+        word) words[${#words[@]}]=$value ;;
+        tool) tools=$tools$value$'\n' ;;
+        skip) skip=$skip$value$'\n' ;;
+        free) free=$free$value$'\n' ;;
+        watch) { [ -e "$value" ] && ! [ "$value" -nt "$gate" ]; } || run stale ;;
+    esac
+done < "$gate"
+[ "$fmt" = "$FORMAT" ] && [ "$groot" = "$root" ] && [ "$ghome" = "${HOME-}" ] && [ -n "$real" ] || run stale
+
+# one key's string value, when the key is there once and its value has no escape we would misread
+value_of() {
+    local re="\"$1\"[[:space:]]*:[[:space:]]*\"([^\"\\\\]*(\\\\.[^\"\\\\]*)*)\""
+    local rest=${payload#*\"$1\"}
+    case $rest in *\"$1\"*) return 1 ;; esac  # twice (a nested key too): not ours to pick
+    [[ $payload =~ $re ]] || return 1
+    got=${BASH_REMATCH[1]}
+}
+value_of hook_event_name && [ "$got" = "PreToolUse" ] || run event
+value_of tool_name || run tool
+tool=$got
+case $tools in *$'\n'"$tool"$'\n'*) ;; *) run new ;; esac
+if [ "$mode" = lenses ]; then
+    case $free in *$'\n'"$tool"$'\n'*) exit 0 ;; esac
+    run lens
+fi
+case $skip in *$'\n'"$tool"$'\n'*) ;; *) run lens ;; esac
+
+under_root() {  # is the physical folder $1 the real root or inside it (or not to be told)?
+    cd -P -- "$1" 2>/dev/null || return 0
+    case $PWD in "$real" | "$real"/*) return 0 ;; esac
+    return 1
+}
+has_word() {  # does $1 (quotes and backslashes out) hold one of the hook's words?
+    local plain=${1//[\"\'\\]/} w
+    for w in "${words[@]}"; do
+        case $plain in *"$w"*) return 0 ;; esac
+    done
+    return 1
+}
+
+cwd=
+if value_of cwd; then
+    case $got in *\\*) run cwd ;; esac
+    cwd=$got
+fi
+case $tool in
+    Bash)
+        value_of command || run command
+        has_word "$got" && run word
+        [ -n "$cwd" ] && under_root "$cwd" && run cwd
+        ;;
+    Read)
+        value_of file_path || run path
+        path=$got
+        case $path in *\\*) run path ;; /*) ;; *) [ -n "$cwd" ] || run path; path=$cwd/$path ;; esac
+        has_word "$path" && run word
+        [ -L "$path" ] && run link
+        case ${path##*/} in "" | . | ..) run path ;; esac
+        under_root "${path%/*}/" && run read
+        ;;
+esac
+exit 0

@@ -1,0 +1,160 @@
+"""The PreToolUse gate (memstore/hookgate.sh): a tool call that touches no memory and matches no lens
+starts no Python; every call the hook would decide still reaches it (issue 31, item 5)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memstore import hookgate
+from memstore.sync import sync
+from tests.conftest import memory, write
+from tests.test_hook import call
+
+REPO = Path(__file__).resolve().parents[1]
+GATE = REPO / "memstore" / "hookgate.sh"
+HOOKRUN = REPO / "memstore" / "hookrun.py"
+RECORD = 'printf "PASS %s\\n" "$MEMSTORE_GATE"; cat'  # stands in for the hook: says it ran, and what it got
+
+
+@pytest.fixture
+def agent(tmp_path: Path) -> Path:
+    root = Path(os.environ["HOME"]) / "agents" / "me"  # the usual place: the folders above it are words
+    write(root, "memory/feedback_alpha.md", memory("feedback_alpha", "alpha rule"))
+    write(root, "identity.md", "# me\n")
+    write(root, "lenses/task-care.md", "---\ntype: lens\ntrigger:\n  tool_match: ^(Task|Agent)$\n---\nTASKMARK\n")
+    sync(root)
+    (tmp_path / "proj").mkdir()
+    hookgate.session_refresh(str(root), 100)
+    return root
+
+
+def gate(root: Path, payload: object, *, raw: bytes | None = None, mode: tuple[str, ...] = ()) -> str:
+    """What the recorder saw ('' when the gate let the call go by without the hook)."""
+    data = raw if raw is not None else json.dumps(payload, ensure_ascii=False).encode()
+    done = subprocess.run(["bash", str(GATE), *mode, "sh", "-c", RECORD, "sh", "--root", str(root)],
+                          input=data, capture_output=True, timeout=20)
+    assert done.returncode == 0 and done.stderr == b"", done
+    return done.stdout.decode("utf-8", errors="replace")
+
+
+def bash(command: str, cwd: str) -> dict:
+    return {"session_id": "s", "transcript_path": "/x/.claude/projects/p/s.jsonl", "cwd": cwd,
+            "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}}
+
+
+def tool(name: str, cwd: str, **tool_input: str) -> dict:
+    return {"session_id": "s", "cwd": cwd, "hook_event_name": "PreToolUse", "tool_name": name,
+            "tool_input": tool_input}
+
+
+def test_a_plain_tool_call_goes_by_and_the_hooks_business_does_not(agent: Path, tmp_path: Path) -> None:
+    """Failure caught: the gate starting the hook for a Bash `ls` (no saving), or letting by a call the
+    hook must see: an edit tool, memstore's MCP tools, a lens's tool, a command with the hook's words, a
+    shell standing in the root, a tool it has never seen, a Read through a link into the memory."""
+    proj = str(tmp_path / "proj")
+    assert gate(agent, bash("ls -la", proj)) == ""
+    assert gate(agent, tool("Grep", proj, pattern="x")) == ""
+    assert gate(agent, tool("Read", proj, file_path=f"{proj}/a.py")) == ""
+    for payload, why in [
+        (tool("Write", proj, file_path=f"{proj}/a.py", content="x"), "lens"),
+        (tool("NotebookEdit", proj, notebook_path=f"{proj}/a.ipynb"), "lens"),
+        (tool("mcp__plugin_memstore_memstore__search", proj, query="x"), "new"),
+        (tool("Task", proj, prompt="x"), "lens"),
+        (tool("mcp__other__thing", proj), "new"),
+        (bash("rm notes.txt", proj), "word"),
+        (bash("cat ~/.bashrc", proj), "word"),
+        (bash(f"cat {agent}/memory/x.md", proj), "word"),
+        (bash("echo ag''ents/me/iden\"\"tity.md", proj), "word"),
+        (bash("echo hi > sett\\ings.json", proj), "word"),
+        (bash("ls", str(agent / "memory")), "cwd"),
+        ({**bash("ls", proj), "hook_event_name": "PostToolUse"}, "event"),
+    ]:
+        assert gate(agent, payload).startswith(f"PASS {why}\n"), (payload, why)
+    os.symlink(agent / "memory", tmp_path / "proj" / "door")
+    assert gate(agent, tool("Read", proj, file_path="door/feedback_alpha.md")).startswith("PASS ")
+    os.symlink(agent / "memory" / "feedback_alpha.md", tmp_path / "proj" / "one.md")
+    assert gate(agent, tool("Read", proj, file_path=f"{proj}/one.md")).startswith("PASS link")
+    # the settings install's gate: only the lens question (its other handlers have `if` filters)
+    assert gate(agent, bash("rm notes.txt", proj), mode=("--lenses-only",)) == ""
+    assert gate(agent, tool("Task", proj, prompt="x"), mode=("--lenses-only",)).startswith("PASS lens")
+
+
+def test_garbage_goes_to_the_hook_whole_and_the_gate_exits_zero(agent: Path, tmp_path: Path) -> None:
+    """Failure caught: the gate failing the call (non-zero, a message) on input it cannot read, or
+    handing the hook less than it was given (a payload past its read limit, a NUL)."""
+    for raw in (b"", b"garbage", b"{", b"\x00\x01\xff", b'{"tool_name": "Bash"}' * 2000, "日本".encode() * 9000):
+        seen = gate(agent, None, raw=raw)
+        assert seen.startswith("PASS "), raw[:40]
+        if b"\x00" not in raw:
+            assert seen.split("\n", 1)[1].rstrip("\n") == raw.decode("utf-8", errors="replace"), raw[:40]
+    big = bash("ls " + "x" * 40_000, str(tmp_path / "proj"))
+    assert json.loads(gate(agent, big).split("\n", 1)[1]) == big  # past the read limit: handed on whole
+    escaped = json.dumps(bash("cat \u00e9", str(tmp_path / "proj")))  # \u escapes could spell any word
+    assert gate(agent, None, raw=escaped.encode()).startswith("PASS escaped")
+
+
+def test_a_missing_or_stale_list_starts_the_hook_which_writes_it_again(agent: Path, tmp_path: Path) -> None:
+    """Failure caught: a check skipped because the gate's list was missing, or written before a lens was
+    added, edited or removed (a lens on a new tool must fire without a reinstall or a sync); and a list
+    the hook never rewrites, so every later call pays Python."""
+    proj = str(tmp_path / "proj")
+    listed = Path(hookgate.gate_file(str(agent)))
+    ls = bash("ls", proj)
+    assert gate(agent, ls) == ""
+    listed.unlink()
+    assert gate(agent, ls).startswith("PASS missing")
+    hookgate.session_refresh(str(agent), 100)
+    time.sleep(0.01)
+    write(agent, "lenses/shell.md", "---\ntype: lens\ntrigger:\n  tool_match: ^Bash$\n---\nSHELLMARK\n")
+    assert gate(agent, ls).startswith("PASS stale")
+    # the real hook behind the gate: the lens fires at once, and the list is written again
+    env = {**os.environ, "PATH": os.environ["PATH"]}
+    done = subprocess.run(["bash", str(GATE), sys.executable, "-S", str(HOOKRUN), "--root", str(agent)],
+                          input=json.dumps(ls).encode(), capture_output=True, timeout=30, env=env)
+    assert "SHELLMARK" in done.stdout.decode(), done
+    assert gate(agent, ls).startswith("PASS lens")  # a Bash lens: every Bash call is the hook's now
+    (agent / "lenses/shell.md").unlink()
+    assert gate(agent, ls).startswith("PASS stale")
+    hookgate.session_refresh(str(agent), 100)
+    assert gate(agent, ls) == ""
+    later = listed.stat().st_mtime_ns + 1_000_000_000
+    os.utime(agent / "lenses/task-care.md", ns=(later, later))  # edited in place: the folder's mtime stays
+    assert gate(agent, ls).startswith("PASS stale")
+    # a tool never seen goes to the hook once, which learns it
+    hookgate.session_refresh(str(agent), 100)
+    novel = tool("mcp__other__thing", proj)
+    assert gate(agent, novel).startswith("PASS new")
+    env["MEMSTORE_GATE"] = "new"
+    subprocess.run([sys.executable, "-S", str(HOOKRUN), "--root", str(agent)], input=json.dumps(novel).encode(),
+                   capture_output=True, timeout=30, env=env, check=True)
+    assert gate(agent, novel) == ""
+
+
+def test_the_gate_never_lets_by_a_call_the_hook_refuses(agent: Path, tmp_path: Path) -> None:
+    """Failure caught: the gate's look being narrower than the hook's (a word spelt with quotes or
+    backslashes, a path through `~` or `..`, a verb): a shell command the hook would deny ran unseen.
+    Random commands built from the hook's own words, quoted and escaped every way; each the hook
+    denies must reach it through the gate."""
+    proj = str(tmp_path / "proj")
+    pieces = [*hookgate.words(str(agent)), "identity.md", "lenses/x.md", "memstore.toml", "/", "echo", "cat",
+              "sed -i", ">", ">>", "tee", "python3 -c", "open(", "'", '"', "\\", " ", ";", "&&", "$HOME", "~/",
+              "../", "agents", "me", str(agent), "x", "review/", "runtime/", "$(", ")", "\n", "\t"]
+    rng = random.Random(31)
+    denied = 0
+    for _ in range(400):
+        command = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 7)))
+        cwd = rng.choice([proj, str(agent), str(agent / "memory"), "/"])
+        payload = bash(command, cwd)
+        decision = ((call(agent, payload)[1] or {}).get("hookSpecificOutput") or {}).get("permissionDecision")
+        if decision == "deny":
+            denied += 1
+            assert gate(agent, payload).startswith("PASS "), (command, cwd)
+    assert denied > 40  # the sample holds enough refusals to mean something
