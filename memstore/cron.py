@@ -327,11 +327,13 @@ def checks(text: str | None, root: Path, source: Source, *, scope: str = "") -> 
                                 fix))
             continue
         if job == "wake":
+            from memstore.wake import DEFAULT_MODEL_CMD
+
             model = _model_program(item.command)
             if model is not None and not _runs_under_cron(model):
                 result.append(Check(name, False, f"the wake job's model command {model!r} is not an executable "
                                                  "file cron can find (cron's PATH is /usr/bin:/bin)",
-                                    fix + " --model-cmd '/abs/path/to/claude -p --tools \"\"'"))
+                                    fix + " --model-cmd " + shlex.quote("/abs/path/to/" + DEFAULT_MODEL_CMD)))
                 continue
         result.append(Check(name, True, f"{item.slices} {item.command}"))
     return result

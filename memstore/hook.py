@@ -234,7 +234,8 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
         owned = person_file(root, file_path, cwd) if tool in EDIT_TOOLS else None
         if owned is None and tool in EDIT_TOOLS:
             owned = wiring_file(file_path, cwd) or machine_file(root, file_path, cwd)
-        if owned is None and tool == "Bash":
+        # Bash, and any other tool that runs a shell command it is given (Claude Code's Monitor)
+        if owned is None and (tool == "Bash" or _command(payload) is not None):
             command = _command(payload) or ""
             # A cheap look first: most commands name none of it, and shellcmd's import costs ms.
             # quotes and backslashes taken out first: `ag''ents` is `agents` to the shell

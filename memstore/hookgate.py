@@ -109,7 +109,15 @@ def refresh(root: str, lenses: list[object], stamps: dict[str, int], unread: boo
             # no lenses/ folder: the root's own mtime, which its making moves
             newest = max(stamps.values(), default=None) or os.stat(root).st_mtime_ns
             os.utime(path, ns=(newest, newest))
-    except (OSError, LockTimeout):
+    except LockTimeout:
+        return False  # another hook is writing it
+    except OSError:
+        # not writable as it should be (a lock path made a directory, a full disk): the old list must not stand,
+        # since the gate would go on trusting it; without one the gate starts the hook for every call
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
         return False
     return True
 

@@ -55,7 +55,7 @@ case $payload in *'\u'*) run escaped ;; esac  # a \u escape could spell any word
 
 gate=$root/runtime/state/hookgate.txt
 [ -f "$gate" ] || run missing
-fmt= groot= ghome= real= tools=$'\n' skip=$'\n' free=$'\n'
+fmt= groot= ghome= real= watched= tools=$'\n' skip=$'\n' free=$'\n'
 words=()
 while IFS=$'\t' read -r key value; do
     case $key in
@@ -67,10 +67,12 @@ while IFS=$'\t' read -r key value; do
         tool) tools=$tools$value$'\n' ;;
         skip) skip=$skip$value$'\n' ;;
         free) free=$free$value$'\n' ;;
-        watch) { [ -e "$value" ] && ! [ "$value" -nt "$gate" ]; } || run stale ;;
+        watch) { [ -e "$value" ] && ! [ "$value" -nt "$gate" ]; } || run stale; watched=1 ;;
     esac
 done < "$gate"
-[ "$fmt" = "$FORMAT" ] && [ "$groot" = "$root" ] && [ "$ghome" = "${HOME-}" ] && [ -n "$real" ] || run stale
+# memstore always writes at least the lenses folder (or the root) as a watch line: a list without one is not its
+[ "$fmt" = "$FORMAT" ] && [ "$groot" = "$root" ] && [ "$ghome" = "${HOME-}" ] && [ -n "$real" ] && [ -n "$watched" ] \
+    || run stale
 
 # one key's string value, when the key is there once and its value has no escape we would misread
 value_of() {
@@ -84,6 +86,14 @@ value_of hook_event_name && [ "$got" = "PreToolUse" ] || run event
 value_of tool_name || run tool
 tool=$got
 case $tools in *$'\n'"$tool"$'\n'*) ;; *) run new ;; esac
+# Not left to the list: any tool other than Bash that carries a shell command (Claude Code's Monitor runs one) is
+# judged by the hook, and so are the edit tools and memstore's MCP tools when this gate is the only handler.
+if [ "$tool" != Bash ]; then
+    case $payload in *'"command"'*) run command ;; esac
+fi
+if [ "$mode" = full ]; then
+    case $tool in Write | Edit | MultiEdit | NotebookEdit | mcp__memstore__* | mcp__plugin_memstore_memstore__*) run edit ;; esac
+fi
 if [ "$mode" = lenses ]; then
     case $free in *$'\n'"$tool"$'\n'*) exit 0 ;; esac
     run lens
@@ -103,11 +113,9 @@ has_word() {  # does $1 (quotes and backslashes out) hold one of the hook's word
     return 1
 }
 
-cwd=
-if value_of cwd; then
-    case $got in *\\*) run cwd ;; esac
-    cwd=$got
-fi
+value_of cwd || run cwd  # absent, or given twice (a nested key): the hook judges it
+case $got in *\\*) run cwd ;; esac
+cwd=$got
 case $tool in
     Bash)
         value_of command || run command

@@ -60,6 +60,10 @@ def wiring_file(file_path: object, cwd: str | None) -> str | None:
         names |= {os.path.join(project, "settings.json"), os.path.join(project, "settings.local.json")}
     if real in names:
         return "Claude Code's settings (they hold memstore's wiring)"
+    if real.startswith(os.path.join(user, "plugins") + os.sep) or real == os.path.realpath(
+            os.path.join(os.path.expanduser("~"), ".local", "bin", "memstore")):
+        # the plugins' code and data (memstore's hooks and the venv its cron jobs run), and the command Setup linked
+        return "Claude Code's plugins and memstore's command (the code memstore's hooks and jobs run)"
     from memstore.agent_root import user_config_file
 
     if real == os.path.realpath(user_config_file()):  # the root `install --scope user` recorded: where trust acts

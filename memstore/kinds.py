@@ -43,7 +43,7 @@ AGENT_DENIED = (*PERSON_OWNED, *MACHINE_OWNED)
 PERSON_WORDS = ("identity", "memstore.toml", "lenses", "meditations", "review")
 # The files that hold memstore's wiring in Claude Code, which the agent's shell may not rewrite
 # either (with them gone, the deny rules and the refusing hook would be gone next session).
-WIRING_WORDS = ("settings.json", "settings.local.json", "rules/memstore.md")
+WIRING_WORDS = ("settings.json", "settings.local.json", "rules/memstore.md", "plugins/", ".local/bin/memstore")
 # The same for Codex ($CODEX_HOME/hooks.json, config.toml) and Gemini CLI (.gemini/settings.json).
 CLIENT_WIRING_WORDS = ("hooks.json", "config.toml")
 CLIENT_DIRS = (".claude", ".codex", ".gemini")

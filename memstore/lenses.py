@@ -174,6 +174,16 @@ def _scalar(text: str) -> tuple[bool, object]:
     return True, text
 
 
+def _odd_chars(text: str) -> bool:
+    """Characters on which this reader and PyYAML could disagree: controls (C0 but CR, LF: a tab too; DEL; C1),
+    the line breaks YAML knows and str.split does not (NEL, U+2028, U+2029, a lone CR), a byte-order mark, and
+    every space but the ASCII one (str.strip takes NBSP or U+3000 away, YAML keeps them)."""
+    if "\r" in text.replace("\r\n", ""):
+        return True  # a lone CR is a line break to YAML, not to str.split("\n")
+    return any((c < " " and c not in "\r\n") or "\x7f" <= c <= "\x9f" or c in "\u2028\u2029\ufeff"
+               or (c.isspace() and c not in " \r\n") for c in text)
+
+
 def read_frontmatter(text: str) -> tuple[dict[str, object], str] | None:
     """(mapping, body) of a lens file, or None when its frontmatter is more YAML than this reader takes on.
 
@@ -183,6 +193,9 @@ def read_frontmatter(text: str) -> tuple[dict[str, object], str] | None:
     text = text[1:] if text.startswith("\ufeff") else text
     if not text.startswith("---"):
         return {}, text
+    close = text.find("\n---", 3)
+    if _odd_chars(text[:close if close >= 0 else len(text)]):
+        return None  # YAML would break or keep these where str.split/strip would not: sync's parser decides
     lines = text.split("\n")
     if lines[0].rstrip() != "---":
         return None

@@ -212,16 +212,21 @@ def _archived(rel: str) -> bool:
 
 
 def open_proposals(root: str | os.PathLike[str], answered: dict[str, dict[str, str]] | None = None,
-                   t1: T1 | None = None) -> list[Item]:
-    """Each unanswered proposal of the wake-proposals notes, once, oldest note first.
+                   notes: T1 | None = None) -> list[Item]:
+    """Each unanswered proposal of the wake's own proposals notes, once, oldest note first.
 
-    Notes rolled into short-term/archive/ count too: a proposal waits until it is answered,
-    however old, and is never written twice (wake checks against this list).
+    Only notes whose bytes match what the wake recorded count (memstore.proposal_notes): a note
+    the agent wrote with `kind: wake-proposals` is an ordinary fact, never a proposal. Notes
+    rolled into short-term/archive/ count too: a proposal waits until it is answered, however
+    old, and is never written twice (wake checks against this list). `notes`: genuine()'s list,
+    when the caller has it already.
     """
+    from memstore.proposal_notes import genuine
+
     answered = answers(root) if answered is None else answered
     seen: set[str] = set()
     found = []
-    files = _t1(os.fspath(root), archive=True) if t1 is None else t1
+    files = genuine(root)[0] if notes is None else notes
     for rel, _name, values, body in sorted(files, key=lambda t: t[1]):
         if _value(values, "kind").lower() != "wake-proposals":
             continue
@@ -238,13 +243,14 @@ def open_proposals(root: str | os.PathLike[str], answered: dict[str, dict[str, s
 def pending(root: str | os.PathLike[str], cue: dict[str, object] | None, t1: T1 | None = None) -> list[Item]:
     """Everything unanswered: lessons, then proposals, then cue items (new facts are not questions).
 
-    `t1`: the short-term files (archive/ included) as the caller already has them (the web
-    inspector reads them from the mirror); by default they are read from memory/short-term/.
+    `t1`: the short-term files as the caller already has them (the web inspector reads them from
+    the mirror), for the lessons; by default they are read from memory/short-term/. Proposals
+    come from the wake's record and the notes' own bytes (open_proposals).
     """
     answered = answers(root)
     items: list[Item] = []
     seen: set[str] = set()
-    files = _t1(os.fspath(root), archive=True) if t1 is None else t1
+    files = _t1(os.fspath(root)) if t1 is None else t1  # lessons wait in short-term/ only, not its archive/
     for rel, _name, values, body in sorted(files, key=lambda t: t[1]):
         if _archived(rel) or _value(values, "kind").lower() != "lesson":
             continue
@@ -255,7 +261,7 @@ def pending(root: str | os.PathLike[str], cue: dict[str, object] | None, t1: T1 
         seen.add(ident)
         items.append(Item(ident, "lesson", text, rel, _value(values, "created") or None, [rel],
                           _value(values, "project") or None))
-    items += open_proposals(root, answered, files)
+    items += open_proposals(root, answered)  # from the wake's record, never from `t1` (the agent writes those)
     raw = cue.get("items") if isinstance(cue, dict) else None
     for entry in raw if isinstance(raw, list) else []:
         if not isinstance(entry, dict) or entry.get("kind") == "new-fact":

@@ -171,6 +171,9 @@ def names_wiring(command: str, cwd: str | None) -> str | None:
         return None
     if "memstore/config.toml" in command and not _reads_only(command):
         return "memstore's own config (the root it acts on)"
+    if (".local/bin/memstore" in command or ("plugins/" in command and any(d in command for d in CLIENT_DIRS))) \
+            and not _reads_only(command):
+        return "Claude Code's plugins and memstore's command (the code memstore's hooks and jobs run)"
     here = os.path.basename(os.path.realpath(cwd)) if cwd is not None else ""
     under = any(folder in command or here == folder for folder in CLIENT_DIRS) or (
         "CODEX_HOME" in command and any(word in command for word in CLIENT_WIRING_WORDS))

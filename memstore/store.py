@@ -343,7 +343,14 @@ class Store(WiringMixin, LedgerMixin):
         from memstore.views import lint_view
 
         # a full sync first: a file broken by hand in place changes no folder, and a quick one would miss it
-        return [Problem(**item) for item in self._read(lambda conn: lint_view(conn, self.root), catch_up="full")]
+        def view(conn: sqlite3.Connection) -> list[dict[str, str]]:
+            from memstore.proposal_notes import forged  # a note posing as the wake's proposals
+
+            rows = [(r[0], r[1]) for r in conn.execute("SELECT path, meta FROM files WHERE kind = 'short-term'")]
+            return lint_view(conn, self.root) + [{"path": rel, "level": "warning", "message": why}
+                                                 for rel, why in forged(self.root, rows)]
+
+        return [Problem(**item) for item in self._read(view, catch_up="full")]
 
     def context(self, cwd: str | os.PathLike[str] | None = None) -> str:
         """The cold-start bundle SessionStart injects in a session at cwd (read straight from the files):

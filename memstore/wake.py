@@ -411,6 +411,11 @@ def run(root: Path, now: dt.datetime, config: Config, *, model_cmd: str | None =
                 sit_path = unique_path(journal, f"{day}-meditation-{chosen.stem}", taken)
                 front = {"date": today.isoformat(), "kind": "meditation", "object": chosen.stem, "shelf": chosen.shelf}
                 planned.append(Planned(sit_path, entry_bytes(front, sit)))
+            # The record first: only notes whose bytes it holds count as proposals (memstore.proposal_notes),
+            # and a digest recorded for a note that then failed to be written proves nothing about any file.
+            from memstore.proposal_notes import remember
+
+            remember(root, [(item.path.name, item.data) for item in planned if item.path in note_paths])
             _write_all(planned)
 
             def rel(path: Path | None) -> str | None:

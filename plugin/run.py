@@ -8,17 +8,24 @@ runs on the system's python3.
 
 from __future__ import annotations
 
-import glob
 import os
 import sys
 
 
 def environment() -> str | None:
-    """memstore's console script in the plugin's data folder, or None when it is not built yet."""
+    """memstore's console script in the plugin's data folder, or None when it is not built yet.
+
+    Without ${CLAUDE_PLUGIN_DATA} (a slash command's shell, an MCP server not given it), the data folder of
+    each memstore plugin the user's settings name, by its exact name: never a pattern over the folder, where
+    anything that could write under ~/.claude/plugins/data/ would pick the program run."""
     data = os.environ.get("CLAUDE_PLUGIN_DATA")
     candidates = [os.path.join(data, "venv", "bin", "memstore")] if data else []
-    # an MCP server may not be given the data folder: it is ~/.claude/plugins/data/<plugin>-<marketplace>
-    candidates += sorted(glob.glob(os.path.expanduser("~/.claude/plugins/data/memstore-*/venv/bin/memstore")))
+    if not candidates:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # this folder holds the memstore package
+        from memstore.plugin_config import data_dir, installs
+
+        candidates = [os.path.join(data_dir(ident), "venv", "bin", "memstore")
+                      for ident, on, _root in installs() if on is not False]
     return next((c for c in candidates if os.access(c, os.X_OK)), None)
 
 

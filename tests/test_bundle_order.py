@@ -10,6 +10,7 @@ from pathlib import Path
 from memstore.config import Config
 from memstore.context import bundle
 from tests.conftest import write
+from tests.test_forged_proposals import as_the_wake_wrote
 
 FILES = {
     "memory/current-state.md": "---\nkind: current-state\n---\n- the export rewrite\n- the flaky watcher test\n",
@@ -33,6 +34,8 @@ def lay_out(root: Path, names: list[str]) -> None:
     for i, rel in enumerate(names):
         path = write(root, rel, FILES[rel])
         os.utime(path, (1_700_000_000 + i, 1_700_000_000 + i))  # creation order shows in the mtimes
+        if "wake-proposals" in rel:
+            as_the_wake_wrote(root, rel)  # a proposals note counts only as the wake recorded it
 
 
 def test_two_bundles_hours_apart_with_nothing_changed_are_byte_identical(tmp_path: Path) -> None:

@@ -64,8 +64,8 @@ def test_a_plain_tool_call_goes_by_and_the_hooks_business_does_not(agent: Path, 
     assert gate(agent, tool("Grep", proj, pattern="x")) == ""
     assert gate(agent, tool("Read", proj, file_path=f"{proj}/a.py")) == ""
     for payload, why in [
-        (tool("Write", proj, file_path=f"{proj}/a.py", content="x"), "lens"),
-        (tool("NotebookEdit", proj, notebook_path=f"{proj}/a.ipynb"), "lens"),
+        (tool("Write", proj, file_path=f"{proj}/a.py", content="x"), "edit"),
+        (tool("NotebookEdit", proj, notebook_path=f"{proj}/a.ipynb"), "edit"),
         (tool("mcp__plugin_memstore_memstore__search", proj, query="x"), "new"),
         (tool("Task", proj, prompt="x"), "lens"),
         (tool("mcp__other__thing", proj), "new"),
@@ -158,3 +158,34 @@ def test_the_gate_never_lets_by_a_call_the_hook_refuses(agent: Path, tmp_path: P
             denied += 1
             assert gate(agent, payload).startswith("PASS "), (command, cwd)
     assert denied > 40  # the sample holds enough refusals to mean something
+
+
+def test_what_an_attacker_tried_reaches_the_hook(agent: Path, tmp_path: Path) -> None:
+    """Failures caught (issue 31's attacker walkthrough): Claude Code's Monitor tool, which runs a shell command,
+    skipped once the gate had learnt its name (the hook checked commands of Bash only) and writing identity.md;
+    a forged list with no watch line and `skip` for the edit tools trusted for good (its lock made a directory
+    so the hook could never rewrite it); a payload with `cwd` twice skipping the cwd check."""
+    proj = str(tmp_path / "proj")
+    monitor = tool("Monitor", proj, command=f"echo x >> {agent}/identity.md", description="watch")
+    assert gate(agent, monitor).startswith("PASS "), "Monitor's command went by the hook"
+    gate_file = Path(hookgate.gate_file(str(agent)))
+    with gate_file.open("a") as listed:  # the name learnt and judged free of lenses, as the hook records it
+        listed.write("tool\tMonitor\nskip\tMonitor\nfree\tMonitor\n")
+    assert gate(agent, tool("Monitor", proj, pattern="x")) == "", "the recorded list is not in force"
+    assert gate(agent, monitor).startswith("PASS "), "a learnt Monitor's command went by the hook"
+    code, out = call(agent, monitor)
+    assert code == 0 and out["hookSpecificOutput"]["permissionDecision"] == "deny", out  # the hook refuses it
+
+    lines = [line for line in gate_file.read_text().splitlines()
+             if not line.startswith(("watch\t", "word\t"))] + ["skip\tWrite", "skip\tEdit", "skip\tBash"]
+    gate_file.write_text("\n".join(lines) + "\n")
+    write_call = tool("Write", proj, file_path=f"{agent}/identity.md", content="x")
+    assert gate(agent, write_call).startswith("PASS "), "a forged list let a Write of identity.md by"
+    assert gate(agent, bash(f"echo x >> {agent}/identity.md", proj)).startswith("PASS stale")
+    Path(str(gate_file) + ".lock").unlink(missing_ok=True)
+    Path(str(gate_file) + ".lock").mkdir()
+    hookgate.session_refresh(str(agent), 100)  # cannot write it: the forged list must not stand
+    assert not gate_file.exists(), "a list the hook could not rewrite was left for the gate to trust"
+
+    twice = json.dumps(bash("echo x > i?entity.md", proj))[:-2] + f', "cwd": "/tmp"}}, "cwd": "{agent}"}}'
+    assert gate(agent, None, raw=twice.encode()).startswith("PASS "), twice

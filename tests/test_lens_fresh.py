@@ -105,6 +105,14 @@ SAMPLES = [
     "---\ntags:\n  - a\n---\nlist\n",
     "---\ntrigger:\n  tool_match: 1.5\n---\nfloat\n",
     "---\ntrigger:\n  tool_match: ~\n---\nnull\n",
+    # the attacker's walkthrough: line breaks YAML knows and str.split does not, spaces str.strip takes
+    "---\ntrigger:\n  tool_match: ^NeverMatches$\nname: harmless"
+    "\u2028trigger:\u2028  tool_match:\u2028    ^Bash$\n---\nx\n",
+    "---\ntrigger:\n  tool_match: ^Bash$\u2029name: x\n---\nx\n",
+    "---\ntrigger:\n  tool_match: ^Bash$\x85name: x\n---\nx\n",
+    "---\ntrigger:\n  tool_match: \u00a0^Bash$\n---\nnbsp\n",
+    "---\ntrigger:\n  tool_match: ^Bash$\u3000\n---\nideographic space\n",
+    "---\ntrigger:\n  tool_match: ^Ba\x07sh$\n---\ncontrol\n",
 ]
 
 
@@ -120,3 +128,30 @@ def test_the_small_reader_agrees_with_yaml_or_leaves_the_file_to_sync(text: str)
         return
     assert mine[0] == meta, text
     assert mine[1].replace("\r\n", "\n").strip() == body.replace("\r\n", "\n").strip(), text
+
+
+def test_the_small_reader_and_yaml_agree_on_random_frontmatters() -> None:
+    """Failure caught (issue 31's attacker walkthrough: 21,939 disagreements in 200,000 cases): a lens whose
+    trigger the hook read one way before a sync and sync's YAML another way after it. Seeded: the same
+    3,000 frontmatters every run, built from a lens's own parts and the characters that split the readers."""
+    import random
+
+    rng = random.Random(31)
+    parts = ["type", "lens", "trigger", "tool_match", "name", "^Bash$", "Read", ":", ": ", "  ", "\n", "\n  ",
+             "'", '"', "#", "-", "x", " ", "\t", "\r", "\u2028", "\u2029", "\x85", "\u00a0", "\u3000", "\x07",
+             "\ufeff", "\x7f", "\x9b", "\u200b"]
+    disagree = []
+    for _ in range(3000):
+        inner = "".join(rng.choice(parts) for _ in range(rng.randint(3, 18)))
+        text = f"---\ntrigger:\n  tool_match: ^Bash$\n{inner}\n---\nbody\n"
+        mine = read_frontmatter(text)
+        if mine is None:
+            continue
+        try:
+            meta, _body, _ = split_frontmatter(text, [])
+        except Exception:  # what sync cannot read at all, the reader must not have read either
+            disagree.append(repr(text))
+            continue
+        if mine[0] != meta:
+            disagree.append(repr(text))
+    assert not disagree, f"{len(disagree)} disagreements, e.g. {disagree[:3]}"

@@ -183,3 +183,40 @@ def test_runner_finds_the_root_in_claude_codes_settings(agent: Path, tmp_path: P
                           text=True, env=env, timeout=60)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["root"] == str(agent)
+
+
+def test_runner_runs_no_program_planted_beside_the_plugins_data(agent: Path, tmp_path: Path) -> None:
+    """Failure caught (issue 31's attacker walkthrough): without ${CLAUDE_PLUGIN_DATA} (a slash command's shell)
+    run.py ran the first of ~/.claude/plugins/data/memstore-*/venv/bin/memstore, alphabetically: a folder the
+    agent made there (memstore-0) chose the program the person's commands ran."""
+    home = tmp_path / "h"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text(json.dumps(
+        {"pluginConfigs": {"memstore@memstore": {"options": {"root": str(agent)}}}}))
+    planted = home / ".claude" / "plugins" / "data" / "memstore-0" / "venv" / "bin" / "memstore"
+    planted.parent.mkdir(parents=True)
+    marker = tmp_path / "ran"
+    planted.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    planted.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_PLUGIN", "MEMSTORE_ROOT"))}
+    env["HOME"] = str(home)
+    done = subprocess.run([sys.executable, str(PLUGIN / "run.py"), "status"], capture_output=True, text=True,
+                          env=env, timeout=60)
+    assert not marker.exists(), "run.py ran a program planted under plugins/data/"
+    assert done.returncode == 1 and "not built yet" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("target", [".claude/plugins/data/memstore-memstore/venv/bin/memstore",
+                                    ".claude/plugins/cache/memstore/memstore/0.1.0/memstore/hook.py",
+                                    ".local/bin/memstore"])
+def test_the_agent_cannot_replace_the_code_memstore_runs(agent: Path, monkeypatch, target: str) -> None:
+    """Failure caught (issue 31's attacker walkthrough): the plugin's venv (which the cron jobs run), its copied
+    code (which every hook runs) and the `memstore` Setup links were the agent's to overwrite."""
+    path = str(Path(os.environ["HOME"]) / target)
+    write_call = {"hook_event_name": "PreToolUse", "session_id": "s", "cwd": str(agent.parent), "tool_name": "Write",
+                  "tool_input": {"file_path": path, "content": "#!/bin/sh\n"}}
+    out = plugin_hook(write_call, monkeypatch, agent)
+    assert out and out["hookSpecificOutput"]["permissionDecision"] == "deny", out
+    shell = {**write_call, "tool_name": "Bash", "tool_input": {"command": f"printf x > ~/{target}"}}
+    out = plugin_hook(shell, monkeypatch, agent)
+    assert out and out["hookSpecificOutput"]["permissionDecision"] == "deny", out

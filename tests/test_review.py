@@ -15,6 +15,7 @@ import pytest
 from memstore.context import UNREVIEWED
 from tests.conftest import memory, write
 from tests.ptyrun import as_person, memstore_in_pty
+from tests.test_forged_proposals import as_the_wake_wrote
 from tests.test_hook import call, decision, pre
 
 FIELDS = {"id", "kind", "text", "source", "created", "paths", "project"}
@@ -39,6 +40,7 @@ def waiting(root: Path, run) -> Path:
     write(root, "memory/short-term/260730-wake-proposals.md",
           "---\ndate: 2026-07-30\nkind: wake-proposals\n---\n\n# Proposed\n\n- merge feedback_a into feedback_b\n"
           "- retire project_old, it is done\n")
+    as_the_wake_wrote(root, "memory/short-term/260729-wake-proposals.md", "memory/short-term/260730-wake-proposals.md")
     write(root, "memory/feedback_a.md", memory("feedback_a", "Run the end-to-end suite before merging hook changes"))
     write(root, "memory/feedback_b.md", memory("feedback_b", "Before merging hook changes run the end-to-end suite"))
     assert run(root, "tick").exit_code == 0
