@@ -291,7 +291,8 @@ def test_install_registers_session_end_once_and_verify_checks_it(root: Path, tmp
     assert run(root, *args, "--apply").exit_code == 0
     assert run(root, *args, "--uninstall", "--apply").exit_code == 0
     # install made the file: with nothing else left in it, uninstall removes it
-    assert not settings.exists() or "SessionEnd" not in json.loads(settings.read_text(encoding="utf-8")).get("hooks", {})
+    assert not settings.exists() or "SessionEnd" not in json.loads(settings.read_text(encoding="utf-8")).get(
+        "hooks", {})
 
 
 def test_a_transcript_with_no_answer_says_so(run, root: Path, tmp_path: Path) -> None:
