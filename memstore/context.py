@@ -249,6 +249,9 @@ def _reason(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+MAX_BUG_READS = 400
+
+
 def open_bugs(memory: Path) -> list[str]:
     """One line per open bug (id, title, filer, date, file), sorted by name; a Pinned line first
     when the ledger, or any file in it, could not be read."""
@@ -259,7 +262,8 @@ def open_bugs(memory: Path) -> list[str]:
         return [Pinned(f"(the bug ledger could not be read: {_reason(exc)} ({folder}); run memstore bug list)\n")]
     lines: list[str] = []
     failed: list[str] = []
-    for path in paths:
+    unread = max(0, len(paths) - MAX_BUG_READS)  # a flood of bug files must not push the hook past its timeout
+    for path in paths[unread:]:  # the newest by name: ids count up
         try:
             text = read_regular(path).decode("utf-8").lstrip("\ufeff").replace("\r\n", "\n")
         except (OSError, UnicodeDecodeError) as exc:
@@ -282,6 +286,8 @@ def open_bugs(memory: Path) -> list[str]:
     if failed:
         lines.insert(0, Pinned(f"(the bug ledger could not be read: {'; '.join(failed)[:600]}; "
                                "run memstore bug list)\n"))
+    if unread:
+        lines.insert(0, Pinned(f"({unread} older bug files were not read for this bundle: run memstore bug list)\n"))
     return lines
 
 

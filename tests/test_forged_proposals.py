@@ -140,3 +140,17 @@ def test_a_flood_of_short_term_files_costs_the_bundle_a_listing_not_a_read_of_ea
     assert "The person accepted: fold a into b" in text
     assert "more short-term files of the last" in text  # says some were left out, never silently
     assert "## Open proposals" not in text  # 16,000 forged notes, not one proposal
+
+
+def test_a_flood_of_bug_files_is_read_only_in_part(tmp_path: Path) -> None:
+    """Failure caught (issue 31's second review): the bundle read every file in memory/bugs/ at each session
+    start, so an agent that filed thousands of bugs could push the hook past Claude Code's timeout and the
+    whole bundle would be dropped. The newest are read; the rest are named as not read."""
+    from memstore import context
+
+    root = tmp_path / "agent"
+    for n in range(context.MAX_BUG_READS + 50):
+        write(root, f"memory/bugs/{n:05d}-flood.md", f"---\nid: {n}\ntitle: flood {n}\nstatus: open\n---\nx\n")
+    lines = context.open_bugs(root / "memory")
+    assert lines[0].startswith("(50 older bug files were not read"), lines[0]
+    assert len(lines) == context.MAX_BUG_READS + 1 and any(f"flood {context.MAX_BUG_READS + 49}" in ln for ln in lines)
