@@ -341,12 +341,19 @@ def sections(root: Path, now: dt.datetime, config: Config, project: str | None =
                   "memstore review)", proposed))
 
     dreams: list[str] = []
+    sat = False
     for path in _window(memory / "dream-journal", today, None)[0]:  # newest first, at most MAX_READS read
         text = _read(path)
-        if belongs(unquote(front_values(split_front(text)[0]).get("project", "")), project):
-            dreams.append(_entry(path, 1500, split_proposals(text)[0]))
-            if len(dreams) >= config.dream_entries:
-                break
+        values = front_values(split_front(text)[0])
+        if not belongs(unquote(values.get("project", "")), project):
+            continue
+        if unquote(values.get("kind", "")) == "meditation":
+            if sat:
+                continue  # the newest sit only: one every night would push this project's dreams out
+            sat = True
+        dreams.append(_entry(path, 1500, split_proposals(text)[0]))
+        if len(dreams) >= config.dream_entries:
+            break
     parts.append(("Dream journal (latest)", dreams))
     return parts
 

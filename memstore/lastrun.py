@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+from pathlib import Path
 
 from memstore.agent_root import RootPaths
 from memstore.timeutil import fmt, parse_when
@@ -31,19 +32,51 @@ def wire_hint(root: str | os.PathLike[str]) -> str:
     return f"{command_word()} --root {os.fspath(root)} install {how} --apply"
 
 
+def _failure_file(root: str | os.PathLike[str]) -> str:
+    return os.path.join(RootPaths(os.fspath(root)).state, "wake-failed.json")
+
+
+def wake_failed(root: str | os.PathLike[str], now: dt.datetime, error: str | None) -> None:
+    """Record the wake's failure (error), or that the last wake went well (None): a wake that fails under
+    cron says so only in its log, so without this a month of dreams could be lost without a word."""
+    from memstore.locks import atomic_write
+
+    path = _failure_file(root)
+    try:
+        if error is None:
+            if os.path.exists(path):
+                os.unlink(path)
+            return
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        atomic_write(Path(path), (json.dumps({"ran_at": fmt(now), "error": error[:500]}) + "\n").encode("utf-8"))
+    except OSError:
+        pass  # the failure itself is what the caller reports
+
+
 def view(root: str | os.PathLike[str], now: dt.datetime) -> dict[str, object]:
-    """{tick, wake: ISO time or None, late: bool, hint: str or None}."""
+    """{tick, wake: ISO time or None, late: bool, hint: str or None, wake_failed: {ran_at, error} or None}."""
     paths = RootPaths(os.fspath(root))
     tick, wake = _ran_at(paths.tick_status), _ran_at(paths.wake_status)
     late = tick is None or (now - tick).days >= LATE_DAYS
+    try:
+        with open(_failure_file(root), encoding="utf-8") as handle:
+            failed = json.load(handle)
+        failed = failed if isinstance(failed, dict) else None
+    except (OSError, ValueError):
+        failed = None
     return {"tick": fmt(tick) if tick else None, "wake": fmt(wake) if wake else None,
-            "late": late, "hint": wire_hint(root) if late else None}
+            "late": late, "hint": wire_hint(root) if late else None, "wake_failed": failed}
 
 
 def line(found: dict[str, object]) -> str:
     """The status command's `nightly` line."""
     if found["tick"] is None:
-        return f"no nightly tick has run yet: wire the nightly jobs with {found['hint']}"
+        return (f"no nightly tick has run yet; if its jobs are not wired: {found['hint']} (no crontab command: "
+                "add --crontab-file F)")
     said = f"last tick {found['tick']}, last wake {found['wake'] or 'never'}"
+    failed = found.get("wake_failed")
+    if isinstance(failed, dict):
+        said += (f"; the last wake FAILED at {failed.get('ran_at')}: {str(failed.get('error'))[:200]} "
+                 "(its log: runtime/state/wake.log)")
     return f"{said}; the tick is late: check its log (runtime/state/tick.log), or wire it: {found['hint']}" \
         if found["late"] else said

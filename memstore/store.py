@@ -470,13 +470,21 @@ class Store(WiringMixin, LedgerMixin):
 
         No cue, or `anything: false`: nothing happens and no model is called. A failed call
         raises WakeFailed (exit 1) and writes nothing; the cue is kept for the next try.
-        model_cmd is split like a shell would (default `claude -p --tools ''`: no tools); the prompt goes on stdin.
+        model_cmd is split like a shell would (default: wake.DEFAULT_MODEL_CMD, no tools and no MCP servers); the
+        prompt goes on stdin. A failure is also recorded for `status` (lastrun.wake_failed).
         """
+        from memstore import lastrun
         from memstore.wake import run
 
         self.rotate_logs()
-        return run(self.root, self.now, self.config, model_cmd=model_cmd, timeout=timeout, commit=commit,
-                   sync=self.sync)
+        try:
+            result = run(self.root, self.now, self.config, model_cmd=model_cmd, timeout=timeout, commit=commit,
+                         sync=self.sync)
+        except MemstoreError as exc:  # said by status every day until a wake works (cron shows no one stderr)
+            lastrun.wake_failed(self.root, self.now, str(exc))
+            raise
+        lastrun.wake_failed(self.root, self.now, None)
+        return result
 
     # ------------------------------------------------------------ capture: note and debrief
 
@@ -525,8 +533,9 @@ class Store(WiringMixin, LedgerMixin):
             self.sync(full=False, embed=False)
         except MemstoreError as exc:
             self.notify(f"wrote {rel}, but the mirror did not take it in yet ({exc}); the next sync will")
-        return NoteResult(rel, True, f"noted: {rel}" + (f" (project {project}; --global for every project)"
-                                                         if project else " (every project)"))
+        return NoteResult(rel, True, f"noted: {rel}" + (
+            f" (project {project}: its sessions see it; `memstore note --global` notes for every project)"
+            if project else " (every project)"))
 
     def debrief(self, transcript: str | os.PathLike[str] | None = None, commit: bool = False,
                 cwd: str | None = None) -> DebriefResult:

@@ -135,9 +135,12 @@ def main() -> int:
         say(link_onto_path(exe))
     except OSError as exc:
         say(f"could not link memstore onto PATH ({exc}); it is {exe}")
-    if not nightly_wired(folder.resolve()):
-        say(f"the nightly cycle (tick, wake) is not wired: run `memstore install --cron-only --apply` once "
-            f"(or `{exe} --root {folder} install --cron-only --apply`)")
+    if shutil.which("crontab") is None:
+        say("the nightly cycle (tick, wake) needs a scheduler: there is no crontab command here, so write the two "
+            "jobs into a file yours reads with `memstore install --cron-only --crontab-file F --apply`")
+    elif not nightly_wired(folder.resolve()):
+        say(f"the nightly cycle (tick, wake) is not in your crontab: run `memstore install --cron-only --apply` "
+            f"once (or `{exe} --root {folder} install --cron-only --apply`)")
     return 0
 
 

@@ -120,3 +120,15 @@ def test_a_quiet_night_says_why_in_words_matching_the_tick(two_projects: tuple[P
     idle = Store(root, now=PINNED + dt.timedelta(days=1)).wake(model)
     assert not idle.ran and status.cue_items >= 1, status
     assert f"listed {status.cue_items} cue item(s), all dreamt on" in idle.reason, (status.cue_items, idle)
+
+
+def test_nightly_sits_do_not_push_a_projects_dream_out_of_its_bundle(tmp_path: Path) -> None:
+    """Failure caught (issue 31's newcomer walkthrough): with a sit every night, the bundle's latest three
+    dream-journal entries were three meditations, and a project's dream two nights old never reached it."""
+    root = tmp_path / "agent"
+    write(root, "memory/dream-journal/260725-dream-proja.md", f"---\ndate: 2026-07-25\nproject: {A}\n---\nALPHADREAM\n")
+    for day in (26, 27, 28, 29):
+        write(root, f"memory/dream-journal/2607{day}-meditation-x.md",
+              f"---\ndate: 2026-07-{day}\nkind: meditation\n---\nSIT{day}\n")
+    text = bundle(root, PINNED, Config(), A)
+    assert "ALPHADREAM" in text and "SIT29" in text and "SIT28" not in text, text

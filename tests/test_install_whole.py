@@ -131,3 +131,21 @@ def test_uninstall_takes_out_the_files_install_made(run, laid_out, monkeypatch) 
     assert run(root, "install", "--uninstall", "--apply").exit_code == 0
     assert (project / "CLAUDE.md").exists(), "uninstall removed a CLAUDE.md the person had before install"
     assert json.loads((project / ".claude" / "settings.json").read_text()) == {"autoMemoryEnabled": False}
+
+
+def test_a_failing_wake_is_said_by_status_until_one_works(run, laid_out) -> None:
+    """Failure caught (issue 31's newcomer walkthrough): `wake --model-cmd /bin/false` under cron failed four
+    nights running while status said `last wake` of a week before with no warning and verify passed: the
+    error was only in wake.log, which no one reads."""
+    root = laid_out["root"]
+    assert run(root, "note", "the staging host moved to db2").exit_code == 0
+    assert run(root, "tick").exit_code == 0
+    assert run(root, "wake", "--model-cmd", "/bin/false").exit_code == 1
+    shown = json.loads(run(root, "status", "--json").stdout)["nightly"]
+    assert shown["wake_failed"] and "/bin/false" in shown["wake_failed"]["error"], shown
+    assert "the last wake FAILED" in run(root, "status").stdout
+    stub = laid_out["project"] / "model.sh"
+    stub.write_text("#!/bin/sh\nprintf '# Dream\\n\\nquiet.\\n'\n")
+    stub.chmod(0o755)
+    assert run(root, "wake", "--model-cmd", str(stub)).exit_code == 0
+    assert json.loads(run(root, "status", "--json").stdout)["nightly"]["wake_failed"] is None
