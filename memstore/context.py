@@ -132,6 +132,8 @@ def _window(folder: Path, today: dt.date, days: int | None, cap: int = MAX_READS
     allowed = None if days is None else {f"{today - dt.timedelta(days=n):%y%m%d}" for n in range(days + 1)}
     valid: dict[str, bool] = {}  # YYMMDD -> a real day (checked once per day, not once per file)
     names: list[str] = []
+    if os.path.islink(folder):  # a folder a pull replaced by a link out: the sync walk never enters it either
+        return [], 0
     try:
         with os.scandir(folder) as listing:
             for item in listing:

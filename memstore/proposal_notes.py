@@ -84,6 +84,8 @@ def genuine(root: str | os.PathLike[str]) -> tuple[list[T1], int]:
     found: list[T1] = []
     for name in names[:MAX_NOTES]:
         for path in _candidates(short_term, name):
+            if os.path.islink(path.parent) or os.path.islink(short_term):
+                continue  # a folder a pull replaced by a link out: not the memory's
             try:
                 data = read_regular(path)
             except OSError:
