@@ -236,7 +236,8 @@ HEADER = """\
 
 Rows are one-line summaries of memory files in this folder. When a row looks
 relevant to the task, Read that file: reading is what keeps a memory in this index.
-Hot holds the most used, New the recently written, Cold the tail. Everything else
+Hot holds the most used (a new memory too, while there is room), New the recently
+written that did not reach Hot, Cold the tail. Everything else
 is listed in MEMORY-archive.md and found with `memstore search "words"`.
 """
 

@@ -75,6 +75,7 @@ class Memory(Record):
     status: str | None
     pin: bool
     importance: float
+    project: str | None = None  # the project it belongs to; None: person-wide
     access_count: int | None = None
     stability: float | None = None
     last_accessed: str | None = None

@@ -66,6 +66,8 @@ def file_view(conn: sqlite3.Connection, row: sqlite3.Row, now: dt.datetime, conf
     meta = json.loads(row["meta"] or "{}") if isinstance(row["meta"], str) else {}
     meta = meta if isinstance(meta, dict) else {}
     status = (row["status"] or "").strip().lower()
+    project = meta.get("project")
+    view["project"] = str(project) if project not in (None, "") else None  # None: person-wide
     view["aside"] = (status if status.startswith(("superseded", "forgotten")) else None) or out_of_time(meta, now)
     if status.startswith("forgotten") and meta.get("forgotten_why"):
         view["aside"] = f"forgotten {meta.get('forgotten_on') or ''}: {meta['forgotten_why']}".replace("  ", " ")
