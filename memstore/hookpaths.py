@@ -78,20 +78,25 @@ def wiring_file(file_path: object, cwd: str | None) -> str | None:
     return "the client's settings (they hold memstore's wiring)" if real in others else None
 
 
-def machine_file(root: str, file_path: object, cwd: str | None) -> str | None:
-    """runtime/ (the journal, the mirror, state) and the derived files, by real path: written by memstore
-    alone (kinds.MACHINE_OWNED). An agent that wrote a journal line would be forging reads of its own
-    memories; one that wrote MEMORY.md would skip the inert render the client's import relies on."""
-    from memstore.kinds import machine_owned
-
+def inside_root(root: str, file_path: object, cwd: str | None) -> str | None:
+    """The posix path relative to the root of a tool's file whose real path lies inside the root, else None."""
     found = real_paths(root, file_path, cwd)
     if found is None:
         return None
     real, real_root = found
     if not real.startswith(real_root + os.sep):
         return None
-    rel = real[len(real_root) + 1 :].replace(os.sep, "/")
-    if not machine_owned(rel):
+    return real[len(real_root) + 1 :].replace(os.sep, "/")
+
+
+def machine_file(root: str, file_path: object, cwd: str | None) -> str | None:
+    """runtime/ (the journal, the mirror, state) and the derived files, by real path: written by memstore
+    alone (kinds.MACHINE_OWNED). An agent that wrote a journal line would be forging reads of its own
+    memories; one that wrote MEMORY.md would skip the inert render the client's import relies on."""
+    from memstore.kinds import machine_owned
+
+    rel = inside_root(root, file_path, cwd)
+    if rel is None or not machine_owned(rel):
         return None
     if rel.casefold().startswith("runtime"):
         return "runtime/ (memstore's own state)"
@@ -102,14 +107,8 @@ def person_file(root: str, file_path: object, cwd: str | None) -> str | None:
     """The root-relative path when a tool's file is one the person owns (identity.md, lenses/ ...)."""
     from memstore.kinds import person_owned
 
-    found = real_paths(root, file_path, cwd)
-    if found is None:
-        return None
-    real, real_root = found
-    if not real.startswith(real_root + os.sep):
-        return None
-    rel = real[len(real_root) + 1 :].replace(os.sep, "/")
-    return rel if person_owned(rel) else None
+    rel = inside_root(root, file_path, cwd)
+    return rel if rel is not None and person_owned(rel) else None
 
 
 def outside(root: str, cwd: str | None) -> bool:

@@ -105,10 +105,15 @@ def check_settings(layout: Layout, lens_matcher: str | None) -> tuple[list[Check
         checks.append(Check("hook SessionStart imports", len(parts) == IMPORT_PARTS,
                             f"{len(parts)} of {IMPORT_PARTS} handlers that carry identity.md and MEMORY.md", fix))
     if lens_matcher:
-        matchers = [m for m, h in _handlers(settings, "PreToolUse") if "if" not in h]
-        ok = "*" in matchers or lens_matcher in matchers  # `*`: the lens gate (hookgate.sh) of this install
-        checks.append(Check("hook PreToolUse lenses", ok, f"matcher {lens_matcher!r}" if ok else
-                            f"lenses listen to {lens_matcher!r} but the registration has {matchers or 'none'}", fix))
+        unfiltered = [(m, h) for m, h in _handlers(settings, "PreToolUse") if "if" not in h]
+        gated = any(m == "*" and "hookgate.sh" in h["command"] for m, h in unfiltered)  # this release's lens gate
+        older = lens_matcher in [m for m, _h in unfiltered]  # an earlier release baked the lenses' tools in
+        detail = ("through the lens gate (every tool; lens changes count from the next session)" if gated else
+                  f"registered by an older memstore with matcher {lens_matcher!r}: a lens on another tool never "
+                  "fires, and lens changes wait for a reinstall" if older else
+                  f"lenses listen to {lens_matcher!r} but the registration has "
+                  f"{[m for m, _h in unfiltered] or 'none'}")
+        checks.append(Check("hook PreToolUse lenses", gated, detail, fix))
     if command:
         program = shlex.split(command)[0]
         exists = Path(program).is_file() and os.access(program, os.X_OK)

@@ -149,3 +149,30 @@ def test_a_failing_wake_is_said_by_status_until_one_works(run, laid_out) -> None
     stub.chmod(0o755)
     assert run(root, "wake", "--model-cmd", str(stub)).exit_code == 0
     assert json.loads(run(root, "status", "--json").stdout)["nightly"]["wake_failed"] is None
+
+
+def test_verify_names_a_lens_registration_from_an_older_release(run, laid_out, monkeypatch) -> None:
+    """Failure caught (the upgrade from the release before issue 31): a settings file whose lens handler an older
+    memstore registered with the lenses' tool names baked in passed verify, while a lens on another tool never
+    fired; verify must fail it and name the reinstall."""
+    root, project = laid_out["project"] / "agent", laid_out["project"]
+    write(root, "memory/feedback_alpha.md", memory("feedback_alpha", "alpha"))
+    write(root, "identity.md", "# who I am\n")
+    write(root, "lenses/git.md", "---\ntype: lens\ntrigger:\n  tool_match: ^Bash$\n---\ngit care\n")
+    monkeypatch.chdir(project)
+    assert run(root, "install", "--apply").exit_code == 0
+    first = run(root, "verify")
+    assert first.exit_code == 0, first.stdout
+    settings = project / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    for group in data["hooks"]["PreToolUse"]:
+        for handler in group["hooks"]:
+            if "hookgate.sh" in handler["command"]:  # as the older release wrote it: matcher = the lenses' tools
+                group["matcher"] = "^Bash$"
+                handler["command"] = handler["command"].split(" --lenses-only ", 1)[1]
+    settings.write_text(json.dumps(data))
+    done = run(root, "verify", "--json")
+    checks = {c["name"]: c for c in json.loads(done.stdout)}
+    assert done.exit_code == 1 and not checks["hook PreToolUse lenses"]["ok"], checks["hook PreToolUse lenses"]
+    assert "older memstore" in checks["hook PreToolUse lenses"]["detail"]
+    assert "install --apply" in checks["hook PreToolUse lenses"]["fix"]

@@ -13,21 +13,16 @@ from memstore import tamper
 from memstore.lenses import read_frontmatter
 from memstore.parsing import split_frontmatter
 from memstore.starter_templates import EXAMPLE_LENS
-from memstore.sync import sync
-from tests.conftest import memory, write
+from tests.conftest import write
 from tests.test_hook import call, pre
-from tests.test_tamper import LENS, context_of, install_user, start
+from tests.test_tamper import LENS, context_of, install_user, lens_root, start
 
 pytestmark = pytest.mark.usefixtures("claude_on_path")
 
 
 @pytest.fixture
 def agent(root: Path) -> Path:
-    write(root, "memory/feedback_alpha.md", memory("feedback_alpha", "alpha rule"))
-    write(root, "identity.md", "# me\n")
-    write(root, "lenses/bash-care.md", LENS)
-    sync(root)
-    return root
+    return lens_root(root)
 
 
 def lens_text(root: Path, tool: str = "Bash", session: str = "s1") -> str:

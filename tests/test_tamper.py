@@ -25,6 +25,10 @@ pytestmark = pytest.mark.usefixtures("claude_on_path")
 
 @pytest.fixture
 def agent(root: Path) -> Path:
+    return lens_root(root)
+
+
+def lens_root(root: Path) -> Path:
     """A root with identity, a Bash lens (its text says LENSMARK) and a meditation, synced."""
     write(root, "memory/feedback_alpha.md", memory("feedback_alpha", "alpha rule"))
     write(root, "identity.md", "# me\n")

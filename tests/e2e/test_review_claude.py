@@ -29,7 +29,8 @@ import pytest
 
 from .binaries import find_memstore
 from .fake_anthropic import FakeAnthropic, text, tool_use
-from .test_claude_code import CLAUDE_TIMEOUT, CLI_TIMEOUT, clean_env, find_claude, request_text, write
+from .test_claude_code import CLAUDE_TIMEOUT, find_claude, request_text, write
+from .test_trust_claude import person_at_home
 
 pytestmark = pytest.mark.e2e
 
@@ -43,20 +44,12 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 def test_the_agent_cannot_accept_its_own_lesson_in_bypass_permissions(tmp_path: Path) -> None:
     claude, memstore = find_claude(), find_memstore()
-    home = (tmp_path / "home").resolve()
-    root = home / "agents" / "me"
-    project = home / "code" / "p"
-    project.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=CLI_TIMEOUT)
     # memstore on the agent's PATH, as a person's install has it
     path = f"{Path(memstore).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    env = clean_env(HOME=str(home), PATH=path)
+    _home, root, project, env, run_ms = person_at_home(tmp_path, memstore, PATH=path)
 
     def ms(*args: str) -> str:
-        proc = subprocess.run([memstore, "--root", str(root), *args], cwd=project, env=env, capture_output=True,
-                              text=True, timeout=CLI_TIMEOUT, stdin=subprocess.DEVNULL)
-        assert proc.returncode == 0, f"memstore {' '.join(args)}: {proc.stdout}\n{proc.stderr}"
-        return proc.stdout
+        return run_ms(*args).stdout
 
     ms("init", str(root), "--apply")
     today = dt.datetime.now(dt.UTC)

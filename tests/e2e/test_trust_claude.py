@@ -25,6 +25,7 @@ import datetime as dt
 import json
 import subprocess
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -47,20 +48,29 @@ def run_session(claude: str, project: Path, home: Path, steps: list, mode: str) 
     return json.loads(proc.stdout), [r for r in fake.requests if r.is_main]
 
 
-def test_memory_text_is_inert_and_the_persons_files_hold(tmp_path: Path) -> None:
-    claude, memstore = find_claude(), find_memstore()
+
+def person_at_home(tmp_path: Path, memstore: str, **extra: str
+                   ) -> tuple[Path, Path, Path, dict[str, str], Callable[..., subprocess.CompletedProcess[str]]]:
+    """A person's set-up for these tests: (home, ~/agents/me, ~/code/p a git work tree, the environment,
+    `ms(*args)`: memstore on that root from the project, which must exit 0)."""
     home = (tmp_path / "home").resolve()
     root = home / "agents" / "me"
     project = home / "code" / "p"
     project.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=CLI_TIMEOUT)
-    env = clean_env(HOME=str(home))
+    env = clean_env(HOME=str(home), **extra)
 
     def ms(*args: str) -> subprocess.CompletedProcess[str]:
         proc = subprocess.run([memstore, "--root", str(root), *args], cwd=project, env=env, capture_output=True,
-                              text=True, timeout=CLI_TIMEOUT)
+                              text=True, timeout=CLI_TIMEOUT, stdin=subprocess.DEVNULL)
         assert proc.returncode == 0, f"memstore {' '.join(args)}: {proc.stdout}\n{proc.stderr}"
         return proc
+
+    return home, root, project, env, ms
+
+def test_memory_text_is_inert_and_the_persons_files_hold(tmp_path: Path) -> None:
+    claude, memstore = find_claude(), find_memstore()
+    home, root, project, _env, ms = person_at_home(tmp_path, memstore)
 
     tag = uuid.uuid4().hex[:8]
     secrets = {}

@@ -22,15 +22,14 @@ and the settings folder are byte-identical and in place; the secret never reache
 from __future__ import annotations
 
 import json
-import subprocess
 import uuid
 from pathlib import Path
 
 import pytest
 
 from .binaries import find_memstore
-from .test_claude_code import CLI_TIMEOUT, clean_env, find_claude, request_text, write
-from .test_trust_claude import run_session
+from .test_claude_code import find_claude, request_text, write
+from .test_trust_claude import person_at_home, run_session
 
 pytestmark = pytest.mark.e2e
 
@@ -43,18 +42,7 @@ def test_runtime_the_index_and_the_folders_above_hold(tmp_path: Path) -> None:
     from .fake_anthropic import text, tool_use
 
     claude, memstore = find_claude(), find_memstore()
-    home = (tmp_path / "home").resolve()
-    root = home / "agents" / "me"
-    project = home / "code" / "p"
-    project.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=CLI_TIMEOUT)
-    env = clean_env(HOME=str(home))
-
-    def ms(*args: str) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([memstore, "--root", str(root), *args], cwd=project, env=env, capture_output=True,
-                              text=True, timeout=CLI_TIMEOUT)
-        assert proc.returncode == 0, f"memstore {' '.join(args)}: {proc.stdout}\n{proc.stderr}"
-        return proc
+    home, root, project, _env, ms = person_at_home(tmp_path, memstore)
 
     tag = uuid.uuid4().hex[:8]
     secret = f"SECRET-{tag}"
