@@ -17,18 +17,18 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing would cost t
 if TYPE_CHECKING:
     from typing import Any
 
-    from memstore.errors import BadUsage, MemstoreError, NotFound, RootNotFound
-    from memstore.results import Check, Hit, Memory, MemoryRow, Problem, Status, TickStatus, Touch
-    from memstore.store import Busy, Store
+    from memstore.api.store import Store
+    from memstore.core.errors import BadUsage, Busy, MemstoreError, NotFound, RootNotFound
+    from memstore.core.results import Check, Hit, Memory, MemoryRow, Problem, Status, TickStatus, Touch
 
 _LAZY = {
-    "Store": "memstore.store",
-    "Busy": "memstore.store",
-    "MemstoreError": "memstore.errors",
-    "BadUsage": "memstore.errors",
-    "NotFound": "memstore.errors",
-    "RootNotFound": "memstore.errors",
-    **{name: "memstore.results" for name in
+    "Store": "memstore.api.store",
+    "Busy": "memstore.core.errors",
+    "MemstoreError": "memstore.core.errors",
+    "BadUsage": "memstore.core.errors",
+    "NotFound": "memstore.core.errors",
+    "RootNotFound": "memstore.core.errors",
+    **{name: "memstore.core.results" for name in
        ("Check", "Hit", "Memory", "MemoryRow", "Problem", "Status", "TickStatus", "Touch")},
 }
 

@@ -1,5 +1,5 @@
 """`python -m memstore` is the same as the `memstore` command."""
 
-from memstore.entry import main
+from memstore.frontends.entry import main
 
 main()

@@ -6,7 +6,7 @@
 # Claude Code runs a PreToolUse handler for every tool call; a Python start costs 40-60 ms, this
 # script about a millisecond. It reads the payload with shell builtins and execs the hook command
 # (the payload handed on, $MEMSTORE_GATE saying why) unless runtime/state/hookgate.txt, written by
-# memstore/hookgate.py from the hook's own word lists, shows the call needs nothing: a tool no lens
+# memstore/hook/gate.py from the hook's own word lists, shows the call needs nothing: a tool no lens
 # can match that is no edit tool and no memstore MCP tool, and for Bash a command with none of the
 # hook's words (quotes and backslashes out first, as the hook does) outside the root, for Read a
 # path whose real folder is outside the root. Anything it cannot tell (no file, a stale one, a lens
@@ -14,7 +14,7 @@
 # handlers carry `if` filters): only whether some lens could match the tool.
 # Bash 3.2 (macOS) is enough. It never blocks a call: it exits 0 or becomes the hook, which exits 0.
 
-FORMAT="memstore-gate 1"  # memstore/hookgate.py GATE_FORMAT
+FORMAT="memstore-gate 1"  # memstore/hook/gate.py GATE_FORMAT
 LIMIT=16384               # a longer payload goes to the hook unread (bash reads a pipe byte by byte)
 shopt -s execfail         # a failed exec returns here instead of failing the call
 

@@ -139,7 +139,7 @@ def m002_quick_freshness(db: Database) -> None:
     )
 
 
-# m003's frozen copy of memstore.cjk.RANGES, the Unicode blocks of the scripts written
+# m003's frozen copy of memstore.mirror.cjk.RANGES, the Unicode blocks of the scripts written
 # without spaces between words, for the backfill below (a test holds the two equal:
 # changing the ranges needs a migration that recomputes files.unspaced).
 M003_RANGES: tuple[tuple[int, int], ...] = (
@@ -160,7 +160,7 @@ def m003_unspaced_scripts(db: Database) -> None:
     """A trigram index of the files written (partly) in CJK, Thai and other unspaced scripts.
 
     unicode61 makes a whole clause of such text one token, so a word inside it is never
-    found (see memstore/cjk.py). files_cjk holds the same four columns as files_fts, but
+    found (see memstore/mirror/cjk.py). files_cjk holds the same four columns as files_fts, but
     only for the files whose text has a character of those scripts, so a mirror of
     English memories does not grow. Which files those are is files.unspaced, set by
     indexing.build_row (a compiled regex; the same test as a GLOB in the trigger cost
@@ -269,8 +269,8 @@ def m004_bodies_out_of_files(db: Database) -> None:
       and it would leave every row where it was, on pages now mostly empty, so the
       render scan would walk as many pages as before.
     - files.index_row holds a T2 file's row as MEMORY.md and the archive show it
-      (render.make_row of its name and row_text), built at sync rather than cleaned again
-      by every render. It is render.make_row's output: a change to what make_row returns
+      (index_rows.make_row of its name and row_text), built at sync rather than cleaned again
+      by every render. It is index_rows.make_row's output: a change to what make_row returns
       needs a migration that recomputes it (test_render_clean holds make_row's output).
     - `settings` (m001) was never read or written.
 
@@ -288,7 +288,7 @@ def m004_bodies_out_of_files(db: Database) -> None:
         "SELECT id, name, summary, description, body FROM files"
     )
     db.execute("INSERT INTO files_fts(files_fts) VALUES('optimize')")  # one segment, as a rebuild leaves it
-    from memstore.render import make_row
+    from memstore.mirror.index_rows import make_row
 
     def index_row(path: str, row_text: str | None) -> str:
         filename = path.rsplit("/", 1)[-1]
@@ -326,7 +326,7 @@ def m005_vectors(db: Database) -> None:
     Existing mirrors get text_digest computed here from the rows they hold; the vectors
     table starts empty (nothing was embedded before this migration).
     """
-    from memstore.chunking import text_digest
+    from memstore.meaning.chunking import text_digest
 
     db.conn.create_function("m005_text_digest", 3, text_digest, deterministic=True)
     db.execute("ALTER TABLE files ADD COLUMN text_digest TEXT")
@@ -352,7 +352,7 @@ def m005_vectors(db: Database) -> None:
 def m006_policy_base(db: Database) -> None:
     """files.fm_base: a T2 file's `policy_base` frontmatter, the starting state its policy is replayed from.
 
-    memstore.policy explains it: with a base, the policy state is the base plus every
+    memstore.core.policy explains it: with a base, the policy state is the base plus every
     journal event in (ts, id) order, so an event that arrives after a flush (another
     machine's, pulled late) still counts. No file had the key before this migration, so
     every row starts NULL; the next sync that reads a file with one fills it in.
@@ -380,13 +380,13 @@ def m007_journal_integrity(db: Database) -> None:
 
 @migrations()
 def m008_inert_rows(db: Database) -> None:
-    """files.index_row made again for every T2 file, with memory text made inert (memstore/inert.py).
+    """files.index_row made again for every T2 file, with memory text made inert (memstore/core/inert.py).
 
     Rows stored before this escaped nothing: a summary such as `see @~/.ssh/config` would
     stay an import in MEMORY.md until its file changed. The row is built by the current
-    render.make_row, as m004 did: the row's format belongs to render, not to the schema.
+    index_rows.make_row, as m004 did: the row's format belongs to index_rows, not to the schema.
     """
-    from memstore.render import make_row
+    from memstore.mirror.index_rows import make_row
 
     def index_row(path: str, row_text: str | None) -> str:
         filename = path.rsplit("/", 1)[-1]
@@ -406,7 +406,7 @@ def m009_journal_gap(db: Database) -> None:
 
 @migrations()
 def m010_vector_parts(db: Database) -> None:
-    """The whole of a file embedded, in parts (memstore/chunking.py), and the yardstick of unrelatedness.
+    """The whole of a file embedded, in parts (memstore/meaning/chunking.py), and the yardstick of unrelatedness.
 
     - files.parts: how many vectors a file's text makes (0: no readable text, so none;
       1: the head alone; more: the head and its tail parts). files.tail_digest: the digest
@@ -414,13 +414,13 @@ def m010_vector_parts(db: Database) -> None:
     - vectors gains `chunk` (0 is the head) in its key. Every row already there is a head's
       vector, made from the same text under the same text_digest, so it stays current:
       upgrading embeds only the tails of long files, never a file again.
-    - background: per model, the vectors of memstore.background's sentences, made once
+    - background: per model, the vectors of memstore.meaning.background's sentences, made once
       (hybrid.py measures how far a question is from "unrelated" with them); `digest`
       names the sentences they were made from.
 
     Existing rows get parts and tail_digest computed here from the text they hold.
     """
-    from memstore.chunking import plan
+    from memstore.meaning.chunking import plan
 
     db.execute("ALTER TABLE files ADD COLUMN parts INTEGER NOT NULL DEFAULT 1")
     db.execute("ALTER TABLE files ADD COLUMN tail_digest TEXT")
@@ -465,7 +465,7 @@ def m010_vector_parts(db: Database) -> None:
 @migrations()
 def m011_raw_texts(db: Database) -> None:
     """raw_texts: each memory file's bytes as sync last read them (zlib), so one that disappears
-    without `memstore forget` can be written back into memory/archive/ exactly (memstore/deletions.py).
+    without `memstore forget` can be written back into memory/archive/ exactly (memstore/mirror/deletions.py).
 
     Only files under memory/ that deletions.watched names (not the derived files, not archive/
     folders). Existing mirrors hold no bytes yet: their memory rows get inode -1 ("look again",
@@ -477,10 +477,10 @@ def m011_raw_texts(db: Database) -> None:
 
 @migrations()
 def m012_births(db: Database) -> None:
-    """What a memory's birth was, kept by the mirror until flush writes it into the file (memstore/adoption.py).
+    """What a memory's birth was, kept by the mirror until flush writes it into the file (memstore/mirror/adoption.py).
 
     - events.born: 1 for the event of a Write that created the memory (the hook sees Claude Code's
-      tool_response say so), events.project: the session's project then (memstore.projects). The
+      tool_response say so), events.project: the session's project then (memstore.core.projects). The
       journal line carries both, so a rebuild reads them again.
     - files.adopted: JSON of the values the mirror took from a birth because the file does not say
       them (created, project); NULL when it took none. Flush adds exactly these to the frontmatter.

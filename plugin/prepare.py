@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent  # the plugin's root (its memstore/, setup.cfg ... link into the repository)
-LINK_DIR = "~/.local/bin"  # memstore.plugin_config.LINK_DIR (this file runs before memstore can be imported)
+LINK_DIR = "~/.local/bin"  # memstore.core.plugin_config.LINK_DIR (this file runs before memstore can be imported)
 
 
 def say(message: str) -> None:

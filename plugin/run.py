@@ -22,7 +22,7 @@ def environment() -> str | None:
     candidates = [os.path.join(data, "venv", "bin", "memstore")] if data else []
     if not candidates:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # this folder holds the memstore package
-        from memstore.plugin_config import data_dir, installs
+        from memstore.core.plugin_config import data_dir, installs
 
         candidates = [os.path.join(data_dir(ident), "venv", "bin", "memstore")
                       for ident, on, _root in installs() if on is not False]
@@ -30,10 +30,10 @@ def environment() -> str | None:
 
 
 def configured_root() -> str | None:
-    """The plugin's `root` option as Claude Code keeps it (memstore.plugin_config): a slash command's
+    """The plugin's `root` option as Claude Code keeps it (memstore.core.plugin_config): a slash command's
     shell is given none of the plugin's variables."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # this folder holds the memstore package
-    from memstore.plugin_config import plugin_root
+    from memstore.core.plugin_config import plugin_root
 
     return plugin_root()
 

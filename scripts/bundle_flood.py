@@ -16,8 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from memstore.config import Config
-from memstore.context import bundle
+from memstore.core.config import Config
+from memstore.hook.bundle import bundle
 
 NOW = dt.datetime(2026, 7, 30, 9, 0, tzinfo=dt.UTC)
 

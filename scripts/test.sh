@@ -14,4 +14,7 @@ echo "installing memstore, its test dependencies and the developer tooling (devt
 .venv/bin/python -m pip uninstall --quiet --yes memstore >/dev/null 2>&1 || true
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]' -e ./devtools
 RUFF_CACHE_DIR="$PWD/.ruff_cache" .venv/bin/ruff check .  # one cache, none inside plugin/ (its pyproject.toml links here)
+echo "checking the import contracts (setup.cfg [importlinter]) and the types (setup.cfg [mypy]) ..." >&2
+.venv/bin/lint-imports --no-cache
+.venv/bin/mypy
 .venv/bin/python -m pytest -q

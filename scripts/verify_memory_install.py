@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 try:
-    from memstore.cli import run_as
+    from memstore.frontends.cli import run_as
 except ImportError:  # running from a checkout without an install
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from memstore.cli import run_as
+    from memstore.frontends.cli import run_as
 
 if __name__ == "__main__":
     run_as("verify", sys.argv[1:])

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from memstore.cli import cli
+from memstore.frontends.cli import cli
 
 NOW = "2026-07-30T12:00:00Z"
 
@@ -48,7 +48,7 @@ def private_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    from memstore.reviewing import AGENT_MARKS
+    from memstore.life.reviewing import AGENT_MARKS
 
     for name in (*AGENT_MARKS, "MEMSTORE_HOOKS"):  # tests play the person; a test that plays the agent sets them
         monkeypatch.delenv(name, raising=False)  # memstore's own config (the installed root) under HOME
@@ -56,7 +56,7 @@ def private_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     # embedding pass would add seconds to every sync); tests/test_semantic.py turns it on.
     monkeypatch.setenv("MEMSTORE_SEMANTIC", "off")
     # Tests start in that HOME, outside any git work tree: what they note or capture is person-wide
-    # unless a test makes a project (memstore.projects). (The checkout itself is a work tree.)
+    # unless a test makes a project (memstore.core.projects). (The checkout itself is a work tree.)
     monkeypatch.chdir(home)
     return home
 

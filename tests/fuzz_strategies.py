@@ -15,7 +15,7 @@ import string
 import yaml
 from hypothesis import strategies as st
 
-from memstore.kinds import MEMORY_TYPES
+from memstore.core.kinds import MEMORY_TYPES
 
 # ---------------------------------------------------------------- values
 

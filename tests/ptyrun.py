@@ -1,7 +1,7 @@
 """Run the real memstore CLI in a pseudo-terminal and type answers, as a person at a terminal would.
 
 `memstore review accept|reject` (and the walk of `memstore review`) act only for a person at
-their terminal (memstore.terminal): a CliRunner call or a pipe is refused by design. These
+their terminal (memstore.frontends.terminal): a CliRunner call or a pipe is refused by design. These
 helpers fork a child on a fresh pty (its controlling terminal, the child in its foreground),
 exec the venv's console script there, wait for each question and type the next answer.
 """
@@ -98,7 +98,8 @@ def as_person(root: Path, *args: str, answers: Sequence[str] = ("y",)) -> PtyRes
     Skipped when this test run itself runs under a coding client (claude, codex, gemini among
     its parents): every command it starts is then refused by design, whatever the terminal.
     """
-    from memstore.terminal import client_among, parents
+    from memstore.frontends.terminal import client_among
+    from memstore.life.provenance import parents
 
     among = client_among(parents())
     if among is not None:

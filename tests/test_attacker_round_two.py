@@ -18,7 +18,7 @@ from pathlib import Path
 
 from conftest import memory, write
 
-from memstore.hook import main as hook_main
+from memstore.hook.handler import main as hook_main
 
 
 def pre(root: Path, tool: str, tool_input: dict) -> str | None:

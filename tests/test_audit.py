@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memstore.install import BEGIN, END
+from memstore.wiring.install_base import BEGIN, END
 from tests.conftest import write
 
 # line number -> the reasons it must carry (exactly)
@@ -227,6 +227,6 @@ def test_json_is_a_list_of_file_objects(run, root: Path, tmp_path: Path) -> None
     ("Ask @alice about billing. Never deploy on Friday.", []),
 ])
 def test_reasons_of_single_lines(line: str, why: list[str]) -> None:
-    from memstore.audit import reasons
+    from memstore.wiring.audit import reasons
 
     assert reasons(line) == why

@@ -13,8 +13,8 @@ import subprocess
 from pathlib import Path
 
 from memstore import Store
-from memstore.hook import main as hook_main
-from memstore.search import rank_scores
+from memstore.hook.handler import main as hook_main
+from memstore.mirror.search import rank_scores
 from tests.conftest import memory, write
 
 NOW = "2026-07-30T12:00:00Z"

@@ -7,8 +7,8 @@ import datetime as dt
 import os
 from pathlib import Path
 
-from memstore.config import Config
-from memstore.context import bundle
+from memstore.core.config import Config
+from memstore.hook.bundle import bundle
 from tests.conftest import write
 from tests.test_forged_proposals import as_the_wake_wrote
 

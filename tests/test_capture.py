@@ -13,8 +13,8 @@ import pytest
 from click.testing import Result
 from conftest import write
 
-from memstore import capture
-from memstore.store import Store
+from memstore.api.store import Store
+from memstore.life import capture
 
 NOW = dt.datetime(2026, 7, 30, 12, 0, tzinfo=dt.UTC)
 Run = Callable[..., Result]
@@ -111,7 +111,7 @@ def test_rule_shapes_are_kept(sentence: str) -> None:
 @pytest.mark.parametrize("sentence", [
     "Never again will the tests on 2026-07-29 be this slow.",  # a date
     "Always rebase onto 3f9c2ab1 first.",  # a commit hash
-    "Never change the guard at memstore/store.py:123 again.",  # file:line
+    "Never change the guard at memstore/api/store.py:123 again.",  # file:line
     "Always expect 345 passed, 2 skipped, 12 warnings.",  # numbers-heavy status
     "Never mind, I fixed the flaky watcher test.",  # first-person narrative
     "Always a pleasure: we found the bug in the cache.",  # first-person narrative
@@ -132,7 +132,7 @@ def test_debrief_keeps_a_rule_as_a_t1_lesson_and_drops_the_narrative(root: Path,
     """Guards: the final answer's rule lands as a kind: lesson T1 file; its status prose does not."""
     answer = ("Done. I fixed the flaky watcher test in 3f9c2ab1 and all 345 tests pass.\n\n"
               "- Never run the watcher tests in parallel with the sync tests.\n"
-              "- Updated memstore/watch.py:88 on 2026-07-30.\n")
+              "- Updated memstore/frontends/watch.py:88 on 2026-07-30.\n")
     path = transcript(tmp_path, user("fix it"), assistant(answer, "msg_1"))
     result = run(root, "debrief", "--transcript", str(path))
     assert result.exit_code == 0, result.stderr

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from memstore.cli import cli
-from memstore.entry import _is_hook
+from memstore.frontends.cli import cli
+from memstore.frontends.entry import _is_hook
 from tests.conftest import memory, write
 
 

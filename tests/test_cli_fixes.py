@@ -81,10 +81,10 @@ def test_hook_help_prints_help_and_never_reads_stdin(root: Path, argv: tuple[str
 
 
 def test_hook_help_in_process_does_not_run_the_hook(run, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import memstore.hook
+    import memstore.hook.handler
 
     calls: list[object] = []
-    monkeypatch.setattr(memstore.hook, "main", lambda *a, **k: calls.append(a) or 0)
+    monkeypatch.setattr(memstore.hook.handler, "main", lambda *a, **k: calls.append(a) or 0)
     result = run(root, "hook", "--help", input="{}")
     assert result.exit_code == 0 and "Usage:" in result.stdout and "always exits 0" in result.stdout
     assert calls == []

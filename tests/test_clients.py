@@ -1,4 +1,4 @@
-"""Codex CLI and Gemini CLI through the one hook (memstore.clients), their install and verify,
+"""Codex CLI and Gemini CLI through the one hook (memstore.hook.clients), their install and verify,
 and their transcripts. The real binaries run in tests/e2e/test_codex.py and test_gemini.py."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from memstore.capture import final_answer
-from memstore.clients.codex import patch_files
-from memstore.hook import main as hook_main
-from memstore.install_clients import codex_trust_hash, codex_trust_key, plan_codex, plan_gemini
-from memstore.sync import sync
+from memstore.hook.clients.codex import patch_files
+from memstore.hook.handler import main as hook_main
+from memstore.life.capture import final_answer
+from memstore.mirror.sync import sync
+from memstore.wiring.install_clients import codex_trust_hash, codex_trust_key, plan_codex, plan_gemini
 from tests.conftest import memory, write
 
 NOW = "2026-07-30T12:00:00Z"
@@ -73,7 +73,7 @@ def test_patch_paths() -> None:
 
 def test_codex_session_start_carries_identity_index_and_bundle(agent: Path) -> None:
     """Failure caught: Codex (no `@` imports in AGENTS.md) starting without identity and the index."""
-    from memstore.store import Store
+    from memstore.api.store import Store
 
     Store(agent).render()
     out = call(agent, "codex", {"hook_event_name": "SessionStart", "session_id": "s1", "cwd": str(agent),

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import memstore_devtools.corpus
-from memstore.config import Config
-from memstore.parsing import Parsed, parse_bytes
+from memstore.core.config import Config
+from memstore.mirror.parsing import Parsed, parse_bytes
 from memstore_devtools.corpus import (
     ANCHOR_NAMES,
     MALFORMED_KINDS,

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from memstore import cron
-from memstore.install import memstore_command
-from memstore.wake import DEFAULT_MODEL_CMD
+from memstore.core.model_command import DEFAULT_MODEL_CMD
+from memstore.wiring import cron
+from memstore.wiring.install_base import memstore_command
 from tests.conftest import memory, write
 
 FOREIGN = "MAILTO=me@example.com\n# nightly backup, keep\n0 1 * * * /usr/local/bin/backup.sh --full\n"

@@ -7,8 +7,8 @@ import datetime as dt
 import json
 from pathlib import Path
 
-from memstore.reviewing import answer
-from memstore.store import Store
+from memstore.api.store import Store
+from memstore.life.reviewing import answer
 from tests.conftest import NOW, memory, write
 
 PINNED = dt.datetime.fromisoformat(NOW)

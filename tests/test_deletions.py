@@ -1,4 +1,4 @@
-"""Nothing is ever deleted, whoever deletes (memstore/deletions.py), through the command line on real
+"""Nothing is ever deleted, whoever deletes (memstore/mirror/deletions.py), through the command line on real
 files and a real mirror: a memory file removed without `forget` is kept in memory/archive/ from the
 mirror, said by status and the bundle, and `restore` puts it back byte for byte. Each test names the
 failure it catches."""
@@ -129,9 +129,9 @@ def test_memstore_own_moves_are_not_deletions(root: Path, run) -> None:
     ok(run, root, "supersede", "project_old", "--by", "project_keep")
     os.rename(root / "memory/project_keep.md", root / "memory/project_kept.md")  # a rename by hand
     from memstore import Store
-    from memstore.nightly import Rolled, _move
+    from memstore.life.rolling import Rolled, move_to_archive
 
-    _move(root, root / "memory/short-term/260729-lesson.md", Rolled())  # what a rejected lesson's answer does
+    move_to_archive(root, root / "memory/short-term/260729-lesson.md", Rolled())  # what a rejected lesson's answer does
     ok(run, root, "--now", LATER, "tick")
     assert (root / "memory/short-term/archive/260720-old.md").is_file()  # the roll happened
     assert not (root / "memory/short-term/260720-old.md").exists()
@@ -262,8 +262,8 @@ def test_verify_s_probe_is_no_deletion(root: Path, run) -> None:
     import datetime as dt
     import sys
 
-    from memstore.timeutil import UTC
-    from memstore.verify import check_reinforcement
+    from memstore.core.timeutil import UTC
+    from memstore.wiring.verify import check_reinforcement
 
     corpus(root, run)
     found = check_reinforcement(root, f"{sys.executable} -m memstore hook", dt.datetime(2026, 7, 30, 12, tzinfo=UTC))

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from memstore.config import Config
-from memstore.context import bundle
-from memstore.store import Store
+from memstore.api.store import Store
+from memstore.core.config import Config
+from memstore.hook.bundle import bundle
 from tests.conftest import NOW, memory, write
 
 PINNED = dt.datetime.fromisoformat(NOW)
@@ -43,7 +43,7 @@ for rel in facts:
 @pytest.fixture
 def two_projects(tmp_path: Path) -> tuple[Path, str, Path]:
     """A root with one fact in each of two projects and one person-wide fact; the tick has run."""
-    from memstore.scaffold import apply_plan
+    from memstore.life.scaffold import apply_plan
 
     plan = Store.plan_init(tmp_path / "agent")
     apply_plan(plan)
@@ -100,7 +100,7 @@ def test_a_dream_over_two_projects_never_reaches_the_other_project(two_projects:
 
 def test_an_accepted_proposal_stays_in_its_own_project(two_projects: tuple[Path, str, Path]) -> None:
     """Failure caught: an accepted proposal carried as the person's instruction into every project."""
-    from memstore.reviewing import answer
+    from memstore.life.reviewing import answer
 
     root, model, _calls = two_projects
     Store(root, now=PINNED).wake(model)

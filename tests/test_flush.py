@@ -8,9 +8,9 @@ import sqlite3
 import time
 from pathlib import Path
 
-from memstore.config import Config
-from memstore.policy import record_touch
-from memstore.sync import rebuild
+from memstore.core.config import Config
+from memstore.core.policy import record_touch
+from memstore.mirror.sync import rebuild
 
 CFG = Config()
 UTC = dt.UTC
@@ -108,7 +108,7 @@ def test_flush_leaves_unsafe_frontmatter_alone(root: Path, run) -> None:
 
 
 def test_atomic_write_never_overwrites_an_edit_made_meanwhile(tmp_path: Path) -> None:
-    from memstore.locks import atomic_write
+    from memstore.core.locks import atomic_write
 
     path = tmp_path / "feedback_x.md"
     path.write_bytes(b"what flush read\n")

@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 import yaml
 
-from memstore.fmedit import CannotEdit, set_fields
+from memstore.mirror.fmedit import CannotEdit, set_fields
 
 UTC = dt.UTC
 

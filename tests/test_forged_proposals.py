@@ -14,11 +14,11 @@ from pathlib import Path
 
 from click.testing import Result
 
-from memstore.config import Config
-from memstore.context import FORGED, bundle
-from memstore.nightly import roll_windows
-from memstore.proposal_notes import remember
-from memstore.store import Store
+from memstore.api.store import Store
+from memstore.core.config import Config
+from memstore.hook.bundle import FORGED, bundle
+from memstore.hook.proposal_notes import remember
+from memstore.life.rolling import roll_windows
 from tests.conftest import write
 from tests.test_wake import DAY, PINNED, agent, model  # noqa: F401 (fixtures)
 
@@ -146,7 +146,7 @@ def test_a_flood_of_bug_files_is_read_only_in_part(tmp_path: Path) -> None:
     """Failure caught (issue 31's second review): the bundle read every file in memory/bugs/ at each session
     start, so an agent that filed thousands of bugs could push the hook past Claude Code's timeout and the
     whole bundle would be dropped. The newest are read; the rest are named as not read."""
-    from memstore import context
+    from memstore.hook import bundle as context
 
     root = tmp_path / "agent"
     for n in range(context.MAX_BUG_READS + 50):

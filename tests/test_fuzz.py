@@ -33,16 +33,16 @@ from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, assume, event, example, given, settings
 from hypothesis import strategies as st
 
-from memstore.cli import cli
-from memstore.config import Config
-from memstore.fmedit import CannotEdit, set_fields
-from memstore.hook import main as hook_main
-from memstore.indexing import build_row
-from memstore.kinds import T2_NAME
-from memstore.parsing import parse_bytes
-from memstore.render import link
-from memstore.search import MAX_QUERY_CHARS
-from memstore.sync import rebuild, sync
+from memstore.core.config import Config
+from memstore.core.kinds import T2_NAME
+from memstore.frontends.cli import cli
+from memstore.hook.handler import main as hook_main
+from memstore.mirror.fmedit import CannotEdit, set_fields
+from memstore.mirror.index_rows import link
+from memstore.mirror.indexing import build_row
+from memstore.mirror.parsing import parse_bytes
+from memstore.mirror.search import MAX_QUERY_CHARS
+from memstore.mirror.sync import rebuild, sync
 from tests import fuzz_strategies as fz
 from tests.conftest import memory, write
 

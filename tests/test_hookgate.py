@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from memstore import hookgate
-from memstore.sync import sync
+from memstore.hook import gate as hookgate
+from memstore.mirror.sync import sync
 from tests.conftest import memory, write
 from tests.test_hook import call
 

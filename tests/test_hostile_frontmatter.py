@@ -22,8 +22,8 @@ import sys
 import time
 from pathlib import Path
 
-from memstore import parsing
-from memstore.config import Config
+from memstore.core.config import Config
+from memstore.mirror import parsing
 from tests.conftest import NOW, memory, write
 
 SELF = "project_self-ref"

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from memstore import journal, policy
-from memstore.timeutil import parse_when
+from memstore.core import journal, policy
+from memstore.core.timeutil import parse_when
 from tests.conftest import NOW, memory, write
 
 REL = "memory/feedback_alpha.md"

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from conftest import NOW, write
 
-from memstore.hook import main as hook_main
+from memstore.hook.handler import main as hook_main
 
 DAY = NOW[2:4] + NOW[5:7] + NOW[8:10]  # the short-term and dream-journal file prefix for NOW
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memstore.context import IMPORT_PARTS, PART_CHARS, parts
+from memstore.hook.bundle import IMPORT_PARTS, PART_CHARS, parts
 from tests.conftest import memory, write
 
 needs_git = pytest.mark.skipif(subprocess.run(["git", "--version"], capture_output=True).returncode != 0,
@@ -230,7 +230,7 @@ def test_an_empty_bundle_injects_nothing(run, agent) -> None:
     """Failure caught: a bare '# memstore: where things stand' heading injected into every session."""
     import io
 
-    from memstore.hook import main as hook_main
+    from memstore.hook.handler import main as hook_main
 
     out = io.StringIO()
     payload = json.dumps({"hook_event_name": "SessionStart", "session_id": "s"}).encode()

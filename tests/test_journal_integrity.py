@@ -26,9 +26,9 @@ from pathlib import Path
 
 import pytest
 
-from memstore import journal
-from memstore.config import Config
-from memstore.sync import rebuild, sync
+from memstore.core import journal
+from memstore.core.config import Config
+from memstore.mirror.sync import rebuild, sync
 from tests.conftest import NOW, memory, write
 
 CFG = Config()

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from memstore.config import Config
-from memstore.context import bundle
-from memstore.kinds import MEMORY_TYPES
-from memstore.parsing import parse_bytes
-from memstore.store import Store
+from memstore.api.store import Store
+from memstore.core.config import Config
+from memstore.core.kinds import MEMORY_TYPES
+from memstore.hook.bundle import bundle
+from memstore.mirror.parsing import parse_bytes
 from tests.conftest import NOW, write
 
 PINNED = dt.datetime(2026, 7, 30, 12, 0, tzinfo=dt.UTC)

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from memstore import tamper
-from memstore.lenses import read_frontmatter
-from memstore.parsing import split_frontmatter
-from memstore.starter_templates import EXAMPLE_LENS
+from memstore.core import tamper_sessions
+from memstore.core.frontreader import read_frontmatter
+from memstore.core.starter_templates import EXAMPLE_LENS
+from memstore.mirror.parsing import split_frontmatter
 from tests.conftest import write
 from tests.test_hook import call, pre
 from tests.test_tamper import LENS, context_of, install_user, lens_root, start
@@ -63,10 +63,10 @@ def test_a_lens_changed_mid_session_is_still_held(agent: Path, run) -> None:
 def test_a_lens_added_between_sessions_fires_in_the_next(agent: Path, run, monkeypatch) -> None:
     """Failure caught: a lens the person added by hand between two sessions waited for a sync (or was held
     as the agent's): it must fire in the very next session."""
-    monkeypatch.setattr(tamper, "SLACK_S", 0.0)
+    monkeypatch.setattr(tamper_sessions, "SLACK_S", 0.0)
     install_user(run, agent)
     start(agent, "s1")
-    tamper.session_end(str(agent), "s1")
+    tamper_sessions.session_end(str(agent), "s1")
     time.sleep(0.05)
     write(agent, "lenses/read-care.md", "---\ntype: lens\ntrigger: \n  tool_match: ^Read$\n---\nREADMARK\n")
     start(agent, "s2")

@@ -75,7 +75,7 @@ def payload(result: Any) -> Any:
 
 def pinned(root: Path) -> Store:
     """A Store on the servers' pinned clock."""
-    from memstore.timeutil import parse_now
+    from memstore.core.timeutil import parse_now
 
     return Store(root, parse_now(NOW))
 
@@ -249,8 +249,8 @@ def test_the_server_reads_the_real_clock_unless_one_is_pinned(agent: Path, monke
     """The CLI's App pins `now` at start; a server living for hours must not (Store now=None)."""
     from click.testing import CliRunner
 
-    from memstore import mcp_server
-    from memstore.cli import cli
+    from memstore.frontends import mcp_server
+    from memstore.frontends.cli import cli
 
     seen: list[Store] = []
     monkeypatch.setattr(mcp_server, "serve", seen.append)
@@ -266,12 +266,14 @@ def test_the_server_reads_the_real_clock_unless_one_is_pinned(agent: Path, monke
 
 
 def test_mcp_is_imported_lazily_and_a_missing_extra_is_one_line(agent: Path) -> None:
-    lazy = subprocess.run([sys.executable, "-c", "import sys, memstore, memstore.cli, memstore.mcp_server; "
+    lazy = subprocess.run([sys.executable, "-c", "import sys, memstore, memstore.frontends.cli, "
+                           "memstore.frontends.mcp_server; "
                            "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')))"],
                           capture_output=True, text=True, check=True)
     assert lazy.stdout.strip() == "[]"
     missing = subprocess.run([sys.executable, "-c", "import sys; sys.modules['mcp'] = None; "
-                              "from memstore.entry import main; main(sys.argv[1:])", "--root", str(agent), "mcp"],
+                              "from memstore.frontends.entry import main; main(sys.argv[1:])",
+                              "--root", str(agent), "mcp"],
                              capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
     assert missing.returncode == 1
     assert missing.stdout == ""

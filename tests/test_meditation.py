@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from memstore.meditation import MeditationObject, Sit, choose, factor, load_objects, load_sits
-from memstore.starter_templates import MEDITATIONS
-from memstore.store import Store
+from memstore.api.store import Store
+from memstore.core.starter_templates import MEDITATIONS
+from memstore.life.meditation import MeditationObject, Sit, choose, factor, load_objects, load_sits
 from tests.conftest import write
 
 DAY0 = dt.datetime(2026, 7, 1, 3, 0, tzinfo=dt.UTC)
@@ -92,7 +92,7 @@ def test_rotation_is_deterministic_and_holds_its_rules_over_the_starter_library(
     runs = []
     for attempt in range(2):
         plan = Store.plan_init(tmp_path / f"agent{attempt}")
-        from memstore.scaffold import apply_plan
+        from memstore.life.scaffold import apply_plan
 
         apply_plan(plan)
         runs.append(simulate(plan.root, 21))
@@ -102,7 +102,7 @@ def test_rotation_is_deterministic_and_holds_its_rules_over_the_starter_library(
 
 
 def test_init_lays_out_two_objects_on_each_shelf(tmp_path: Path) -> None:
-    from memstore.scaffold import apply_plan
+    from memstore.life.scaffold import apply_plan
 
     plan = Store.plan_init(tmp_path / "agent")
     apply_plan(plan)

@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from memstore import mirror
-from memstore.config import Config
-from memstore.indexing import COLUMNS, body_of, build_row
-from memstore.lenses import load_lenses
-from memstore.render import make_row, render
-from memstore.sync import sync
+from memstore.core.config import Config
+from memstore.core.lenses import load_lenses
+from memstore.mirror import db as mirror
+from memstore.mirror.index_rows import make_row
+from memstore.mirror.indexing import COLUMNS, body_of, build_row
+from memstore.mirror.render import render
+from memstore.mirror.sync import sync
 from tests.conftest import memory, search_json, write
 from tests.test_render import NOW_DT
 
@@ -210,7 +211,7 @@ def test_sync_keeps_one_text_row_per_file_under_a_stable_id(root: Path) -> None:
     after, fts, cjk, unspaced = text_tables(root)
     assert after[FAUNA] == before[FAUNA] and after[ZH] == before[ZH]
     assert fts == set(after.values())
-    # the deleted one's text lives on only in its copy in memory/archive/ (memstore.deletions)
+    # the deleted one's text lives on only in its copy in memory/archive/ (memstore.mirror.deletions)
     assert cjk == unspaced == {after[FAUNA], after["memory/archive/reference_ja.md"]}
     conn = sqlite3.connect(db_path(root))
     try:
@@ -276,7 +277,7 @@ def test_index_row_is_the_row_render_would_build(root: Path) -> None:
 def test_rebuild_leaves_each_text_index_in_one_segment(run, root: Path) -> None:
     """Fails if a rebuild leaves the full-text indexes in the segments of its write batches
     (search then looks every word up in each: its coverage pass ran three times slower at 100,000 files)."""
-    from memstore.sync import BATCH
+    from memstore.mirror.sync import BATCH
 
     for i in range(2 * BATCH + 50):
         write(root, f"memory/reference_n{i:04d}.md", memory(f"reference_n{i:04d}", f"note {i}", body=f"数据 body {i}"))

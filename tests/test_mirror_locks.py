@@ -15,9 +15,9 @@ import sys
 from pathlib import Path
 
 from memstore import Store
-from memstore.config import Config
-from memstore.search import search
-from memstore.sync import open_mirror, sync
+from memstore.core.config import Config
+from memstore.mirror.search import search
+from memstore.mirror.sync import open_mirror, sync
 from tests.conftest import memory, write
 
 CHILD = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "

@@ -1,4 +1,4 @@
-"""The nightly tick (memstore/nightly.py, Store.tick): live-session awareness, window rolling,
+"""The nightly tick (memstore/life/nightly.py, Store.tick): live-session awareness, window rolling,
 the cue, and the pathspec-limited commit. Every root is synthetic, the clock pinned."""
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from memstore import Store, nightly
-from memstore.timeutil import parse_when
+from memstore import Store
+from memstore.core.timeutil import parse_when
+from memstore.life import duplicates
 from tests.conftest import NOW, memory, write
 
 CLOCK = parse_when(NOW)
@@ -161,7 +162,7 @@ def cue_corpus(root: Path) -> None:
     stamp(root, dt.datetime(2026, 7, 28, 20, tzinfo=dt.UTC), "memory/short-term/260728-seen.md")
     stamp(root, dt.datetime(2026, 7, 29, 15, tzinfo=dt.UTC), "memory/short-term/260729-fresh.md")
     # the last wake dreamt about 260728-seen (by its path and text: never by mtime against the clock)
-    from memstore.nightly import fact_id
+    from memstore.life.cue import fact_id
 
     seen = fact_id("memory/short-term/260728-seen.md", "Seen at the last wake.\n")
     write(root, "runtime/state/wake-status.json", json.dumps({"ran_at": "2026-07-29T06:05:00Z", "dreamt": [seen]}))
@@ -215,8 +216,8 @@ def test_near_duplicates_matches_all_pairs_and_respects_the_budget() -> None:
     # Jaccard exactly 3/5, x's two own words rarer than the shared ones: only x's full prefix
     # (5 - ceil(0.6 * 5) + 1 = 3 words) reaches a shared word; one word shorter misses the pair.
     summaries |= {"edge-x": "alpha0 bravo0 charl0 delta0 echo0", "edge-y": "charl0 delta0 echo0"}
-    found = nightly.near_duplicates(summaries)
-    sets = {k: nightly.summary_tokens(v) for k, v in summaries.items()}
+    found = duplicates.near_duplicates(summaries)
+    sets = {k: duplicates.summary_tokens(v) for k, v in summaries.items()}
     brute = sorted(
         (a, b) for a, b in itertools.combinations(sorted(sets), 2)
         if 5 * len(sets[a] & sets[b]) >= 3 * len(sets[a] | sets[b])
@@ -224,7 +225,7 @@ def test_near_duplicates_matches_all_pairs_and_respects_the_budget() -> None:
     assert [(a, b) for a, b, _ in found.pairs] == brute and len(brute) > 20
     assert ("edge-x", "edge-y") in brute
     assert found.compared < len(sets) * (len(sets) - 1) // 2  # it did not compare every pair
-    assert nightly.near_duplicates(summaries, budget=10).exhausted
+    assert duplicates.near_duplicates(summaries, budget=10).exhausted
 
 
 # ---------------------------------------------------------------- --commit
@@ -281,7 +282,7 @@ def test_commit_outside_git_is_a_noop_with_a_note(root: Path, run, monkeypatch: 
 def test_a_second_entry_of_the_same_day_counts_as_the_newer(tmp_path: Path) -> None:
     """Failure caught: `261204-dream-2.md` sorted before `261204-dream.md` by name, so tick archived the
     newer of two same-day dreams and the bundle showed the older one as the latest."""
-    from memstore.context import _dated
+    from memstore.hook.bundle import _dated
 
     folder = tmp_path / "dream-journal"
     for name in ("261203-dream.md", "261204-dream.md", "261204-dream-2.md", "261204-dream-10.md"):

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memstore.config import Config
-from memstore.parsing import parse_bytes
+from memstore.core.config import Config
+from memstore.mirror.parsing import parse_bytes
 from tests.conftest import memory, write
 
 CFG = Config()

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from memstore.hook import main as hook_main
-from memstore.sync import sync
+from memstore.hook.handler import main as hook_main
+from memstore.mirror.sync import sync
 from tests.conftest import NOW, memory, write
 
 REPO = Path(__file__).resolve().parents[1]
@@ -59,7 +59,7 @@ def test_session_start_says_when_the_root_is_unset_or_not_laid_out(monkeypatch: 
 
 def test_session_start_carries_identity_and_the_index(agent: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Failure caught: a plugin (no `@` imports) starting without identity and the index."""
-    from memstore.store import Store
+    from memstore.api.store import Store
 
     Store(agent).render()
     part = plugin_hook(START, monkeypatch, agent, "--part", "imports:1")["hookSpecificOutput"]["additionalContext"]
@@ -207,7 +207,7 @@ def test_runner_runs_no_program_planted_beside_the_plugins_data(agent: Path, tmp
 
 
 @pytest.mark.parametrize("target", [".claude/plugins/data/memstore-memstore/venv/bin/memstore",
-                                    ".claude/plugins/cache/memstore/memstore/0.1.0/memstore/hook.py",
+                                    ".claude/plugins/cache/memstore/memstore/0.1.0/memstore/hook/handler.py",
                                     ".local/bin/memstore"])
 def test_the_agent_cannot_replace_the_code_memstore_runs(agent: Path, monkeypatch, target: str) -> None:
     """Failure caught (issue 31's attacker walkthrough): the plugin's venv (which the cron jobs run), its copied

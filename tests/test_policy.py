@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from memstore.config import Config, load_config
-from memstore.policy import PolicyState, apply_touch, baseline, record_touch, score
-from memstore.sync import rebuild, sync
+from memstore.core.config import Config, load_config
+from memstore.core.policy import PolicyState, apply_touch, baseline, record_touch, score
+from memstore.mirror.sync import rebuild, sync
 from tests.conftest import memory, write
 
 UTC = dt.UTC

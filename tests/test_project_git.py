@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from memstore.projects import UnreadableIndex, listing, read_index, read_inside, run_git
+from memstore.core.processes import run_git
+from memstore.core.projects import UnreadableIndex, listing, read_index, read_inside
 from tests.conftest import memory, write
 
 LATER = "2026-07-31T12:00:00Z"
@@ -270,7 +271,7 @@ def test_the_git_memstore_runs_in_a_hostile_root_runs_none_of_it(root: Path, run
     """Failure caught: `tick --commit` (and status's journal check, install's git checks) starting the
     hooks, filters, fsmonitor, signing program or editor an agent root's .git/config names; or the
     commit no longer the person's (their identity in ~/.gitconfig, which is otherwise not read)."""
-    from memstore import claude_code
+    from memstore.wiring import claude_code
 
     (private_home / ".gitconfig").write_text("[user]\n\tname = The Person\n\temail = person@example.invalid\n")
     subprocess.run(["git", "init", "-q", str(root)], check=True)
@@ -297,7 +298,7 @@ def test_a_fifo_where_git_keeps_a_file_blocks_nothing(tmp_path: Path) -> None:
     reader waiting for ever on a FIFO a project put where git keeps a file."""
     import signal
 
-    from memstore.projects import locate
+    from memstore.core.projects import locate
 
     folder = tmp_path / "odd"
     folder.mkdir()

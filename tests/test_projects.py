@@ -72,7 +72,7 @@ def test_mcp_on_top_of_a_user_install_adds_no_second_set_of_hooks(tmp_path: Path
 def test_every_commands_json_parses(tmp_path: Path, run, claude_on_path) -> None:
     """Failure caught: --json was missing on tick, wake, sync, render, flush, new, bug add/close, touch and
     context, and had no help text where it existed."""
-    from memstore.cli import cli as group
+    from memstore.frontends.cli import cli as group
 
     root = tmp_path / "me"
     assert run(None, "init", str(root), "--apply").exit_code == 0
@@ -151,7 +151,7 @@ def two_projects() -> tuple[Path, Path, Path, Path]:
 
 
 def test_a_project_is_named_by_its_remote_the_same_on_every_machine(tmp_path: Path) -> None:
-    from memstore.projects import normalise_url, project_of
+    from memstore.core.projects import normalise_url, project_of
 
     for url in ("git@github.com:Me/ProjA.git", "https://me@github.com/me/proja", "ssh://git@github.com:22/me/proja.git",
                 "https://github.com/me/proja/"):

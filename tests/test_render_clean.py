@@ -11,7 +11,8 @@ import random
 import unicodedata
 from pathlib import Path
 
-from memstore.render import NO_SUMMARY, clean_text, make_row
+from memstore.mirror.index_rows import NO_SUMMARY, make_row
+from memstore.mirror.render import clean_text
 from tests.conftest import memory, write
 
 DERIVED = ("MEMORY.md", "MEMORY-archive.md", "current-state.md")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memstore.context import UNREVIEWED
+from memstore.hook.bundle import UNREVIEWED
 from tests.conftest import memory, write
 from tests.ptyrun import as_person, memstore_in_pty
 from tests.test_forged_proposals import as_the_wake_wrote
@@ -116,7 +116,7 @@ def test_an_accepted_proposal_is_carried_as_the_persons_instruction_until_done(w
     assert f"done {merge}? [y/N]" in done and "no longer carried" in done
     assert "merge feedback_a" not in run(waiting, "context").stdout
     # done is the person's: an agent's shell is refused it like accept and reject
-    from memstore.shellcmd import answers_review
+    from memstore.hook.shellcmd import answers_review
 
     assert answers_review(f"memstore review done {merge}")
 
@@ -157,7 +157,7 @@ def test_an_answer_given_inside_an_agent_session_is_refused(waiting: Path, run, 
     the hook's text match and accepted a lesson. The agent's variables are one more layer: even at a
     terminal, a marked environment is refused; so is the library's answer there."""
     from memstore import Store
-    from memstore.errors import BadUsage
+    from memstore.core.errors import BadUsage
 
     lesson = next(i for i in items(run, waiting) if i["kind"] == "lesson")
     monkeypatch.setenv("CLAUDECODE", "1")
@@ -293,7 +293,8 @@ def test_a_coding_client_among_the_parents_is_refused_even_with_a_terminal(answe
 def test_the_test_run_itself_is_no_client_and_names_match_as_meant() -> None:
     """Failure caught: a parent check so loose that every person is refused (pytest -k claude, a folder
     named after a client) or so tight that `node .../gemini-cli/...` passes."""
-    from memstore.terminal import Proc, client_of
+    from memstore.frontends.terminal import client_of
+    from memstore.life.provenance import Proc
 
     assert client_of(Proc(1, 0, "claude")) == "claude"
     assert client_of(Proc(1, 0, "codex-linux-san", "/usr/lib/codex-linux-sandbox")) == "codex"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memstore.rulecue import rules
+from memstore.hook.rulecue import rules
 
 DATA = Path(__file__).parent / "data"
 

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from memstore import Store, cjk, search
-from memstore.config import Config
-from memstore.errors import BadUsage
+from memstore import Store
+from memstore.core.config import Config
+from memstore.core.errors import BadUsage
+from memstore.mirror import cjk, search
 from tests.conftest import memory, search_json, write
 
 ZH = "memory/project_db-migration.md"
@@ -140,7 +141,7 @@ def test_edit_and_delete_keep_the_trigram_table_in_step(run, scripts: Path) -> N
     assert paths(run, scripts, "部署", "--full") == [EN]
     (scripts / JA).unlink()
     assert paths(run, scripts, "データベース") == []
-    assert cjk_rowcount(scripts) == 4  # KO, TH, EN, and JA's copy in memory/archive/ (memstore.deletions)
+    assert cjk_rowcount(scripts) == 4  # KO, TH, EN, and JA's copy in memory/archive/ (memstore.mirror.deletions)
     assert paths(run, scripts, "データベース", "--all") == ["memory/archive/" + JA.rsplit("/", 1)[1]]
 
 
@@ -148,9 +149,9 @@ def test_mirror_at_the_previous_schema_is_migrated_and_backfilled(run, scripts: 
     """Fails if m003 is not applied in place to an existing mirror, or does not index the rows already there."""
     from sqlite_utils import Database
 
-    from memstore import mirror
-    from memstore.indexing import COLUMNS, build_row
     from memstore.migrations import migrations
+    from memstore.mirror import db as mirror
+    from memstore.mirror.indexing import COLUMNS, build_row
 
     db = scripts / "runtime" / "memstore.db"
     db.parent.mkdir(parents=True, exist_ok=True)
@@ -195,7 +196,7 @@ def test_without_trigram_the_plain_table_scan_gives_the_same_hits(run, scripts: 
 
 
 def test_ranges_frozen_in_the_migration_match_the_search_side() -> None:
-    """Fails if memstore/cjk.py's ranges change without a migration (the trigger would test other ranges)."""
+    """Fails if memstore/mirror/cjk.py's ranges change without a migration (the trigger would test other ranges)."""
     from memstore import migrations
 
     assert migrations.M003_RANGES == cjk.RANGES
@@ -205,8 +206,8 @@ def test_sync_flag_backfill_and_query_side_agree_at_every_range_edge() -> None:
     """Fails if build_row's flag, m003's backfill and the query side disagree about a character at a block edge."""
     from sqlite_utils import Database
 
-    from memstore.indexing import build_row
     from memstore.migrations import migrations
+    from memstore.mirror.indexing import build_row
 
     chars = sorted({chr(c) for lo, hi in cjk.RANGES for c in (lo - 1, lo, hi, hi + 1) if not 0xD800 <= c <= 0xDFFF})
     expected = {ch for ch in chars if cjk.has_unspaced(ch)}

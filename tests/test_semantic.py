@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from memstore import Store
-from memstore.embedding import Embedder, load
-from memstore.sync import sync_into
-from memstore.vectors import embed_pending, pending_count
+from memstore.meaning.embedding import Embedder, load
+from memstore.meaning.vectors import embed_pending, pending_count
+from memstore.mirror.sync import sync_into
 from tests.conftest import memory, write
 
 # Six memories on unrelated topics, worded so that some questions share no word with their answer.
@@ -213,7 +213,7 @@ def test_a_file_edited_while_its_batch_embeds_keeps_no_vector_of_its_old_text(ag
     # Failure caught: the vector of the text read before the edit stored as current: search
     # by meaning would find what the file no longer says until the file changes again.
     Store(agent).sync(embed=False)
-    from memstore import mirror
+    from memstore.mirror import db as mirror
 
     conn = mirror.open_checked(agent / "runtime" / "memstore.db")
     try:
@@ -251,7 +251,7 @@ def memstore_child(args: list[str], env_extra: dict[str, str], site: Path | None
 
     code = (
         "import sys\n"
-        "from memstore.cli import main\n"
+        "from memstore.frontends.cli import main\n"
         f"sys.argv = ['memstore', *{args!r}]\n"
         "try:\n    main()\nexcept SystemExit as exc:\n    code = exc.code\nelse:\n    code = 0\n"
     )
@@ -323,10 +323,10 @@ def test_a_mirror_from_before_vectors_is_migrated_with_the_digests_sync_would_wr
     # file of an upgraded mirror would look changed (or never changed) to the embedder.
     from sqlite_utils import Database
 
-    from memstore import mirror
-    from memstore.config import Config
-    from memstore.indexing import COLUMNS, build_row
+    from memstore.core.config import Config
     from memstore.migrations import migrations
+    from memstore.mirror import db as mirror
+    from memstore.mirror.indexing import COLUMNS, build_row
 
     path = agent / "runtime" / "memstore.db"
     path.parent.mkdir(parents=True)

@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from memstore.install import hook_command
+from memstore.wiring.install_base import hook_command
 from tests.conftest import memory, write
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from memstore.hook import main as hook_main
+from memstore.hook.handler import main as hook_main
 
 REFUSED = [
     "echo PWNED >> ../../agents/me/identity.md",

@@ -1,4 +1,4 @@
-"""Recognising reads of files in shell commands (memstore.shellreads): how Codex and Gemini's shell
+"""Recognising reads of files in shell commands (memstore.hook.shellreads): how Codex and Gemini's shell
 reads of a memory are reinforced. Each case is a failure caught: a read missed, or a non-read counted."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memstore.shellreads import files_read
+from memstore.hook.shellreads import files_read
 
 CWD = "/work/proj"
 MEM = "/agents/me/memory/feedback_x.md"

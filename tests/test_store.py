@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from memstore import BadUsage, Busy, Hit, MemoryRow, NotFound, RootNotFound, Store
-from memstore.config import Config
+from memstore.core.config import Config
 from tests.conftest import memory, write
 
 NOW = dt.datetime(2026, 7, 30, 12, 0, 37, tzinfo=dt.UTC)  # seconds on purpose: render cuts to the minute
@@ -142,7 +142,9 @@ def test_import_memstore_loads_nothing_third_party(store: Store) -> None:
 
 def test_cli_is_a_thin_layer() -> None:
     """Failure caught: SQL, sqlite3 or mirror orchestration creeping back into the command line."""
-    source = "\n".join(p.read_text() for p in [REPO / "memstore/cli.py", *(REPO / "memstore/commands").glob("*.py")])
+    front = REPO / "memstore/frontends"
+    files = [front / "cli.py", front / "cligroup.py", *(front / "commands").glob("*.py")]
+    source = "\n".join(p.read_text() for p in files)
     for forbidden in ("import sqlite3", "SELECT ", "INSERT ", "open_mirror", "sync_locked", "file_lock",
-                      "from memstore.sync", "from memstore.views", "from memstore.render"):
+                      "from memstore.mirror.sync", "from memstore.mirror.views", "from memstore.mirror.render"):
         assert forbidden not in source, forbidden

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from memstore.store import Store
+from memstore.api.store import Store
 from tests.conftest import NOW, memory, write
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="symlinks and FIFOs need a POSIX system")
@@ -106,7 +106,7 @@ def test_links_out_reach_no_bundle_index_search_or_rendered_file(planted: Path, 
     assert status["kinds"]["lens"] == 1 and status["kinds"]["meditation"] == 4  # init's own, not leak.md
 
     # The nightly passes read files on their own: the meditation shelf, the dream's facts and named files.
-    from memstore import meditation, wake
+    from memstore.life import meditation, wake
 
     objects, skipped, _notes = meditation.load_objects(root)
     assert "meditations/leak.md" not in [o.path for o in objects] + [s["path"] for s in skipped]
@@ -138,7 +138,7 @@ def test_lint_names_every_link_and_where_it_points(planted: Path, run: Callable[
 def test_linked_folders_are_not_read(run: Callable[..., Result], tmp_path: Path) -> None:
     """Failure caught: the bundle, the bug list and the meditation shelf listed a folder that
     a pull had replaced by a link out (memory/bugs -> elsewhere), which the sync walk never enters."""
-    from memstore import meditation, wake
+    from memstore.life import meditation, wake
 
     root = init_root(run, tmp_path)
     outside = plant_outside(tmp_path)
@@ -202,7 +202,7 @@ def test_link_inside_memory_is_skipped_and_named(run: Callable[..., Result], tmp
     assert found["memory/feedback_alias.md"]["level"] == "warning"
     assert "memory/feedback_real.md" in found["memory/feedback_alias.md"]["message"]
     assert "memory/short-term/260730-alias.md" in found
-    from memstore import wake
+    from memstore.life import wake
 
     named = wake.named_files(root, [{"paths": ["memory/feedback_alias.md", "memory/feedback_real.md"]}])
     assert [rel for rel, _ in named] == ["memory/feedback_real.md"]
@@ -210,7 +210,7 @@ def test_link_inside_memory_is_skipped_and_named(run: Callable[..., Result], tmp
 
 def test_identity_and_derived_files_linked_out_are_not_imported(run: Callable[..., Result], tmp_path: Path) -> None:
     """The SessionStart imports (identity.md, MEMORY.md) and the in-flight list refuse a link out."""
-    from memstore.context import imports_text
+    from memstore.hook.bundle import imports_text
 
     root = init_root(run, tmp_path)
     outside = plant_outside(tmp_path)
@@ -235,7 +235,7 @@ def test_fifo_and_device_in_memory_do_not_hang(run: Callable[..., Result], tmp_p
                  ["meditate", "--next", "--json"], ["lint", "--json"], ["init", str(root), "--apply"]):
         done = subprocess.run([*exe, *args], capture_output=True, text=True, timeout=30)
         assert done.returncode == (1 if args[0] == "lint" else 0), (args, done.stdout, done.stderr)
-    nightly = ("import datetime as dt, sys; from pathlib import Path; from memstore import meditation, wake; "
+    nightly = ("import datetime as dt, sys; from pathlib import Path; from memstore.life import meditation, wake; "
                "root = Path(sys.argv[1]); meditation.load_objects(root); meditation.load_sits(root); "
                "wake.recent_facts(root, dt.date(2026, 7, 30), 7)")
     done = subprocess.run([sys.executable, "-c", nightly, str(root)], capture_output=True, text=True, timeout=30)
@@ -258,19 +258,19 @@ def test_file_swapped_for_a_link_after_the_walk_is_not_read(run: Callable[..., R
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """Failure caught: sync read the file the walk had listed by following whatever the name
     was by then, so a link (or FIFO) swapped in between was read (or blocked the sync)."""
-    import memstore.sync
-    from memstore.config import load_config
+    import memstore.mirror.sync
+    from memstore.core.config import load_config
 
     root = init_root(run, tmp_path)
     outside = plant_outside(tmp_path)
     write(root, "memory/feedback_swap.md", memory("feedback_swap", "ordinary swap"))
     write(root, "memory/feedback_fifo.md", memory("feedback_fifo", "ordinary fifo"))
-    tree = memstore.sync.walk(root)  # what the walk saw: two regular files
+    tree = memstore.mirror.sync.walk(root)  # what the walk saw: two regular files
     (root / "memory/feedback_swap.md").unlink()
     os.symlink(outside / "secret.md", root / "memory/feedback_swap.md")
     (root / "memory/feedback_fifo.md").unlink()
     os.mkfifo(root / "memory/feedback_fifo.md")
-    monkeypatch.setattr(memstore.sync, "walk", lambda *_args, **_kw: tree)
+    monkeypatch.setattr(memstore.mirror.sync, "walk", lambda *_args, **_kw: tree)
 
     def hung(*_args: object) -> None:
         raise TimeoutError("sync blocked opening a FIFO")
@@ -278,7 +278,7 @@ def test_file_swapped_for_a_link_after_the_walk_is_not_read(run: Callable[..., R
     previous = signal.signal(signal.SIGALRM, hung)
     signal.alarm(30)
     try:
-        report = memstore.sync.sync(root, load_config(root))
+        report = memstore.mirror.sync.sync(root, load_config(root))
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)

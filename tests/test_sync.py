@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from memstore.config import Config
-from memstore.sync import SyncReport, open_mirror, quick_sync, rebuild, sync
+from memstore.core.config import Config
+from memstore.mirror.sync import SyncReport, open_mirror, quick_sync, rebuild, sync
 from tests.conftest import memory, write
 
 CFG = Config()
@@ -88,7 +88,7 @@ def test_add_change_delete_rename_keep_mirror_equal_to_files(root: Path) -> None
     assert "bananas" not in rows["memory/project_topic-03.md"]  # body unchanged, summary changed
     assert fts_count(root, "bananas") == 1 and fts_count(root, "kiwis") == 1
     # 12, less the changed one; the renamed one keeps its text, the deleted one is kept in memory/archive/
-    assert report.kept_deleted == ["memory/archive/project_topic-05.md"]  # memstore.deletions
+    assert report.kept_deleted == ["memory/archive/project_topic-05.md"]  # memstore.mirror.deletions
     assert fts_count(root, "apples") == 11
     conn = sqlite3.connect(root / "runtime" / "memstore.db")
     policy = {r[0] for r in conn.execute("SELECT path FROM policy")}
@@ -130,16 +130,16 @@ def test_unreadable_file_keeps_its_row(root: Path, monkeypatch: pytest.MonkeyPat
     sync(root, CFG)
     assert "memory/project_linked.md" in mirror_paths(root)
     path.write_text(memory("project_linked", "changed memory") + "more\n", encoding="utf-8")
-    import memstore.sync
+    import memstore.mirror.sync
 
-    real_read = memstore.sync.read_regular
+    real_read = memstore.mirror.sync.read_regular
 
     def failing(target: os.PathLike[str]) -> bytes:
         if os.fspath(target).endswith("project_linked.md"):
             raise PermissionError(13, "Permission denied", os.fspath(target))
         return real_read(target)
 
-    monkeypatch.setattr(memstore.sync, "read_regular", failing)
+    monkeypatch.setattr(memstore.mirror.sync, "read_regular", failing)
     report = sync(root, CFG)
     assert "memory/project_linked.md" in mirror_paths(root)
     assert report.removed == 0 and "memory/project_linked.md" in report.unreadable
@@ -219,7 +219,8 @@ def test_foreign_schema_is_rebuilt(root: Path, run) -> None:
 
 
 def test_known_migrations_match_the_migrations_package() -> None:
-    from memstore import migrations, mirror
+    from memstore import migrations
+    from memstore.mirror import db as mirror
 
     assert list(mirror.KNOWN_MIGRATIONS) == migrations.names()
 
@@ -286,7 +287,7 @@ def test_quick_sync_misses_in_place_edits_by_other_tools_until_a_full_sync(root:
 
 
 def test_quick_sync_reads_files_the_hook_saw_written(root: Path) -> None:
-    from memstore.hook import main as hook_main
+    from memstore.hook.handler import main as hook_main
 
     corpus(root)
     _age(root)
@@ -317,8 +318,8 @@ def test_quick_sync_does_nothing_when_nothing_moved(root: Path) -> None:
 def test_mirror_of_an_older_schema_is_migrated_in_place(root: Path, run) -> None:
     from sqlite_utils import Database
 
-    from memstore import mirror
     from memstore.migrations import migrations
+    from memstore.mirror import db as mirror
 
     corpus(root)
     db = root / "runtime" / "memstore.db"

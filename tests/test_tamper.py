@@ -1,4 +1,4 @@
-"""Tamper evidence (memstore.tamper): a change to the person's files or the wiring is evident to the person.
+"""Tamper evidence (memstore.core.tamper): a change to the person's files or the wiring is evident to the person.
 
 Real files in tmp roots, real settings written by the real `memstore install --apply`, the hook driven
 with the JSON payloads Claude Code sends, and `memstore trust` typed at in a real pseudo-terminal.
@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from memstore import tamper
-from memstore.config import load_config
-from memstore.meditation import load_objects
-from memstore.sync import sync
+from memstore.core import tamper, tamper_sessions, tamper_state
+from memstore.core.config import load_config
+from memstore.life.meditation import load_objects
+from memstore.mirror.sync import sync
 from tests.conftest import memory, write
 from tests.test_hook import LENS, call, pre
 
@@ -83,13 +83,13 @@ def test_hand_edit_with_no_live_session_is_said_once_then_accepted(agent: Path, 
 def test_a_session_that_ended_makes_later_edits_hand_edits(agent: Path, run, monkeypatch) -> None:
     """Failure caught: SessionEnd (the debrief hook Claude Code runs) did not end the live session, so every
     later hand edit was held as the agent's."""
-    monkeypatch.setattr(tamper, "SLACK_S", 0.0)
+    monkeypatch.setattr(tamper_sessions, "SLACK_S", 0.0)
     install_user(run, agent)
     start(agent)
     ended = run(agent, "debrief", "--hook", input=json.dumps({"hook_event_name": "SessionEnd", "session_id": "s1",
                                                                "cwd": str(agent)}))
     assert ended.exit_code == 0
-    assert tamper.load(str(agent))["live"] == {}
+    assert tamper_state.load(str(agent))["live"] == {}
     time.sleep(0.05)
     (agent / "lenses/bash-care.md").write_text(LENS + "\nby hand\n")
     found = tamper.check(str(agent))
@@ -143,11 +143,11 @@ def test_trust_without_a_terminal_refuses_in_one_line(agent: Path, run) -> None:
     install_user(run, agent)
     start(agent)
     (agent / "identity.md").write_text("# me, by the agent\n")
-    before = tamper.load(str(agent))["files"]["identity.md"]["sha256"]
+    before = tamper_state.load(str(agent))["files"]["identity.md"]["sha256"]
     result = run(agent, "trust", "identity.md", input="y\n")
     assert result.exit_code == 1 and result.stdout == ""
     assert result.stderr.count("\n") <= 2 and "at a terminal" in result.stderr, result.stderr
-    assert tamper.load(str(agent))["files"]["identity.md"]["sha256"] == before
+    assert tamper_state.load(str(agent))["files"]["identity.md"]["sha256"] == before
     assert tamper.is_held(str(agent), "identity.md")
 
 
@@ -155,7 +155,7 @@ def test_wiring_moved_away_is_said_by_tick_status_and_the_next_bundle(agent: Pat
     """Failure caught: `mv ~/.claude ~/.claude.bak` left the next session with no hooks and no deny rules,
     and nothing told the person."""
     install_user(run, agent)
-    assert tamper.load(str(agent))["files"][str(private_home / ".claude" / "settings.json")]["kind"] == "wiring"
+    assert tamper_state.load(str(agent))["files"][str(private_home / ".claude" / "settings.json")]["kind"] == "wiring"
     assert run(agent, "tick").stdout.count("GONE") == 0
     shutil.move(private_home / ".claude", private_home / ".claude.bak")
     tick = run(agent, "tick")

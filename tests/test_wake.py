@@ -19,8 +19,8 @@ import pytest
 import yaml
 from click.testing import Result
 
-from memstore.store import Store
-from memstore.wake import proposals
+from memstore.api.store import Store
+from memstore.life.wake import proposals
 from tests.conftest import NOW, memory, write
 
 PINNED = dt.datetime.fromisoformat(NOW)  # the clock the `run` fixture pins
@@ -76,7 +76,7 @@ elif mode == "tick-meanwhile":
 @pytest.fixture
 def agent(tmp_path: Path) -> Path:
     """An initialised root with topic memories, a lens, T1 facts and a cue with items."""
-    from memstore.scaffold import apply_plan
+    from memstore.life.scaffold import apply_plan
 
     plan = Store.plan_init(tmp_path / "agent")
     apply_plan(plan)

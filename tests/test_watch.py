@@ -1,4 +1,4 @@
-"""`memstore watch`: the live watcher (memstore/watch.py).
+"""`memstore watch`: the live watcher (memstore/frontends/watch.py).
 
 The end-to-end tests run the real `memstore watch` as a subprocess on a synthetic root
 and look at memory/MEMORY.md, which only a render writes: a search or list from the
@@ -24,8 +24,9 @@ from pathlib import Path
 import pytest
 from watchdog.events import FileCreatedEvent, FileModifiedEvent, FileMovedEvent
 
-from memstore.store import Busy, Store
-from memstore.watch import Watcher, WatchLock, relevant, serve
+from memstore.api.store import Store
+from memstore.core.errors import Busy
+from memstore.frontends.watch import Watcher, WatchLock, relevant, serve
 from tests.conftest import memory, write
 
 DEADLINE = 10.0

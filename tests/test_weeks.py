@@ -142,7 +142,7 @@ def test_new_is_in_the_index_at_once(root: Path, run) -> None:
 
 def test_the_logs_stay_bounded(root: Path, run) -> None:
     """Failure caught: tick.log, wake.log and hook-errors.log grew without bound."""
-    from memstore.locks import LOG_LIMIT
+    from memstore.core.locks import LOG_LIMIT
 
     for name in ("tick.log", "wake.log", "hook-errors.log"):
         write(root, f"runtime/state/{name}", "x" * (LOG_LIMIT + 10))
@@ -189,8 +189,8 @@ def test_the_wakes_own_model_calls_run_with_memstores_hooks_off(root: Path, run)
     model again the next night."""
     import io
 
-    from memstore.hook import main as hook_main
-    from memstore.wake import HOOKS_OFF
+    from memstore.hook.handler import main as hook_main
+    from memstore.life.wake import HOOKS_OFF
 
     write(root, "memory/short-term/260730-fact.md", "A fact.\n")
     payload = json.dumps({"hook_event_name": "SessionStart", "session_id": "s", "cwd": str(root)}).encode()

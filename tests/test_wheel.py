@@ -4,7 +4,7 @@ The developer tooling (the synthetic corpus generator, the benchmarks, the LoCoM
 evaluation, the BM25 baseline) is its own distribution in devtools/ (memstore-devtools).
 This builds the real wheel from setup.cfg and reads its file list, so a package added
 back to setup.cfg's `packages` (say memstore.corpus) fails here, and so does a
-subpackage of memstore/ left off that list (memstore.commands once was: every command
+subpackage of memstore/ left off that list (memstore.frontends.commands once was: every command
 of a non-editable install died with ModuleNotFoundError). Then it installs the wheel
 into a fresh venv, away from the checkout, and runs every command's --help and a demo
 there.
@@ -82,7 +82,7 @@ def test_tooling_pattern() -> None:
     for name in ("memstore/corpus/spec.py", "memstore_devtools/bench/cli.py", "memstore/eval_locomo.py",
                  "benchmarks/common.py", "memstore/bm25_baseline.py", "memstore/Evaluation.py"):
         assert TOOLING.search(name), name
-    for name in ("memstore/retrieval.py", "memstore/search.py", "memstore-0.1.0.dist-info/RECORD"):
+    for name in ("memstore/retrieval.py", "memstore/mirror/search.py", "memstore-0.1.0.dist-info/RECORD"):
         assert not TOOLING.search(name), name
 
 
@@ -90,8 +90,8 @@ def test_wheel_holds_the_runtime_and_no_developer_tooling(built: tuple[Path, Pat
     wheel, src = built
     names = wheel_names(wheel)
     modules = {n for n in names if n.endswith(".py")}
-    assert {"memstore/__init__.py", "memstore/cli.py", "memstore/hook.py", "memstore/hookrun.py",
-            "memstore/commands/__init__.py", "memstore/migrations/__init__.py"} <= modules
+    assert {"memstore/__init__.py", "memstore/frontends/cli.py", "memstore/hook/handler.py", "memstore/hookrun.py",
+            "memstore/frontends/commands/__init__.py", "memstore/migrations/__init__.py"} <= modules
     assert "memstore/hookgate.sh" in names  # the PreToolUse gate the settings install registers
     # every module of every package under memstore/ (and migrations/), so a subpackage left off
     # setup.cfg's `packages` fails here, and nothing that is not in the checkout
@@ -101,7 +101,7 @@ def test_wheel_holds_the_runtime_and_no_developer_tooling(built: tuple[Path, Pat
         f"in the wheel and not in the checkout: {sorted(modules - expected)}"
     )
     # the web inspector's templates and stylesheet (package data): without them `serve` starts and every page fails
-    data = {p.relative_to(src).as_posix() for p in (src / "memstore" / "web").rglob("*")
+    data = {p.relative_to(src).as_posix() for p in (src / "memstore" / "frontends" / "web").rglob("*")
             if p.suffix in (".html", ".css")}
     missing = sorted(data - set(names))
     assert data and not missing, f"missing from the wheel (setup.cfg's package_data): {missing}"
@@ -141,7 +141,7 @@ def test_the_installed_wheel_runs_from_a_fresh_venv(built: tuple[Path, Path], tm
     is: the .pth files inside it are not run, so the editable install's path finder never
     loads, and the checkout itself is left out. So memstore can only come from the wheel.
     """
-    from memstore.cli import cli
+    from memstore.frontends.cli import cli
 
     wheel, _src = built
     venv = tmp_path / "fresh"
@@ -175,7 +175,7 @@ def test_the_installed_wheel_runs_from_a_fresh_venv(built: tuple[Path, Path], tm
     assert deps, sys.path
     Path(site, "_test_deps.pth").write_text("".join(f"{p}\n" for p in deps), encoding="utf-8")
 
-    where = fresh(str(python), "-c", "import sys, memstore, memstore.commands, memstore.migrations; "
+    where = fresh(str(python), "-c", "import sys, memstore, memstore.frontends.commands, memstore.migrations; "
                   "print(memstore.__file__); print(any('editable' in repr(f) for f in sys.meta_path))")
     assert where.returncode == 0, where.stderr
     origin, editable = where.stdout.split()

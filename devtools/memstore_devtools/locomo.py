@@ -14,7 +14,7 @@ Backends (``--backend``, default ``all``, reported side by side):
                then ``Store(root).search(query, limit=10, mode="fts")`` (quick catch-up first);
 - ``hybrid``   the library with the ``semantic`` extra: every turn embedded
                (``Store(root).embed()``), then ``search(..., mode="hybrid")``: bm25 and
-               vector similarity fused (memstore/hybrid.py). Unavailable, and said so,
+               vector similarity fused (memstore/mirror/hybrid.py). Unavailable, and said so,
                without the extra;
 - ``hybrid-sync`` a root just installed: a fresh copy of the turns with no vectors, one
                ``Store(root).sync()`` (which embeds for its default budget, config
@@ -308,7 +308,7 @@ class MemstoreBackend(Backend):
 
     def prepare(self, conv: Conversation) -> None:
         assert self._store is not None and conv.root is not None
-        from memstore.config import Config
+        from memstore.core.config import Config
 
         # FTS alone: the rebuild need not embed anything (vectors already made are carried over).
         self._store(conv.root, config=Config(semantic="off")).rebuild()
@@ -325,7 +325,7 @@ class HybridBackend(MemstoreBackend):
     def __init__(self) -> None:
         super().__init__()
         if self.available:
-            from memstore import embedding
+            from memstore.meaning import embedding
 
             if not embedding.installed():
                 self.available = False
@@ -408,7 +408,7 @@ class VectorBackend(HybridBackend):
 
     def search(self, conv: Conversation, query: str) -> list[dict[str, Any]]:
         assert self._store is not None and conv.root is not None
-        from memstore.config import Config
+        from memstore.core.config import Config
 
         store = self._store(conv.root, config=Config(semantic_weight=1.0))
         return [hit.to_json() for hit in store.search(query, limit=LIMIT, mode="hybrid")]

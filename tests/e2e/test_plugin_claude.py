@@ -462,7 +462,7 @@ def test_plugin_slash_commands_run_on_the_root(tmp_path: Path) -> None:
 
     Two of those are known bugs, reported as an expected failure by their exact symptom (anything
     else fails): the Bash tool's environment holds no CLAUDE_PLUGIN_OPTION_ROOT, so plugin/run.py says
-    "no agent root is set" while it is set; and memstore/shellcmd.py's `_near` resolves the root's
+    "no agent root is set" while it is set; and memstore/hook/shellcmd.py's `_near` resolves the root's
     "$HOME/..." spelling against the hook's own working directory (the project), so every shell command
     in a project that names a bare `review` (or lenses, identity.md ...) and is not a plain read is
     denied as touching the person's files."""

@@ -157,7 +157,7 @@ def test_plugin_sessions_keep_their_order_and_see_a_new_lens(tmp_path: Path) -> 
         assert done.returncode == 0, done.stderr
     lens_mark = f"LENS-{tag}"
     orders, lens_seen = [], []
-    # memstore.tamper counts a change of the person's files within SLACK_S (2 s) of a session as made during it
+    # memstore.core.tamper counts a change of the person's files within SLACK_S (2 s) of a session as made during it
     # (held, not injected): the person's edits here stand apart from the sessions, as a person's do
     time.sleep(2.5)
     for n in range(3):

@@ -2,7 +2,7 @@
 projA reaches the next projA session and not a projB session; a person-wide note reaches both.
 
 User scope, a fresh HOME, projects that are git repositories with remotes (their names, as
-memstore.projects makes them, are what keeps the lesson in projA on any machine).
+memstore.core.projects makes them, are what keeps the lesson in projA on any machine).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memstore.audit import loaded_text
+from memstore.wiring.audit import loaded_text
 
 from .binaries import find_memstore
 from .fake_anthropic import FakeAnthropic, text

@@ -16,7 +16,7 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from memstore.wake import DEFAULT_MODEL_CMD
+from memstore.core.model_command import DEFAULT_MODEL_CMD
 
 from .binaries import find_memstore
 from .fake_anthropic import FakeAnthropic

@@ -99,7 +99,7 @@ def make_root(folder: Path, t2: int, seed: int = 7) -> Path:
 
 
 def t2_files(root: Path) -> list[Path]:
-    from memstore.kinds import T2_NAME
+    from memstore.core.kinds import T2_NAME
 
     return sorted(p for p in (root / "memory").iterdir() if p.is_file() and T2_NAME.match(p.name))
 
@@ -198,14 +198,14 @@ def replay(checkpoint: Table, events: Iterable[dict[str, str]]) -> Table:
     """The policy state of every T2 file, replayed here from frontmatter and journal lines.
 
     Independent of memstore's replay code (recompute_policy, apply_event): only the
-    spacing-gate arithmetic of memstore.policy is shared. A file with a policy_base
+    spacing-gate arithmetic of memstore.core.policy is shared. A file with a policy_base
     ("COUNT STABILITY LAST_ACCESSED LAST_REINFORCED THROUGH", written by its first flush)
     starts from it and skips events at or before THROUGH; one without starts from its
     policy fields and skips events at or before their last_accessed.
     """
-    from memstore.config import Config
-    from memstore.policy import apply_touch, baseline
-    from memstore.timeutil import fmt, parse_when
+    from memstore.core.config import Config
+    from memstore.core.policy import apply_touch, baseline
+    from memstore.core.timeutil import fmt, parse_when
 
     config = Config()
     by_path: dict[str, list[dict[str, str]]] = {}
@@ -272,8 +272,8 @@ class IndexShape:
     """
 
     def __init__(self, db: Path) -> None:
-        from memstore.config import Config
-        from memstore.render import HEADER, cut, row_for
+        from memstore.core.config import Config
+        from memstore.mirror.render import HEADER, cut, row_for
 
         self.header = HEADER
         self.config = Config()
@@ -373,7 +373,7 @@ _POLICY_LINE = re.compile(
 )
 _STAMP_OR_DASH = r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z|-)"
 _VALUE = {
-    # the starting state a first flush appends (memstore.policy): quoted, five fields
+    # the starting state a first flush appends (memstore.core.policy): quoted, five fields
     "policy_base": re.compile(rf'^"\d+ \d+(\.\d+)? {_STAMP_OR_DASH} {_STAMP_OR_DASH} {_STAMP_OR_DASH}"$'),
     "access_count": re.compile(r"^\d+$"),
     "stability": re.compile(r"^\d+(\.\d+)?$"),

@@ -43,8 +43,8 @@ from pathlib import Path
 
 import pytest
 
-from memstore.config import Config
-from memstore.policy import record_touch
+from memstore.core.config import Config
+from memstore.core.policy import record_touch
 
 from . import _support as s
 

@@ -87,9 +87,9 @@ def _when(text):
 
 
 def op_render(root, now):
-    from memstore.config import load_config
-    from memstore.render import render
-    from memstore.sync import open_mirror
+    from memstore.core.config import load_config
+    from memstore.mirror.render import render
+    from memstore.mirror.sync import open_mirror
 
     root = Path(root)
     conn = open_mirror(root, load_config(root))
@@ -108,24 +108,24 @@ def op_search(root, query, limit):
     if store is not None:  # the library's one entry point
         hits = [h.path for h in store(root).search(query, limit, catch_up="quick")]
     else:  # before memstore.Store: search_root was the library entry point
-        from memstore.search import search_root
+        from memstore.mirror.search import search_root
         hits = [h["path"] for h in search_root(Path(root), query, limit=limit)]
     return {"hits": len(hits), "top": hits[0] if hits else None}
 
 
 def op_rebuild(root):
-    from memstore.sync import rebuild
+    from memstore.mirror.sync import rebuild
     return {"scanned": rebuild(Path(root)).scanned}
 
 
 def op_sync(root):
-    from memstore.sync import sync
+    from memstore.mirror.sync import sync
     report = sync(Path(root))
     return {"scanned": report.scanned, "changed": report.changed, "added": report.added}
 
 
 def op_hook_command(root):
-    from memstore.install import hook_command
+    from memstore.wiring.install_base import hook_command
     return hook_command(Path(root))
 
 

@@ -28,16 +28,16 @@ from typing import Any
 from memstore_devtools import REPO
 
 IN_PROCESS_MODULES = (
-    "memstore.config",
-    "memstore.install",
-    "memstore.kinds",
-    "memstore.policy",
-    "memstore.render",
-    "memstore.results",
-    "memstore.search",
-    "memstore.store",
-    "memstore.sync",
-    "memstore.timeutil",
+    "memstore.core.config",
+    "memstore.wiring.install",
+    "memstore.core.kinds",
+    "memstore.core.policy",
+    "memstore.mirror.render",
+    "memstore.core.results",
+    "memstore.mirror.search",
+    "memstore.api.store",
+    "memstore.mirror.sync",
+    "memstore.core.timeutil",
     "memstore_devtools.corpus",
 )
 SEED = 7
@@ -402,7 +402,7 @@ class Bench:
         A rebuild stopped at its budget counts as the budget (a lower bound; see rebuild_over)."""
         if n in self.rebuild_s and n in self.cli_rebuild_s:
             return
-        from memstore.sync import rebuild
+        from memstore.mirror.sync import rebuild
 
         root = self.corpus(n)
         limit = self.budget_for(n)

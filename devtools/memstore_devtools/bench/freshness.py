@@ -64,8 +64,8 @@ def _cite(root: Path, project: Path, rels: list[str], with_project: bool) -> Non
 def _seen(root: Path, project: Path) -> None:
     """Record the project's work tree as the SessionStart hook does: an absolute `project:` is checked only
     for a folder a session was seen in."""
-    from memstore.agent_root import state_dir
-    from memstore.projects import locate, remember_worktree
+    from memstore.core.agent_root import state_dir
+    from memstore.core.projects import locate, remember_worktree
 
     name, top = locate(str(project))
     remember_worktree(state_dir(root), name, top)
@@ -74,7 +74,7 @@ def _seen(root: Path, project: Path) -> None:
 def _list_times(project: Path, reps: int) -> tuple[float, float]:
     """Medians (s) of reading the project's tracked files: memstore's index reader, and the `git ls-files -s -z`
     process (with its output parsed as the check did) that it replaced."""
-    from memstore.freshness import tracked_files
+    from memstore.mirror.freshness import tracked_files
 
     new, old = [], []
     for _ in range(reps):

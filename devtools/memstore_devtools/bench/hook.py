@@ -1,6 +1,6 @@
 """Hook section: the Claude Code hook's wall time per call against a bare interpreter start.
 
-The hook is timed exactly as `memstore install` registers it (`install.hook_command`:
+The hook is timed exactly as `memstore install` registers it (`install_base.hook_command`:
 `<python> -S <repo>/memstore/hookrun.py --root ROOT`), as a whole process with its
 payload on stdin, alternating with `<python> -c pass` (the baseline) in one loop.
 Two payloads: a PostToolUse Read of a T2 memory (reinforcement: a journal line and one
@@ -8,7 +8,7 @@ SQLite transaction) and a PreToolUse Bash that a lens matches (the lens path: th
 lenses read from the mirror, the fired-once record written, the lens text printed).
 
 With `--baseline-ref REF` the baseline's hook joins the same loop, registered the way that
-commit registers it (its own `install.hook_command`: `python -S <its checkout>/memstore/
+commit registers it (its own `install_base.hook_command`: `python -S <its checkout>/memstore/
 hookrun.py --root ROOT`), on its own copy of the corpus with a mirror its own code built.
 """
 
@@ -108,7 +108,7 @@ def _prepare(b: Bench, n: int) -> tuple[Path, Path]:
 
 
 def _hook_size(b: Bench, n: int, reps: int, work: Path) -> dict[str, Any]:
-    from memstore.install import hook_command
+    from memstore.wiring.install_base import hook_command
 
     root, target = _prepare(b, n)
     env = dict(b.env, MEMSTORE_NOW=NOW_ARG)

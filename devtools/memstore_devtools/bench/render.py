@@ -72,9 +72,9 @@ def _seed_entry(path: Path, minute: dt.datetime, config: Any) -> tuple[Any, bool
     """One file into a render Entry, parsed with python-frontmatter. (entry, parsed ok)."""
     import frontmatter
 
-    from memstore.policy import score
-    from memstore.render import Entry
-    from memstore.timeutil import parse_date, parse_when
+    from memstore.core.policy import score
+    from memstore.core.timeutil import parse_date, parse_when
+    from memstore.mirror.render import Entry
 
     ok = True
     try:
@@ -130,8 +130,8 @@ def _seed_entry(path: Path, minute: dt.datetime, config: Any) -> tuple[Any, bool
 def seed_render(root: Path, now: dt.datetime, config: Any, out: Path) -> tuple[Any, int]:
     """The seed's render: parse every T2 file, score, band, write three files to `out`.
     Returns (bands, files python-frontmatter could not parse)."""
-    from memstore.kinds import MEMORY_TYPES
-    from memstore.render import assign, compose_archive, compose_index, compose_state, render_minute
+    from memstore.core.kinds import MEMORY_TYPES
+    from memstore.mirror.render import assign, compose_archive, compose_index, compose_state, render_minute
 
     minute = render_minute(now)
     memory = root / "memory"
@@ -155,8 +155,8 @@ def seed_render(root: Path, now: dt.datetime, config: Any, out: Path) -> tuple[A
 
 def _profile_render(root: Path, config: Any) -> list[list[str]]:
     """cProfile of one in-process render from the mirror: the top functions by own time."""
-    from memstore.render import render
-    from memstore.sync import open_mirror
+    from memstore.mirror.render import render
+    from memstore.mirror.sync import open_mirror
 
     conn = open_mirror(root, config)
     profiler = cProfile.Profile()
@@ -178,9 +178,9 @@ def _profile_render(root: Path, config: Any) -> list[list[str]]:
 
 
 def _render_size(b: Bench, n: int, reps: int) -> dict[str, Any]:
-    from memstore.config import load_config
-    from memstore.render import render
-    from memstore.sync import open_mirror, sync
+    from memstore.core.config import load_config
+    from memstore.mirror.render import render
+    from memstore.mirror.sync import open_mirror, sync
 
     root = b.corpus(n)
     sync(root)
@@ -340,16 +340,16 @@ def section_render(b: Bench) -> Outcome:
     prof = _profile_render(largest["root"], largest["config"])
     reps_text = ", ".join(f"{fmt_n(r['n'])}: {r['reps']}" for r in results)
     md = "\n\n".join([
-        "(a) opens the mirror, loads the config and calls `memstore.render.render(conn, root, now, "
+        "(a) opens the mirror, loads the config and calls `memstore.mirror.render.render(conn, root, now, "
         "config)`: one query over the T2 rows, a score each, the band passes, and the three derived "
         "files written atomically (each write skipped when its bytes are unchanged, as they are "
         "from the second run on). (b) is the whole `memstore --root R --now 2026-07-30T12:00:00Z "
         "render` process: interpreter start-up, a **full sync** (it stats every file), then the "
         "same render. (c) is the seed's way, a function in this benchmark: every run it parses "
         "every `memory/<type>_*.md` with `frontmatter.load`, scores each file with "
-        "`memstore.policy.score` (defaults for missing or invalid fields; `last_accessed` falls "
+        "`memstore.core.policy.score` (defaults for missing or invalid fields; `last_accessed` falls "
         "back to the file's mtime, as in memstore), sorts by (-score, filename), bands with "
-        "`memstore.render.assign` and writes the three files (to `runtime/bench-seed/`). It reads "
+        "`memstore.mirror.render.assign` and writes the three files (to `runtime/bench-seed/`). It reads "
         "no journal; the corpus has none, so both ways see the same policy state. `now` is fixed "
         f"at {NOW_ARG}. The three ways{' and the four of the comparison below' if bl is not None else ''} "
         f"alternate in one loop; medians of {reps_text} repetitions, "

@@ -72,9 +72,9 @@ CLI_FLAGS = {"cli": (), "cli_full": ("--full",), "cli_nosync": ("--no-sync",)}
 def _search_size(b: Bench, n: int, reps: int) -> dict[str, Any]:
     """Per-query medians of every method and of grep, timed interleaved."""
     from memstore import Store
-    from memstore.config import load_config
-    from memstore.search import search
-    from memstore.sync import open_mirror, sync
+    from memstore.core.config import load_config
+    from memstore.mirror.search import search
+    from memstore.mirror.sync import open_mirror, sync
 
     root = b.corpus(n)
     sync(root)
@@ -140,7 +140,7 @@ def _search_size(b: Bench, n: int, reps: int) -> dict[str, Any]:
 def _freshness(b: Bench, root: Path) -> list[list[str]]:
     """What each way of syncing sees: a new file, and a file rewritten in place by a tool
     other than the agent's (same inode, folder mtime unchanged). Restores the corpus after."""
-    from memstore.sync import sync
+    from memstore.mirror.sync import sync
 
     def found(word: str, *flags: str) -> str:
         hits = json.loads(b.cli(root, "search", word, "--json", "--limit", "3", *flags).stdout)
@@ -177,10 +177,10 @@ def section_search(b: Bench) -> Outcome:
     bare, imports = [], []
     for _ in range(7):
         bare.append(run_child([sys.executable, "-c", "pass"], b.env).seconds)
-        imports.append(run_child([sys.executable, "-c", "import memstore.cli"], b.env).seconds)
+        imports.append(run_child([sys.executable, "-c", "import memstore.frontends.cli"], b.env).seconds)
     startup = (
         f"Start-up floor of any CLI call (medians of 7, alternating): `python -c pass` "
-        f"{fmt_s(median(bare))}, `python -c 'import memstore.cli'` {fmt_s(median(imports))}."
+        f"{fmt_s(median(bare))}, `python -c 'import memstore.frontends.cli'` {fmt_s(median(imports))}."
     )
     for n in b.sizes:
         reps = b.args.search_reps or (2 if b.quick else (3 if n >= BIG else 5))

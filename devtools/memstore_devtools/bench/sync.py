@@ -54,13 +54,14 @@ def judge(rate: float, stopped: bool) -> bool | None:
 
 def section_throughput(b: Bench) -> Outcome:
     """First sync (no mirror) and rebuild (mirror present), in process and via the CLI."""
-    from memstore.sync import rebuild, sync
+    from memstore.mirror.sync import rebuild, sync
 
     rows_md: list[list[str]] = []
     mem_rows: list[list[str]] = []
     goals: list[Goal] = []
     # Peak RSS of a child that only imports the CLI: the floor of any `memstore` command.
-    import_rss = [run_child([sys.executable, "-c", "import memstore.cli"], b.env).maxrss_kib for _ in range(3)]
+    import_rss = [run_child([sys.executable, "-c", "import memstore.frontends.cli"], b.env).maxrss_kib
+                  for _ in range(3)]
     rss_floor = int(median([float(x) for x in import_rss]))
 
     stopped_any = False
@@ -199,7 +200,8 @@ def section_throughput(b: Bench) -> Outcome:
             )
 
     headers = ["T2 files", "md files", "operation", "median", "files/s", "read floor", "x floor", "goal"]
-    mem_headers = ["T2 files", "md files", "peak RSS of `memstore rebuild`", "RSS of `import memstore.cli`", "ratio"]
+    mem_headers = ["T2 files", "md files", "peak RSS of `memstore rebuild`", "RSS of `import memstore.frontends.cli`",
+                   "ratio"]
     gen = ", ".join(
         f"{fmt_n(n)}: {fmt_s(s)}"
         for n, s in sorted(b.gen_seconds.items())
@@ -269,7 +271,7 @@ def _touch_file(root: Path) -> Path:
 
 def section_incremental(b: Bench) -> Outcome:
     """One changed file in the largest corpus, and no change at all, as ratios of a rebuild."""
-    from memstore.sync import sync
+    from memstore.mirror.sync import sync
 
     n = max(b.sizes)
     root = b.corpus(n)
@@ -379,7 +381,7 @@ def section_incremental(b: Bench) -> Outcome:
 
 def section_profile(b: Bench) -> Outcome:
     """cProfile of one in-process rebuild: where the time goes."""
-    from memstore.sync import rebuild
+    from memstore.mirror.sync import rebuild
 
     n = b.args.profile_size or (1000 if b.quick else 10000)
     root = b.corpus(n)

@@ -1,0 +1,351 @@
+"""Commands over the memory itself: init, sync, rebuild, search, show, status, lint, list, touch, render, flush."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from memstore.api.store import Store
+from memstore.core.errors import BadUsage
+from memstore.core.inert import for_terminal
+from memstore.frontends.cligroup import App, cli, common, emit_json, json_option, table
+
+# ---------------------------------------------------------------- init / sync / rebuild
+
+
+@cli.command()
+@click.argument("target", type=click.Path(file_okay=False), metavar="ROOT")
+@click.option("--apply", "do_apply", is_flag=True, help="Make the changes (default: only print the plan).")
+@common
+def init(app: App, target: str, do_apply: bool) -> None:
+    """Lay out an agent root at ROOT (dry run unless --apply)."""
+    plan = Store.plan_init(target)
+    for line in plan.lines():
+        click.echo(line)
+    if not do_apply:
+        click.echo(f"{len(plan.actions)} change(s) planned; nothing written. Run again with --apply.")
+        return
+    store, report = Store.init(plan, notify=app.say, progress=app.progress("index"))
+    click.echo(f"{len(plan.actions)} change(s) made; mirror built: {report.summary()}")
+    click.echo(f"next, wire it into Claude Code: memstore --root {store.root} install --scope user  (every project)")
+    click.echo(f"   or, from inside one project:     memstore --root {store.root} install")
+
+
+@cli.command()
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
+@json_option
+@common
+def sync(app: App, quiet: bool, as_json: bool) -> None:
+    """Bring the mirror up to date with the files (incremental); with the semantic extra, embed for a few seconds."""
+    if quiet:
+        app.store.notify = lambda _message: None  # notices are not success output; errors still raise
+    report = app.store.sync()
+    if as_json:
+        emit_json(report.to_json())
+    elif not quiet:
+        click.echo(report.summary())
+    for rel in report.unreadable[:10]:
+        app.say(f"unreadable, row kept: {rel}")
+
+
+@cli.command()
+@common
+def rebuild(app: App) -> None:
+    """Build the mirror afresh from the files and the journal, and swap it in."""
+    click.echo(f"rebuilt: {app.store.rebuild().summary()}")
+
+
+@cli.command()
+@click.option("--budget", type=click.FloatRange(min=0), default=None, help="Stop after about this many seconds.")
+@json_option
+@common
+def embed(app: App, budget: float | None, as_json: bool) -> None:
+    """Embed every file whose vector is missing or stale (the `semantic` extra), with progress."""
+    # 10-25 files a second: worth a progress line well before the 2,000 files other walks wait for
+    report = app.store.embed(budget, progress=app.progress("embed", min_total=64, unit="parts"))
+    assert report is not None  # required=True raises instead
+    if report.embedded and sys.stderr.isatty():
+        click.echo("", err=True)  # end the live progress line, which a budget may have cut short
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        click.echo(report.summary())
+
+
+# ---------------------------------------------------------------- search / show / status / lint / list
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(min=1, max=100_000))
+@click.option("--type", "type_", default=None, help="Only this memory type or kind (feedback, lens, ...).")
+@json_option
+@click.option("--no-sync", is_flag=True, help="Search the mirror as it is, without looking at the files first.")
+@click.option("--full", is_flag=True, help="Walk every file first (also sees files edited in place by other tools).")
+@click.option(
+    "--mode", type=click.Choice(["auto", "fts", "hybrid"]), default="auto", show_default=True,
+    help="auto: words and meaning when the semantic extra is installed; fts: words alone; hybrid: fail unless "
+    "meaning can be searched (a query in FTS5 syntax is searched by its words either way).",
+)
+@click.option("--this-project", is_flag=True,
+              help="Only memories made in the current folder's project (they come first anyway).")
+@click.option("--all", "include_all", is_flag=True,
+              help="Also memories that stepped aside: superseded, forgotten, or outside their valid dates.")
+@common
+def search(
+    app: App, query: str, limit: int, type_: str | None, as_json: bool, no_sync: bool, full: bool, mode: str,
+    this_project: bool, include_all: bool,
+) -> None:
+    """Ranked search; a plain-English question works.
+
+    By default it first catches up with files added, removed or replaced since the last
+    sync, and with files the hook saw written (a quick check of folders, not of every file).
+    With the `semantic` extra, results found by meaning as well as by words are fused in;
+    --json says which signals found each hit.
+    """
+    catch_up = "none" if no_sync else "full" if full else "quick"
+    hits = app.store.search(query, limit, type_, catch_up=catch_up, mode=mode, this_project=this_project,
+                            include_all=include_all)
+    if as_json:
+        emit_json([hit.to_json() for hit in hits])
+        return
+    if not hits:
+        click.echo("no matches")
+        return
+    # Meaning was asked (a hybrid search): say which signals found each hit.
+    hybrid = any("vector" in hit.signals or hit.vector_score is not None for hit in hits)
+    for hit in hits:
+        found_by = f"  (found by {' + '.join(hit.signals)})" if hybrid else ""
+        click.echo(f"{hit.score:7.2f}  {for_terminal(hit.path)}{found_by}")
+        if hit.summary:
+            click.echo(f"         {for_terminal(hit.summary[:150])}")
+        if hit.snippet:
+            lead = "" if hit.snippet.startswith("…") else "…"
+            click.echo(f"         {lead}{for_terminal(hit.snippet[:200])}")
+
+
+@cli.command()
+@click.argument("old")
+@click.option("--by", "new", required=True, help="The memory that replaces OLD.")
+@json_option
+@common
+def supersede(app: App, old: str, new: str, as_json: bool) -> None:
+    """OLD steps aside for NEW: out of MEMORY.md and default search, never deleted (search --all finds it)."""
+    result = app.store.supersede(old, by=new)
+    if as_json:
+        emit_json(result.to_json())
+    else:
+        click.echo(for_terminal(result.message))
+
+
+@cli.command()
+@click.argument("name")
+@click.option("--why", required=True, help="Why it goes, in a few words (kept in its frontmatter).")
+@json_option
+@common
+def forget(app: App, name: str, why: str, as_json: bool) -> None:
+    """NAME steps aside into memory/archive/ with why: its text and history kept, search --all finds it."""
+    result = app.store.forget(name, why=why)
+    if as_json:
+        emit_json(result.to_json())
+    else:
+        click.echo(for_terminal(result.message))
+
+
+@cli.command()
+@click.argument("name", required=False)
+@click.option("--ack", is_flag=True, help="Say you saw the deletions kept so far: status and the bundle stop "
+                                          "mentioning them (the copies stay in memory/archive/).")
+@json_option
+@common
+def restore(app: App, name: str | None, ack: bool, as_json: bool) -> None:
+    """Put NAME back where it was: a memory deleted outside memstore (or forgotten), kept in memory/archive/."""
+    if ack == (name is not None):
+        raise BadUsage("give a NAME to restore, or --ack", hint="memstore status lists the deleted memories")
+    if ack:
+        from memstore.frontends.terminal import person_at_terminal
+
+        person_at_terminal("restore --ack")  # the notice is for the person: the agent may not silence it
+        count = app.store.acknowledge_deletions()
+        if as_json:
+            emit_json({"acknowledged": count})
+        else:
+            click.echo(f"{count} deletion(s) acknowledged; the copies stay in memory/archive/")
+        return
+    assert name is not None
+    result = app.store.restore(name)
+    if as_json:
+        emit_json(result.to_json())
+    else:
+        click.echo(for_terminal(result.message))
+
+
+@cli.command()
+@click.argument("name")
+@json_option
+@common
+def show(app: App, name: str, as_json: bool) -> None:
+    """One memory: where it is, its policy state, its problems and its text."""
+    view = app.store.show(name).to_json()
+    if as_json:
+        emit_json(view)
+        return
+    body = view.pop("body")
+    problems = view.pop("problems")
+    for key, value in view.items():
+        if value is None or value == "" or value == []:
+            continue
+        shown = (" -> " if key == "superseded_by" else ", ").join(map(str, value)) if isinstance(value, list) \
+            else str(value)
+        click.echo(f"{key:16} {for_terminal(shown)}")
+    for problem in problems:
+        click.echo(f"{problem['level']:16} {for_terminal(problem['message'])}")
+    click.echo("")
+    click.echo(for_terminal(body.rstrip()))
+
+
+@cli.command()
+@json_option
+@common
+def status(app: App, as_json: bool) -> None:
+    """What the mirror holds: files by kind, problems, journal, mirror size."""
+    view = app.store.status().to_json()
+    found = app.store.tamper_check()  # the person's files and the wiring against what the person accepted
+    lines = app.store.tamper_lines(found)
+    view["tamper"] = [{**item.to_json(), "said": line} for item, line in zip(found, lines, strict=True)]
+    if as_json:
+        emit_json(view)
+        return
+    click.echo(f"root      {view['root']}")
+    for item, line in zip(found, lines, strict=True):
+        label = "HELD" if item.state == "held" else "GONE" if item.state == "gone" else "accepted"
+        click.echo(f"{label:9} {for_terminal(line)}")
+    click.echo(f"mirror    {view['mirror']} ({view['mirror_bytes']:,} bytes)")
+    click.echo(f"events    {view['events']} journal events, {view['t2_touched']} memories touched")
+    click.echo(f"problems  {view['errors']} errors, {view['warnings']} warnings (memstore lint)")
+    deleted = view.get("deleted") or {}
+    if deleted.get("count"):
+        names = ", ".join(k["was"] for k in deleted["kept"][:5]) + (", ..." if deleted["count"] > 5 else "")
+        many = f"{deleted['count']} memories" if deleted["count"] != 1 else "1 memory"
+        click.echo(for_terminal(f"deleted   {many} deleted outside memstore since "
+                                f"{deleted['since']}, kept in memory/archive/: {names} (memstore restore NAME "
+                                "puts one back; memstore restore --ack stops this note)"))
+    click.echo(f"semantic  {semantic_line(view['semantic'])}")
+    from memstore.life.lastrun import line as nightly_line
+
+    click.echo(f"nightly   {nightly_line(view['nightly'])}")
+    journal = view["journal"]
+    click.echo(f"machine   {journal['this_machine']}  (this clone's journal identity)")
+    if journal["flush_host"]:
+        flushes = "this machine flushes" if journal["this_machine_flushes"] else "another machine flushes"
+        click.echo(f"flushes   {journal['flush_host']!r} (flush_host in memstore.toml): {flushes}")
+    for warning in journal["warnings"]:
+        app.say(f"warning: {warning}")
+    click.echo("")
+    click.echo(table([{"kind": k, "files": v} for k, v in view["kinds"].items()], ["kind", "files"]))
+    if view.get("bands"):
+        click.echo("")
+        click.echo(table(view["bands"], ["band", "rows", "chars", "budget", "use"]))
+    machines = journal["machines"]
+    if len(machines) > 1 or machines[0]["events"]:
+        click.echo("")
+        rows = [{"machine": m["identity"] + (" (this one)" if m["this"] else ""), "events": m["events"],
+                 "newest event": m["newest"] or "-",
+                 "days ago": "-" if m["days_since"] is None else f"{m['days_since']:g}"} for m in machines]
+        click.echo(table(rows, ["machine", "events", "newest event", "days ago"]))
+
+
+def semantic_line(view: dict[str, object]) -> str:
+    if view["state"] == "off":
+        return f"off ({view['switch']})"
+    if view["state"] == "not installed":
+        from memstore.meaning.embedding import EXTRA_HINT
+
+        return f"FTS only (for meaning as well as words: {EXTRA_HINT})"
+    line = f"{view['embedded']} files embedded ({view['model']})"
+    if view["pending"]:
+        line += f"; {view['pending']} still to embed (run: memstore embed)"
+    return line
+
+
+@cli.command()
+@json_option
+@common
+def lint(app: App, as_json: bool) -> None:
+    """Hygiene: malformed or missing fields, name mismatches, oversize files. Exit 1 on errors."""
+    found = [problem.to_json() for problem in app.store.lint()]
+    errors = sum(1 for f in found if f["level"] == "error")
+    if as_json:
+        emit_json(found)
+    else:
+        for item in found:
+            click.echo(f"{item['path']}: {item['level']}: {item['message']}")
+        warnings = len(found) - errors
+        click.echo(f"{errors} error(s), {warnings} warning(s)", err=not found)
+    if errors:
+        sys.exit(1)
+
+
+@cli.command(name="list")
+@click.option("--band", type=click.Choice(["hot", "new", "cold", "archive", "superseded"]), default=None)
+@json_option
+@common
+def list_(app: App, band: str | None, as_json: bool) -> None:
+    """T2 memories with their band, score and policy state, in rank order."""
+    rows = [row.to_json() for row in app.store.list(band)]
+    if as_json:
+        emit_json(rows)
+        return
+    shown = [{**r, "score": f"{r['score']:.4f}", "pin": "pin" if r["pin"] else ""} for r in rows]
+    click.echo(table(shown, ["band", "score", "access_count", "stability", "pin", "name"],
+                     ["band", "score", "reinf", "stability", "pin", "name"]))
+
+
+# ---------------------------------------------------------------- policy: touch / render / flush / tick
+
+
+@cli.command()
+@click.argument("path")
+@click.option("--tool", default="Read", show_default=True, help="The tool the access came from.")
+@click.option("--session", default=None, help="Session id to record with the event.")
+@json_option
+@common
+def touch(app: App, path: str, tool: str, session: str | None, as_json: bool) -> None:
+    """Record one access of a memory file, exactly as the hook does.
+
+    Exit 1 if PATH is missing or is not a T2 memory file (where the hook would silently
+    do nothing); exit 2 for a --tool that never reinforces.
+    """
+    result = app.store.touch(path, tool, session=session)
+    if as_json:
+        emit_json(result.to_json())
+        return
+    click.echo(f"{result.path}: {result.message}")
+
+
+@cli.command()
+@json_option
+@common
+def render(app: App, as_json: bool) -> None:
+    """Regenerate MEMORY.md, MEMORY-archive.md and current-state.md from the mirror."""
+    result = app.store.render()
+    if as_json:
+        emit_json(result.to_json())
+        return
+    click.echo(result.summary())
+
+
+@cli.command()
+@click.option("--force", is_flag=True, help="Include files modified in the last few minutes.")
+@json_option
+@common
+def flush(app: App, force: bool, as_json: bool) -> None:
+    """Fold policy state from the mirror into each memory file's frontmatter."""
+    report = app.store.flush(force)
+    if as_json:
+        emit_json(report.to_json())
+        return
+    for rel, why in report.refused:
+        app.say(f"left alone: {rel}: {why}")
+    click.echo(report.summary())

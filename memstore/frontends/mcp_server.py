@@ -1,0 +1,228 @@
+"""`memstore mcp`: the memory as a stdio MCP server, for any MCP client (Claude Desktop, IDEs, ...).
+
+A front end of `Store`, like the CLI: every tool parses its arguments, calls one Store
+method and returns what it gives. Tools: search, read, note, new_memory, bug_add,
+bug_list, bug_close (and nothing that deletes). Resources: memstore://context (the
+cold-start bundle) and memstore://index (MEMORY.md). Prompt: use-memory.
+
+`read` is the MCP twin of a hook Read: a T2 memory read through it is reinforced by
+Store.touch (tool "Read", session "mcp"), spacing gate included. It reads only files
+whose real path lies in <root>/memory/ (symlinks and `..` resolved); anything else is
+refused. Short-term facts, bugs and the derived files may be read, but only T2
+memories are reinforced.
+
+A MemstoreError or a bad argument becomes a tool error of one line (the error and its
+hint); the server keeps serving. The `mcp` SDK is imported only when the server is
+built, so `import memstore` and every other command never load it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from memstore.core.errors import BadUsage, MemstoreError, NotFound
+from memstore.core.inert import inert_block, inert_line
+
+if TYPE_CHECKING:
+    from memstore.api.store import Store
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+MISSING = ("the MCP server needs the mcp extra: pip install -e '/path/to/memstore[mcp]' "
+           "(the folder of your memstore clone)")
+SESSION = "mcp"
+
+USE_MEMORY = """\
+You have a long-term memory, served by the memstore MCP server. Use it like this:
+
+1. Search before assuming. Before you answer from general knowledge or guess how this
+   user, project or codebase works, call `search` with a plain-English question.
+2. Read what is relevant. `search` gives names and summaries; call `read` on the ones
+   that bear on the task. Reading is what keeps a memory alive: memories that are read
+   rise in the index, and memories never read fade into the archive. Do not read
+   memories you do not need.
+3. Note facts as you learn them. A decision, a preference, a fact about the
+   environment: one `note` per fact, in one or two plain sentences, as soon as you learn
+   it. Notes are short-term; the nightly cycle promotes what lasts. Use `new_memory`
+   only for a durable topic that deserves its own file.
+4. File bugs. When something is broken and you will not fix it now, `bug_add` it;
+   check `bug_list` before starting work, and `bug_close` with a reason when it is fixed.
+
+The resource memstore://context holds the cold-start bundle (who you are, what is hot);
+memstore://index is the ranked index of every memory.
+"""
+
+
+class MissingExtra(MemstoreError):
+    """The mcp SDK is not installed."""
+
+
+def _sdk() -> tuple[type, type[Exception]]:
+    """The SDK's high-level server class and its tool-error type (mcp 2.x MCPServer, else 1.x FastMCP)."""
+    try:
+        from mcp.server.mcpserver import MCPServer
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        return MCPServer, ToolError
+    except ImportError:
+        pass
+    try:
+        # mcp 1.x: not in the 2.x SDK the type checker sees
+        from mcp.server.fastmcp import FastMCP  # type: ignore[attr-defined,unused-ignore]
+        from mcp.server.fastmcp.exceptions import ToolError as FastToolError  # type: ignore[import-not-found,unused-ignore]
+
+        return FastMCP, FastToolError
+    except ImportError:
+        raise MissingExtra(MISSING) from None
+
+
+def one_line(exc: BaseException) -> str:
+    """An error and its hint as one line."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    hint = getattr(exc, "hint", None)
+    return f"{text} (hint: {' '.join(hint.split())})" if hint else text
+
+
+def resolve(root: Path, name: str) -> Path:
+    """The real path of the file `name` names, refused unless it lies in <root>/memory/.
+
+    name: an absolute path, a root-relative path (memory/...), a path relative to memory/
+    (short-term/x.md, bugs/0001-x.md), or a memory's name (feedback_x, feedback_x.md).
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise BadUsage("no memory named", hint="give a memory's name (feedback_x) or a path under memory/")
+    if "\x00" in name:
+        raise BadUsage("a name cannot hold a NUL byte")
+    text = name.strip()
+    memory = os.path.realpath(root / "memory")
+    if os.path.isabs(text):
+        candidate = text
+    elif text.startswith("memory/"):
+        candidate = os.path.join(root, text)
+    else:
+        candidate = os.path.join(root, "memory", text if text.endswith(".md") or "/" in text else f"{text}.md")
+    try:
+        real = os.path.realpath(candidate)
+    except (OSError, ValueError) as exc:
+        raise BadUsage(f"cannot resolve {name!r}: {exc}") from None
+    if not real.startswith(memory + os.sep):
+        raise BadUsage(f"refused: {name!r} is outside memory/",
+                       hint="read only memories: a name, or a path under memory/ (symlinks out are refused)")
+    if not real.endswith(".md"):
+        raise BadUsage(f"refused: {name!r} is not a markdown file", hint="memories are memory/**/*.md")
+    if not os.path.isfile(real):
+        raise NotFound(f"no such memory: {name}", hint="search for it first; read takes a name search returned")
+    return Path(real)
+
+
+def inert_record(record: dict[str, Any]) -> dict[str, Any]:
+    """A result's text fields as data: memory text reaches the model through MCP as inert as in the bundle."""
+    return {key: inert_block(value, markdown=False) if isinstance(value, str) else value
+            for key, value in record.items()}
+
+
+def build(store: Store) -> Any:
+    """The server object, with every tool, resource and prompt registered on it."""
+    from memstore.core.policy import memory_rel
+
+    server_class, tool_error = _sdk()
+    # WARNING: a refused read is the model's business (it gets the tool error), not the client log's.
+    from memstore import __version__
+
+    try:
+        server = server_class("memstore", instructions=USE_MEMORY, log_level="WARNING", version=__version__)
+    except TypeError:  # an SDK without the version argument (1.x FastMCP)
+        server = server_class("memstore", instructions=USE_MEMORY, log_level="WARNING")
+
+    def guarded(fn: F) -> F:
+        """MemstoreError and bad arguments become a one-line tool error, never a crash."""
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except tool_error:
+                raise
+            except (MemstoreError, ValueError, TypeError) as exc:
+                raise tool_error(one_line(exc)) from None
+            except OSError as exc:
+                where = f" {exc.filename}" if exc.filename else ""
+                raise tool_error(f"{exc.strerror or exc}{where}") from None
+
+        return wrapper  # type: ignore[return-value]
+
+    @server.tool(description="Search the memory with a plain-English question (FTS5 syntax works too). "
+                             "Returns ranked hits: name, path, type, summary, snippet, score.")
+    @guarded
+    def search(query: str, limit: int = 10) -> list[dict[str, Any]]:
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 100:
+            raise BadUsage(f"limit must be an integer from 1 to 100, not {limit!r}")
+        hits = store.search(query, limit=limit)
+        return [{"name": h.name, "path": h.path, "type": h.type, "summary": inert_line(h.summary),
+                 "snippet": inert_line(h.snippet), "score": h.score} for h in hits]
+
+    @server.tool(description="Read one memory's text, by name (feedback_x) or path under memory/. "
+                             "Reading a topic memory reinforces it, as a Read in Claude Code does.")
+    @guarded
+    def read(name: str) -> str:
+        target = resolve(store.root, name)
+        text = target.read_text(encoding="utf-8", errors="replace")
+        if memory_rel(store.root, str(target)) is not None:  # only T2 memories are reinforced
+            store.touch(str(target), "Read", session=SESSION)
+        return inert_block(text, markdown=False)  # the text as data: no tag, no control character
+
+    @server.tool(description="Note one fact, decision or preference as soon as it is learned "
+                             "(a short-term memory; the same fact twice a day is written once).")
+    @guarded
+    def note(text: str) -> dict[str, Any]:
+        return store.note(text).to_json()
+
+    @server.tool(description="Write a new topic memory memory/<type>_<topic>.md. type: one of the memory "
+                             "types (user, feedback, project, reference, ...); importance 0-10.")
+    @guarded
+    def new_memory(type: str, topic: str, summary: str, body: str | None = None,
+                   importance: float | None = None) -> dict[str, Any]:
+        return inert_record(store.new(type, topic, summary=summary, body=body, importance=importance).to_json())
+
+    @server.tool(description="File a bug in the open-bug ledger (memory/bugs/).")
+    @guarded
+    def bug_add(title: str, body: str | None = None) -> dict[str, Any]:
+        return inert_record(store.bug_add(title, body=body, by="mcp").to_json())
+
+    @server.tool(description="The open bugs (every bug with all=true), by id.")
+    @guarded
+    def bug_list(all: bool = False) -> list[dict[str, Any]]:
+        return [inert_record(bug.to_json()) for bug in store.bug_list(all=all)]
+
+    @server.tool(description="Close a bug named by its id (1, 0001) or file name, saying why.")
+    @guarded
+    def bug_close(id: str, why: str | None = None) -> dict[str, Any]:
+        return inert_record(store.bug_close(str(id), why).to_json())
+
+    @server.resource("memstore://context", name="context", mime_type="text/markdown",
+                     description="The cold-start bundle: identity, the index and what is hot.")
+    def context() -> str:
+        return store.context()
+
+    @server.resource("memstore://index", name="index", mime_type="text/markdown",
+                     description="MEMORY.md: the ranked index of the memories (Hot, New, Cold).")
+    def index() -> str:
+        target = Path(store.paths.memory) / "MEMORY.md"
+        if not target.is_file():
+            store.render()
+        return target.read_text(encoding="utf-8", errors="replace")
+
+    @server.prompt(name="use-memory", description="How to use this memory: search, read, note, file bugs.")
+    def use_memory() -> str:
+        return USE_MEMORY
+
+    return server
+
+
+def serve(store: Store) -> None:
+    """Serve over stdio until the client closes stdin."""
+    build(store).run("stdio")

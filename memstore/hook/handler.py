@@ -1,0 +1,461 @@
+"""`memstore hook`: the Claude Code command hook. Standard library only; always exits 0.
+
+One JSON object arrives on stdin, as Claude Code sends it (`--client codex|gemini`: as that
+client sends it; memstore.hook.clients turns it into Claude Code's shapes and the answer back).
+By `hook_event_name`:
+
+- PostToolUse of Read, Edit, Write, MultiEdit on a T2 memory: reinforcement, through
+  policy.record_touch (a journal line, then one SQLite transaction). Post, not Pre, so
+  only tool calls that really ran are counted; registered synchronously, because an
+  async handler of the last tool call before a `claude -p` session ends never runs and
+  that touch would be lost. Registration filters (`if`) start this process only for
+  files under memory/, so other reads cost nothing.
+- PreToolUse: deny writes to the person's files (identity.md, lenses/, meditations/,
+  memstore.toml) by real path, and shell commands that name them and do more than read
+  (shellcmd.py), in every permission mode; approve Write/Edit/MultiEdit of markdown files
+  whose real path lies in memory/ (never derived files or anything else), memstore's own
+  MCP tools by exact name,
+  and deliver matching lenses as additionalContext, once per session each. Where the
+  agent root lies outside the project, Reads of memory files are approved the same
+  way (by real path), as a fallback to the read grant `install` writes.
+- SessionStart: the cold-start bundle as additionalContext. With `--part imports:N`,
+  part N of identity.md + MEMORY.md instead: for a root outside the project, whose
+  `@` imports Claude Code would not expand (see context.imports_text).
+
+Every failure is written to runtime/state/hook-errors.log and swallowed: a memory
+bookkeeping bug must never stop the agent from working.
+
+Start-up is most of a hook's cost, and every memory Read pays it, so this path avoids
+pathlib, dataclasses, typing and friends; each import here is one the work needs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from memstore.hook.paths import PATH_MAX, in_memory, machine_file, outside, person_file, wiring_file, within
+
+if TYPE_CHECKING:  # annotations only: the hook's path imports nothing for them
+    import datetime as dt
+    from typing import Any, Protocol
+
+    from memstore.core.config import Config
+
+    class Reader(Protocol):
+        """What the payload is read from: stdin's bytes, or a test's stream (bytes or text)."""
+
+        def read(self, size: int, /) -> bytes | str: ...
+
+    class Writer(Protocol):
+        """Where the response goes: stdout, or a test's stream."""
+
+        def write(self, text: str, /) -> object: ...
+
+        def flush(self) -> object: ...
+
+
+MAX_STDIN = 4 * 1024 * 1024  # a hook payload is small; anything larger is not ours to parse
+
+Payload = dict[str, object]
+_UNQUOTE = {ord("'"): None, ord('"'): None, ord("\\"): None}
+
+
+def _args(argv: list[str]) -> dict[str, str | None]:
+    """--root, --now, --part, --client and --after, each as `--opt V` or `--opt=V`; anything else is ignored."""
+    found: dict[str, str | None] = {"root": None, "now": None, "part": None, "client": None, "after": None}
+    items = iter(argv)
+    for arg in items:
+        for key in found:
+            if arg == f"--{key}":
+                found[key] = next(items, None)
+            elif arg.startswith(f"--{key}="):
+                found[key] = arg.split("=", 1)[1]
+    return found
+
+
+def _find_root(explicit: str | None, payload: Payload) -> str | None:
+    from memstore.core.agent_root import locate
+
+    cwd = payload.get("cwd")
+    return locate(explicit, os.environ.get("MEMSTORE_ROOT"), cwd if isinstance(cwd, str) else None)
+
+
+def _log(root: str | None, message: str) -> None:
+    if root is None:
+        return
+    try:
+        import time
+
+        from memstore.core.agent_root import hook_log
+
+        log = hook_log(root)
+        os.makedirs(os.path.dirname(log), exist_ok=True)
+        if os.path.exists(log) and os.path.getsize(log) > 1_000_000:
+            os.replace(log, log + ".1")  # keep the log from growing without end
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(f"{stamp} {message}\n")
+    except OSError:
+        pass
+
+
+def read_payload(stream: Reader) -> Payload | None:
+    raw = stream.read(MAX_STDIN + 1)
+    if len(raw) > MAX_STDIN:
+        return None
+    try:
+        payload = json.loads(raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw)
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def _tool_input(payload: Payload) -> tuple[str, str | None]:
+    tool = payload.get("tool_name")
+    data = payload.get("tool_input")
+    file_path = None
+    if isinstance(data, dict):  # NotebookEdit names its file notebook_path
+        file_path = data.get("file_path") if data.get("file_path") is not None else data.get("notebook_path")
+    return (tool if isinstance(tool, str) else ""), _usable(file_path)
+
+
+def _command(payload: Payload) -> str | None:
+    data = payload.get("tool_input")
+    command = data.get("command") if isinstance(data, dict) else None
+    return command if isinstance(command, str) and len(command) <= MAX_STDIN else None
+
+
+def _usable(value: object) -> str | None:
+    """A non-empty string that a path and a journal line can carry (no NUL, no lone surrogate, not longer
+    than a path can be: realpath's cost grows with the square of a path's depth, for a cwd as for a file)."""
+    if not isinstance(value, str) or not value or "\x00" in value or len(value) > PATH_MAX:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value
+
+
+def _text(payload: Payload, key: str) -> str | None:
+    return _usable(payload.get(key))
+
+
+def _plugin_root() -> tuple[str | None, str]:
+    """(the plugin's agent root, or None and why not). A hook naming ${user_config.root} in its arguments
+    would not run at all while the option is unset, so the root comes from the environment."""
+    value = os.environ.get("CLAUDE_PLUGIN_OPTION_ROOT", "").strip()
+    if not value:
+        return None, "unset"
+    root = os.path.expanduser(value)
+    return (root, "") if os.path.isdir(os.path.join(root, "memory")) else (None, root)
+
+
+def _plugin_unset(payload: Payload, missing: str) -> Payload | None:
+    """At SessionStart, say plainly why the memory is not there (the model tells the person)."""
+    if payload.get("hook_event_name") != "SessionStart":
+        return None
+    if missing == "unset":
+        text = ("memstore plugin: no agent root is set, so this session has no memory. Tell the person to run "
+                "`claude plugin configure memstore@memstore` (the `root` option: a folder for the agent's memory), "
+                "then `claude --init-only` once.")
+    else:
+        text = (f"memstore plugin: the agent root {missing} is not laid out yet, so this session has no memory. "
+                "Tell the person to run `claude --init-only` once: it builds memstore's environment and lays "
+                "the root out.")
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+
+
+def _with_setup_failure(payload: Payload, response: Payload | None) -> Payload | None:
+    """At SessionStart, the plugin's failed setup said first (plugin/prepare.py leaves why)."""
+    data = os.environ.get("CLAUDE_PLUGIN_DATA")
+    if payload.get("hook_event_name") != "SessionStart" or not data:
+        return response
+    try:
+        with open(os.path.join(data, "setup-failed.txt"), encoding="utf-8") as handle:
+            notice = handle.read(2000).strip()
+    except OSError:
+        return response
+    said = (response or {}).get("hookSpecificOutput", {})
+    text = said.get("additionalContext", "") if isinstance(said, dict) else ""  # always a dict: handle built it
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart",
+                                   "additionalContext": "\n\n".join(t for t in (notice, text) if t)}}
+
+
+def _settings(root: str, now_opt: str | None) -> tuple[Config, dt.datetime]:
+    """(the root's config, the clock's now): read once per hook call."""
+    from memstore.core.config import Config, ConfigError, load_config
+    from memstore.core.timeutil import parse_now
+
+    try:
+        config = load_config(root)
+    except ConfigError as exc:
+        _log(root, f"config: {exc}; using defaults")
+        config = Config()
+    try:
+        now = parse_now(now_opt if now_opt is not None else os.environ.get("MEMSTORE_NOW"))
+    except ValueError:
+        now = parse_now(None)
+    return config, now
+
+
+def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = None, *,
+           plugin: bool = False, settings: tuple[Config, dt.datetime] | None = None, after: str | None = None,
+           ) -> Payload | None:
+    """The response object for one payload (None: print nothing). `plugin`: run by the Claude Code
+    plugin, whose MCP tools have the plugin's names. `settings`: (config, now), when the caller read
+    them already (a client adapter hands several payloads over for one call). `after`: the SessionStart
+    handler the bundle's waits for (session_start.py)."""
+    config, now = settings if settings is not None else _settings(root, now_opt)
+    from memstore.core.kinds import REINFORCING_TOOLS, WRITE_TOOLS
+
+    event = payload.get("hook_event_name")
+    tool, file_path = _tool_input(payload)
+    cwd = _text(payload, "cwd")
+    session = _text(payload, "session_id")
+
+    if event == "PostToolUse":
+        from memstore.core.policy import record_touch
+
+        written = tool in WRITE_TOOLS
+        marked = False
+        if tool in REINFORCING_TOOLS and file_path:
+            # Claude Code's Write result says whether it made the file ("create") or replaced it ("update")
+            response = payload.get("tool_response")
+            born = isinstance(response, dict) and response.get("type") == "create"
+            result = record_touch(root, file_path, tool, now, config, session=session, cwd=cwd, written=written,
+                                  born=born)
+            marked = result.applied and written  # the dirty mark went in the same transaction
+            if result.recorded and not result.applied:
+                _log(root, f"touch of {result.rel} journaled only: {result.message}")
+        if written and not marked and in_memory(root, file_path, cwd):
+            from memstore.core.policy import mark_dirty
+
+            real = os.path.realpath(os.path.join(cwd or os.getcwd(), str(file_path)))
+            mark_dirty(root, os.path.relpath(real, os.path.realpath(root)).replace(os.sep, "/"), config)
+        return None
+
+    if event == "PreToolUse":
+        from memstore.core.access import CLIENT_WIRING_WORDS, SHELL_VERBS, WIRING_WORDS, watch_words
+        from memstore.core.kinds import EDIT_TOOLS, MCP_TOOLS, PLUGIN_MCP
+
+        output: Payload = {"hookEventName": "PreToolUse"}
+        owned = person_file(root, file_path, cwd) if tool in EDIT_TOOLS else None
+        if owned is None and tool in EDIT_TOOLS:
+            owned = wiring_file(file_path, cwd) or machine_file(root, file_path, cwd)
+        # Bash, and any other tool that runs a shell command it is given (Claude Code's Monitor)
+        if owned is None and (tool == "Bash" or _command(payload) is not None):
+            command = _command(payload) or ""
+            # A cheap look first: most commands name none of it, and shellcmd's import costs ms.
+            # quotes and backslashes taken out first: `ag''ents` is `agents` to the shell
+            plain = command.translate(_UNQUOTE) if "'" in command or '"' in command or "\\" in command else command
+            if any(word in plain for word in watch_words(root)) or any(verb in plain for verb in SHELL_VERBS) \
+                    or root in plain or os.path.realpath(root) in plain or within(cwd, root):
+                from memstore.hook.shellcmd import names_person_file, names_wiring
+
+                owned = names_person_file(command, root, cwd) or names_wiring(command, cwd)
+            elif any(word in command for word in (*WIRING_WORDS, *CLIENT_WIRING_WORDS)):
+                from memstore.hook.shellcmd import names_wiring
+
+                owned = names_wiring(command, cwd)
+        if owned is not None:
+            # Refused in every permission mode: a hook's deny outranks acceptEdits and bypass.
+            output["permissionDecision"] = "deny"
+            output["permissionDecisionReason"] = (
+                "memstore: answering `memstore review` and `memstore trust` is the person's; leave it to them"
+                if owned.startswith(("memstore review", "memstore trust")) else
+                f"memstore: {owned} is not the agent's to change (identity.md, lenses/, meditations/, "
+                "memstore.toml and review/ are the person's; runtime/ and the clients' settings are memstore's). "
+                "Propose the change to the person, or write a memory under memory/."
+            )
+        elif tool in WRITE_TOOLS and in_memory(root, file_path, cwd):
+            output["permissionDecision"] = "allow"
+            output["permissionDecisionReason"] = "memstore: writes to memory files are pre-approved"
+        elif (tool.startswith("mcp__memstore__") and tool[len("mcp__memstore__"):] in MCP_TOOLS) or (
+                plugin and tool.startswith(PLUGIN_MCP) and tool[len(PLUGIN_MCP):] in MCP_TOOLS):
+            # memstore's own MCP tools, by exact name: they enforce the same real-path rules themselves
+            output["permissionDecision"] = "allow"
+            output["permissionDecisionReason"] = "memstore: its MCP tools are pre-approved"
+        elif tool == "Read" and outside(root, cwd) and in_memory(root, file_path, cwd, derived=True):
+            output["permissionDecision"] = "allow"
+            output["permissionDecisionReason"] = "memstore: reads of memory files are pre-approved"
+        # a client whose context before a tool never reaches the model asks for no lenses here (clients/gemini.py)
+        texts = [] if payload.get("memstore_no_lenses") else _lens_texts(root, tool, file_path, session, now, config)
+        if texts:
+            output["additionalContext"] = "\n\n".join(texts)
+        return {"hookSpecificOutput": output} if len(output) > 1 else None
+
+    if event == "SessionStart":
+        import time
+
+        from memstore.hook import session_start as order
+
+        started = time.time()
+        text = _session_start(payload, root, now, config, part, cwd, session)
+        source = _text(payload, "source") or ""
+        if session:  # a fixed order of the parts, whatever order they finish in (session_start.py)
+            if part is None:
+                order.prune(root)
+            before = order.predecessor(part, after)
+            if before is not None:
+                order.wait_turn(root, session, source, before, started)
+            order.finished(root, session, source, part or "bundle")
+        if not text:
+            return None
+        return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+
+    if event == "SessionEnd":
+        from memstore.core.tamper_sessions import session_end
+
+        session_end(root, session)
+    return None
+
+
+def _session_start(payload: Payload, root: str, now: dt.datetime, config: Config, part: str | None, cwd: str | None,
+                   session: str | None) -> str:
+    """The text of one SessionStart handler: part N of identity + MEMORY.md, or the cold-start bundle."""
+    from pathlib import Path
+
+    from memstore.hook.bundle import bundle, import_part
+
+    if part is not None:
+        kind, _, number = part.partition(":")
+        return import_part(Path(root), int(number)) if kind == "imports" and number.isdigit() else ""
+    from memstore.core import tamper, tamper_lines
+    from memstore.core.agent_root import state_dir
+    from memstore.core.projects import locate, remember_worktree
+    from memstore.hook.gate import session_refresh
+
+    project, top = locate(cwd, root)
+    remember_worktree(state_dir(root), project, top)  # where this project's code is, for the tick
+    # the person's files and the wiring against what the person accepted, before this session counts
+    # as live: a change since the last session ended is a hand edit (said once, in the bundle)
+    found = tamper.check(root, cwd=cwd, start=session or "")
+    for line in session_refresh(root, config.hook_lock_budget_ms):  # the gate's list, for these lenses
+        _log(root, line)
+    # person-wide items and this session's project's own, never another project's
+    return bundle(Path(root), now, config, project, evidence=tamper_lines.bundle_lines(root, found))
+
+
+def for_client(client: str, payload: Payload, root: str, now_opt: str | None) -> Payload | None:
+    """Another client's payload, through its adapter (memstore.hook.clients) and the one `handle`."""
+    from memstore.hook.clients import CLIENTS
+
+    if client not in CLIENTS:
+        _log(root, f"unknown --client {client!r}; ignored")
+        return None
+    from importlib import import_module
+
+    adapter = import_module(f"memstore.hook.clients.{client}")
+    canonical = adapter.canonical(payload)
+    settings = _settings(root, now_opt) if canonical else None
+    if any(one.get("hook_event_name") == "PreToolUse" for one in canonical):
+        from memstore.core.tamper_sessions import session_seen
+
+        # a resumed session fires no SessionStart there (Codex's matcher is "startup"): live from its first tool
+        session_seen(root, _text(canonical[0], "session_id"), client)
+    responses = [handle(one, root, now_opt, settings=settings) for one in canonical]
+    context = None
+    if any(one.get("hook_event_name") == "SessionStart" for one in canonical):
+        # No `@` imports there: identity and the index travel with the cold-start bundle.
+        from pathlib import Path
+
+        from memstore.hook.bundle import imports_text
+
+        context = imports_text(Path(root))
+    answer: Payload | None = adapter.answer(payload, responses, context)  # each adapter's answer() (hook/clients)
+    return answer
+
+
+def _lens_texts(root: str, tool: str, file_path: str | None, session: str | None, now: dt.datetime,
+                config: Config) -> list[str]:
+    import sqlite3
+
+    from memstore.core.agent_root import db_file
+    from memstore.core.lenses import current_lenses, fire
+    from memstore.core.tamper import lens_filter
+    from memstore.core.transactions import hook_connect, transaction
+
+    db = db_file(root)
+    if not os.path.exists(db):
+        return []
+    budget = config.hook_lock_budget_ms
+    try:
+        conn = hook_connect(db, budget)
+    except sqlite3.Error as exc:
+        _log(root, f"lenses skipped: {exc}")
+        return []
+    try:
+        unread: list[str] = []
+        stamps: dict[str, int] = {}
+        with transaction(conn):
+            # the lens files as they are now, not as the last sync saw them (a lens is due the next session)
+            found = current_lenses(conn, root, unread, stamps)
+            # a lens changed during an agent session and not yet trusted is held back (memstore.core.tamper)
+            lenses = fire(conn, tool, file_path, session, now, lens_filter(root), found)
+        from memstore.hook.gate import REWRITE_ON, refresh
+
+        if os.environ.get("MEMSTORE_GATE") in REWRITE_ON:  # hookgate.sh could not answer from its file
+            refresh(root, found, stamps, bool(unread), tool)
+        return [lens.text() for lens in lenses]
+    except sqlite3.Error as exc:
+        _log(root, f"lenses skipped: {exc}")
+        return []
+    finally:
+        conn.close()
+
+
+def _answer(response: dict[str, Any]) -> str:
+    """The JSON to print, through the one writer of what the client loads (memstore.core.loaded)."""
+    from memstore.core.loaded import answer
+
+    return answer(response)
+
+
+def main(argv: list[str] | None = None, stdin: Reader | None = None, stdout: Writer | None = None) -> int:
+    """Entry point. Returns 0 whatever happens."""
+    root: str | None = None
+    try:
+        opts = _args(list(sys.argv[1:] if argv is None else argv))
+        payload = read_payload(stdin or sys.stdin.buffer)
+        if payload is None:
+            _log(_find_root(opts["root"], {}), "payload is not a JSON object; ignored")
+            return 0
+        plugin = "--plugin" in (sys.argv[1:] if argv is None else argv)
+        if plugin:  # the Claude Code plugin: the root is its `root` option, as Claude Code hands it over
+            root, missing = _plugin_root()
+            if root is None:
+                response = _plugin_unset(payload, missing) if opts["part"] is None else None
+                if response is not None:
+                    out = stdout or sys.stdout
+                    out.write(_answer(response))
+                return 0
+        else:
+            root = _find_root(opts["root"], payload)
+        if root is None or os.environ.get("MEMSTORE_HOOKS", "").lower() == "off":
+            return 0  # no root, or a session memstore itself started (the nightly wake's model calls)
+        client = opts["client"] or "claude"
+        if client == "claude":
+            response = handle(payload, root, opts["now"], opts["part"], plugin=plugin, after=opts["after"])
+            if plugin and opts["part"] is None:
+                response = _with_setup_failure(payload, response)
+        else:
+            response = for_client(client, payload, root, opts["now"])
+        if response is not None:
+            out = stdout or sys.stdout
+            out.write(_answer(response))
+            out.flush()
+    except BaseException as exc:  # the hook must never fail the agent, whatever went wrong
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            return 0
+        import traceback
+
+        _log(root, f"{type(exc).__name__}: {exc} | {traceback.format_exc(limit=3)!r}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,11 @@
+"""The memory's life: what happens to memories over days. Capture (notes, lessons, the
+debrief), ledgers (notes, lessons, bugs), review at the person's terminal (reviewing, and
+the provenance an answer records), the nightly tick (nightly; its window rolling, cue and
+commits) and the wake with its dream (wake, dreaming), duplicates, meditation, the last-run
+record and the scaffold of a new root.
+
+Handed what it needs of the Store (a small Protocol in the feature's module, a mirror runner),
+never the Store itself.
+
+May import: mirror, meaning, hook, core. Not wiring (a sibling), the API or front ends.
+"""

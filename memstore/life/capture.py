@@ -1,0 +1,484 @@
+"""Capture: one fact into T1 (`memstore note`), and the rule-shaped lessons of a session's
+final answer (`memstore debrief --transcript`). Standard library only.
+
+Every T1 file written here goes through one function, `_write_note`, under one lock
+(runtime/state/capture.lock): one writer, so a check for "already there" and the write
+that follows it never interleave with another note or debrief.
+
+A note is `memory/short-term/YYMMDD-<slug>.md` (the slug: the text's first six words,
+kebab-case ASCII; a different fact with the same slug on the same day gets -2, -3, ...)
+with frontmatter `created: <ISO date>`, `source: note|debrief` and `kind` when given.
+The same fact twice on one day (normalised: whitespace collapsed, case folded, a
+trailing . or ! dropped) is written once.
+
+THE RULE CUE (what debrief keeps from a session's final answer), deliberately narrow:
+missing a rule costs one absent line, while a false positive is prose paid for in every
+later prompt, so when in doubt nothing is kept.
+
+The final answer is the last assistant message with text in the transcript (its text
+blocks joined; an earlier message is never read). Code fences and table rows are
+dropped; each remaining line loses its list marker, heading marks and ** / __; lines
+are split into sentences after . ! or ? followed by a space. A sentence is KEPT only
+when it matches one of these shapes (case-sensitive at the start):
+
+  1. it starts with  Always | Never | Do not | Don't | Must | Avoid  followed by a space;
+  2. it starts with  Prefer ... over|to|rather than ...;
+  3. it starts with  When | Whenever | If | Before | After  <clause>,  and the part after
+     the first comma starts with always | never | do not | don't | must | avoid | prefer
+     or one of the imperative verbs in IMPERATIVES (run, check, use, ...);
+  4. it contains  must never | must not | must always  (e.g. "The hook must never block.");
+  5. it starts with an imperative verb (IMPERATIVES, capitalised: "Use UTC for all
+     timestamps."), or Make sure | Be sure to | Remember to, whose next word does not make
+     it an idiom (Check out, Keep in mind, Use case, Remember when ...);
+  6. it starts with  You | We | One  should | must | need to  ("You should never commit
+     secrets.") or  It is important | essential | best | safer to.
+
+A rule-shaped start that is an idiom or narrative is no rule: Never mind | Never again |
+Must have | Must be | Always a | Don't worry ...
+
+and it is REJECTED, whatever it matches, when it
+  - holds a ? (a question), or ends with : (the lead-in to a list);
+  - is longer than 200 characters or shorter than 4 words;
+  - holds a date (2026-07-30, 30/07/2026, 260730-..., "Jul 30", "yesterday", "today");
+  - holds something like a commit hash (7-40 hex characters with a digit and a letter);
+  - holds a file:line reference (name.ext:12, "line 12");
+  - is numbers-heavy (3 or more tokens with a digit);
+  - is first-person narrative (I, I'm, I've, me, my, or "we" followed by a past tense);
+  - removes a safeguard or destroys work (`unsafe`: skip asking or review, delete or skip
+    tests, disable checks or hooks, --no-verify, force-push, reset --hard, pipe into a
+    shell, remove files, commit secrets). A final answer can be shaped by injected
+    content; such a rule, kept, would be a standing instruction nobody chose.
+
+A lesson reaches the agent marked as unreviewed until a person accepts it (`memstore
+review`; see review.py).
+
+Caps: at most LESSONS_PER_SESSION (3) lessons per session, and at most LESSONS_IN_WINDOW
+(30) lesson files in the short-term window (memory/short-term/ itself, dated within
+short_term_days): when that is full, none is kept and the report says so. A rule is
+also dropped when a lesson with the same normalised text exists (in short-term/ or its
+archive/, at any date). A session with nothing rule-shaped writes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import select
+import sys
+import time
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from memstore.core import processes
+from memstore.core.agent_root import RootPaths
+from memstore.core.errors import BadUsage, NotFound
+from memstore.core.frontreader import split_front
+from memstore.core.kinds import KEBAB
+from memstore.core.locks import atomic_write, file_lock
+from memstore.hook.bundle import _dated
+from memstore.hook.factform import normalise
+from memstore.hook.rulecue import refused, rules
+
+if TYPE_CHECKING:
+    from memstore.core.config import Config
+    from memstore.core.results import DebriefResult, Problem
+    from memstore.mirror.render import RenderResult
+    from memstore.mirror.sync import SyncReport
+
+SLUG_WORDS = 6
+SLUG_CHARS = 60
+LESSON = "lesson"
+LESSONS_PER_SESSION = 3
+LESSONS_IN_WINDOW = 30
+TRANSCRIPT_MAX_BYTES = 200_000_000  # a transcript larger than this is read from its last part only
+HOOK_STDIN_MAX = 1_000_000
+HOOK_STDIN_WAIT_S = 2.0
+
+# ---------------------------------------------------------------- notes
+
+
+@dataclass(frozen=True)
+class Written:
+    path: Path
+    written: bool  # False: the same fact was already there (path names that file)
+
+
+def slug(text: str) -> str:
+    """kebab-case ASCII of the first SLUG_WORDS words (at most SLUG_CHARS characters); 'note' when none."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    words = re.findall(r"[a-z0-9]+", ascii_text)[:SLUG_WORDS]
+    out = ""
+    for word in words:
+        joined = f"{out}-{word}" if out else word
+        if len(joined) > SLUG_CHARS:
+            break
+        out = joined
+    return out or (words[0][:SLUG_CHARS] if words else "note")
+
+
+def _front_value(value: str) -> str:
+    return value if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", value) else json.dumps(value)
+
+
+def _note_bytes(text: str, day: dt.date, source: str, kind: str | None, project: str | None = None) -> bytes:
+    front = {"created": day.isoformat(), "source": source, **({"kind": kind} if kind else {}),
+             **({"project": project} if project else {})}
+    head = "".join(f"{key}: {_front_value(value)}\n" for key, value in front.items())
+    return f"---\n{head}---\n\n{text.strip()}\n".encode()
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").replace("\r\n", "\n").lstrip("\ufeff")
+    except OSError:
+        return ""
+
+
+def _kind(front: str) -> str | None:
+    match = re.search(r"^kind:\s*['\"]?([A-Za-z0-9_-]+)", front, re.M)
+    return match.group(1) if match else None
+
+
+def _t1_files(root: Path) -> Iterator[Path]:
+    """Every T1 file: memory/short-term/*.md and memory/short-term/archive/*.md."""
+    folder = Path(RootPaths(root).short_term)
+    for where in (folder, folder / "archive"):
+        if where.is_dir():
+            yield from sorted(where.glob("*.md"))
+
+
+def _lock(root: Path, timeout: float) -> Any:
+    return file_lock(Path(RootPaths(root).state) / "capture.lock", timeout=timeout)
+
+
+def _write_note(root: Path, text: str, day: dt.date, *, source: str, kind: str | None,
+                project: str | None = None) -> Written:
+    """The one writer of T1 notes (call with the capture lock held)."""
+    stem = f"{day:%y%m%d}"
+    wanted = normalise(text)
+    for path in _t1_files(root):
+        if not path.name.startswith(stem + "-"):
+            continue
+        front, body = split_front(_read(path))
+        theirs = re.search(r"^project:\s*['\"]?([^'\"\n]*)", front, re.M)
+        if normalise(body) == wanted and (theirs.group(1).strip() if theirs else None) == project:
+            return Written(path, False)  # the same fact, for the same project, already noted today
+    folder = Path(RootPaths(root).short_term)
+    folder.mkdir(parents=True, exist_ok=True)
+    base = f"{stem}-{slug(text)}"
+    n = 1
+    while True:
+        name = f"{base}.md" if n == 1 else f"{base}-{n}.md"
+        path = folder / name
+        if not path.exists() and not (folder / "archive" / name).exists():
+            break
+        n += 1
+    atomic_write(path, _note_bytes(text, day, source, kind, project))
+    return Written(path, True)
+
+
+NOTE_MAX_CHARS = 20_000  # a T1 fact is a line or a paragraph; the bundle shows 1,200 characters of it
+
+
+def check_note(text: str, kind: str | None) -> str:
+    if not text or not text.strip():
+        raise BadUsage("nothing to note: the text is empty", hint='say the fact: memstore note "the fact"')
+    if len(text) > NOTE_MAX_CHARS:
+        raise BadUsage(f"the note is {len(text):,} characters, over the limit of {NOTE_MAX_CHARS:,}",
+                       hint="a note is one fact; write a longer text as a memory: memstore new TYPE TOPIC")
+    if kind is not None and not KEBAB.match(kind):
+        raise BadUsage(f"kind {kind!r} is not kebab-case", hint="e.g. --kind lesson, --kind decision")
+    return text.strip()
+
+
+def note(root: Path, text: str, now: dt.datetime, *, kind: str | None = None, source: str = "note",
+         project: str | None = None,
+         lock_timeout: float = 10.0) -> Written:
+    """One fact into memory/short-term/, unless the same fact is already there today."""
+    text = check_note(text, kind)
+    with _lock(root, lock_timeout):
+        return _write_note(root, text, now.date(), source=source, kind=kind, project=project)
+
+
+# ---------------------------------------------------------------- the transcript's final answer
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = [block["text"] for block in content
+             if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)]
+    return "\n\n".join(p for p in parts if p.strip())
+
+
+# A Gemini CLI transcript rewrites a message under its id (the same text, then with its tool
+# calls): the last record of an id is the message, never the join of its records.
+WHOLE = "whole:"
+
+
+def _other_client_text(entry: dict[str, Any]) -> tuple[str | None, str] | None:
+    """(id, text) of a Codex rollout or Gemini CLI transcript line that is the model's text, else None."""
+    if entry.get("type") == "response_item":  # Codex: {"type": "response_item", "payload": {message}}
+        item = entry.get("payload")
+        if not isinstance(item, dict) or item.get("type") != "message" or item.get("role") != "assistant":
+            return None
+        content = item.get("content")
+        texts = [c["text"] for c in content if isinstance(c, dict) and c.get("type") == "output_text"
+                 and isinstance(c.get("text"), str)] if isinstance(content, list) else []
+        ident = item.get("id")
+        return (ident if isinstance(ident, str) else None), "\n\n".join(t for t in texts if t.strip())
+    if entry.get("type") == "gemini" and isinstance(entry.get("content"), str):  # Gemini CLI
+        ident = entry.get("id")
+        return (WHOLE + ident if isinstance(ident, str) else None), entry["content"]
+    return None
+
+
+def _assistant_texts(lines: Iterable[bytes]) -> Iterator[tuple[str | None, str]]:
+    """(message id, text) of each transcript line that is assistant text; everything else skipped.
+
+    Claude Code's transcripts, Codex's rollouts and Gemini CLI's chat files are told apart by
+    their lines' shapes."""
+    for raw in lines:
+        try:
+            entry = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(entry, dict):
+            continue
+        other = _other_client_text(entry)
+        if other is not None:
+            if other[1].strip():
+                yield other
+            continue
+        if entry.get("type") != "assistant" or entry.get("isSidechain") is True:
+            continue
+        message = entry.get("message")
+        if not isinstance(message, dict) or message.get("role", "assistant") != "assistant":
+            continue
+        if message.get("model") == "<synthetic>" or entry.get("isApiErrorMessage") is True:
+            continue  # Claude Code's own stand-ins ("No response requested.", API errors), not an answer
+        text = _text_of(message.get("content"))
+        if text.strip():
+            ident = message.get("id")
+            yield (ident if isinstance(ident, str) else None), text
+
+
+def final_answer(transcript: Path) -> str | None:
+    """The session's last assistant message with text (its text blocks joined), or None.
+
+    Claude Code writes one API message as several lines (one per content block) that
+    share message.id, so the text lines of the last message id are joined.
+    """
+    try:
+        with open(transcript, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > TRANSCRIPT_MAX_BYTES:
+                handle.seek(size - TRANSCRIPT_MAX_BYTES)
+                handle.readline()  # a partial line
+            found = list(_assistant_texts(handle))
+    except FileNotFoundError:
+        raise NotFound(f"no such transcript: {transcript}") from None
+    except IsADirectoryError:
+        raise NotFound(f"not a file: {transcript}") from None
+    if not found:
+        return None
+    last_id, last_text = found[-1]
+    if last_id is None or last_id.startswith(WHOLE):
+        return last_text
+    texts = []
+    for ident, text in reversed(found):
+        if ident != last_id:
+            break
+        texts.append(text)
+    return "\n\n".join(reversed(texts))
+
+
+# ---------------------------------------------------------------- lessons
+
+
+@dataclass
+class Captured:
+    found: list[str] = field(default_factory=list)  # rule-shaped sentences in the final answer
+    written: list[Path] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (sentence, why)
+    notes: list[str] = field(default_factory=list)
+
+
+def capture_lessons(root: Path, answer: str, now: dt.datetime, window_days: int, *, project: str | None = None,
+                    lock_timeout: float = 10.0) -> Captured:
+    """Write the answer's rules as T1 lessons, within the caps and without duplicates."""
+    result = Captured(found=rules(answer))
+    result.skipped += [(s, "never kept: it removes a safeguard or destroys work") for s in refused(answer)]
+    if not result.found:
+        return result
+    today = now.date()
+    with _lock(root, lock_timeout):
+        existing: set[str] = set()
+        in_window = 0
+        folder = Path(RootPaths(root).short_term)
+        window = {path for day, path in _dated(folder) if 0 <= (today - day).days <= window_days}
+        for path in _t1_files(root):
+            front, body = split_front(_read(path))
+            if _kind(front) == LESSON:
+                existing.add(normalise(body))
+                in_window += path in window
+        room = max(0, LESSONS_IN_WINDOW - in_window)
+        for sentence in result.found:
+            if normalise(sentence) in existing:
+                result.skipped.append((sentence, "already a lesson"))
+            elif len(result.written) >= LESSONS_PER_SESSION:
+                result.skipped.append((sentence, f"over the cap of {LESSONS_PER_SESSION} lessons per session"))
+            elif len(result.written) >= room:
+                result.skipped.append((sentence, f"{LESSONS_IN_WINDOW} lessons already in the short-term window"))
+            else:
+                written = _write_note(root, sentence, today, source="debrief", kind=LESSON, project=project)
+                if written.written:
+                    result.written.append(written.path)
+                    existing.add(normalise(sentence))
+                else:
+                    result.skipped.append((sentence, "already noted today"))
+        if room == 0:
+            result.notes.append(f"the short-term window already holds {in_window} lessons (cap "
+                                f"{LESSONS_IN_WINDOW}): none kept; let the nightly wake fold them into memories")
+    return result
+
+
+# ---------------------------------------------------------------- the SessionEnd hook
+
+
+def read_hook_stdin(stream: Any) -> bytes:
+    """Claude Code's hook JSON from stdin, without waiting forever for an EOF that may not come."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        data = stream.read(HOOK_STDIN_MAX + 1)
+        return data.encode() if isinstance(data, str) else data
+    chunks: list[bytes] = []
+    total = 0
+    deadline = time.monotonic() + HOOK_STDIN_WAIT_S
+    while total <= HOOK_STDIN_MAX:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            break
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+def hook_payload(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """(payload, None) or (None, why it is not a hook payload)."""
+    if len(raw) > HOOK_STDIN_MAX:
+        return None, "stdin is too large for a hook payload"
+    try:
+        payload = json.loads(raw.decode("utf-8", errors="replace"))
+    except (ValueError, RecursionError):
+        return None, "stdin is not JSON"
+    if not isinstance(payload, dict):
+        return None, "stdin is not a JSON object"
+    return payload, None
+
+
+def detach_debrief(root: str | os.PathLike[str], raw: bytes, *, commit: bool, now: str | None) -> None:
+    """The SessionEnd debrief in a process of its own session, handed the hook's payload: it outlives a
+    client that kills its hook (and the hook's process group) after a second or two."""
+    payload, _ = hook_payload(raw)
+    cwd = payload.get("cwd") if payload is not None else None
+    argv = [sys.executable, "-m", "memstore", "--root", os.fspath(root), *(["--now", now] if now else []),
+            "debrief", "--hook", *(["--commit"] if commit else [])]
+    child = processes.spawn(argv, stdin=processes.PIPE, stdout=processes.DEVNULL, stderr=processes.DEVNULL,
+                            own_session=True, cwd=cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None)
+    assert child.stdin is not None
+    child.stdin.write(raw)  # a payload is a few KB: the pipe takes it without waiting
+    child.stdin.close()
+
+
+def log_failure(root: str | os.PathLike[str] | None, message: str) -> None:
+    """One line in the root's hook error log (runtime/state/hook-errors.log); never raises."""
+    if root is None:
+        return
+    try:
+        log = Path(RootPaths(root).hook_log)
+        log.parent.mkdir(parents=True, exist_ok=True)
+        if log.exists() and log.stat().st_size > 1_000_000:
+            os.replace(log, str(log) + ".1")
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(f"{stamp} debrief: {' '.join(message.split())}\n")
+    except OSError:
+        pass
+
+
+class DebriefHost(Protocol):
+    """What the debrief needs of its caller (the Store): the root, its config and clock, and the
+    Store's own sync, lint and render."""
+
+    @property
+    def root(self) -> Path: ...
+    @property
+    def config(self) -> Config: ...
+    @property
+    def now(self) -> dt.datetime: ...
+    def sync(self, *, embed: bool = True) -> SyncReport: ...
+    def lint(self) -> list[Problem]: ...
+    def render(self) -> RenderResult: ...
+
+
+def run_debrief(store: DebriefHost, transcript: str | os.PathLike[str] | None = None,
+                commit: bool = False, cwd: str | None = None) -> DebriefResult:
+    """Store.debrief: sync, lessons from the transcript, lint, render, (commit); see its docstring."""
+    from memstore.core.results import DebriefResult
+    from memstore.core.timeutil import fmt
+    from memstore.life.commits import commit_paths
+
+    now = store.now
+    synced = store.sync(embed=False)  # first, so the report says what the session itself added
+    captured = Captured()
+    if transcript is not None:
+        answer = final_answer(Path(transcript).expanduser())
+        if answer is not None:
+            from memstore.core.projects import project_of
+
+            # the session's project (its cwd): its lessons reach that project's sessions only
+            project = project_of(cwd or os.getcwd(), os.fspath(store.root))
+            captured = capture_lessons(store.root, answer, now, store.config.short_term_days, project=project,
+                                       lock_timeout=store.config.lock_timeout_s)
+        else:  # garbage or an empty file must not read like a session with nothing to learn
+            captured.notes.append(f"no assistant answer found in {transcript}: is it a Claude Code "
+                                  "transcript (JSON lines)?")
+    problems = store.lint()  # lint and render catch the mirror up with the lessons just written
+    errors = sum(1 for p in problems if p.level == "error")
+    rendered = store.render()
+    lessons = [p.relative_to(store.root).as_posix() for p in captured.written]
+    committed: str | None = None
+    if commit:
+        derived = [f"memory/{name}" for name in rendered.written]
+        if lessons or derived:
+            committed = commit_paths(store.root, lessons, f"memstore debrief {fmt(now)}", tracked_only=derived)
+        else:
+            committed = "nothing to commit: debrief wrote no files"
+    return DebriefResult(
+        ran_at=fmt(now),
+        sync=synced.summary(),
+        added=synced.added,
+        changed=synced.changed,
+        removed=synced.removed,
+        lint_errors=errors,
+        lint_warnings=len(problems) - errors,
+        render=rendered.summary(),
+        transcript=str(transcript) if transcript is not None else None,
+        rules_found=len(captured.found),
+        lessons=lessons,
+        skipped=[{"rule": rule, "why": why} for rule, why in captured.skipped],
+        notes=captured.notes,
+        committed=committed,
+    )

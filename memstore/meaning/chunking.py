@@ -1,0 +1,109 @@
+"""What a file's vectors are made of: its head, the parts of the rest, and whether it has text at all.
+
+A file is embedded as parts. Part 0, the head, is indexing.embed_text: the summary,
+description and the body's opening, cut at EMBED_MAX_CHARS. It is exactly the text the
+single vector of earlier versions was made from, under the same files.text_digest, so a
+vector made before parts existed is still the head's vector and nothing is embedded
+again on upgrade. The rest of the text, when there is any, is cut into tail parts of
+about PART_CHARS with OVERLAP characters shared between neighbours (so a sentence cut
+at one edge is whole in the next part), each led by the summary so that it is read as
+part of that memory. All tail parts of a file share one digest, files.tail_digest:
+editing the tail re-embeds the tail, editing the head re-embeds the head, and a change
+of frontmatter alone (a flush) neither.
+
+A file with no readable text (empty, or bytes that are not text) gets no parts at all:
+its vector would be the model's idea of nothing, which sits close to every question.
+Such a file is found by its words, when it has any.
+
+This is pure text in, text out; sync stores `parts` and `tail_digest` beside each row
+(migration m010), and memstore.meaning.vectors embeds what is missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+# The head is cut at this many characters: the text every file's single vector was made
+# from before files had parts (see above), kept so those vectors stay current.
+EMBED_MAX_CHARS = 600
+PART_CHARS = 600
+OVERLAP = 100
+# A file's parts past this many are not embedded (about 60 KB of text): its words still
+# find it, but one pasted log must not take minutes of embedding or crowd every search.
+MAX_PARTS = 100
+SUMMARY_LEAD = 160
+_LETTERS = re.compile(r"[^\W\d_]", re.UNICODE)
+_SPACE = re.compile(r"\s+")
+
+
+def digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def embed_text(summary: str | None, description: str | None, body: str | None) -> str:
+    """The head's text: summary, description and body, in that order, cut at EMBED_MAX_CHARS."""
+    return full_text(summary, description, body)[:EMBED_MAX_CHARS]
+
+
+def text_digest(summary: str | None, description: str | None, body: str | None) -> str:
+    """files.text_digest: what the head's vector is kept under."""
+    return digest(embed_text(summary, description, body).encode("utf-8", "surrogatepass"))
+
+
+def full_text(summary: str | None, description: str | None, body: str | None) -> str:
+    return "\n".join(part for part in (summary, description, body) if part)
+
+
+def readable(text: str) -> bool:
+    """Whether a text has enough letters to mean something: not empty, not mostly bytes or symbols."""
+    solid = _SPACE.sub("", text)
+    if not solid:
+        return False
+    letters = len(_LETTERS.findall(solid))
+    return letters >= 3 and letters / len(solid) >= 0.4
+
+
+def _cut(text: str, start: int, size: int) -> int:
+    """Where a part beginning at `start` should end: at a space near `size` characters on, when there is one."""
+    end = start + size
+    if end >= len(text):
+        return len(text)
+    space = text.rfind(" ", start + size // 2, end)
+    newline = text.rfind("\n", start + size // 2, end)
+    edge = max(space, newline)
+    return edge if edge > start else end
+
+
+def tail_parts(summary: str | None, description: str | None, body: str | None) -> list[str]:
+    """The texts of parts 1.. of a file: everything after the head, in overlapping windows."""
+    text = full_text(summary, description, body)
+    if len(text) <= EMBED_MAX_CHARS:
+        return []
+    lead = " ".join((summary or "").split())[:SUMMARY_LEAD]
+    parts: list[str] = []
+    start = EMBED_MAX_CHARS - OVERLAP
+    while start < len(text) and len(parts) < MAX_PARTS - 1:
+        # Begin at a word: step past the partial one the overlap landed in.
+        if start > 0 and not text[start - 1].isspace():
+            nxt = _SPACE.search(text, start, min(len(text), start + 40))
+            if nxt:
+                start = nxt.end()
+        end = _cut(text, start, PART_CHARS)
+        window = text[start:end].strip()
+        if window:
+            parts.append(f"{lead}\n{window}" if lead else window)
+        if end >= len(text):
+            break
+        start = max(end - OVERLAP, start + 1)
+    return parts
+
+
+def plan(summary: str | None, description: str | None, body: str | None) -> tuple[int, str | None]:
+    """(parts, tail_digest) of a file: 0 parts when it has no readable text; the digest only with a tail."""
+    if not readable(full_text(summary, description, body)):
+        return 0, None
+    tails = tail_parts(summary, description, body)
+    if not tails:
+        return 1, None
+    return 1 + len(tails), digest("\x1e".join(tails).encode("utf-8", "surrogatepass"))

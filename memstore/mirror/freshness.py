@@ -1,0 +1,446 @@
+"""Freshness: memories that step aside (superseded, forgotten, out of their time) and memories whose
+cited code is gone. Nothing here deletes a file.
+
+- supersede: OLD's frontmatter gets `status: superseded`, `superseded_by: NEW` and the day (edited
+  byte-preservingly, memstore.mirror.fmedit). render puts it in the superseded band (out of MEMORY.md),
+  default search leaves it out, `search --all` finds it. A chain (A by B, B by C) resolves to C.
+- forget: `status: forgotten`, the day and why, then the file moves to memory/archive/ (as tick
+  rolls old facts into short-term/archive/): its text and its journal history stay.
+- valid_from / valid_until (dates): outside them a memory steps aside as if superseded, and the
+  nightly tick puts it up for review.
+- stale references: a memory that cites code of its project (a path such as `src/exporter.py`,
+  a `path:line`, a backticked symbol next to a path) is checked by the tick against that project's
+  git work tree: one read of its git index per project (no git process: nothing the project's config
+  names may run), then only the files a symbol names are read, from the work tree, through no symlink.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memstore.core.errors import BadUsage, NotFound
+from memstore.mirror.lookup import find_file
+
+ASIDE_STATUSES = ("superseded", "forgotten")
+ARCHIVE = "memory/archive"
+MAX_CHAIN = 50
+ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")  # valid_from/valid_until count only as dates
+# A cited path: at least one folder and a file extension, optionally :line (`src/exporter.py:42`).
+PATH_REF = re.compile(r"(?<![\w/.~-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?::(\d+))?(?![\w/])")
+# A symbol in backticks: an identifier, maybe dotted or with (), e.g. `export_rows` or `Exporter.run()`.
+SYMBOL_REF = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?:\(\))?`")
+STALE_FILE = "stale.json"  # under runtime/state/: the tick's findings, read by render and show
+CACHE_FILE = "stale-cache.json"  # under runtime/state/: what each project's last check was made from
+
+
+def today(now: dt.datetime) -> str:
+    return now.date().isoformat()
+
+
+# ---------------------------------------------------------------- stepping aside
+
+
+def aside_sql(now: dt.datetime) -> tuple[str, list[Any]]:
+    """A SQL condition on `files f` that holds for a file that stepped aside at `now`."""
+    day = today(now)
+    # a copy of a memory deleted outside memstore (memstore.mirror.deletions) has deleted_from, whatever its status
+    return ("(lower(coalesce(f.status, '')) LIKE 'superseded%' OR lower(coalesce(f.status, '')) LIKE 'forgotten%' "
+            "OR json_extract(f.meta, '$.deleted_from') IS NOT NULL "
+            f"OR ({DAY_OF.format(key='valid_until')} < ?) OR ({DAY_OF.format(key='valid_from')} > ?))", [day, day])
+
+
+# a frontmatter date as YYYY-MM-DD, or NULL when it is not one (a comparison with NULL is false)
+DAY_OF = ("CASE WHEN substr(CAST(json_extract(f.meta, '$.{key}') AS TEXT), 1, 10) GLOB "
+          "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' "
+          "THEN substr(CAST(json_extract(f.meta, '$.{key}') AS TEXT), 1, 10) END")
+
+
+def stepped_aside(conn: sqlite3.Connection, now: dt.datetime) -> set[str]:
+    """Paths of the files that stepped aside at `now` (superseded, forgotten, out of their time)."""
+    where, params = aside_sql(now)
+    return {row[0] for row in conn.execute(f"SELECT f.path FROM files f WHERE {where}", params)}
+
+
+def out_of_time(meta: dict[str, Any], now: dt.datetime) -> str | None:
+    """Why a memory's valid_from/valid_until puts it aside at `now`, or None."""
+    day = today(now)
+    until, since = (value if ISO_DAY.fullmatch(value) else "" for value in
+                    (str(meta.get("valid_until") or "")[:10], str(meta.get("valid_from") or "")[:10]))
+    if until and until < day:
+        return f"valid until {until}"
+    if since and since > day:
+        return f"valid from {since}"
+    return None
+
+
+def chain(conn: sqlite3.Connection, name: str) -> list[str]:
+    """The names a superseded memory leads through, to the one that holds now (its last)."""
+    out: list[str] = []
+    current = name
+    seen = {name}
+    while len(out) < MAX_CHAIN:
+        row = conn.execute("SELECT json_extract(meta, '$.superseded_by') FROM files WHERE name = ? AND kind = 't2'",
+                           (current,)).fetchone()
+        nxt = row[0] if row else None
+        if not isinstance(nxt, str) or not nxt or nxt in seen:
+            break
+        out.append(nxt)
+        seen.add(nxt)
+        current = nxt
+    return out
+
+
+def replaced(conn: sqlite3.Connection, name: str) -> list[str]:
+    """The memories `name` superseded."""
+    return [r[0] for r in conn.execute(
+        "SELECT name FROM files WHERE json_extract(meta, '$.superseded_by') = ? ORDER BY name", (name,))]
+
+
+def edits_for_supersede(new_name: str, now: dt.datetime) -> dict[str, Any]:
+    return {"status": "superseded", "superseded_by": new_name, "superseded_on": today(now)}
+
+
+def edits_for_forget(why: str, now: dt.datetime) -> dict[str, Any]:
+    text = " ".join(why.split())
+    if not text:
+        raise BadUsage("--why is empty",
+                       hint="say in a few words why the memory goes, e.g. --why 'the export was removed'")
+    return {"status": "forgotten", "forgotten_on": today(now), "forgotten_why": text}
+
+
+def archive_target(root: Path, rel: str) -> Path:
+    """Where a forgotten memory goes: memory/archive/<its name>, never over another file."""
+    folder = root / ARCHIVE
+    target = folder / Path(rel).name
+    n = 2
+    while target.exists():
+        target = folder / f"{Path(rel).stem}-{n}{Path(rel).suffix}"
+        n += 1
+    return target
+
+
+# ---------------------------------------------------------------- stale references
+
+
+@dataclass(frozen=True)
+class Reference:
+    path: str
+    line: int | None = None
+    symbol: str | None = None
+
+    def label(self) -> str:
+        text = self.path + (f":{self.line}" if self.line else "")
+        return f"`{self.symbol}` in {text}" if self.symbol else text
+
+
+def references(text: str) -> list[Reference]:
+    """The code a memory's text cites: paths (with :line), and each backticked symbol on a line that
+    names exactly one path (the file it is said to be in)."""
+    found: dict[tuple[str, int | None, str | None], Reference] = {}
+    if "/" not in text:
+        return []  # no path, nothing cited (most memories: one look)
+    for line in text.splitlines():
+        if "/" not in line:
+            continue
+        if "://" in line:
+            line = re.sub(r"\S+://\S+", " ", line)  # URLs are not the project's files
+        paths = [(m.group(1), int(m.group(2)) if m.group(2) else None) for m in PATH_REF.finditer(line)]
+        for path, number in paths:
+            found.setdefault((path, number, None), Reference(path, number))
+        if len({p for p, _ in paths}) == 1:
+            path = paths[0][0]
+            for symbol in SYMBOL_REF.findall(line):
+                if not path.endswith(symbol) and not PATH_REF.fullmatch(symbol):  # `exporter.py` is the file
+                    found.setdefault((path, None, symbol), Reference(path, None, symbol))
+    return list(found.values())
+
+
+def tracked_files(worktree: str) -> tuple[set[str], str]:
+    """Every file git tracks in a work tree and a digest of their contents as git has them (each path
+    and its blob id), read from git's index file: no process is started, so nothing the repository's
+    config names (core.fsmonitor, ...) runs. Raises UnreadableIndex, saying why, when the index cannot
+    be read."""
+    import hashlib
+
+    from memstore.core.projects import read_index
+
+    entries = read_index(worktree)
+    names = b"\0".join([name for _, _, _, name in entries])  # no path holds a NUL: one decode for all
+    files = set(names.decode("utf-8", "replace").split("\0")) if entries else set()
+    return files, hashlib.sha256(b"".join([oid + name + b"\0" for _, oid, _, name in entries])).hexdigest()
+
+
+def worktree_of(project: str, known: dict[str, str]) -> str | None:
+    """The local work tree of a `project:` value: the folder the hook saw that project's sessions in
+    (runtime/state/worktrees.json), found by the project's name or by that folder's absolute path. An
+    absolute path no session was seen in is no work tree to read, whatever a memory says."""
+    if os.path.isabs(project):
+        real = os.path.realpath(project)
+        seen = {os.path.realpath(path) for path in known.values() if os.path.isabs(path)}
+        return real if real in seen and os.path.isdir(real) else None
+    path = known.get(project.strip().lower())
+    return path if path and os.path.isabs(path) and os.path.isdir(path) else None
+
+
+@dataclass
+class Stale:
+    """One memory's references that no longer resolve."""
+
+    path: str
+    project: str
+    missing: list[str] = field(default_factory=list)
+
+
+def _suffixes(files: set[str]) -> set[str]:
+    """Every tail of every tracked path after a '/': a memory may cite `pkg/mod.py` for `src/pkg/mod.py`."""
+    out: set[str] = set()
+    for name in files:
+        at = name.find("/")
+        while at != -1:
+            out.add(name[at + 1:])
+            at = name.find("/", at + 1)
+    return out
+
+
+def check_references(rows: list[tuple[str, str, str]], worktrees: dict[str, str], rejected: Any,
+                     text_of: Any = None, cache: dict[str, Any] | None = None,
+                     unchecked: dict[str, str] | None = None) -> list[Stale]:
+    """(path, project, stamp) of each T2 memory with a project -> the stale ones.
+
+    `rejected(path, ref)`: did the person say that reference is not stale? `text_of(path)`: the
+    memory's text. `cache` (read and updated): per project, the findings of the last check and what
+    they were made from (the digest of the index's entries, as `git ls-files -s` lists them, the
+    memories' stamps, the rejections); a project where none of that changed is not checked again, so a
+    quiet night costs one read of each project's index. (With text_of None, the stamp is the text
+    itself: tests and small callers.)
+    `unchecked` (filled): project -> why it was not checked tonight, for a project named by a path no
+    session was seen in, or whose index cannot be read.
+    """
+    import hashlib
+
+    from memstore.core.projects import UnreadableIndex
+
+    by_project: dict[str, list[tuple[str, str]]] = {}
+    for path, project, stamp in rows:
+        by_project.setdefault(project, []).append((path, stamp))
+    out: list[Stale] = []
+    for project, memories in sorted(by_project.items()):
+        tree = worktree_of(project, worktrees)
+        if tree is None:
+            if os.path.isabs(project) and unchecked is not None:
+                unchecked[project] = "no session was seen in that folder on this machine"
+            continue
+        try:
+            files, tree_digest = tracked_files(tree)
+        except UnreadableIndex as exc:
+            if unchecked is not None:
+                unchecked[project] = f"its git index cannot be read: {exc}"
+            continue
+        key = hashlib.sha256("\n".join([tree, tree_digest, *(f"{p}\0{st}" for p, st in sorted(memories)),
+                                          repr(rejected_key(rejected))]).encode()).hexdigest()
+        if cache is not None and isinstance(cache.get(project), dict) and cache[project].get("key") == key:
+            out += [Stale(p, project, list(m)) for p, m in cache[project].get("stale", {}).items()]
+            continue
+        found = _check_project(project, tree, files, memories, rejected, text_of)
+        if cache is not None:
+            cache[project] = {"key": key, "stale": {one.path: one.missing for one in found}}
+        out += found
+    return out
+
+
+def rejected_key(rejected: Any) -> Any:
+    """What a rejection predicate stands for, for the cache key (the set of rejected ids it closes over)."""
+    return sorted(getattr(rejected, "ids", ()) or ())
+
+
+def _check_project(project: str, tree: str, files: set[str], memories: list[tuple[str, str]], rejected: Any,
+                   text_of: Any) -> list[Stale]:
+    from memstore.core.projects import read_inside
+
+    tails: set[str] | None = None
+    contents: dict[str, str | None] = {}
+    out = []
+    for path, stamp in memories:
+        text = text_of(path) if text_of is not None else stamp
+        stale = Stale(path, project)
+        gone: set[str] = set()
+        for ref in references(text):
+            label = ref.label()
+            rel = ref.path.removeprefix("./")
+            if rel in gone or rejected(path, label) or rejected(path, ref.path):
+                continue  # its file is already named as gone (once is enough), or said not stale
+            if rel not in files:
+                if tails is None:
+                    tails = _suffixes(files)
+                if rel not in tails:  # not even as the tail of a tracked path (cited from a subfolder)
+                    stale.missing.append(ref.path)
+                    gone.add(rel)
+                continue
+            if ref.symbol:
+                if rel not in contents:
+                    data = read_inside(tree, rel)  # from the work tree, through no symlink
+                    contents[rel] = None if data is None else data.decode("utf-8", "replace")
+                body = contents[rel]
+                name = ref.symbol.split(".")[-1]
+                # a whole identifier: `export_rows` is gone when only `export_rows_legacy` is left
+                if body is not None and not re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", body):
+                    stale.missing.append(label)
+        if stale.missing:
+            out.append(stale)
+    return out
+
+
+def read_stale(state_dir: str) -> dict[str, list[str]]:
+    """path -> missing references, as the last tick found them."""
+    try:
+        with open(os.path.join(state_dir, STALE_FILE), encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    found = data.get("stale") if isinstance(data, dict) else None
+    return {k: [str(x) for x in v] for k, v in found.items() if isinstance(v, list)} if isinstance(found, dict) else {}
+
+
+def find_t2(conn: sqlite3.Connection, name: str) -> sqlite3.Row:
+    row = find_file(conn, name)
+    if row["kind"] != "t2":
+        raise NotFound(f"{row['path']} is not a topic memory",
+                       hint="supersede and forget take a memory/<type>_<topic>.md")
+    return row
+
+
+# ---------------------------------------------------------------- the two verbs, on the files
+
+
+def _edit(path: Path, updates: dict[str, Any]) -> None:
+    from memstore.core.locks import atomic_write
+    from memstore.mirror.fmedit import set_fields
+
+    atomic_write(path, set_fields(path.read_bytes(), updates))
+
+
+def supersede(conn: sqlite3.Connection, root: Path, old: str, new: str, now: dt.datetime) -> tuple[str, str, list[str]]:
+    """OLD steps aside for NEW: (OLD's path, NEW's name, the chain from NEW to the memory that holds now)."""
+    old_row, new_row = find_t2(conn, old), find_t2(conn, new)
+    if old_row["path"] == new_row["path"]:
+        raise BadUsage("a memory cannot supersede itself", hint="name the memory that replaces it with --by")
+    onward = chain(conn, new_row["name"])
+    if old_row["name"] in onward:
+        raise BadUsage(f"{new_row['name']} is itself superseded, by way of {old_row['name']}: that would be a loop",
+                       hint=f"supersede by the memory that holds now: {onward[-1]}")
+    _edit(root / old_row["path"], edits_for_supersede(new_row["name"], now))
+    return old_row["path"], new_row["name"], onward
+
+
+def forget(conn: sqlite3.Connection, root: Path, name: str, why: str, now: dt.datetime) -> tuple[str, str]:
+    """The memory steps aside into memory/archive/, its why recorded: (old path, new path)."""
+    row = find_t2(conn, name)
+    updates = edits_for_forget(why, now)
+    source = root / row["path"]
+    _edit(source, updates)
+    target = archive_target(root, row["path"])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(source, target)
+    return row["path"], target.relative_to(root).as_posix()
+
+
+# ---------------------------------------------------------------- the nightly tick's findings
+
+
+def tick_items(conn: sqlite3.Connection, root: Path, now: dt.datetime, answered: dict[str, dict[str, str]],
+               cue_id: Any, per_kind: int, notify: Any = None) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    """Cue items of kind `stale-reference` (one per memory and missing reference) and `expired` (a memory
+    outside its valid dates), none the person rejected; and every stale memory's missing references
+    (for runtime/state/stale.json, which render and show read). `notify(line)` hears of each project
+    not checked tonight, and why."""
+    from memstore.core.agent_root import state_dir
+    from memstore.core.projects import worktrees
+    from memstore.mirror.indexing import body_of
+
+    rows = []
+    ids: dict[str, int] = {}
+    expired: list[dict[str, Any]] = []
+    for ident, path, status, until, since, project, mtime, size in conn.execute(
+        "SELECT id, path, json_extract(meta, '$.status'), json_extract(meta, '$.valid_until'), "
+        "json_extract(meta, '$.valid_from'), json_extract(meta, '$.project'), mtime_ns, size "
+        "FROM files WHERE kind = 't2' ORDER BY path"
+    ):
+        if str(status or "").lower().startswith(ASIDE_STATUSES):
+            continue
+        why = out_of_time({"valid_until": until, "valid_from": since}, now)
+        if why:
+            if why.startswith("valid until"):  # not yet in force (valid_from) is no question: it returns then
+                item = {"kind": "expired", "paths": [path],
+                        "detail": f"{path} was {why}: stepped aside; supersede or forget it"}
+                item["id"] = cue_id("expired", [path])
+                expired.append(item)
+            continue
+        if isinstance(project, str) and project.strip() and project.strip().lower() != "global":
+            rows.append((path, project.strip(), f"{mtime}:{size}"))
+            ids[path] = ident
+
+    def text_of(path: str) -> str:
+        summary = conn.execute("SELECT row_text FROM files WHERE id = ?", (ids[path],)).fetchone()[0] or ""
+        return f"{summary}\n{body_of(conn, ids[path])}"
+
+    # a reference the person said is not stale is never checked again (its item's id names it)
+    said_no = {ident for ident, answer in answered.items() if answer.get("decision") == "rejected"}
+
+    class Rejected:
+        def __init__(self) -> None:
+            self.ids = said_no
+
+        def __call__(self, path: str, ref: str) -> bool:
+            return bool(said_no) and cue_id("stale-reference", [path, ref]) in said_no
+
+    cache_file = Path(state_dir(root)) / CACHE_FILE
+    try:
+        cache = json.loads(cache_file.read_text(encoding="utf-8"))
+        cache = cache if isinstance(cache, dict) else {}
+    except (OSError, ValueError):
+        cache = {}
+    unchecked: dict[str, str] = {}
+    stale = check_references(rows, worktrees(state_dir(root)), Rejected(), text_of, cache, unchecked)
+    _save_cache(cache_file, cache)
+    for project, why in sorted(unchecked.items()):
+        if notify is not None:
+            notify(f"stale references of {project} not checked tonight: {why}")
+    items: list[dict[str, Any]] = []
+    found: dict[str, list[str]] = {}
+    for one in stale:
+        kept = []
+        for ref in one.missing:
+            ident = cue_id("stale-reference", [one.path, ref])
+            if answered.get(ident, {}).get("decision") == "rejected":
+                continue
+            kept.append(ref)
+            items.append({"kind": "stale-reference", "paths": [one.path], "ref": ref, "id": ident,
+                          "detail": f"{one.path} cites {ref}, no longer in {one.project}"})
+        if kept:
+            found[one.path] = kept
+    expired = [i for i in expired if answered.get(i["id"], {}).get("decision") != "rejected"]
+    return items[:per_kind] + expired[:per_kind], found
+
+
+def _save_cache(path: Path, cache: dict[str, Any]) -> None:
+    from memstore.core.locks import atomic_write
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, json.dumps(cache, sort_keys=True).encode("utf-8"))
+
+
+def write_stale(root: Path, found: dict[str, list[str]], ran_at: str) -> None:
+    from memstore.core.agent_root import state_dir
+    from memstore.core.locks import atomic_write
+
+    folder = Path(state_dir(root))
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write(folder / STALE_FILE, (json.dumps({"ran_at": ran_at, "stale": found}, indent=1, sort_keys=True)
+                                       + "\n").encode("utf-8"))

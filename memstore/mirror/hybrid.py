@@ -1,0 +1,231 @@
+"""Hybrid search: FTS5's bm25 and the embedding's cosine, fused by score.
+
+Rank fusion (RRF) throws the scores away and keeps only positions, and on LoCoMo's dev
+split that cost what the vectors add: RRF of the same two lists reached 0.65 success@5
+at best, where a weighted sum of the normalised scores reaches 0.71 (FTS alone: 0.64,
+vectors alone: 0.60). The scores say how sure each side is; a position does not.
+
+- FTS side: memstore's ordinary search over a pool of FTS_POOL results, each score
+  divided by the best one, then multiplied by the square of the share of the question's
+  words the file contains (the share alone let one weak word of three, "leaving", beat
+  the answer by meaning by 0.01 on some CPUs: LoCoMo dev 0.705 with the share, 0.697
+  with its square, in one run on 2026-11-30). Without that share, a lone weak match ("leaving" for "where can guests
+  leave their car") would count as a certain one just for being the best there is.
+- Vector side: each file's best cosine over its parts (memstore/meaning/chunking.py), measured
+  from the pack, the VECTOR_DEPTH-th best (0; on a smaller root, the median), in units of
+  the spread up to the best, but never of less than MIN_SPREAD, and capped at 1. Cosines
+  of e5 sit in a narrow band (0.7-0.9), so only a file's height above the pack carries
+  information; where nothing stands out (a root of six files) that height stays small
+  instead of being stretched to 1. A file found by its vector alone must reach MIN_VECTOR.
+- Nothing answers: the zero point is never below the question's cosine with the nearest
+  of memstore/meaning/background.py's 48 ordinary sentences, raised on a root of more files than
+  that by how much nearer the best of n unrelated texts comes by chance (sqrt(2 ln n)
+  against sqrt(2 ln 48), in the question's own spread of background cosines). A root
+  always has a least distant file, even for "recipe for banana bread" in a root of Python
+  notes; a real answer is nearer the question than a plain sentence on the same subject.
+  Lenses, meditations and identity, written to apply everywhere, must stand
+  GENERAL_MARGIN beyond that, and a file found by meaning alone needs MIN_VECTOR (0.4).
+  Measured in one run on 2026-11-30: on a developer's root of 20 memories and the
+  starters, seven unrelated questions (tests/test_recall.py) got hits before and none
+  after, paraphrased questions still find their answers; on two LoCoMo conversations,
+  twelve questions they do not discuss had 113 and 94 hits found by meaning alone
+  before, 0 and 7 after (the 7: "who won the 1986 world cup" in a chat about
+  tournaments); LoCoMo dev success@5 0.697 before and after. What it costs: a paraphrase
+  barely nearer than the background ("where can guests leave their car" for "visitors
+  park in bay 12") is no longer found by meaning; e5-small cannot tell that one from an
+  unrelated question by cosine. A fused score under MIN_SCORE is no hit.
+- A root still being embedded (after installing the extra, a large import): coverage is
+  the share of searchable files with a vector. The pack is the coverage-th share of
+  VECTOR_DEPTH deep, so a file's height means the same whatever share is embedded, and
+  the vector side's weight is scaled by the coverage, so that a few embedded files do
+  not crowd out the many ranked by words alone. LoCoMo dev, success@5 with a share of
+  files embedded (FTS alone 0.639): without this 0.567 at 10%, 0.537 at 25%, 0.620 at
+  50%; with it 0.642, 0.649, 0.655 (0.697 at 100% either way).
+- fused = (1 - w) * fts + w * vector, w = config.semantic_weight (0.5) x coverage, over
+  the union of both candidate sets; ties go to the path, so the order is the same
+  everywhere.
+- A file without a current vector (not embedded yet, or edited since) is ranked by its
+  words alone: fused = fts. Otherwise, on a root half embedded, a weak word match with a
+  vector would beat the best word match without one.
+
+Measured on LoCoMo's dev split: min-max alone 0.709 success@5, with MIN_SPREAD 0.705,
+with the word share too 0.707; FTS alone 0.639; MIN_VECTOR costs nothing there.
+
+A query written in FTS5 syntax (quotes, AND/OR/NEAR, prefix*, column:) asks for exact
+matching and gets FTS alone. Each hit says which signals found it: "fts" when it is in
+the lexical pool, "vector" when it is in the vector window.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING, Any
+
+from memstore.core.config import Config
+from memstore.meaning.chunking import OVERLAP, tail_parts
+from memstore.meaning.vectors import background, similarities
+from memstore.mirror.indexing import body_of
+from memstore.mirror.search import SNIPPET_TOKENS, looks_advanced, search, search_with_shares
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from memstore.meaning.embedding import Embedder
+
+FTS_POOL = 50
+VECTOR_DEPTH = 100
+MIN_SPREAD = 0.06
+MIN_VECTOR = 0.4
+MIN_SCORE = 0.01
+GENERAL_MARGIN = 0.03
+GENERAL_KINDS = ("lens", "meditation", "identity")
+
+
+def lexical(
+    conn: sqlite3.Connection, query: str, limit: int, type_: str | None, config: Config
+) -> list[dict[str, Any]]:
+    """FTS alone, in the hybrid hit shape (signals, fts_score, vector_score)."""
+    return [_mark(hit, ["fts"], hit["score"], None) for hit in search(conn, query, limit, type_, config)]
+
+
+def _mark(hit: dict[str, Any], signals: list[str], fts: float | None, vector: float | None) -> dict[str, Any]:
+    return {**hit, "signals": signals, "fts_score": fts, "vector_score": vector}
+
+
+def hybrid(
+    conn: sqlite3.Connection, query: str, limit: int, type_: str | None, config: Config, embedder: Embedder
+) -> list[dict[str, Any]]:
+    import numpy as np
+
+    if looks_advanced(query):
+        return lexical(conn, query, limit, type_, config)
+    ranked_words = search_with_shares(conn, query, max(limit, FTS_POOL), type_, config)
+    fts_hits = [hit for hit, _ in ranked_words]
+    share = {hit["path"]: part for hit, part in ranked_words}
+    asked = embedder.query(query)
+    near = similarities(conn, embedder.key, asked, type_)
+    paths, scores, kinds = near.paths, near.scores, near.kinds
+    if not paths:
+        return [_mark(h, ["fts"], h["score"], None) for h in fts_hits[:limit]]
+    # On a root still being embedded, the files with vectors stand for all of them: the
+    # pack is as deep a share of them as they are of the root, and meaning weighs in
+    # only as far as it has been measured (see the module's docstring).
+    searchable = _searchable(conn, type_)
+    coverage = min(1.0, len(paths) / searchable) if searchable else 1.0
+    depth = max(1, round(VECTOR_DEPTH * coverage))
+    window = _nearest(paths, scores, depth)
+    high = window[0][1]
+    # The pack a file must stand above: the depth-th best cosine, or on a root with fewer
+    # files than VECTOR_DEPTH, their median (the lowest of six is one file, not a pack).
+    low = window[-1][1] if searchable > VECTOR_DEPTH and len(paths) > depth else float(np.median(scores))
+    # And never below the nearest ordinary sentence on any subject (memstore/meaning/background.py):
+    # a file no nearer the question than that is not an answer, only the least distant file.
+    # The best of many unrelated files is nearer than the best of fewer by chance alone: the
+    # expected maximum of n draws grows as sqrt(2 ln n) spreads. A root with more files
+    # than there are background sentences raises the floor by that difference, measured in
+    # this question's own spread of background cosines.
+    plain = background(conn, embedder) @ asked
+    lift = max(0.0, float(np.sqrt(2 * np.log(max(len(paths), 2))) - np.sqrt(2 * np.log(len(plain)))))
+    unrelated = float(plain.max()) + float(plain.std()) * lift
+    low = max(low, unrelated)
+    spread = max(high - low, MIN_SPREAD)
+    # Lenses, meditations and identity are written to apply to everything, so they sit near
+    # every question: they must stand GENERAL_MARGIN further out to count as answers.
+    general_low = max(low, unrelated + GENERAL_MARGIN)
+    general = {path for path, kind in zip(paths, kinds, strict=True) if kind in GENERAL_KINDS}
+    cosines = dict(window)
+    position = {path: i for i, path in enumerate(paths)}
+    for hit in fts_hits:  # the lexical pool's own cosines, inside the window or not
+        if hit["path"] in position:
+            cosines[hit["path"]] = float(scores[position[hit["path"]]])
+
+    def vector_part(path: str) -> float:
+        if path not in cosines:
+            return 0.0
+        return min(1.0, max(0.0, (cosines[path] - (general_low if path in general else low)) / spread))
+
+    best_fts = max((h["score"] for h in fts_hits), default=0.0)
+    by_path = {h["path"]: h for h in fts_hits}
+    in_window = {path for path, _ in window if vector_part(path) >= MIN_VECTOR}
+    weight = config.semantic_weight * coverage
+    fused: dict[str, float] = {}
+    for path in by_path.keys() | in_window:
+        fts_part = by_path[path]["score"] / best_fts * share[path] ** 2 if path in by_path and best_fts > 0 else 0.0
+        if path not in position:  # no current vector: its words alone
+            fused[path] = fts_part
+        else:
+            fused[path] = (1 - weight) * fts_part + weight * vector_part(path)
+    # A file at the bottom of the vector window and outside the lexical pool scores 0: it
+    # is not a match by either signal, only the least distant of the files. Nor is a file
+    # under MIN_SCORE: one common word of four, with nothing by meaning.
+    ranked = sorted((p for p in fused if fused[p] >= MIN_SCORE), key=lambda p: (-fused[p], p))[:limit]
+    missing = [p for p in ranked if p not in by_path]
+    rows = _rows(conn, missing, dict(zip(near.paths, near.best_part, strict=True)))
+    out: list[dict[str, Any]] = []
+    for path in ranked:
+        if path in by_path:
+            base = by_path[path]
+        elif path in rows:
+            base = rows[path]
+        else:
+            continue  # deleted since the vectors were read
+        signals = [s for s, found in (("fts", path in by_path), ("vector", path in in_window)) if found]
+        fts_score = by_path[path]["score"] if path in by_path else None
+        cosine = round(cosines[path], 6) if path in cosines else None
+        out.append(_mark({**base, "score": round(fused[path], 6)}, signals, fts_score, cosine))
+    return out
+
+
+def _searchable(conn: sqlite3.Connection, type_: str | None) -> int:
+    """How many files the vector side could know: searchable, with readable text."""
+    where = "kind != 'derived'" if type_ is None else "(type = ? OR kind = ?)"
+    params = () if type_ is None else (type_, type_)
+    return int(conn.execute(f"SELECT count(*) FROM files WHERE parts > 0 AND {where}", params).fetchone()[0])
+
+
+def _nearest(paths: list[str], scores: np.ndarray, depth: int) -> list[tuple[str, float]]:
+    """The `depth` best (path, cosine), best first, ties by path: a partial sort, not a sort of every file."""
+    import numpy as np
+
+    if len(paths) > depth:
+        # a margin past `depth` so ties at the cut are ordered by path like everything else
+        keep = np.argpartition(-scores, depth - 1)[: depth]
+        cut = scores[keep].min()
+        keep = np.nonzero(scores >= cut)[0]
+    else:
+        keep = np.arange(len(paths))
+    chosen = sorted(((paths[i], float(scores[i])) for i in keep), key=lambda item: (-item[1], item[0]))
+    return chosen[:depth]
+
+
+def _rows(conn: sqlite3.Connection, paths: list[str], best_part: dict[str, int]) -> dict[str, dict[str, Any]]:
+    """The hit fields of files found by their vectors alone; the snippet opens the nearest part."""
+    if not paths:
+        return {}
+    marks = ",".join("?" * len(paths))
+    found: dict[str, dict[str, Any]] = {}
+    for row in conn.execute(
+        f"SELECT path, name, type, kind, row_text, summary, description FROM files WHERE path IN ({marks})", paths
+    ).fetchall():
+        body = body_of(conn, row["path"])
+        part = best_part.get(row["path"], 0)
+        tails = tail_parts(row["summary"], row["description"], body) if part else []
+        # A tail part: its text after the summary that leads it and after the OVERLAP it
+        # shares with the part before (shown there), marked as a middle.
+        middle = 0 < part <= len(tails)
+        text = tails[part - 1].split("\n", 1)[-1] if middle else body
+        if middle and len(text) > 2 * OVERLAP:
+            text = text[max(text.find(" ", OVERLAP), 0):]
+        words = text.split()
+        snippet = ("…" if middle else "") + " ".join(words[:SNIPPET_TOKENS])
+        snippet += "…" if len(words) > SNIPPET_TOKENS else ""
+        found[row["path"]] = {
+            "path": row["path"],
+            "name": row["name"],
+            "type": row["type"] or row["kind"],
+            "kind": row["kind"],
+            "summary": row["row_text"] or "",
+            "score": 0.0,
+            "snippet": snippet,
+        }
+    return found
