@@ -95,18 +95,31 @@ if [ "$mode" = full ]; then
     case $tool in Write | Edit | MultiEdit | NotebookEdit | mcp__memstore__* | mcp__plugin_memstore_memstore__*) run edit ;; esac
 fi
 if [ "$mode" = lenses ]; then
-    case $free in *$'\n'"$tool"$'\n'*) exit 0 ;; esac
-    run lens
+    # Bash with no lens on it goes on to the word check below: the settings install's `if` filters match
+    # a command's raw text, and this is the net for the spellings they miss (quotes, tabs, doubled slashes)
+    case $free in *$'\n'"$tool"$'\n'*) [ "$tool" = Bash ] || exit 0 ;; *) run lens ;; esac
+else
+    case $skip in *$'\n'"$tool"$'\n'*) ;; *) run lens ;; esac
 fi
-case $skip in *$'\n'"$tool"$'\n'*) ;; *) run lens ;; esac
 
 under_root() {  # is the physical folder $1 the real root or inside it (or not to be told)?
     cd -P -- "$1" 2>/dev/null || return 0
     case $PWD in "$real" | "$real"/*) return 0 ;; esac
     return 1
 }
-has_word() {  # does $1 (quotes and backslashes out) hold one of the hook's words?
-    local plain=${1//[\"\'\\]/} w
+has_word() {  # does $1 (as the hook's cheap look reads it: handler._plain_command) hold one of the hook's words?
+    local plain=$1 w
+    plain=${plain//\\[tnrfb]/ }            # a JSON \t, \n ... is whitespace to the shell (a \\t too: more, never less)
+    plain=${plain//[\"\'\\]/}                # quotes and backslashes out
+    plain=${plain//[$'\t\n\r\v\f']/ }       # any whitespace is one space
+    while :; do
+        case $plain in
+            *"  "*) plain=${plain//  / } ;;
+            *//*) plain=${plain//\/\//\/} ;;
+            */./*) plain=${plain//\/.\//\/} ;;
+            *) break ;;
+        esac
+    done
     for w in "${words[@]}"; do
         case $plain in *"$w"*) return 0 ;; esac
     done

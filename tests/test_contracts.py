@@ -44,6 +44,8 @@ CASES = [
     ("hook-stdlib", "hook.review", "import yaml", "a third-party import on every tool call's path"),
     ("hook-stdlib", "core.locks", "import click", "a third-party import in the standard-library core"),
     ("processes", "life.capture", "import subprocess", "a process started outside memstore.core.processes"),
+    ("writer", "life.wake", "from memstore.core import loaded", "a new writer of what the client loads"),
+    ("commands", "frontends.commands.memory", "from memstore.frontends import cli", "a command importing its gatherer"),
 ]
 
 

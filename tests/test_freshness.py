@@ -182,3 +182,16 @@ def test_only_a_date_counts_as_a_valid_date(root: Path, run) -> None:
     assert paths(run, root, "odd date") == ["memory/reference_odd.md"]
     ok(run, root, "--now", LATER, "tick")
     assert not [w for w in json.loads(ok(run, root, "review", "--json")) if "reference_odd" in " ".join(w["paths"])]
+
+
+def test_a_project_named_by_a_local_remote_path_is_checked(tmp_path: Path) -> None:
+    """Failure caught (issue 32's newcomer): a project whose git remote is a path on disk
+    (`origin` = ~/remotes/alpha.git) is named by that absolute path; the tick took the name for a work
+    tree no session was seen in and said so every night, never checking the project at all."""
+    from memstore.mirror.freshness import worktree_of
+
+    tree = tmp_path / "code" / "alpha"
+    tree.mkdir(parents=True)
+    name = str(tmp_path / "remotes" / "alpha")  # the project's name: its remote, a path
+    assert worktree_of(name, {name: str(tree)}) == str(tree)
+    assert worktree_of(str(tmp_path / "elsewhere"), {name: str(tree)}) is None  # a path seen nowhere: none

@@ -82,8 +82,11 @@ def test_a_plain_tool_call_goes_by_and_the_hooks_business_does_not(agent: Path, 
     assert gate(agent, tool("Read", proj, file_path="door/feedback_alpha.md")).startswith("PASS ")
     os.symlink(agent / "memory" / "feedback_alpha.md", tmp_path / "proj" / "one.md")
     assert gate(agent, tool("Read", proj, file_path=f"{proj}/one.md")).startswith("PASS link")
-    # the settings install's gate: only the lens question (its other handlers have `if` filters)
-    assert gate(agent, bash("rm notes.txt", proj), mode=("--lenses-only",)) == ""
+    # the settings install's gate: the lens question, and for Bash the same word check as the hook's cheap
+    # look (its `if` filters read raw text: this is the net for quotes, tabs and doubled slashes)
+    assert gate(agent, bash("ls -la", proj), mode=("--lenses-only",)) == ""
+    assert gate(agent, bash("rm notes.txt", proj), mode=("--lenses-only",)).startswith("PASS word\n")
+    assert gate(agent, tool("Grep", proj, pattern="x"), mode=("--lenses-only",)) == ""
     assert gate(agent, tool("Task", proj, prompt="x"), mode=("--lenses-only",)).startswith("PASS lens")
 
 
@@ -189,3 +192,27 @@ def test_what_an_attacker_tried_reaches_the_hook(agent: Path, tmp_path: Path) ->
 
     twice = json.dumps(bash("echo x > i?entity.md", proj))[:-2] + f', "cwd": "/tmp"}}, "cwd": "{agent}"}}'
     assert gate(agent, None, raw=twice.encode()).startswith("PASS "), twice
+
+
+def test_tabs_and_doubled_slashes_reach_the_shell_check(tmp_path: Path) -> None:
+    """Failure caught (issue 32's attacker walkthrough): `cp<TAB>-r<TAB>payload/.<TAB>/home//me/` overwrote
+    identity.md through the real client. The shell check refuses it, but the looks in front of it (the hook's
+    cheap look, the gate in both modes) matched `cp ` with its space and the root spelt with one slash, so
+    nothing asked it. A root with no folder words above it (~/me) has only its spellings and the verbs."""
+    home = Path(os.environ["HOME"])
+    root = home / "me"
+    write(root, "memory/feedback_alpha.md", memory("feedback_alpha", "alpha rule"))
+    write(root, "identity.md", "# me\n")
+    sync(root)
+    hookgate.session_refresh(str(root), 100)
+    proj = str(tmp_path / "proj")
+    doubled = str(root).replace("/me", "//me")
+    commands = [f"cp\t-r\t{tmp_path}/payload/.\t{doubled}/", f"rm\t-rf\t{doubled}", f"mv\t{doubled}\t/tmp/gone",
+                f"chmod -R 000 {home}/./me", f"python3 -c \"import shutil;shutil.rmtree('{home}/./me')\"",
+                f"rm\t-rf\t{home}"]
+    for command in commands:
+        payload = bash(command, proj)
+        decision = ((call(root, payload)[1] or {}).get("hookSpecificOutput") or {}).get("permissionDecision")
+        assert decision == "deny", (command, decision)
+        for mode in ((), ("--lenses-only",)):  # the plugin's gate, and the settings install's `*` handler
+            assert gate(root, payload, mode=mode).startswith("PASS "), (mode, command)

@@ -99,10 +99,11 @@ def test_the_shell_finds_the_plugins_root_from_any_folder(run, laid_out, private
 
 def test_status_says_the_nightly_cycle_is_not_running(run, laid_out, private_home) -> None:
     """Catches: a root whose tick never runs (a plugin install wires no cron job) with nothing saying so;
-    a hint that would wire settings-file hooks beside the plugin."""
+    a hint that would wire settings-file hooks beside the plugin, or (issue 32's newcomer) `install --cron`,
+    which run in a project folder writes a second, project-scope install beside the person's user-scope one."""
     root = laid_out["root"]
     shown = json.loads(run(root, "status", "--json").stdout)["nightly"]
-    assert shown["tick"] is None and shown["late"] and "install --cron --apply" in shown["hint"], shown
+    assert shown["tick"] is None and shown["late"] and "install --cron-only --apply" in shown["hint"], shown
     plugin_wires(private_home, root)
     shown = json.loads(run(root, "status", "--json").stdout)["nightly"]
     assert "install --cron-only --apply" in shown["hint"], shown

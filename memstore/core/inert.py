@@ -27,13 +27,21 @@ import re
 # What never reaches a derived file:
 # - garbage: C0 and C1 controls (tab, CR and LF aside), lone surrogates, U+FFFD and the
 #   noncharacters U+FFFE/U+FFFF; each becomes a space, and counts towards "mostly garbage";
-# - invisible: bidi marks, embeddings, overrides and isolates, and U+FEFF; dropped;
+# - invisible: bidi marks, embeddings, overrides and isolates, U+FEFF, and what a person never sees
+#   but a model reads: the tag characters (U+E0000-E007F, which spell ASCII invisibly), variation
+#   selectors, the soft hyphen, fillers and invisible operators; dropped. Some of these count as
+#   printable (variation selectors, fillers), so the fast path looks for them too (_SHOWN_BLANK);
 # - line breaks of any kind (tab, CR, LF, U+2028, U+2029, ...): whitespace, collapsed.
 _GARBAGE = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffd\ufffe\uffff"
-_INVISIBLE = "\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+_SHOWN_BLANK = "\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef"
+_INVISIBLE = ("\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb"
+              "\U0001d173-\U0001d17a\U000e0000-\U000e007f" + _SHOWN_BLANK)
 GARBAGE_SHARE = 0.3  # above this share of garbage characters, a text is not readable
 _HEADING = r"^( {0,3})(#|=+\s*$|-{2,}\s*$)"
 _LINE_BREAKS = "\r\n|[\r\u2028\u2029\x85\x0b\x0c]"  # they split lines for the model as "\n" does
+
+
+UNSEEN = f"[{_GARBAGE}{_INVISIBLE}\u2028\u2029]"  # what never reaches the client at all (core.loaded's guard)
 
 
 @functools.cache
@@ -44,7 +52,8 @@ def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
 
 def _plain(text: str) -> bool:
     """No control, format (bidi, zero-width), surrogate or separator character but tab and newline."""
-    return "\ufffd" not in text and text.replace("\n", "").replace("\t", "").isprintable()
+    return ("\ufffd" not in text and text.replace("\n", "").replace("\t", "").isprintable()
+            and (text.isascii() or _rx(f"[{_SHOWN_BLANK}]").search(text) is None))
 
 
 def for_terminal(text: str) -> str:

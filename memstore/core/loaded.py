@@ -25,20 +25,20 @@ import re
 from pathlib import Path
 from typing import Any
 
+from memstore.core.inert import UNSEEN
 from memstore.core.locks import atomic_write, file_lock, sweep_stale
 
 RENDERED = ("MEMORY.md", "MEMORY-archive.md", "current-state.md")  # memory/ files the client loads
-_AT = re.compile(r"(?<!\\)@")  # an `@` not escaped already (inert writes `\@`)
-_TAG = re.compile(r"<")  # inert writes every `<` as `&lt;`
-_HIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064"
-                     "\u2066-\u2069\ufeff\u2028\u2029]")
+_AT = re.compile(r"(?<!\\)((?:\\\\)*)@")  # an `@` after an even run of backslashes (none, or escaped ones) is live
+_TAG = re.compile(r"(?<!\]\()<")  # inert writes every `<` as `&lt;`; `](<` opens a link destination (index_rows.link)
+_HIDDEN = re.compile(UNSEEN)  # inert's own list of what never reaches the client
 
 
 def guard(text: str, *, imports: bool = True) -> str:
     """`text` with nothing left that the client could act on: `<` written `&lt;`, controls (but tab and
     newline) and invisible characters dropped and, with `imports` (a file), every unescaped `@` escaped."""
     if imports and "@" in text:
-        text = _AT.sub(r"\\@", text)
+        text = _AT.sub(r"\1\\@", text)
     if "<" in text:
         text = _TAG.sub("&lt;", text)
     return _HIDDEN.sub("", text)

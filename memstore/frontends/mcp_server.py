@@ -206,7 +206,9 @@ def build(store: Store) -> Any:
     @server.resource("memstore://context", name="context", mime_type="text/markdown",
                      description="The cold-start bundle: identity, the index and what is hot.")
     def context() -> str:
-        return store.context()
+        from memstore.core.loaded import guard
+
+        return guard(store.context(), imports=False)  # the bundle, through the writer's last pass as the hook's is
 
     @server.resource("memstore://index", name="index", mime_type="text/markdown",
                      description="MEMORY.md: the ranked index of the memories (Hot, New, Cold).")

@@ -251,7 +251,7 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
             command = _command(payload) or ""
             # A cheap look first: most commands name none of it, and shellcmd's import costs ms.
             # quotes and backslashes taken out first: `ag''ents` is `agents` to the shell
-            plain = command.translate(_UNQUOTE) if "'" in command or '"' in command or "\\" in command else command
+            plain = _plain_command(command)
             if any(word in plain for word in watch_words(root)) or any(verb in plain for verb in SHELL_VERBS) \
                     or root in plain or os.path.realpath(root) in plain or within(cwd, root):
                 from memstore.hook.shellcmd import names_person_file, names_wiring
@@ -406,6 +406,19 @@ def _lens_texts(root: str, tool: str, file_path: str | None, session: str | None
         return []
     finally:
         conn.close()
+
+
+def _plain_command(command: str) -> str:
+    """What the cheap look compares: quotes and backslashes out (`ag''ents` is `agents` to the shell), every
+    run of whitespace one space (`rm<TAB>-rf` is `rm -rf`), and `//` and `/./` one slash (`/home//me` is
+    `/home/me`). hookgate.sh spells the same steps in bash."""
+    if "'" in command or '"' in command or "\\" in command:
+        command = command.translate(_UNQUOTE)
+    if not command.isprintable() or "  " in command:
+        command = " ".join(command.split())
+    while "//" in command or "/./" in command:
+        command = command.replace("//", "/").replace("/./", "/")
+    return command
 
 
 def _answer(response: dict[str, Any]) -> str:

@@ -26,10 +26,11 @@ def _ran_at(path: str) -> dt.datetime | None:
 
 def wire_hint(root: str | os.PathLike[str]) -> str:
     """The one command that wires the nightly jobs for this root, as this install should run it."""
-    from memstore.core.plugin_config import command_word, wiring
+    from memstore.core.plugin_config import command_word
 
-    how = "--cron-only" if wiring(root) else "--cron"  # beside the plugin: the jobs alone, no settings file
-    return f"{command_word()} --root {os.fspath(root)} install {how} --apply"
+    # the jobs alone, whatever wires the hooks: `install --cron` would also write a settings file where the
+    # command runs (a second, project-scope install beside a user-scope one, as a newcomer found)
+    return f"{command_word()} --root {os.fspath(root)} install --cron-only --apply"
 
 
 def _failure_file(root: str | os.PathLike[str]) -> str:

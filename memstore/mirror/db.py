@@ -30,7 +30,11 @@ def connect(path: Path, *, timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connect
     conn = sqlite3.connect(str(path), timeout=timeout_ms / 1000, isolation_level=None)
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout={int(timeout_ms)}")
-    conn.execute("PRAGMA journal_mode=WAL")
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+    except UnicodeDecodeError:  # damaged schema text (sqlite3 decodes it): the file itself is damaged
+        conn.close()
+        raise sqlite3.DatabaseError("database disk image is malformed (undecodable schema text)") from None
     # NORMAL is durable against application crashes in WAL mode; a power cut may lose
     # the last transactions, which the journal replays.
     conn.execute("PRAGMA synchronous=NORMAL")

@@ -181,12 +181,14 @@ def worktree_of(project: str, known: dict[str, str]) -> str | None:
     """The local work tree of a `project:` value: the folder the hook saw that project's sessions in
     (runtime/state/worktrees.json), found by the project's name or by that folder's absolute path. An
     absolute path no session was seen in is no work tree to read, whatever a memory says."""
+    named = known.get(project.strip()) or known.get(project.strip().lower())
+    if named and os.path.isabs(named) and os.path.isdir(named):  # a name first: a remote that is a local path
+        return named                                                # (`origin` = ~/remotes/alpha.git) is one too
     if os.path.isabs(project):
         real = os.path.realpath(project)
         seen = {os.path.realpath(path) for path in known.values() if os.path.isabs(path)}
         return real if real in seen and os.path.isdir(real) else None
-    path = known.get(project.strip().lower())
-    return path if path and os.path.isabs(path) and os.path.isdir(path) else None
+    return None
 
 
 @dataclass

@@ -57,3 +57,31 @@ def outdated(settings: dict[str, Any], package: Path) -> list[str]:
             if why not in lines:
                 lines.append(why)
     return lines
+
+
+_SHELL = set(";|&$`<>(){}\n\\*?[]~!#")  # a command with any of these is more than a program and its words
+
+
+def not_this_hook(command: str, package: Path, python: str) -> str | None:
+    """None when `command` is this memstore's hook as install registers it (`python -S <package>/hookrun.py
+    ...` with this Python, or this install's `memstore ... hook`); else why not, in a few words. verify runs
+    a registered command on a probe: it must never run one a project's settings file chose."""
+    if _SHELL & set(command):
+        return "it is a shell command line, not memstore's hook"
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return "it cannot be read as words"
+    if len(words) >= 3 and words[1] == "-S" and Path(words[2]) == package / "hookrun.py":
+        return None if _same(words[0], python) else f"it runs another Python ({words[0]})"
+    script = Path(python).parent / "memstore"
+    if words and _same(words[0], str(script)) and "hook" in words[1:]:
+        return None
+    return f"it does not run this memstore's hook ({package / 'hookrun.py'})"
+
+
+def _same(a: str, b: str) -> bool:
+    try:
+        return Path(a) == Path(b) or Path(a).samefile(b)
+    except OSError:
+        return False

@@ -19,6 +19,7 @@ import os
 import re
 import shlex
 import sqlite3
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -315,7 +316,12 @@ def check_reinforcement(root: Path, command: str, now: dt.datetime,
     payload_for: the client's own payload for a read of the probe (default: Claude Code's Read);
     shell: run the command through bash, as a client that runs hook commands with `bash -c` does."""
     from memstore.mirror.sync import sync
+    from memstore.wiring.registrations import not_this_hook
 
+    why = not_this_hook(command, Path(__file__).resolve().parents[1], sys.executable)
+    if why is not None:  # a project's settings file can name any command: only memstore's own hook is run
+        return Check("reinforcement", False, f"the registered command was not run: {why}: {command[:200]}",
+                     "memstore install --apply (it registers this memstore's hook)")
     probe = root / "memory" / f"{PROBE}.md"
     journal = Path(RootPaths(root).journal)
     had_journal = journal.is_dir()
