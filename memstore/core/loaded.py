@@ -22,31 +22,46 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
-from typing import Any
 
 from memstore.core.inert import UNSEEN
-from memstore.core.locks import atomic_write, file_lock, sweep_stale
+
+TYPE_CHECKING = False  # not typing's: the hook prints every answer through here, and its start-up counts
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 RENDERED = ("MEMORY.md", "MEMORY-archive.md", "current-state.md")  # memory/ files the client loads
-_AT = re.compile(r"(?<!\\)((?:\\\\)*)@")  # an `@` after an even run of backslashes (none, or escaped ones) is live
-_TAG = re.compile(r"(?<!\]\()<")  # inert writes every `<` as `&lt;`; `](<` opens a link destination (index_rows.link)
-_HIDDEN = re.compile(UNSEEN)  # inert's own list of what never reaches the client
+_AT = r"(?<!\\)((?:\\\\)*)@"  # an `@` after an even run of backslashes (none, or escaped ones) is live
+_TAG = r"(?<!\]\()<"  # inert writes every `<` as `&lt;`; `](<` opens a link destination (index_rows.link)
+_COMPILED: dict[str, re.Pattern[str]] = {}
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    """Compiled on first use: most hook answers are plain ASCII and need none of these."""
+    found = _COMPILED.get(pattern)
+    if found is None:
+        found = _COMPILED[pattern] = re.compile(pattern)
+    return found
 
 
 def guard(text: str, *, imports: bool = True) -> str:
     """`text` with nothing left that the client could act on: `<` written `&lt;`, controls (but tab and
-    newline) and invisible characters dropped and, with `imports` (a file), every unescaped `@` escaped."""
+    newline) and invisible characters (inert's list) dropped and, with `imports` (a file), every unescaped
+    `@` escaped."""
     if imports and "@" in text:
-        text = _AT.sub(r"\1\\@", text)
+        text = _rx(_AT).sub(r"\1\\@", text)
     if "<" in text:
-        text = _TAG.sub("&lt;", text)
-    return _HIDDEN.sub("", text)
+        text = _rx(_TAG).sub("&lt;", text)
+    if text.isascii() and text.replace("\n", "").replace("\t", "").isprintable():
+        return text
+    return _rx(UNSEEN).sub("", text)
 
 
 def publish(folder: Path, outputs: dict[str, str], lock: Path) -> list[str]:
     """Write the rendered files (names from RENDERED) into `folder`, guarded, each atomically, under
     `lock`; the names whose content changed."""
+    from memstore.core.locks import atomic_write, file_lock, sweep_stale  # render's, not the hook's
+
     unknown = set(outputs) - set(RENDERED)
     if unknown:
         raise ValueError(f"not a file the client loads: {sorted(unknown)}")

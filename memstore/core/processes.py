@@ -8,7 +8,8 @@ new feature that needs a process comes here and gets the same care.
 
 What a neutral environment means:
 - no variable that makes a child load code it was not asked to run: LD_PRELOAD and its
-  kin, BASH_ENV and ENV (a non-interactive shell sources them), PYTHONSTARTUP, PYTHONINSPECT;
+  kin, BASH_ENV and ENV (a non-interactive shell sources them), PYTHONSTARTUP, PYTHONINSPECT,
+  NODE_OPTIONS, PERL5OPT, RUBYOPT, GCONV_PATH (PYTHONPATH stays: memstore's own children may need it);
 - for git, none of the caller's GIT_* (GIT_DIR, GIT_CONFIG_*, GIT_EXEC_PATH, ...) but the
   identity ones, no system or global configuration, no pager, editor or prompt; and every
   setting of the repository that starts a program turned off on the command line (run_git);
@@ -31,7 +32,8 @@ DEVNULL = subprocess.DEVNULL
 
 # variables through which a child would load code of someone else's choosing
 _INJECTING = ("LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH",
-              "BASH_ENV", "ENV", "PYTHONSTARTUP", "PYTHONINSPECT")
+              "BASH_ENV", "ENV", "PYTHONSTARTUP", "PYTHONINSPECT", "NODE_OPTIONS", "PERL5OPT", "RUBYOPT",
+              "GCONV_PATH")  # (NODE_OPTIONS: the wake's model command is Claude Code, a node program)
 
 
 def neutral_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -64,7 +64,7 @@ _SHELL = set(";|&$`<>(){}\n\\*?[]~!#")  # a command with any of these is more th
 
 def not_this_hook(command: str, package: Path, python: str) -> str | None:
     """None when `command` is this memstore's hook as install registers it (`python -S <package>/hookrun.py
-    ...` with this Python, or this install's `memstore ... hook`); else why not, in a few words. verify runs
+    ...` with this Python; `python -m memstore ... hook`; this install's `memstore ... hook`); else why not. verify runs
     a registered command on a probe: it must never run one a project's settings file chose."""
     if _SHELL & set(command):
         return "it is a shell command line, not memstore's hook"
@@ -73,6 +73,8 @@ def not_this_hook(command: str, package: Path, python: str) -> str | None:
     except ValueError:
         return "it cannot be read as words"
     if len(words) >= 3 and words[1] == "-S" and Path(words[2]) == package / "hookrun.py":
+        return None if _same(words[0], python) else f"it runs another Python ({words[0]})"
+    if len(words) >= 3 and words[1:3] == ["-m", "memstore"] and "hook" in words[3:]:
         return None if _same(words[0], python) else f"it runs another Python ({words[0]})"
     script = Path(python).parent / "memstore"
     if words and _same(words[0], str(script)) and "hook" in words[1:]:
