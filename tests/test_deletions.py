@@ -260,12 +260,12 @@ def test_verify_s_probe_is_no_deletion(root: Path, run) -> None:
     """Failure caught: `memstore verify` writing its probe memory, removing it, and the sync after
     keeping it in memory/archive/ as a memory deleted outside memstore (a false alarm on every verify)."""
     import datetime as dt
-    import sys
 
     from memstore.core.timeutil import UTC
+    from memstore.wiring.install_base import hook_command
     from memstore.wiring.verify import check_reinforcement
 
     corpus(root, run)
-    found = check_reinforcement(root, f"{sys.executable} -m memstore hook", dt.datetime(2026, 7, 30, 12, tzinfo=UTC))
+    found = check_reinforcement(root, hook_command(root), dt.datetime(2026, 7, 30, 12, tzinfo=UTC))
     assert found.ok, found.detail
     assert not (root / "memory/archive").exists() and deleted(run, root)["count"] == 0

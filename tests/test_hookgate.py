@@ -209,10 +209,13 @@ def test_tabs_and_doubled_slashes_reach_the_shell_check(tmp_path: Path) -> None:
     doubled = str(root).replace("/me", "//me")
     commands = [f"cp\t-r\t{tmp_path}/payload/.\t{doubled}/", f"rm\t-rf\t{doubled}", f"mv\t{doubled}\t/tmp/gone",
                 f"chmod -R 000 {home}/./me", f"python3 -c \"import shutil;shutil.rmtree('{home}/./me')\"",
-                f"rm\t-rf\t{home}"]
+                f"rm\t-rf\t{home}", f"chmod -R 000 {home}", f"chown -R nobody {home}/./me"]
     for command in commands:
         payload = bash(command, proj)
         decision = ((call(root, payload)[1] or {}).get("hookSpecificOutput") or {}).get("permissionDecision")
         assert decision == "deny", (command, decision)
         for mode in ((), ("--lenses-only",)):  # the plugin's gate, and the settings install's `*` handler
             assert gate(root, payload, mode=mode).startswith("PASS "), (mode, command)
+    relative = bash("chmod -R 000 me", str(home))  # the root named from the folder above it
+    assert ((call(root, relative)[1] or {}).get("hookSpecificOutput") or {}).get("permissionDecision") == "deny"
+    assert all(gate(root, relative, mode=mode).startswith("PASS ") for mode in ((), ("--lenses-only",)))

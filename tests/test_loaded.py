@@ -56,6 +56,19 @@ def test_the_writer_stops_what_a_producer_forgot(tmp_path: Path) -> None:
     assert decision["hookSpecificOutput"]["updatedInput"]["content"] == "<b>kept</b>"  # the client's, not text
 
 
+def test_no_format_character_reaches_the_client() -> None:
+    """Failure caught (issue 32's second attacker): format characters missing from inert's list (U+206A-206F,
+    Egyptian and shorthand format controls, ...) reached MEMORY.md and the bundle; and a hidden character
+    between a backslash and `@` made the guard's escape count the `@` as escaped once it was dropped."""
+    import sys
+    import unicodedata
+
+    formats = "".join(chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf")
+    for made in (inert_line(f"a{formats}b"), inert_block(f"a{formats}b"), guard(f"a{formats}b")):
+        assert made == "ab", [hex(ord(c)) for c in made if c not in "ab"]
+    assert guard("see \\\\\u200b@x") == "see \\\\\\@x"  # the even run of backslashes, then an escaped `@`
+
+
 def _calls(tree: ast.AST) -> list[ast.Call]:
     return [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
 

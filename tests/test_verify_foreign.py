@@ -19,8 +19,8 @@ NOW = "2026-11-20T09:00:00Z"
 
 def cli(cwd: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "HOME": str(home), "MEMSTORE_NOW": NOW}
-    return subprocess.run([sys.executable, "-m", "memstore", *args], cwd=cwd, capture_output=True, text=True,
-                          env=env, timeout=120)
+    script = Path(sys.executable).parent / "memstore"  # as a person runs it: `-m` would import the folder's own
+    return subprocess.run([str(script), *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=120)
 
 
 def a_repo(tmp_path: Path, folder: str, hooks: dict) -> tuple[Path, Path, Path]:
@@ -59,6 +59,37 @@ def test_verify_does_not_run_a_lookalike_gemini_hook(tmp_path: Path) -> None:
     (repo / ".gemini" / "settings.json").write_text(json.dumps({"hooks": hooks}))
     cli(repo, home, "--root", str(root), "verify", "--client", "gemini", "--scope", "project", "--json")
     assert not marker.exists(), "verify ran the project's command"
+
+
+def test_verify_runs_nothing_a_lookalike_spells(tmp_path: Path) -> None:
+    """Failures caught (issue 32's second attacker): a carriage return that shlex reads as a space and bash as
+    a letter (`py<CR>-S<CR>.../hookrun.py` runs the project's file `py<CR>-S<CR>...`); `python -m memstore
+    hook`, which imports the folder's own `memstore/` package; an interpreter that is a symlink to the real
+    one beside a pyvenv.cfg of the project's (its standard library, its code). verify runs only an exact
+    registration of its own, as its own argv, from the root."""
+    import memstore
+
+    marker = tmp_path / "pwned.log"
+    package = Path(memstore.__file__).resolve().parents[1]
+    home, root, repo = a_repo(tmp_path, ".claude", {})
+    fake = repo / "memstore"  # `python -m memstore` run from the project would import this
+    fake.mkdir()
+    (fake / "__init__.py").write_text("")
+    (fake / "__main__.py").write_text(f"open({str(marker)!r}, 'a').write('RAN -m')\n")
+    link = repo / "vb" / "bin" / "python"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(Path(sys.executable).resolve())
+    (repo / "vb" / "pyvenv.cfg").write_text(f"home = {repo / 'nowhere'}\n")
+    for command in (f"{sys.executable} -m memstore --root {root} hook",
+                    f"{link} -S {package / 'memstore' / 'hookrun.py'} --root {root}",
+                    f"py\r-S\r{package / 'memstore' / 'hookrun.py'} --root {root}"):
+        hooks = {event: [{"matcher": m, "hooks": [{"type": "command", "command": command}]}]
+                 for event, m in (("SessionStart", None), ("PostToolUse", "Read"))}
+        (repo / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+        checks = json.loads(cli(repo, home, "--root", str(root), "verify", "--json").stdout)
+        probe = next(c for c in checks if c["name"] == "reinforcement")
+        assert not probe["ok"] and "was not run" in probe["detail"], (command, probe)
+    assert not marker.exists(), marker.read_text()
 
 
 def test_verify_still_runs_memstores_own_hook(tmp_path: Path) -> None:

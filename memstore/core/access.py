@@ -58,9 +58,11 @@ CLIENT_DIRS = (".claude", ".codex", ".gemini")
 # install's `if` filters for Bash): the person's names, memstore's own, the clients' folders, and
 # the spellings that reach the root from elsewhere (a home, a climb); watch_words adds the root's.
 SHELL_WORDS = (*PERSON_WORDS, "trust", "runtime", "MEMORY", "current-state", *CLIENT_DIRS, "~", "HOME", "..")
-# Commands that move, delete or copy over whatever they name: each starts the shell check whatever it names,
-# since quoting (`ag''ents`) or a plain absolute path above the root hides every word above.
-SHELL_VERBS = ("mv ", "rm ", "rmdir ", "rsync ", "cp ", "tar ", "ln ", "find ", "unlink ", "shred ")
+# Commands that move, delete, copy over or lock away whatever they name: each starts the shell check whatever
+# it names, since quoting (`ag''ents`) or a plain absolute path above the root hides every word above
+# (chmod, chown, truncate: issue 32's second attacker, `chmod -R 000 <a folder above the root>`).
+SHELL_VERBS = ("mv ", "rm ", "rmdir ", "rsync ", "cp ", "tar ", "ln ", "find ", "unlink ", "shred ", "chmod ",
+               "chown ", "chgrp ", "truncate ", "dd ")
 
 
 def watch_words(root: str) -> tuple[str, ...]:

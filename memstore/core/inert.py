@@ -33,9 +33,12 @@ import re
 #   printable (variation selectors, fillers), so the fast path looks for them too (_SHOWN_BLANK);
 # - line breaks of any kind (tab, CR, LF, U+2028, U+2029, ...): whitespace, collapsed.
 _GARBAGE = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffd\ufffe\uffff"
-_SHOWN_BLANK = "\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef"
-_INVISIBLE = ("\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb"
-              "\U0001d173-\U0001d17a\U000e0000-\U000e007f" + _SHOWN_BLANK)
+_SHOWN_BLANK = ("\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u2800\u3164\ufe00-\ufe0f\uffa0"
+                "\U000e0100-\U000e01ef")
+# every format character (category Cf, Unicode 15), as ranges: the hook's path cannot afford unicodedata
+_INVISIBLE = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
+              "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+              "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f" + _SHOWN_BLANK)
 GARBAGE_SHARE = 0.3  # above this share of garbage characters, a text is not readable
 _HEADING = r"^( {0,3})(#|=+\s*$|-{2,}\s*$)"
 _LINE_BREAKS = "\r\n|[\r\u2028\u2029\x85\x0b\x0c]"  # they split lines for the model as "\n" does

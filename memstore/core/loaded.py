@@ -48,13 +48,13 @@ def guard(text: str, *, imports: bool = True) -> str:
     """`text` with nothing left that the client could act on: `<` written `&lt;`, controls (but tab and
     newline) and invisible characters (inert's list) dropped and, with `imports` (a file), every unescaped
     `@` escaped."""
+    if not (text.isascii() and text.replace("\n", "").replace("\t", "").isprintable()):
+        text = _rx(UNSEEN).sub("", text)  # first: a hidden character between `\` and `@` must not survive as one
     if imports and "@" in text:
         text = _rx(_AT).sub(r"\1\\@", text)
     if "<" in text:
         text = _rx(_TAG).sub("&lt;", text)
-    if text.isascii() and text.replace("\n", "").replace("\t", "").isprintable():
-        return text
-    return _rx(UNSEEN).sub("", text)
+    return text
 
 
 def publish(folder: Path, outputs: dict[str, str], lock: Path) -> list[str]:

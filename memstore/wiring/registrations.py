@@ -59,31 +59,38 @@ def outdated(settings: dict[str, Any], package: Path) -> list[str]:
     return lines
 
 
-_SHELL = set(";|&$`<>(){}\n\\*?[]~!#")  # a command with any of these is more than a program and its words
+# what install puts after the launcher; a value's word follows these (any value: the argv is memstore's own)
+_FLAGS = frozenset({"--plugin", "hook"})
+_VALUED = {"--root": None, "--client": frozenset({"claude", "codex", "gemini"}), "--part": None, "--after": None}
 
 
-def not_this_hook(command: str, package: Path, python: str) -> str | None:
-    """None when `command` is this memstore's hook as install registers it (`python -S <package>/hookrun.py
-    ...` with this Python; `python -m memstore ... hook`; this install's `memstore ... hook`); else why not. verify runs
-    a registered command on a probe: it must never run one a project's settings file chose."""
-    if _SHELL & set(command):
-        return "it is a shell command line, not memstore's hook"
+def own_argv(command: str, package: Path, python: str) -> tuple[list[str] | None, str | None]:
+    """(argv, None) when `command` is exactly what install registers for this memstore: `python -S
+    <package>/hookrun.py ...` with this very Python, or this install's `memstore ... hook`, written as
+    shlex.join writes it (a client's ` || true` aside), with only the options install writes. Else (None,
+    why). verify runs that argv itself, never through a shell and from the root, so nothing a project's
+    settings file spells (a carriage return the shell reads as a letter, a symlinked interpreter beside
+    a pyvenv.cfg, a `memstore/` package in the folder for `-m`) can start anything of the project's."""
+    body = command.removesuffix(" || true")
     try:
-        words = shlex.split(command)
+        words = shlex.split(body)
     except ValueError:
-        return "it cannot be read as words"
-    if len(words) >= 3 and words[1] == "-S" and Path(words[2]) == package / "hookrun.py":
-        return None if _same(words[0], python) else f"it runs another Python ({words[0]})"
-    if len(words) >= 3 and words[1:3] == ["-m", "memstore"] and "hook" in words[3:]:
-        return None if _same(words[0], python) else f"it runs another Python ({words[0]})"
-    script = Path(python).parent / "memstore"
-    if words and _same(words[0], str(script)) and "hook" in words[1:]:
-        return None
-    return f"it does not run this memstore's hook ({package / 'hookrun.py'})"
-
-
-def _same(a: str, b: str) -> bool:
-    try:
-        return Path(a) == Path(b) or Path(a).samefile(b)
-    except OSError:
-        return False
+        return None, "it cannot be read as words"
+    if not words or shlex.join(words) != body:
+        return None, "it is not written as memstore's install writes it"
+    if words[:3] == [python, "-S", str(package / "hookrun.py")]:
+        rest = words[3:]
+    elif words[0] == str(Path(python).parent / "memstore") and "hook" in words[1:]:
+        rest = words[1:]
+    else:
+        return None, f"it does not run this memstore's hook ({python} -S {package / 'hookrun.py'})"
+    args = iter(rest)
+    for word in args:
+        if word in _VALUED:
+            value = next(args, None)
+            allowed = _VALUED[word]
+            if value is None or (allowed is not None and value not in allowed):
+                return None, f"it passes {word} {value!r}, which install never writes"
+        elif word not in _FLAGS:
+            return None, f"it passes {word!r}, which install never writes"
+    return words, None

@@ -314,13 +314,14 @@ def check_reinforcement(root: Path, command: str, now: dt.datetime,
     """Run the registered command on a synthetic Read of a probe memory and look at its state.
 
     payload_for: the client's own payload for a read of the probe (default: Claude Code's Read);
-    shell: run the command through bash, as a client that runs hook commands with `bash -c` does."""
+    shell: the client runs hook commands with `bash -c`; the probe runs the same words itself, having read
+    them as memstore's own (registrations.own_argv), never through a shell."""
     from memstore.mirror.sync import sync
-    from memstore.wiring.registrations import not_this_hook
+    from memstore.wiring.registrations import own_argv
 
-    why = not_this_hook(command, Path(__file__).resolve().parents[1], sys.executable)
-    if why is not None:  # a project's settings file can name any command: only memstore's own hook is run
-        return Check("reinforcement", False, f"the registered command was not run: {why}: {command[:200]}",
+    argv, why = own_argv(command, Path(__file__).resolve().parents[1], sys.executable)
+    if argv is None:  # a project's settings file can name any command: only memstore's own hook is run
+        return Check("reinforcement", False, f"the registered command was not run: {why}: {command[:200]!r}",
                      "memstore install --apply (it registers this memstore's hook)")
     probe = root / "memory" / f"{PROBE}.md"
     journal = Path(RootPaths(root).journal)
@@ -333,8 +334,9 @@ def check_reinforcement(root: Path, command: str, now: dt.datetime,
             "tool_name": "Read", "tool_input": {"file_path": str(probe)}}
         env = {"MEMSTORE_NOW": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "MEMSTORE_HOST": PROBE_HOST, **(extra_env or {})}
         try:
-            argv = ["bash", "-c", command] if shell else shlex.split(command)
-            proc = processes.run(argv, input=json.dumps(payload), timeout=30, env=env)  # env: added to a neutral copy
+            # memstore's own argv, read from the registration above: no shell (`shell` clients run the same
+            # words through bash), and from the root, where no project's files are on Python's path
+            proc = processes.run(argv, input=json.dumps(payload), timeout=30, env=env, cwd=root)
         except (OSError, processes.TimeoutExpired) as exc:
             return Check("reinforcement", False, f"the registered command could not run: {exc}",
                          "memstore install --apply")
