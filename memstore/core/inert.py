@@ -48,15 +48,16 @@ UNSEEN = f"[{_GARBAGE}{_INVISIBLE}\u2028\u2029]"  # what never reaches the clien
 
 
 @functools.cache
-def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
+def pattern(text: str, flags: int = 0) -> re.Pattern[str]:
     """Compiled on first use: the hook is a fresh process each call, and most calls need none of these."""
-    return re.compile(pattern, flags)
+    return re.compile(text, flags)
+
 
 
 def _plain(text: str) -> bool:
     """No control, format (bidi, zero-width), surrogate or separator character but tab and newline."""
     return ("\ufffd" not in text and text.replace("\n", "").replace("\t", "").isprintable()
-            and (text.isascii() or _rx(f"[{_SHOWN_BLANK}]").search(text) is None))
+            and (text.isascii() or pattern(f"[{_SHOWN_BLANK}]").search(text) is None))
 
 
 def for_terminal(text: str) -> str:
@@ -76,10 +77,10 @@ def for_terminal(text: str) -> str:
 
 def clean_text(text: str) -> str:
     """`text` as one clean line, or "" when nothing readable is left (empty, or mostly garbage)."""
-    if _plain(text) or _rx(f"[{_GARBAGE}{_INVISIBLE}]").search(text) is None:
+    if _plain(text) or pattern(f"[{_GARBAGE}{_INVISIBLE}]").search(text) is None:
         return " ".join(text.split())
-    garbage = len(_rx(f"[{_GARBAGE}]").findall(text))
-    text = _rx(f"[{_INVISIBLE}]").sub("", _rx(f"[{_GARBAGE}]").sub(" ", text))
+    garbage = len(pattern(f"[{_GARBAGE}]").findall(text))
+    text = pattern(f"[{_INVISIBLE}]").sub("", pattern(f"[{_GARBAGE}]").sub(" ", text))
     cleaned = " ".join(text.split())
     kept = len(cleaned) - cleaned.count(" ")
     if garbage > GARBAGE_SHARE * (kept + garbage):
@@ -90,7 +91,7 @@ def clean_text(text: str) -> str:
 def safe_name(text: str) -> str:
     """A file name shown in a row: any unsafe character spelled out as an escape (\\x07, \\u202e)."""
     if not _plain(text) or "\n" in text or "\t" in text:
-        unsafe = _rx(f"[{_GARBAGE}{_INVISIBLE}\\t\\n\\r\\u2028\\u2029]")
+        unsafe = pattern(f"[{_GARBAGE}{_INVISIBLE}\\t\\n\\r\\u2028\\u2029]")
         text = unsafe.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
     return defuse(text)
 
@@ -98,7 +99,7 @@ def safe_name(text: str) -> str:
 def defuse(text: str) -> str:
     """No import, no tag: every `@` escaped (its backslashes doubled), every `<` an entity."""
     if "@" in text:
-        text = _rx(r"(\\*)@").sub(lambda m: m.group(1) * 2 + "\\@", text)
+        text = pattern(r"(\\*)@").sub(lambda m: m.group(1) * 2 + "\\@", text)
     if "<" in text:
         text = text.replace("<", "&lt;")
     return text
@@ -115,8 +116,8 @@ def inert_block(text: str, *, markdown: bool = True) -> str:
     With markdown=False (a person's own file) only tags and controls are neutralised.
     """
     if not _plain(text):
-        text = _rx(_LINE_BREAKS).sub("\n", text)
-        text = _rx(f"[{_INVISIBLE}]").sub("", _rx(f"[{_GARBAGE}]").sub(" ", text))
+        text = pattern(_LINE_BREAKS).sub("\n", text)
+        text = pattern(f"[{_INVISIBLE}]").sub("", pattern(f"[{_GARBAGE}]").sub(" ", text))
     if not markdown:
         return text.replace("<", "&lt;")
-    return _rx(_HEADING, re.M).sub(lambda m: m.group(1) + "\\" + m.group(2), defuse(text))
+    return pattern(_HEADING, re.M).sub(lambda m: m.group(1) + "\\" + m.group(2), defuse(text))

@@ -21,9 +21,8 @@ stays with `inert_line` / `inert_block` at each producer.
 from __future__ import annotations
 
 import json
-import re
 
-from memstore.core.inert import UNSEEN
+from memstore.core.inert import UNSEEN, pattern
 
 TYPE_CHECKING = False  # not typing's: the hook prints every answer through here, and its start-up counts
 if TYPE_CHECKING:
@@ -33,27 +32,19 @@ if TYPE_CHECKING:
 RENDERED = ("MEMORY.md", "MEMORY-archive.md", "current-state.md")  # memory/ files the client loads
 _AT = r"(?<!\\)((?:\\\\)*)@"  # an `@` after an even run of backslashes (none, or escaped ones) is live
 _TAG = r"(?<!\]\()<"  # inert writes every `<` as `&lt;`; `](<` opens a link destination (index_rows.link)
-_COMPILED: dict[str, re.Pattern[str]] = {}
-
-
-def _rx(pattern: str) -> re.Pattern[str]:
-    """Compiled on first use: most hook answers are plain ASCII and need none of these."""
-    found = _COMPILED.get(pattern)
-    if found is None:
-        found = _COMPILED[pattern] = re.compile(pattern)
-    return found
 
 
 def guard(text: str, *, imports: bool = True) -> str:
     """`text` with nothing left that the client could act on: `<` written `&lt;`, controls (but tab and
     newline) and invisible characters (inert's list) dropped and, with `imports` (a file), every unescaped
     `@` escaped."""
+    # patterns compile on first use (inert.pattern): most hook answers are plain ASCII and need none
     if not (text.isascii() and text.replace("\n", "").replace("\t", "").isprintable()):
-        text = _rx(UNSEEN).sub("", text)  # first: a hidden character between `\` and `@` must not survive as one
+        text = pattern(UNSEEN).sub("", text)  # first: a hidden character between `\` and `@` must not survive as one
     if imports and "@" in text:
-        text = _rx(_AT).sub(r"\1\\@", text)
+        text = pattern(_AT).sub(r"\1\\@", text)
     if "<" in text:
-        text = _rx(_TAG).sub("&lt;", text)
+        text = pattern(_TAG).sub("&lt;", text)
     return text
 
 

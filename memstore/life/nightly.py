@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from memstore.core.agent_root import RootPaths
 from memstore.core.config import Config
 from memstore.core.errors import MemstoreError
 from memstore.core.kinds import DERIVED
@@ -30,6 +29,7 @@ from memstore.hook import review
 from memstore.life.commits import commit_paths
 from memstore.life.cue import PER_KIND, Findings, cue, cue_items, dreamt_ids, write_cue
 from memstore.life.rolling import Rolled, roll_windows
+from memstore.mirror.semantic import Host
 
 if TYPE_CHECKING:
     from memstore.core.results import TickStatus
@@ -47,22 +47,13 @@ class OnMirror(Protocol):
     def __call__(self, fn: Callable[[sqlite3.Connection], T], /) -> T: ...
 
 
-class TickHost(Protocol):
-    """What the tick needs of its caller (the Store): the root, its config and clock, where notices go,
-    and the passes that are the caller's own (who flushes, embedding, the tamper check)."""
+class TickHost(Host, Protocol):
+    """What the tick needs of its caller (the Store): what an embedding pass needs (semantic.Host: the
+    root, its paths and config, progress, notices), the clock, and the passes that are the caller's own
+    (who flushes, embedding, the tamper check)."""
 
     @property
-    def root(self) -> Path: ...
-    @property
-    def paths(self) -> RootPaths: ...
-    @property
-    def config(self) -> Config: ...
-    @property
     def now(self) -> dt.datetime: ...
-    @property
-    def notify(self) -> Callable[[str], None]: ...
-    @property
-    def progress(self) -> Callable[[int, int], None] | None: ...
     def flush_refusal(self) -> str | None: ...
     def flush_warnings(self, conn: sqlite3.Connection | None = None) -> list[str]: ...
     def embed(self, *, required: bool = True) -> EmbedReport | None: ...

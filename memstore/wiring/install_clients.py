@@ -399,7 +399,7 @@ def verify_codex(root: Path, probe: Callable[..., Check], *, home: Path | None =
     if tool_hook is not None:
         checks.append(probe(tool_hook, lambda p: {
             "hook_event_name": "PostToolUse", "session_id": "memstore-verify", "cwd": str(root),
-            "tool_name": "Bash", "tool_input": {"command": f"cat {shlex.quote(str(p))}"}}, shell=False,
+            "tool_name": "Bash", "tool_input": {"command": f"cat {shlex.quote(str(p))}"}},
             client="Codex shell"))
     return checks
 
@@ -442,5 +442,5 @@ def verify_gemini(root: Path, scope: str, cwd: Path, probe: Callable[..., Check]
     if tool_hook is not None:
         checks.append(probe(tool_hook, lambda p: {
             "hook_event_name": "AfterTool", "session_id": "memstore-verify", "cwd": str(root),
-            "tool_name": "read_file", "tool_input": {"file_path": str(p)}}, shell=True, client="Gemini read_file"))
+            "tool_name": "read_file", "tool_input": {"file_path": str(p)}}, client="Gemini read_file"))
     return checks

@@ -309,13 +309,13 @@ def _forget_probe(root: Path) -> None:
 
 
 def check_reinforcement(root: Path, command: str, now: dt.datetime,
-                        payload_for: Callable[[Path], dict[str, Any]] | None = None, *, shell: bool = False,
+                        payload_for: Callable[[Path], dict[str, Any]] | None = None, *,
                         client: str = "Claude Code", extra_env: dict[str, str] | None = None) -> Check:
     """Run the registered command on a synthetic Read of a probe memory and look at its state.
 
     payload_for: the client's own payload for a read of the probe (default: Claude Code's Read);
-    shell: the client runs hook commands with `bash -c`; the probe runs the same words itself, having read
-    them as memstore's own (registrations.own_argv), never through a shell."""
+    The probe runs the registration's words itself, once read as memstore's own (registrations.own_argv),
+    never through a shell, whether or not the client uses one."""
     from memstore.mirror.sync import sync
     from memstore.wiring.registrations import own_argv
 
