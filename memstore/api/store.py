@@ -28,9 +28,11 @@ from memstore.core.agent_root import RootPaths, find_root
 from memstore.core.config import Config, load_config
 from memstore.core.errors import BadUsage, MemstoreError, NotFound
 from memstore.core.results import Hit, Memory, MemoryRow, Problem, Restored, Retired, Status, TickStatus, Touch
+from memstore.core.teams import team_of
 from memstore.core.timeutil import UTC, fmt, to_utc
 
 if TYPE_CHECKING:
+    from memstore.api.teams import Teams
     from memstore.core.results import AuditFile, Bug, Check, Choice, DebriefResult, NewMemory, NoteResult, WakeResult
     from memstore.hook.review import Item as ReviewItem
     from memstore.life.scaffold import Plan
@@ -146,7 +148,7 @@ class Store:
         hits = self._read(lambda conn: queries.ranked(conn, self, self.now, query, limit, type, embedder=embedder,
                                                       catch_up=catch_up, project=project, this_project=this_project,
                                                       include_all=include_all), catch_up=catch_up)
-        return [Hit(**hit) for hit in hits]
+        return [Hit(**hit, team=team_of(hit["path"])) for hit in hits]
 
     def list(self, band: str | None = None) -> builtins.list[MemoryRow]:
         """Every T2 memory in rank order with its band, score and policy state."""
@@ -161,7 +163,14 @@ class Store:
         from memstore.mirror.lookup import find_file
         from memstore.mirror.views import file_view
         key = self._key(memory)
-        return Memory(**self._read(lambda conn: file_view(conn, find_file(conn, key), self.now, self.config)))
+        found = Memory(**self._read(lambda conn: file_view(conn, find_file(conn, key), self.now, self.config)))
+        return self.teams.with_history(found) if found.team else found  # who added it, from the team's git log
+
+    @property
+    def teams(self) -> Teams:
+        """The teams joined (memstore.api.teams): add, list, remove, pull, share, a team memory's history."""
+        from memstore.api.teams import Teams
+        return Teams(self)
 
     def status(self) -> Status:
         return self._read(lambda conn: queries.status(conn, self.root, self.now, self.config))

@@ -16,8 +16,9 @@ everywhere at once (tests/test_access_table.py walks the table through all three
 - core/tamper.py accepts (`memstore trust`) only what person_owned names or it recorded.
 
 The rows:
-- PERSON_OWNED: what a person places (identity.md, memstore.toml, lenses/, meditations/, review/): who
-  the agent is, its settings, the rules injected into it, what it sits with, the person's answers;
+- PERSON_OWNED: what a person places (identity.md, memstore.toml, lenses/, meditations/, review/, teams/):
+  who the agent is, its settings, the rules injected into it, what it sits with, the person's answers, the
+  teams they joined;
 - MACHINE_OWNED: what memstore alone writes (runtime/: the journal, the mirror, state; the derived files
   the client loads; the archives, out of which a file only memstore takes);
 - AGENT_DENIED: both, the deny rules' list;
@@ -34,7 +35,9 @@ import os
 # review/ holds the person's answers to what the memory proposes (memstore.hook.review).
 # install denies Edit/Write on them in the client's own permission rules, and the hook
 # denies writes to them (Write/Edit tools by real path; shell commands that name them).
-PERSON_OWNED = ("identity.md", "memstore.toml", "lenses/", "meditations/", "review/")
+# teams/ holds the clones of the teams the person joined (memstore.core.teams): they change by `memstore
+# team pull` and by pull requests on the team's repository, never by the agent.
+PERSON_OWNED = ("identity.md", "memstore.toml", "lenses/", "meditations/", "review/", "teams/")
 # Files and folders memstore alone writes (root-relative, as above): the mirror, the journal and state
 # under runtime/ (the journal cannot be rebuilt: a forged line there fakes reinforcement), and the
 # derived files the client loads (an agent that wrote MEMORY.md itself would skip the inert render).
@@ -47,7 +50,7 @@ MACHINE_OWNED = ("runtime/", "memory/MEMORY.md", "memory/MEMORY-archive.md", "me
 AGENT_DENIED = (*PERSON_OWNED, *MACHINE_OWNED)
 # Words a shell command must hold before the hook's shell check looks at it (the hook's cheap
 # first look, and install's `if` filters for Bash): the person-owned names, undecorated.
-PERSON_WORDS = ("identity", "memstore.toml", "lenses", "meditations", "review")
+PERSON_WORDS = ("identity", "memstore.toml", "lenses", "meditations", "review", "teams")
 # The files that hold memstore's wiring in Claude Code, which the agent's shell may not rewrite
 # either (with them gone, the deny rules and the refusing hook would be gone next session).
 WIRING_WORDS = ("settings.json", "settings.local.json", "rules/memstore.md", "plugins/", ".local/bin/memstore")
@@ -57,7 +60,8 @@ CLIENT_DIRS = (".claude", ".codex", ".gemini")
 # Words that make the shell check look at a command at all (the hook's cheap first look, and
 # install's `if` filters for Bash): the person's names, memstore's own, the clients' folders, and
 # the spellings that reach the root from elsewhere (a home, a climb); watch_words adds the root's.
-SHELL_WORDS = (*PERSON_WORDS, "trust", "runtime", "MEMORY", "current-state", *CLIENT_DIRS, "~", "HOME", "..")
+SHELL_WORDS = (*PERSON_WORDS, "trust", "share", "team", "runtime", "MEMORY", "current-state", *CLIENT_DIRS, "~", "HOME",
+               "..")
 # Commands that move, delete, copy over or lock away whatever they name: each starts the shell check whatever
 # it names, since quoting (`ag''ents`) or a plain absolute path above the root hides every word above
 # (chmod, chown, truncate: issue 32's second attacker, `chmod -R 000 <a folder above the root>`).

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 
 from memstore.core.errors import MemstoreError
+from memstore.core.teams import Team, parse
 
 
 class Config:
@@ -63,6 +64,11 @@ class Config:
     # identity, clone id or host name, as `memstore status` shows them); "" = any clone.
     # Two clones flushing the same file would write different values into the same lines.
     flush_host: str = ""
+    # the teams' share of MEMORY.md's bands: New and Cold keep up to this share for team rows; in Hot a
+    # team row only gets what the person's own rows leave (at most this share too): memstore.mirror.render
+    team_share: float = 0.3
+    # the teams joined ([teams.NAME] tables, written by `memstore team add`; memstore.core.teams)
+    teams: tuple[Team, ...] = ()
 
     def __init__(self, **overrides: object) -> None:
         for key, value in overrides.items():
@@ -124,9 +130,15 @@ def _load_file(root: str | os.PathLike[str] | None) -> Config:
             data = tomllib.load(handle)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}", hint="fix or remove memstore.toml") from exc
+    teams = data.pop("teams", None)
     if isinstance(data.get("memstore"), dict):
         data = data["memstore"]
+        teams = data.pop("teams", teams)
     changes: dict[str, object] = {}
+    if teams is not None:
+        changes["teams"], problem = parse(teams, path)
+        if problem:
+            raise ConfigError(problem, hint="memstore team list shows the teams; memstore team add writes one")
     for key, value in data.items():
         if key not in FIELDS:
             raise ConfigError(f"{path}: unknown setting {key!r}", hint=f"known: {', '.join(FIELDS)}")

@@ -44,7 +44,18 @@ def memory_type(name: str) -> str | None:
 
 
 def classify(rel: str) -> str:
-    """The kind of a markdown file from its path relative to the root (posix form)."""
+    """The kind of a markdown file from its path relative to the root (posix form).
+
+    A file of a team clone (teams/<name>/...) is classified by its path inside the clone, and only
+    its topic memories, lenses and meditations count (memstore.core.teams.READ_KINDS)."""
+    if rel.startswith("teams/"):
+        from memstore.core.teams import READ_KINDS, split
+
+        inner = split(rel)
+        if inner is None:
+            return "other"
+        kind = classify(inner[1])
+        return kind if kind in READ_KINDS and not inner[1].startswith("teams/") else "other"
     parts = rel.split("/")
     if rel == "identity.md":
         return "identity"

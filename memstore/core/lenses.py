@@ -14,7 +14,7 @@ import datetime as dt
 import json
 import re
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from memstore.core.frontreader import read_frontmatter
 from memstore.core.inert import inert_block, inert_line
@@ -55,7 +55,9 @@ class Lens:
     def text(self) -> str:
         # A lens is the person's text: its markdown stays, but no tag or control comes out of it.
         body = inert_block(cap_text(self.body.strip(), self.token_cap), markdown=False)
-        return f"[memstore lens: {inert_line(self.name)}]\n{body}"
+        # a team's lens says whose it is (teams/<name>/lenses/...): reviewed by the team, not written by the person
+        team = f" (team {inert_line(self.path.split('/', 2)[1])})" if self.path.startswith("teams/") else ""
+        return f"[memstore lens: {inert_line(self.name)}{team}]\n{body}"
 
 
 def cap_text(text: str, tokens: int) -> str:
@@ -143,20 +145,25 @@ def tool_union(conn: sqlite3.Connection) -> str | None:
 # compares the mirror's (mtime, size) with the folder and reads a changed lens itself, with the exact
 # reader of memstore.core.frontreader (the hook's path has no YAML parser).
 
-def lens_files(root: str, stamps: dict[str, int] | None = None) -> dict[str, tuple[int, int]]:
+def lens_files(root: str, stamps: dict[str, int] | None = None,
+               teams: Collection[str] = ()) -> dict[str, tuple[int, int]]:
     """{root-relative path: (mtime_ns, size)} of the lens files on disk, walked as sync walks them: no
-    links, no hidden names, no machine folders. `stamps` gets the mtime of every file and folder seen."""
+    links, no hidden names, no machine folders. `stamps` gets the mtime of every file and folder seen.
+    `teams`: the joined teams, whose clones' lenses/ fire like the person's (memstore.core.teams)."""
     import os
 
     from memstore.core.kinds import SKIP_DIRS
 
     found: dict[str, tuple[int, int]] = {}
-    pending = ["lenses"]
-    try:
+    pending = []
+    for top in ("lenses", *(f"teams/{name}/lenses" for name in sorted(teams))):
+        try:
+            mtime = os.stat(os.path.join(root, top)).st_mtime_ns
+        except OSError:
+            continue
+        pending.append(top)
         if stamps is not None:
-            stamps["lenses"] = os.stat(os.path.join(root, "lenses")).st_mtime_ns
-    except OSError:
-        return found
+            stamps[top] = mtime
     while pending:
         rel = pending.pop()
         try:
@@ -182,7 +189,7 @@ def lens_files(root: str, stamps: dict[str, int] | None = None) -> dict[str, tup
 
 
 def current_lenses(conn: sqlite3.Connection | None, root: str, problems: list[str] | None = None,
-                   stamps: dict[str, int] | None = None) -> list[Lens]:
+                   stamps: dict[str, int] | None = None, teams: Collection[str] = ()) -> list[Lens]:
     """The lenses as the files are now: the mirror's row where its (mtime, size) still match the file,
     the file read afresh where not, none for a file gone. A changed file this reader cannot take keeps
     its mirror row (or, new, waits for a sync); each such file is named in `problems`. `stamps`: as
@@ -196,7 +203,7 @@ def current_lenses(conn: sqlite3.Connection | None, root: str, problems: list[st
                 "LEFT JOIN files_fts t ON t.rowid = f.id WHERE f.kind = 'lens'"):
             rows[path] = (meta, body, mtime, size)
     found = []
-    for rel, stamp in sorted(lens_files(root, stamps).items()):
+    for rel, stamp in sorted(lens_files(root, stamps, teams).items()):
         row = rows.get(rel)
         if row is not None and (row[2], row[3]) == stamp:
             found.append(lens_from_row(rel, row[0], row[1]))

@@ -49,8 +49,13 @@ def atomic_write(path: Path, data: bytes, expect: bytes | None = None) -> bool:
     a stray temp file (swept by `sweep_stale`). The file keeps its permission bits.
     Returns False (and writes nothing) when the file already holds exactly these bytes,
     so an unchanged render does not touch mtimes, or when `expect` is given and the file
-    no longer holds it (someone edited it meanwhile: their edit wins).
+    no longer holds it (someone edited it meanwhile: their edit wins). Raises TeamFileError for a path
+    inside a team clone: every file memstore writes comes through here, and a team's files are never one.
     """
+    if "teams" in str(path):  # the cheap look first: this runs for every file memstore writes
+        from memstore.core.teams import refuse_inside_clone
+
+        refuse_inside_clone(path)
     mode = None
     try:
         current = path.read_bytes()

@@ -39,7 +39,7 @@ import datetime as dt
 import math
 import os
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from memstore.core import journal
 from memstore.core.agent_root import db_file
@@ -283,8 +283,12 @@ class TouchResult:
 PATH_MAX = 4096  # Linux's limit for a whole path (as hook.PATH_MAX); longer is never a real file
 
 
-def memory_rel(root: str | os.PathLike[str], file_path: str, cwd: str | os.PathLike[str] | None = None) -> str | None:
+def memory_rel(root: str | os.PathLike[str], file_path: str, cwd: str | os.PathLike[str] | None = None,
+               teams: Collection[str] = ()) -> str | None:
     """The root-relative path of a T2 memory file, or None if the path is anything else.
+
+    `teams`: the joined teams, whose topic memories (teams/<name>/memory/<T2 file>) count too: a
+    person's read of a team memory reinforces it for them (memstore.core.teams).
 
     The real path is used (symlinks and `..` resolved), so a link inside memory/ that
     points elsewhere is not a memory, and a path that wanders out and back in is. A path
@@ -302,9 +306,14 @@ def memory_rel(root: str | os.PathLike[str], file_path: str, cwd: str | os.PathL
     except (OSError, ValueError):
         return None
     folder, name = os.path.split(real)
-    if folder != real_memory or not T2_NAME.match(name):
+    if not T2_NAME.match(name):
         return None
-    return f"memory/{name}"
+    if folder == real_memory:
+        return f"memory/{name}"
+    for team in teams:
+        if folder == os.path.join(os.path.dirname(real_memory), "teams", team, "memory"):
+            return f"teams/{team}/memory/{name}"
+    return None
 
 
 def record_touch(
@@ -330,7 +339,7 @@ def record_touch(
     """
     if tool not in REINFORCING_TOOLS:
         return TouchResult(False, False, None, f"{tool} does not reinforce (only {', '.join(REINFORCING_TOOLS)})")
-    rel = memory_rel(root, file_path, cwd)
+    rel = memory_rel(root, file_path, cwd, [team.name for team in config.teams])
     if rel is None:
         return TouchResult(False, False, None, f"not a T2 memory file under {root}/memory: {file_path}")
     event = journal.new_event(rel, tool, now, session, source=journal.identity(root))

@@ -83,14 +83,26 @@ def git_env(*, person: bool = False) -> dict[str, str]:
     return env
 
 
+# what a fetch or push to a team's remote needs of the person's own (global) config: their credentials and ssh
+_NETWORK = ("core.sshCommand=", "core.askPass=", "credential.helper=")
+# the transports a team's remote may use: never ext:: or fd::, which run a command named in the URL
+NETWORK_PROTOCOLS = "file:git:http:https:ssh"
+
+
 def run_git(cwd: str | os.PathLike[str], *args: str, input: str | None = None, timeout: float = 60,
-            env: Mapping[str, str] | None = None, identity: bool = False) -> subprocess.CompletedProcess[str]:
+            env: Mapping[str, str] | None = None, identity: bool = False,
+            network: bool = False) -> subprocess.CompletedProcess[str]:
     """`git ARGS` in `cwd` with nothing of the repository's configuration run: no fsmonitor, hooks,
     filters (each filter the repository's config names is emptied), pager, editor, signing program or
     system/global config. With `identity`, the person's author and committer (env, then config, as git
-    itself finds them) are passed on, so a commit is theirs. Raises what subprocess.run raises."""
-    base = {**git_env(), **(env or {})}
-    off = [x for pair in (("-c", o) for o in _OFF) for x in pair]
+    itself finds them) are passed on, so a commit is theirs. With `network` (a team clone's fetch, push
+    or clone, whose local config memstore.team.gitconf has checked): the person's global config is read,
+    for their credential helper and ssh command, and only NETWORK_PROTOCOLS are allowed.
+    Raises what subprocess.run raises."""
+    base = {**git_env(person=network), **(env or {})}
+    if network:
+        base["GIT_ALLOW_PROTOCOL"] = NETWORK_PROTOCOLS
+    off = [x for pair in (("-c", o) for o in _OFF if not (network and o in _NETWORK)) for x in pair]
     found = subprocess.run(["git", "--no-pager", *off, "config", "-z", "--name-only", "--get-regexp", r"^filter\."],
                            cwd=cwd, capture_output=True, text=True, timeout=timeout, env=base, check=False)
     for key in {k.rpartition(".")[0] for k in found.stdout.split("\0") if k}:

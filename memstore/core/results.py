@@ -35,6 +35,7 @@ class Hit(Record):
     signals: list[str] = field(default_factory=lambda: ["fts"])  # what found it: "fts", "vector"
     fts_score: float | None = None
     vector_score: float | None = None  # cosine with the query, when the file has a vector
+    team: str | None = None  # the team whose memory it is (teams/<team>/...), None for the person's own
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +55,7 @@ class MemoryRow(Record):
     pin: bool
     created: str | None
     summary: str
+    team: str | None = None  # the team whose memory it is, None for the person's own
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +95,10 @@ class Memory(Record):
     superseded_by: list[str] = field(default_factory=list)
     supersedes: list[str] = field(default_factory=list)
     stale_references: list[str] = field(default_factory=list)
+    # a team's memory (memstore.core.teams): the team, and its git history in the team's clone, newest
+    # first ({"commit", "author", "date", "subject"}): who added it and when is the last of them
+    team: str | None = None
+    history: list[dict[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,9 +192,10 @@ class TickStatus(Record):
     cue_kinds: dict[str, int] = field(default_factory=dict)  # kind -> how many found (the cue holds <= 25 each)
     committed: str | None = None  # what --commit did (None: not asked)
     tamper: list[str] = field(default_factory=list)  # the person's files and the wiring (tamper.py), one line each
+    teams: list[str] = field(default_factory=list)  # each team pull that did not just come up to date, one line each
 
     def summary(self) -> str:
-        return self._summary() + "".join(f"\n  {line}" for line in self.tamper)
+        return self._summary() + "".join(f"\n  {line}" for line in (*self.teams, *self.tamper))
 
     def _summary(self) -> str:
         if self.live_session:

@@ -19,7 +19,7 @@ import click
 
 # importing the command modules attaches their commands to `cli`
 from memstore.frontends.cligroup import cli
-from memstore.frontends.commands import capture, memory, nightly, serve, wiring  # noqa: F401
+from memstore.frontends.commands import capture, memory, nightly, serve, team, wiring  # noqa: F401
 
 __all__ = ["cli", "main", "run_as"]
 

@@ -87,8 +87,9 @@ def one_line(exc: BaseException) -> str:
     return f"{text} (hint: {' '.join(hint.split())})" if hint else text
 
 
-def resolve(root: Path, name: str) -> Path:
-    """The real path of the file `name` names, refused unless it lies in <root>/memory/.
+def resolve(root: Path, name: str, teams: tuple[str, ...] = ()) -> Path:
+    """The real path of the file `name` names, refused unless it lies in <root>/memory/ (or a joined
+    team's teams/<team>/memory/, named by its root-relative path as search gives it).
 
     name: an absolute path, a root-relative path (memory/...), a path relative to memory/
     (short-term/x.md, bugs/0001-x.md), or a memory's name (feedback_x, feedback_x.md).
@@ -101,7 +102,7 @@ def resolve(root: Path, name: str) -> Path:
     memory = os.path.realpath(root / "memory")
     if os.path.isabs(text):
         candidate = text
-    elif text.startswith("memory/"):
+    elif text.startswith(("memory/", "teams/")):
         candidate = os.path.join(root, text)
     else:
         candidate = os.path.join(root, "memory", text if text.endswith(".md") or "/" in text else f"{text}.md")
@@ -109,7 +110,8 @@ def resolve(root: Path, name: str) -> Path:
         real = os.path.realpath(candidate)
     except (OSError, ValueError) as exc:
         raise BadUsage(f"cannot resolve {name!r}: {exc}") from None
-    if not real.startswith(memory + os.sep):
+    folders = [memory, *(os.path.realpath(root / "teams" / team / "memory") for team in teams)]
+    if not any(real.startswith(folder + os.sep) for folder in folders):
         raise BadUsage(f"refused: {name!r} is outside memory/",
                        hint="read only memories: a name, or a path under memory/ (symlinks out are refused)")
     if not real.endswith(".md"):
@@ -163,15 +165,16 @@ def build(store: Store) -> Any:
             raise BadUsage(f"limit must be an integer from 1 to 100, not {limit!r}")
         hits = store.search(query, limit=limit)
         return [{"name": h.name, "path": h.path, "type": h.type, "summary": inert_line(h.summary),
-                 "snippet": inert_line(h.snippet), "score": h.score} for h in hits]
+                 "snippet": inert_line(h.snippet), "score": h.score, "team": h.team} for h in hits]
 
     @server.tool(description="Read one memory's text, by name (feedback_x) or path under memory/. "
                              "Reading a topic memory reinforces it, as a Read in Claude Code does.")
     @guarded
     def read(name: str) -> str:
-        target = resolve(store.root, name)
+        teams = tuple(team.name for team in store.config.teams)
+        target = resolve(store.root, name, teams)
         text = target.read_text(encoding="utf-8", errors="replace")
-        if memory_rel(store.root, str(target)) is not None:  # only T2 memories are reinforced
+        if memory_rel(store.root, str(target), teams=teams) is not None:  # only T2 memories are reinforced
             store.touch(str(target), "Read", session=SESSION)
         return inert_block(text, markdown=False)  # the text as data: no tag, no control character
 

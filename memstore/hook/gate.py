@@ -140,6 +140,16 @@ def session_refresh(root: str, budget_ms: int) -> list[str]:
         return [f"the gate's list not written: {type(exc).__name__}: {exc}"]
 
 
+def _teams(root: str) -> list[str]:
+    """The joined teams' names, whose lenses fire too; none when memstore.toml cannot be read (or is held)."""
+    from memstore.core.config import ConfigError, load_config
+
+    try:
+        return [team.name for team in load_config(root).teams]
+    except ConfigError:
+        return []
+
+
 def _session_refresh(root: str, budget_ms: int) -> list[str]:
     import sqlite3
 
@@ -149,15 +159,16 @@ def _session_refresh(root: str, budget_ms: int) -> list[str]:
 
     problems: list[str] = []
     stamps: dict[str, int] = {}
+    teams = _teams(root)
     try:
         conn = hook_connect(db_file(root), budget_ms) if os.path.exists(db_file(root)) else None
     except sqlite3.Error:
         conn = None
     try:
-        lenses = current_lenses(conn, root, problems, stamps)
+        lenses = current_lenses(conn, root, problems, stamps, teams)
     except sqlite3.Error:  # a mirror mid-rebuild: the files alone
         problems, stamps = [], {}
-        lenses = current_lenses(None, root, problems, stamps)
+        lenses = current_lenses(None, root, problems, stamps, teams)
     finally:
         if conn is not None:
             conn.close()

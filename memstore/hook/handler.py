@@ -265,10 +265,12 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
             # Refused in every permission mode: a hook's deny outranks acceptEdits and bypass.
             output["permissionDecision"] = "deny"
             output["permissionDecisionReason"] = (
-                "memstore: answering `memstore review` and `memstore trust` is the person's; leave it to them"
+                "memstore: answering `memstore review` and `memstore trust`, sharing with a team and joining or "
+                "leaving one are the person's; leave it to them"
                 if owned.startswith(("memstore review", "memstore trust")) else
                 f"memstore: {owned} is not the agent's to change (identity.md, lenses/, meditations/, "
-                "memstore.toml and review/ are the person's; runtime/ and the clients' settings are memstore's). "
+                "memstore.toml, review/ and teams/ are the person's; runtime/ and the clients' settings are "
+                "memstore's). "
                 "Propose the change to the person, or write a memory under memory/."
             )
         elif tool in WRITE_TOOLS and in_memory(root, file_path, cwd):
@@ -279,7 +281,8 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
             # memstore's own MCP tools, by exact name: they enforce the same real-path rules themselves
             output["permissionDecision"] = "allow"
             output["permissionDecisionReason"] = "memstore: its MCP tools are pre-approved"
-        elif tool == "Read" and outside(root, cwd) and in_memory(root, file_path, cwd, derived=True):
+        elif tool == "Read" and outside(root, cwd) and in_memory(root, file_path, cwd, derived=True,
+                                                                teams=tuple(t.name for t in config.teams)):
             output["permissionDecision"] = "allow"
             output["permissionDecisionReason"] = "memstore: reads of memory files are pre-approved"
         # a client whose context before a tool never reaches the model asks for no lenses here (clients/gemini.py)
@@ -393,7 +396,7 @@ def _lens_texts(root: str, tool: str, file_path: str | None, session: str | None
         stamps: dict[str, int] = {}
         with transaction(conn):
             # the lens files as they are now, not as the last sync saw them (a lens is due the next session)
-            found = current_lenses(conn, root, unread, stamps)
+            found = current_lenses(conn, root, unread, stamps, [team.name for team in config.teams])
             # a lens changed during an agent session and not yet trusted is held back (memstore.core.tamper)
             lenses = fire(conn, tool, file_path, session, now, lens_filter(root), found)
         from memstore.hook.gate import REWRITE_ON, refresh

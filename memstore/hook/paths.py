@@ -25,11 +25,13 @@ def real_paths(root: str, file_path: object, cwd: str | None) -> tuple[str, str]
         return None
 
 
-def in_memory(root: str, file_path: object, cwd: str | None, *, derived: bool = False) -> bool:
+def in_memory(root: str, file_path: object, cwd: str | None, *, derived: bool = False,
+              teams: tuple[str, ...] = ()) -> bool:
     """Is the real path (symlinks and .. resolved) a markdown file inside root/memory/?
 
     Derived files count only with `derived` (reading MEMORY.md is fine; writing it is not).
-    Names are compared without case: on macOS memory/memory.md is MEMORY.md.
+    Names are compared without case: on macOS memory/memory.md is MEMORY.md. `teams`: a joined
+    team's teams/<team>/memory/ counts too (for reads only: the agent never writes under teams/).
     """
     from memstore.core.kinds import DERIVED
 
@@ -38,7 +40,10 @@ def in_memory(root: str, file_path: object, cwd: str | None, *, derived: bool = 
         return False
     real, real_root = found
     memory = os.path.join(real_root, "memory")
-    if not real.startswith(memory + os.sep) or not real.endswith(".md"):
+    if not real.startswith(memory + os.sep):
+        memory = next((folder for folder in (os.path.join(real_root, "teams", team, "memory") for team in teams)
+                       if real.startswith(folder + os.sep)), "")
+    if not memory or not real.endswith(".md"):
         return False
     rel = real[len(memory) + 1 :]
     if os.path.basename(real).startswith("."):

@@ -38,10 +38,12 @@ _NAMES = "|".join(re.escape(name[:-1]) + r"(?:/|\b)" if name.endswith("/") else 
 _REVIEW_ANSWER = re.compile(r"\bmemstore\b.*\breview\s+(?:--?\S+\s+)*(accept|reject|done)\b", re.S)
 _ANSWERS = frozenset({"accept", "reject", "done"})  # done: takes the person's accepted instruction away
 _VALUED = frozenset({"--root", "--now"})  # memstore's options that take the next word
+_TEAM_CHANGES = frozenset({"add", "remove"})  # `memstore team add|remove`: list, pull and init change no membership
 
 
 def answers_review(command: str) -> bool:
-    """Does `command` run `memstore review accept|reject` (or `memstore trust`), however it is spelled?
+    """Does `command` run `memstore review accept|reject` (or `memstore trust`, `memstore share`, `memstore
+    team add|remove`), however it is spelled?
 
     Judged on the words as the shell splits them (shellpaths: quotes joined, so `acc''ept` and
     `"review"` count; wrappers such as `env -u X` looked through; `bash -c` and `eval` strings read
@@ -60,8 +62,13 @@ def answers_review(command: str) -> bool:
     for segment in shellpaths.segments(command, None):
         for words in (segment.raw, segment.words):
             for at, word in enumerate(words):
-                if word == "trust" and any("memstore" in w for w in words[:at]):
-                    return True  # `memstore trust` accepts a held change: the person's, as review is
+                if word in ("trust", "share") and any("memstore" in w for w in words[:at]):
+                    # `memstore trust` accepts a held change, `memstore share` proposes a memory to a team:
+                    # the person's, as review is
+                    return True
+                if word == "team" and any("memstore" in w for w in words[:at]) \
+                        and any(w in _TEAM_CHANGES for w in words[at + 1:]):
+                    return True  # joining or leaving a team is the person's (its lenses fire in every session)
                 if word != "review":
                     continue
                 rest = iter(words[at + 1:])

@@ -114,6 +114,23 @@ def describe_live(found: tuple[str, float] | None) -> str | None:
     return f"{rel} changed {minutes:.0f} min ago"
 
 
+def pull_teams(root: Path, config: Config) -> list[str]:
+    """Fast-forward each joined team's clone (memstore.team.clones.pull): one line for each that did not
+    simply come up to date (moved, unreachable, or left as it is because it cannot fast-forward)."""
+    from memstore.team.clones import pull
+
+    lines = []
+    for team in config.teams:
+        try:
+            result = pull(root, team)
+        except MemstoreError as exc:  # a clone whose config memstore refuses to run, git missing, ...
+            lines.append(f"team {team.name}: not pulled: {exc}")
+            continue
+        if result.state != "current":
+            lines.append(f"team {team.name}: {result.state}: {result.message}")
+    return lines
+
+
 def run_tick(store: TickHost, on_mirror: OnMirror, commit: bool = False) -> TickStatus:
     """Store.tick: the passes, the cue and the status file (see its docstring). `on_mirror` runs the
     mirror's passes on the live mirror (the Store's, which rebuilds a corrupt one and runs them again)."""
@@ -128,6 +145,7 @@ def run_tick(store: TickHost, on_mirror: OnMirror, commit: bool = False) -> Tick
 
     now = store.now  # one instant for every pass, even on the real clock
     ran_at = fmt(now)
+    teams = pull_teams(store.root, store.config)  # before the sync, so that it takes in what came
     live = live_change(store.root, now, store.config)
     not_here = store.flush_refusal()  # another clone is the one that flushes
 
@@ -219,6 +237,7 @@ def run_tick(store: TickHost, on_mirror: OnMirror, commit: bool = False) -> Tick
         cue_kinds=found.found,
         committed=committed,
         tamper=evidence,
+        teams=teams,
     )
     target = Path(store.paths.tick_status)
     target.parent.mkdir(parents=True, exist_ok=True)

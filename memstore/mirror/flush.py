@@ -51,14 +51,16 @@ class FlushReport:
 
 
 def pending(conn: sqlite3.Connection, config: Config) -> list[sqlite3.Row]:
-    """T2 files whose mirror state differs from what their frontmatter says (absent = default)."""
+    """T2 files whose mirror state differs from what their frontmatter says (absent = default).
+
+    Never a team's file: its policy state lives in this person's mirror alone (memstore.core.teams)."""
     return conn.execute(
         """
         SELECT f.path, f.digest, f.mtime_ns, f.fm_access_count, f.fm_stability, f.fm_last_accessed,
                f.fm_last_reinforced, f.fm_base, p.access_count, p.stability, p.last_accessed, p.last_reinforced,
                f.adopted
         FROM files f JOIN policy p ON p.path = f.path
-        WHERE f.kind = 't2' AND (
+        WHERE f.kind = 't2' AND f.path NOT LIKE 'teams/%' AND (
             COALESCE(f.fm_access_count, 0) != p.access_count OR COALESCE(f.fm_stability, ?) != p.stability
             OR f.fm_last_accessed IS NOT p.last_accessed OR f.fm_last_reinforced IS NOT p.last_reinforced
             OR f.adopted IS NOT NULL)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from memstore.core.errors import BadUsage, NotFound
+from memstore.core.teams import TeamMemory, team_of
 from memstore.mirror.lookup import find_file
 
 ASIDE_STATUSES = ("superseded", "forgotten")
@@ -331,6 +332,8 @@ def _edit(path: Path, updates: dict[str, Any]) -> None:
 def supersede(conn: sqlite3.Connection, root: Path, old: str, new: str, now: dt.datetime) -> tuple[str, str, list[str]]:
     """OLD steps aside for NEW: (OLD's path, NEW's name, the chain from NEW to the memory that holds now)."""
     old_row, new_row = find_t2(conn, old), find_t2(conn, new)
+    if team_of(old_row["path"]):
+        raise TeamMemory(old_row["path"], "supersede")  # a team memory superseded by anything is the team's call
     if old_row["path"] == new_row["path"]:
         raise BadUsage("a memory cannot supersede itself", hint="name the memory that replaces it with --by")
     onward = chain(conn, new_row["name"])
@@ -344,6 +347,8 @@ def supersede(conn: sqlite3.Connection, root: Path, old: str, new: str, now: dt.
 def forget(conn: sqlite3.Connection, root: Path, name: str, why: str, now: dt.datetime) -> tuple[str, str]:
     """The memory steps aside into memory/archive/, its why recorded: (old path, new path)."""
     row = find_t2(conn, name)
+    if team_of(row["path"]):
+        raise TeamMemory(row["path"], "forget")
     updates = edits_for_forget(why, now)
     source = root / row["path"]
     _edit(source, updates)

@@ -7,6 +7,7 @@ the migrations that recompute stored rows build them here too, so the row has on
 from __future__ import annotations
 
 from memstore.core.inert import inert_line, safe_name
+from memstore.core.teams import team_of
 
 NO_SUMMARY = "(no readable summary: run memstore lint)"
 
@@ -31,3 +32,13 @@ def make_row(name: str, filename: str, summary: str) -> str:
                 and "@" not in row and "<" not in row and not any(c in name for c in " []()>")):
             return row  # exactly what the cleaning below would build
     return f"- {link(name, filename)}: {inert_line(summary) or NO_SUMMARY}"
+
+
+def index_row(rel: str, summary: str) -> str:
+    """The row of the T2 file at root-relative `rel`. A team's memory links into its clone from memory/
+    (../teams/<name>/memory/<file>) and says whose it is: `(team <name>)` ahead of its summary."""
+    filename = rel.rsplit("/", 1)[-1]
+    team = team_of(rel)
+    if team is None:
+        return make_row(filename[:-3], filename, summary)
+    return make_row(filename[:-3], f"../{rel}", f"(team {team}) {summary}" if summary else "")

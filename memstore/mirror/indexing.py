@@ -19,7 +19,10 @@ from memstore.core.kinds import classify
 from memstore.core.timeutil import fmt
 from memstore.meaning.chunking import digest, plan, text_digest
 from memstore.mirror.cjk import has_unspaced
-from memstore.mirror.index_rows import make_row
+from memstore.mirror.index_rows import index_row
+
+# what a team file's problems about its (ignored) policy fields start with
+_POLICY_WORDS = ("policy", "access_count", "stability", "last_accessed", "last_reinforced")
 
 
 def _iso(value: dt.date | None) -> str | None:
@@ -39,9 +42,15 @@ def build_row(rel: str, raw: bytes, mtime_ns: int, size: int, config: Config, in
             Problem(WARNING, f"{size} bytes; a memory over {config.lint_max_bytes} is hard to use whole: "
                              "split it by topic (its words are searched throughout, its meaning up to about 60 KB)")
         )
+    if rel.startswith("teams/"):
+        # Ranking is personal: a team file's own policy fields (whoever wrote them) count for nobody,
+        # and flush never writes them back (memstore.core.teams).
+        parsed.access_count = parsed.stability = parsed.last_accessed = parsed.last_reinforced = None
+        parsed.policy_base = None
+        parsed.problems = [p for p in parsed.problems if not p.message.startswith(_POLICY_WORDS)]
     indexed = (parsed.name, parsed.summary, parsed.description, parsed.body)
     parts, tail_digest = plan(parsed.summary, parsed.description, parsed.body)
-    filename = rel.rsplit("/", 1)[-1]
+    rel.rsplit("/", 1)[-1]
     return {
         "path": rel,
         "kind": kind,
@@ -52,7 +61,7 @@ def build_row(rel: str, raw: bytes, mtime_ns: int, size: int, config: Config, in
         "body": parsed.body,
         "row_text": parsed.row_text,
         # A T2 file's row in MEMORY.md and the archive, built here once rather than by every render.
-        "index_row": make_row(filename[:-3], filename, parsed.row_text or "") if kind == "t2" else None,
+        "index_row": index_row(rel, parsed.row_text or "") if kind == "t2" else None,
         "created": _iso(parsed.created),
         "last_updated": _iso(parsed.last_updated),
         "status": parsed.status,

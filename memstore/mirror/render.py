@@ -66,6 +66,7 @@ class Entry:
     # why a stepped-aside entry (superseded=True) stepped aside, when it is its dates and not its
     # status: "expired" (valid_until passed) or "early" (valid_from still ahead); the archive heads them so
     out_of_time: str = ""
+    team: str = ""  # the team whose memory this is (memstore.core.teams), "" for the person's own
 
 
 @dataclass
@@ -77,6 +78,7 @@ class Bands:
     archive: list[Entry] = field(default_factory=list)
     superseded: list[Entry] = field(default_factory=list)
     used: dict[str, int] = field(default_factory=dict)
+    team_rest: dict[str, int] = field(default_factory=dict)  # team memories in no band, per team
 
 
 def render_minute(now: dt.datetime) -> dt.datetime:
@@ -173,11 +175,12 @@ def _load(
                     full_row,
                     full_row,
                     out_of_time=timing,
+                    team=path.split("/", 2)[1] if path.startswith("teams/") else "",
                 )
             )
     # = sort(key=(-score, filename)): the second sort is stable, reverse=True included, so
     # files of equal score keep the filename order of the first (T2 filenames are unique).
-    entries.sort(key=attrgetter("filename"))
+    entries.sort(key=attrgetter("filename", "path"))  # a team file may share a file name with one of the own
     entries.sort(key=attrgetter("score"), reverse=True)
     return entries, max(shortest, 0)
 
@@ -235,12 +238,20 @@ def _assign(entries: list[Entry], now: dt.datetime, config: Config, shortest: in
     query. Here one loop splits off the superseded and picks out the pins and the newborns;
     Hot and Cold stop once their budget has no room for even the shortest row (`shortest`,
     without its newline), and the files they did not reach stay in the archive untouched.
+
+    A team's memories (memstore.core.teams) come second. Hot is the person's: their own rows are
+    placed there exactly as if no team existed, and team rows get only what is left. New and Cold
+    each keep room for team rows, as much as the team would fill and at most `team_share` of the
+    band, so what a team learned this week shows beside the person's own; the rest of each band
+    is the person's, as before. A team file's pin counts for nobody (a team of pins would fill
+    Hot), and team rows that reach no band are counted, not listed, in the archive: search finds them.
     """
     bands = Bands(entries)
-    live: list[Entry] = []
-    superseded = bands.superseded
+    own: list[Entry] = []
+    team: list[Entry] = []
     pins: list[Entry] = []
     born: list[Entry] = []
+    team_born: list[Entry] = []
     today = now.date()
     new_days = math.floor(config.new_days)  # a whole number of days between dates is within it iff within this
     try:
@@ -250,19 +261,51 @@ def _assign(entries: list[Entry], now: dt.datetime, config: Config, shortest: in
     for entry in entries:
         if entry.superseded:
             entry.band = "superseded"
-            superseded.append(entry)
+            if not entry.team:
+                bands.superseded.append(entry)
             continue
-        live.append(entry)
-        if entry.pin:
+        theirs = bool(entry.team)
+        (team if theirs else own).append(entry)
+        if entry.pin and not theirs:
             pins.append(entry)
         created = entry.created
         # = 0 <= (today - created).days <= new_days, without a timedelta per file
         if created is not None and first_day <= created <= today:
-            born.append(entry)
+            (team_born if theirs else born).append(entry)
     shortest += 1  # budgets count the newline
+    share = min(max(float(config.team_share), 0.0), 1.0) if team else 0.0
+    # New and Cold keep room for the team's rows, as much as they would fill and at most `share`
+    # of each; Hot keeps none: it is the person's most used, and a team row only gets what it leaves
+    new_kept = min(int(config.new_budget * share),
+                   sum(min(len(e.full_row), config.new_row_chars) + 1 for e in team_born[:50]))
+    cold_kept = min(int(config.cold_budget * share), sum(len(e.full_row) + 1 for e in team[:50]))
+    budgets = (config.hot_budget, config.new_budget - new_kept, config.cold_budget - cold_kept)
+    used = _fill(bands, own, pins, born, budgets, config, shortest)
+    if team:
+        full = (config.hot_budget, config.new_budget, config.cold_budget)
+        hot, new, cold = (max(0, min(budget - spent, int(budget * share)))
+                          for budget, spent in zip(full, used, strict=True))
+        _fill(bands, team, [], team_born, (hot, new, cold), config, shortest)
 
+    _guard(bands, config)
+    bands.used = {
+        "hot": sum(len(e.row) + 1 for e in bands.hot),
+        "new": sum(len(e.row) + 1 for e in bands.new),
+        "cold": sum(len(e.row) + 1 for e in bands.cold),
+    }
+    bands.archive = [e for e in own if e.band == "archive"]
+    for entry in team:
+        if entry.band == "archive":
+            bands.team_rest[entry.team] = bands.team_rest.get(entry.team, 0) + 1
+    return bands
+
+
+def _fill(bands: Bands, live: list[Entry], pins: list[Entry], born: list[Entry], budgets: tuple[int, int, int],
+          config: Config, shortest: int) -> tuple[int, int, int]:
+    """Hot, then New, then Cold for `live` (in score order) within `budgets`; the characters each used."""
+    hot_budget, new_budget, cold_budget = budgets
+    honour_pins = bool(pins)  # the person's own pass; a team's pins count for nobody
     used_hot = 0
-    hot_budget = config.hot_budget
     hot = bands.hot
     rest: list[Entry] = []
     for at, entry in enumerate(live):
@@ -273,12 +316,13 @@ def _assign(entries: list[Entry], now: dt.datetime, config: Config, shortest: in
                 hot += late_pins
                 for pin in late_pins:
                     pin.band = "hot"
+                    used_hot += len(pin.row) + 1
                 rest += [e for e in live[at:] if not e.pin]
             else:
                 rest += live[at:]
             break
         size = len(entry.row) + 1
-        if entry.pin or used_hot + size <= hot_budget:
+        if (entry.pin and honour_pins) or used_hot + size <= hot_budget:
             entry.band = "hot"
             hot.append(entry)
             used_hot += size
@@ -290,7 +334,7 @@ def _assign(entries: list[Entry], now: dt.datetime, config: Config, shortest: in
     used_new = 0
     for entry in newborns:
         row = cut(entry.row, config.new_row_chars)
-        if used_new + len(row) + 1 <= config.new_budget:
+        if used_new + len(row) + 1 <= new_budget:
             entry.row = row
             entry.band = "new"
             bands.new.append(entry)
@@ -298,7 +342,6 @@ def _assign(entries: list[Entry], now: dt.datetime, config: Config, shortest: in
 
     # A newborn that did not fit New competes uncut: only New's rows were cut.
     used_cold = 0
-    cold_budget = config.cold_budget
     cold = bands.cold
     for entry in rest:
         if used_cold + shortest > cold_budget:
@@ -310,15 +353,7 @@ def _assign(entries: list[Entry], now: dt.datetime, config: Config, shortest: in
             entry.band = "cold"
             cold.append(entry)
             used_cold += size
-
-    _guard(bands, config)
-    bands.used = {
-        "hot": sum(len(e.row) + 1 for e in bands.hot),
-        "new": sum(len(e.row) + 1 for e in bands.new),
-        "cold": sum(len(e.row) + 1 for e in bands.cold),
-    }
-    bands.archive = [e for e in live if e.band == "archive"]
-    return bands
+    return used_hot, used_new, used_cold
 
 
 def _guard(bands: Bands, config: Config) -> None:
@@ -329,7 +364,9 @@ def _guard(bands: Bands, config: Config) -> None:
         return len(text.splitlines()) <= config.index_max_lines and len(text.encode()) <= config.index_max_bytes
 
     while not fits():
-        group = bands.cold or bands.new or bands.hot
+        # a team's rows roll off before any of the person's own (they sit last in each band)
+        group = next((g for g in (bands.cold, bands.new, bands.hot) if g and g[-1].team), None) \
+            or bands.cold or bands.new or bands.hot
         if not group:
             return
         entry = group.pop()
@@ -354,6 +391,10 @@ def compose_archive(bands: Bands) -> str:
     ]
     if bands.archive:
         parts.append("\n## Rolled off\n\n" + "\n".join([e.full_row for e in bands.archive]) + "\n")
+    if bands.team_rest:
+        parts.append("\n## Teams\n\n" + "".join(
+            f"- team {name}: {count} more memories in teams/{name}/memory/; `memstore search` finds them\n"
+            for name, count in sorted(bands.team_rest.items())))
     # An expired memory is not superseded: nothing replaced it, its time ran out (valid_until)
     for title, why in (("Superseded", ""), ("Expired", "expired"), ("Not yet valid", "early")):
         rows = [e.full_row for e in bands.superseded if e.out_of_time == why]
@@ -363,7 +404,8 @@ def compose_archive(bands: Bands) -> str:
 
 
 def compose_state(entries: list[Entry]) -> str:
-    flying = sorted([e for e in entries if e.in_flight and not e.superseded], key=attrgetter("filename"))
+    flying = sorted([e for e in entries if e.in_flight and not e.superseded and not e.team],
+                    key=attrgetter("filename"))
     lines = ["# In flight\n", "\nRendered from the `in_flight` and `state` fields of the memory files.\n\n"]
     if not flying:
         lines.append("Nothing is in flight.\n")
@@ -385,7 +427,8 @@ class RenderResult:
     def to_json(self) -> dict[str, object]:
         b = self.bands
         return {"hot": len(b.hot), "new": len(b.new), "cold": len(b.cold), "archive": len(b.archive),
-                "superseded": len(b.superseded), "used": dict(b.used), "written": list(self.written)}
+                "superseded": len(b.superseded), "used": dict(b.used), "written": list(self.written),
+                "team_rest": dict(b.team_rest)}
 
     def summary(self) -> str:
         b = self.bands

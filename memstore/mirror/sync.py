@@ -41,7 +41,7 @@ from memstore.core.transactions import transaction
 from memstore.mirror import db as mirror
 from memstore.mirror.adoption import adopt, keep_last_good
 from memstore.mirror.indexing import build_row, delete_rows, digest, optimize_text_tables, write_rows
-from memstore.mirror.walking import Stat, Walk, skip_dir, walk
+from memstore.mirror.walking import Stat, Walk, joined, skip_dir, team_ignored, team_skipped, walk
 
 Progress = Callable[[int, int], None]
 Notify = Callable[[str], None]
@@ -238,7 +238,7 @@ def sync_into(conn: sqlite3.Connection, root: Path, config: Config, progress: Pr
               now: dt.datetime | None = None) -> SyncReport:
     """Full incremental sync of `conn` against every file under `root` (`now`: a deletion's stamp)."""
     report = SyncReport()
-    tree = walk(root)
+    tree = walk(root, teams=joined(config))
     report.scanned = len(tree.files)
     known = _known(conn)
     removed = [rel for rel in known if rel not in tree.files and not tree.shielded(rel)]
@@ -278,9 +278,10 @@ def quick_sync(conn: sqlite3.Connection, root: Path, config: Config, now: dt.dat
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if not skip_dir(entry.name) and rel not in stored:
-                        walk(root, rel, tree)  # a new folder: everything in it is new
-                elif entry.name.endswith(".md") and not entry.name.startswith(".") \
+                    if not skip_dir(entry.name) and rel not in stored \
+                            and not team_skipped(rel_dir, entry.name, joined(config)):
+                        walk(root, rel, tree, teams=joined(config))  # a new folder: everything in it is new
+                elif entry.name.endswith(".md") and not entry.name.startswith(".") and not team_ignored(rel) \
                         and entry.is_file(follow_symlinks=False):  # a link or a FIFO is not listed: see walk
                     listed[rel] = entry.inode()
             except OSError:

@@ -12,6 +12,7 @@ from typing import Any
 from memstore.core.agent_root import RootPaths
 from memstore.core.config import Config
 from memstore.core.kinds import KINDS
+from memstore.core.teams import team_of
 from memstore.mirror.indexing import body_of
 
 
@@ -26,6 +27,7 @@ def file_view(conn: sqlite3.Connection, row: sqlite3.Row, now: dt.datetime, conf
         "status": row["status"],
         "pin": bool(row["pin"]),
         "importance": row["importance"],
+        "team": team_of(row["path"]),
     }
     from memstore.mirror.render import score_of
 
@@ -141,6 +143,7 @@ def list_view(
                 "pin": entry.pin,
                 "created": entry.created.isoformat() if entry.created else None,
                 "summary": entry.summary,
+                "team": entry.team or None,
             }
         )
     return rows

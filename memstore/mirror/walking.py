@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import os
 import stat as statmod
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memstore.core.kinds import SKIP_DIRS
+from memstore.core.kinds import SKIP_DIRS, classify
+from memstore.core.teams import READ_KINDS, TEAMS_DIR
 
 Stat = tuple[int, int, int]  # mtime_ns, size, inode
 
@@ -37,8 +39,21 @@ def skip_dir(name: str) -> bool:
     return name.startswith(".") or name in SKIP_DIRS
 
 
-def walk(root: Path, start: str = "", into: Walk | None = None) -> Walk:
+def team_skipped(rel_dir: str, name: str, teams: Collection[str]) -> bool:
+    """A folder under teams/ that is not a joined team's clone: never walked (memstore.core.teams)."""
+    return rel_dir == TEAMS_DIR and name not in teams
+
+
+def team_ignored(rel: str) -> bool:
+    """A markdown file of a team clone that is not one of its memories, lenses or meditations (its
+    README, its own MEMORY.md): the team's business, never indexed here."""
+    return rel.startswith("teams/") and classify(rel) not in READ_KINDS
+
+
+def walk(root: Path, start: str = "", into: Walk | None = None, teams: Collection[str] = ()) -> Walk:
     """Every regular markdown file under root/start, with its stat, and every folder's mtime.
+
+    Under teams/ only the clones of `teams` (the joined teams' names) are walked.
 
     Links are neither read nor walked (a link to a file or a folder is listed in `links`),
     nor is anything that is not a regular file: see memstore.core.fsguard. The entry types come
@@ -61,10 +76,10 @@ def walk(root: Path, start: str = "", into: Walk | None = None) -> Walk:
             rel = f"{rel_dir}/{name}" if rel_dir else name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if not skip_dir(name):
+                    if not skip_dir(name) and not team_skipped(rel_dir, name, teams):
                         stack.append(rel)
                     continue
-                markdown = name.endswith(".md") and not name.startswith(".")
+                markdown = name.endswith(".md") and not name.startswith(".") and not team_ignored(rel)
                 if entry.is_symlink():
                     if markdown or (not skip_dir(name) and entry.is_dir()):
                         result.links.append(rel)
@@ -80,3 +95,8 @@ def walk(root: Path, start: str = "", into: Walk | None = None) -> Walk:
             except OSError:
                 result.blocked_files.add(rel)
     return result
+
+
+def joined(config: object) -> frozenset[str]:
+    """The names of the teams a Config has joined (its `teams`), for walk."""
+    return frozenset(team.name for team in getattr(config, "teams", ()))

@@ -132,7 +132,16 @@ def search(
 @common
 def supersede(app: App, old: str, new: str, as_json: bool) -> None:
     """OLD steps aside for NEW: out of MEMORY.md and default search, never deleted (search --all finds it)."""
-    result = app.store.supersede(old, by=new)
+    from memstore.core.teams import TeamMemory
+
+    try:
+        result = app.store.supersede(old, by=new)
+    except TeamMemory as team_memory:  # a team memory: its change is a pull request on the team's repository
+        from memstore.frontends.commands.team import propose
+
+        path = team_memory.path
+        propose(app, f"supersede {path} by {new}", lambda: app.store.teams.propose_supersede(path, new), as_json)
+        return
     if as_json:
         emit_json(result.to_json())
     else:
@@ -146,7 +155,17 @@ def supersede(app: App, old: str, new: str, as_json: bool) -> None:
 @common
 def forget(app: App, name: str, why: str, as_json: bool) -> None:
     """NAME steps aside into memory/archive/ with why: its text and history kept, search --all finds it."""
-    result = app.store.forget(name, why=why)
+    from memstore.core.teams import TeamMemory
+
+    try:
+        result = app.store.forget(name, why=why)
+    except TeamMemory as team_memory:  # a team memory: taking it out is a pull request on the team's repository
+        from memstore.frontends.commands.team import propose
+
+        path = team_memory.path
+        propose(app, f"take {path} out of team {team_memory.team}", lambda: app.store.teams.propose_forget(path, why),
+                as_json)
+        return
     if as_json:
         emit_json(result.to_json())
     else:
@@ -193,6 +212,7 @@ def show(app: App, name: str, as_json: bool) -> None:
         return
     body = view.pop("body")
     problems = view.pop("problems")
+    history = view.pop("history", [])
     for key, value in view.items():
         if value is None or value == "" or value == []:
             continue
@@ -201,6 +221,10 @@ def show(app: App, name: str, as_json: bool) -> None:
         click.echo(f"{key:16} {for_terminal(shown)}")
     for problem in problems:
         click.echo(f"{problem['level']:16} {for_terminal(problem['message'])}")
+    for at, item in enumerate(history):  # a team memory: its git log in the team's clone, newest first
+        label = "added by" if item.get("added") else "history" if at == 0 else ""
+        click.echo(for_terminal(f"{label:16} {item['date'][:10]} {item['author']}: {item['subject']} "
+                                f"({item['commit'][:10]})"))
     click.echo("")
     click.echo(for_terminal(body.rstrip()))
 

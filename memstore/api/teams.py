@@ -1,0 +1,159 @@
+"""The Store's teams (`store.teams`): joining, pulling, leaving, sharing, and a team memory's history.
+
+The steps live in memstore.team; this ties them to one root: the config re-read after memstore.toml
+changes, the mirror synced after a clone moves, the hook's gate told to look at the lenses again.
+Whether a call comes from the person at their terminal is the front end's to check (sharing,
+joining and leaving are the person's); the library does what it is asked.
+"""
+
+from __future__ import annotations
+
+import builtins  # builtins.list in annotations: the method `list` shadows the type here
+import dataclasses
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from memstore.core.errors import BadUsage, NotFound
+from memstore.core.teams import Team, TeamMemory, team_of
+
+if TYPE_CHECKING:
+    from memstore.api.store import Store
+    from memstore.core.results import Memory
+    from memstore.team.clones import Pulled
+    from memstore.team.sharing import Proposal
+
+Say = Callable[[str], None]
+
+
+class Teams:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    @property
+    def joined(self) -> tuple[Team, ...]:
+        return self.store.config.teams
+
+    def _changed(self) -> None:
+        """memstore.toml or a clone changed: config read again, the mirror caught up, MEMORY.md rendered."""
+        self.store._config = None  # the Store's cached config: memstore.toml changed under it
+        self.store.sync(full=True, embed=False)
+        self.store.render()
+
+    def list(self) -> builtins.list[dict[str, Any]]:
+        """Each joined team: name, url, branch, folder, its memories and lenses in the mirror, its clone's state."""
+        from memstore.team.clones import current_branch, local_changes
+
+        counts: dict[str, dict[str, int]] = {}
+
+        def count(conn: Any) -> None:
+            for path, kind in conn.execute("SELECT path, kind FROM files WHERE path LIKE 'teams/%'"):
+                team = team_of(path)
+                if team:
+                    counts.setdefault(team, {}).setdefault(kind, 0)
+                    counts[team][kind] += 1
+
+        self.store._read(count)
+        rows = []
+        for team in self.joined:
+            folder = team.folder(self.store.root)
+            cloned = os.path.isdir(os.path.join(folder, ".git"))
+            rows.append({**team.to_json(), "cloned": cloned, "memories": counts.get(team.name, {}).get("t2", 0),
+                         "lenses": counts.get(team.name, {}).get("lens", 0),
+                         "on": current_branch(folder) if cloned else "",
+                         "changed_files": local_changes(folder)[:20] if cloned else []})
+        return rows
+
+    def add(self, url: str, *, name: str | None = None, branch: str | None = None, say: Say = lambda _: None) -> Team:
+        from memstore.team.clones import add
+
+        team = add(self.store.root, self.joined, url, name, branch, say)
+        self._changed()
+        return team
+
+    def remove(self, name: str, *, force: bool = False) -> Team:
+        from memstore.team.clones import remove
+
+        team = remove(self.store.root, self.joined, name, force)
+        self._changed()
+        return team
+
+    def pull(self, names: builtins.list[str] | None = None) -> builtins.list[Pulled]:
+        """Fast-forward each team (or those named); the mirror follows when any moved."""
+        from memstore.team.clones import find, pull
+
+        teams = [find(self.joined, name) for name in names] if names else list(self.joined)
+        results = [pull(self.store.root, team) for team in teams]
+        if any(result.changed for result in results):
+            self._changed()
+        return results
+
+    @staticmethod
+    def init(target: str | os.PathLike[str], say: Say = lambda _: None) -> builtins.list[str]:
+        from pathlib import Path
+
+        from memstore.team.clones import init
+
+        return init(Path(target).expanduser().absolute(), say)
+
+    # ------------------------------------------------------------ proposing changes (pull requests)
+
+    def share(self, memory: str | os.PathLike[str], team: str) -> Proposal:
+        """Propose one of the person's topic memories (a lesson accepted in review is one) to `team`."""
+        from memstore.core.kinds import classify
+        from memstore.team.clones import find
+        from memstore.team.secrets import refuse
+        from memstore.team.sharing import authored, propose
+
+        joined = find(self.joined, team)
+        rel = self.store.show(memory).path
+        if team_of(rel):
+            raise BadUsage(f"{rel} is a team's memory already", hint="share one of your own, under memory/")
+        if classify(rel) != "t2":
+            raise BadUsage(f"{rel} is not a topic memory (memory/<type>_<topic>.md)",
+                           hint="a note or lesson becomes one in review (memstore review), then it can be shared")
+        raw = (self.store.root / rel).read_bytes()
+        refuse(raw.decode("utf-8", "replace"), f"sharing {rel}")
+        filename = rel.rsplit("/", 1)[-1]
+        summary = (self.store.show(rel).summary or "").strip()[:60]
+        return propose(str(self.store.root), joined, "share", f"memory/{filename}", authored(raw),
+                       f"Share {filename[:-3]}" + (f": {summary}" if summary else ""), self.store.now)
+
+    def propose_forget(self, path: str, why: str) -> Proposal:
+        """Propose taking a team memory out of the team's repository, with why."""
+        from memstore.team.sharing import propose
+
+        team, inner = self._team_file(path)
+        return propose(str(self.store.root), team, "forget", inner, None,
+                       f"Forget {inner.rsplit('/', 1)[-1][:-3]}: {why.strip()[:200]}", self.store.now)
+
+    def propose_supersede(self, path: str, by: str) -> Proposal:
+        """Propose marking a team memory superseded by BY (`status: superseded`, `superseded_by`)."""
+        from memstore.mirror.fmedit import set_fields
+        from memstore.mirror.freshness import edits_for_supersede
+        from memstore.team.sharing import propose
+
+        team, inner = self._team_file(path)
+        by_name = self.store.show(by).name or str(by)
+        raw = (self.store.root / path).read_bytes()
+        edited = set_fields(raw, edits_for_supersede(by_name, self.store.now))
+        return propose(str(self.store.root), team, "supersede", inner, edited,
+                       f"Supersede {inner.rsplit('/', 1)[-1][:-3]} by {by_name}", self.store.now)
+
+    def _team_file(self, path: str) -> tuple[Team, str]:
+        from memstore.core.teams import split
+        from memstore.team.clones import find
+
+        found = split(path)
+        if found is None:
+            raise NotFound(f"{path} is not a team's memory")
+        return find(self.joined, found[0]), found[1]
+
+    def with_history(self, memory: Memory) -> Memory:
+        """`show`'s view of a team memory with who added it and when, and its recent history (git log)."""
+        from memstore.team.history import history
+
+        return dataclasses.replace(memory, history=history(str(self.store.root), memory.path))
+
+
+__all__ = ["TeamMemory", "Teams"]

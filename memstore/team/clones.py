@@ -1,0 +1,265 @@
+"""Joining, pulling and leaving a team: its clone under <root>/teams/<name>/ and its row in memstore.toml.
+
+A pull only ever fast-forwards. A clone that cannot (commits of its own, a history the team
+rewrote, files changed by hand in the way, another branch checked out) is left exactly as it is
+and said, with what to do: memstore never merges, rebases or forces in a team clone, because the
+clone holds the team's reviewed text and nothing else.
+
+memstore.toml is the person's file (memstore.core.tamper): `add` and `remove` edit it with tomlkit
+(the person's comments and layout kept) only when it is as the person last accepted it, and accept
+the new version themselves, since they run only for the person at their terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from memstore.core.config import CONFIG_FILE, ConfigError
+from memstore.core.errors import BadUsage, MemstoreError, NotFound
+from memstore.core.teams import NAME, TEAMS_DIR, Team
+from memstore.team.gitconf import GitError, git, last_line
+
+Say = Callable[[str], None]
+
+LAYOUT_README = """\
+# A team's memory
+
+A memstore team repository: what a team's coding agents learned, reviewed like code.
+Each person joins it with `memstore team add URL`; their agent then reads these files beside
+its own memory, and ranks them by that person's own use.
+
+- memory/  topic memories (feedback_x.md, project_y.md, ...), one lesson per file
+- lenses/  rules injected when a tool call matches them
+- meditations/  optional
+
+Propose a memory with `memstore share NAME --team TEAM` (a branch and a pull request);
+whoever merges it makes it the team's. Never put secrets here.
+"""
+
+
+@dataclass
+class Pulled:
+    """What one team's pull did: state is updated, current, diverged, dirty, elsewhere, unreachable, or missing."""
+
+    team: str
+    state: str
+    before: str = ""
+    after: str = ""
+    message: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        return {"team": self.team, "state": self.state, "before": self.before, "after": self.after,
+                "message": self.message}
+
+    @property
+    def changed(self) -> bool:
+        return self.state == "updated"
+
+
+def name_from_url(url: str) -> str:
+    """The folder name a team gets when none is given: the repository's name, lower-cased and tamed."""
+    tail = re.split(r"[/:\\]", url.rstrip("/"))[-1]
+    tail = tail[:-4] if tail.endswith(".git") else tail
+    name = re.sub(r"[^a-z0-9_-]+", "-", tail.lower()).strip("-_")[:40].strip("-_")
+    return name or "team"
+
+
+def check_url(url: str) -> str:
+    url = url.strip()
+    if not url or url.startswith("-") or "\n" in url or "\x00" in url:
+        raise BadUsage(f"{url!r} is not a git URL", hint="give the team repository's clone URL (https://, ssh, a path)")
+    if "::" in url.split("/", 1)[0]:  # ext::cmd, fd::: transports that run a command (refused by git here too)
+        raise BadUsage(f"{url!r}: a transport memstore does not use", hint="use an https://, ssh or file URL")
+    return url
+
+
+def _head(folder: str) -> str:
+    done = git(folder, "rev-parse", "--verify", "-q", "HEAD", check=False)
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def current_branch(folder: str) -> str:
+    done = git(folder, "symbolic-ref", "-q", "--short", "HEAD", check=False)
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def local_changes(folder: str) -> list[str]:
+    """Files of the clone changed by hand (git status), which a pull never overwrites."""
+    done = git(folder, "status", "--porcelain", "--untracked-files=normal", check=False)
+    return [line[3:] for line in done.stdout.splitlines() if line.strip()]
+
+
+def add(root: Path, joined: tuple[Team, ...], url: str, name: str | None, branch: str | None,
+        say: Say = lambda _: None) -> Team:
+    """Clone the team repository into teams/<name>/ and record it in memstore.toml."""
+    url = check_url(url)
+    name = (name or name_from_url(url)).strip()
+    if not NAME.match(name):
+        raise BadUsage(f"{name!r} is not a team name (lower-case letters, digits, - and _, up to 40)",
+                       hint="choose one with --name")
+    if any(team.name == name for team in joined):
+        raise BadUsage(f"team {name!r} is joined already", hint="memstore team list shows the teams")
+    folder = root / TEAMS_DIR / name
+    if folder.exists() or folder.is_symlink():
+        raise BadUsage(f"{folder} is there already", hint="choose another --name, or move that folder away")
+    if os.path.isabs(url) or url.startswith("."):
+        url = os.path.abspath(url)  # a local remote: a path that means the same from inside the clone
+    _editable(root)
+    folder.parent.mkdir(exist_ok=True)
+    say(f"cloning {url} into {TEAMS_DIR}/{name}/ ...")
+    args = ["clone", "--quiet", "--no-recurse-submodules", *(["--branch", branch] if branch else []),
+            "--", url, str(folder)]
+    try:
+        git("/", *args, network=True)
+    except GitError:
+        shutil.rmtree(folder, ignore_errors=True)  # a half-made clone holds nothing of anyone's
+        raise
+    followed = branch or current_branch(str(folder)) or "main"
+    team = Team(name, url, followed)
+    if not any((folder / sub).is_dir() for sub in ("memory", "lenses")):
+        say(f"note: {TEAMS_DIR}/{name}/ has no memory/ or lenses/ yet (memstore team init lays a team repository out)")
+    _write_teams(root, (*joined, team))
+    lenses_moved(root)
+    return team
+
+
+def remove(root: Path, joined: tuple[Team, ...], name: str, force: bool = False) -> Team:
+    """Take the clone away and the team out of memstore.toml; the person's own memory is not touched.
+
+    Refused while the clone holds work of the person's found nowhere else (changed files, commits or
+    branches not on the remote), unless `force`."""
+    team = find(joined, name)
+    folder = team.folder(root)
+    if os.path.isdir(folder) and not force:
+        kept = local_changes(folder)
+        unpushed = git(folder, "log", "--oneline", "--branches", "--not", "--remotes", "-n", "5", check=False)
+        if kept or unpushed.stdout.strip():
+            what = f"changed files ({', '.join(kept[:3])})" if kept else "commits on no remote"
+            raise MemstoreError(f"{TEAMS_DIR}/{name}/ holds {what}: removing it would lose them",
+                                hint=f"push or discard them (git -C {folder} status), or remove with --force")
+    _editable(root)
+    _write_teams(root, tuple(t for t in joined if t.name != name))
+    if os.path.islink(folder):
+        os.unlink(folder)
+    elif os.path.isdir(folder):
+        shutil.rmtree(folder)
+    lenses_moved(root)
+    return team
+
+
+def find(joined: tuple[Team, ...], name: str) -> Team:
+    for team in joined:
+        if team.name == name:
+            return team
+    known = ", ".join(t.name for t in joined) or "none joined"
+    raise NotFound(f"no team named {name!r} ({known})", hint="memstore team list shows the teams")
+
+
+def pull(root: Path, team: Team) -> Pulled:
+    """Fast-forward one team's clone to its remote branch, or leave it as it is and say why."""
+    folder = team.folder(root)
+    if not os.path.isdir(os.path.join(folder, ".git")):
+        return Pulled(team.name, "missing", message=f"{TEAMS_DIR}/{team.name}/ is not a clone any more: "
+                      f"memstore team remove {team.name}, then add it again")
+    before = _head(folder)
+    fetched = git(folder, "fetch", "--quiet", "--no-recurse-submodules", "origin", network=True, check=False)
+    if fetched.returncode != 0:
+        return Pulled(team.name, "unreachable", before, before, f"could not fetch: {last_line(fetched)}")
+    branch = team.branch or current_branch(folder) or "main"
+    on = current_branch(folder)
+    if on != branch:
+        return Pulled(team.name, "elsewhere", before, before,
+                      f"the clone is on {on or 'a detached HEAD'}, not {branch}: left as it is "
+                      f"(git -C {folder} switch {branch})")
+    remote = git(folder, "rev-parse", "--verify", "-q", f"refs/remotes/origin/{branch}", check=False).stdout.strip()
+    if not remote:
+        return Pulled(team.name, "current", before, before, f"the remote has no {branch} yet")
+    if remote == before:
+        return Pulled(team.name, "current", before, before, "up to date")
+    if before and git(folder, "merge-base", "--is-ancestor", before, remote, check=False).returncode != 0:
+        return Pulled(team.name, "diverged", before, before,
+                      f"cannot fast-forward to origin/{branch} (commits here the remote does not have, or a "
+                      f"rewritten history): left as it is; look with git -C {folder} log --oneline --graph -5 "
+                      f"HEAD origin/{branch}")
+    moved = git(folder, "merge", "--ff-only", "--quiet", f"refs/remotes/origin/{branch}", check=False)
+    if moved.returncode != 0:
+        return Pulled(team.name, "dirty", before, before,
+                      f"cannot fast-forward: {last_line(moved)}; left as it is (git -C {folder} status)")
+    lenses_moved(root)
+    return Pulled(team.name, "updated", before, _head(folder), "fast-forwarded")
+
+
+def lenses_moved(root: Path) -> None:
+    """A team's lenses may have come or gone: the hook's gate file (its list of lens-free tools) is stale.
+    Without it the next hook call reads the lenses afresh and writes a new one."""
+    from memstore.hook.gate import gate_file
+
+    try:
+        os.unlink(gate_file(os.fspath(root)))
+    except OSError:
+        pass
+
+
+def init(target: Path, say: Say = lambda _: None) -> list[str]:
+    """Lay a team repository out in `target` (memory/, lenses/, meditations/, README.md; git init).
+    Nothing there is overwritten; what was made is returned."""
+    made: list[str] = []
+    target.mkdir(parents=True, exist_ok=True)
+    for sub in ("memory", "lenses", "meditations"):
+        if not (target / sub).exists():
+            (target / sub).mkdir()
+            (target / sub / ".gitkeep").write_bytes(b"")
+            made.append(f"{sub}/")
+    if not (target / "README.md").exists():
+        (target / "README.md").write_text(LAYOUT_README, encoding="utf-8")
+        made.append("README.md")
+    if not (target / ".git").exists():
+        git(str(target), "init", "--quiet", "-b", "main")
+        made.append(".git/")
+    say(f"laid out {target}: {', '.join(made) or 'nothing new'}")
+    return made
+
+
+# ---------------------------------------------------------------- memstore.toml
+
+
+def _editable(root: Path) -> None:
+    """memstore.toml may be edited only when it is not held (changed during an agent session)."""
+    from memstore.core.tamper import is_held
+
+    if is_held(os.fspath(root), CONFIG_FILE):
+        raise MemstoreError(f"{CONFIG_FILE} changed during an agent session and waits for your look",
+                            hint=f"look at it, then memstore trust {CONFIG_FILE}, then try again")
+
+
+def _write_teams(root: Path, teams: tuple[Team, ...]) -> None:
+    """Rewrite memstore.toml's [teams] (the rest of the file as it was), then accept it as the person's."""
+    import tomlkit
+
+    from memstore.core.locks import atomic_write
+    from memstore.core.tamper import trust
+
+    path = root / CONFIG_FILE
+    try:
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        doc = tomlkit.parse(text)
+    except (OSError, UnicodeDecodeError, tomlkit.exceptions.TOMLKitError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}", hint="fix memstore.toml, then try again") from exc
+    holder = doc["memstore"] if isinstance(doc.get("memstore"), dict) and "teams" in doc["memstore"] else doc
+    if "teams" in holder:
+        del holder["teams"]
+    if teams:
+        table = tomlkit.table(is_super_table=True)
+        for team in teams:
+            entry = tomlkit.table()
+            entry["url"] = team.url
+            entry["branch"] = team.branch
+            table[team.name] = entry
+        holder["teams"] = table
+    atomic_write(path, tomlkit.dumps(doc).encode("utf-8"))
+    trust(os.fspath(root), [CONFIG_FILE])

@@ -1,0 +1,51 @@
+"""Who added a team memory and when, and what happened to it since: the team clone's git log.
+
+Read from the clone as it is (no fetch): the history the person's agent is reading. Author names
+and commit subjects are the team's text: whoever shows them makes them inert.
+"""
+
+from __future__ import annotations
+
+import os
+
+from memstore.core.teams import split
+from memstore.team.gitconf import GitError, git
+
+RECENT = 10
+_SEP = "\x1f"
+_FORMAT = _SEP.join(("%H", "%an", "%aI", "%s"))
+
+
+def history(root: str, rel: str, recent: int = RECENT) -> list[dict[str, str]]:
+    """The commits that touched this team file (root-relative teams/<team>/...), newest first, at most
+    `recent`, and the one that added it last when it is older than those. [] when git cannot say."""
+    found = split(rel)
+    if found is None:
+        return []
+    team, inner = found
+    folder = os.path.join(root, "teams", team)
+    try:
+        recent_log = git(folder, "log", f"-n{recent}", f"--format={_FORMAT}", "--", inner, check=False)
+        added = git(folder, "log", "--diff-filter=A", f"--format={_FORMAT}", "--", inner, check=False)
+    except GitError:
+        return []
+    rows = _rows(recent_log.stdout)
+    first = _rows(added.stdout)[-1:]  # the oldest add: a file taken out and put back was added twice
+    if first:
+        first[0]["added"] = "yes"
+        if all(row["commit"] != first[0]["commit"] for row in rows):
+            rows += first
+        else:
+            for row in rows:
+                if row["commit"] == first[0]["commit"]:
+                    row["added"] = "yes"
+    return rows
+
+
+def _rows(text: str) -> list[dict[str, str]]:
+    rows = []
+    for line in text.splitlines():
+        parts = line.split(_SEP)
+        if len(parts) == 4:
+            rows.append({"commit": parts[0], "author": parts[1], "date": parts[2], "subject": parts[3]})
+    return rows

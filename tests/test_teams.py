@@ -1,0 +1,421 @@
+"""A team's memory (issue 33): joining, pulling, reading, ranking and proposing, on real git repositories.
+
+Each test names the failure it catches. The remotes are bare repositories in tmp folders; the
+person's agent root is a fresh one per test.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memstore import Store
+from memstore.core.teams import TeamFileError, TeamMemory
+from tests.conftest import memory, write
+
+NOW = dt.datetime(2026, 7, 30, 12, tzinfo=dt.UTC)
+GIT_ID = {"GIT_AUTHOR_NAME": "Ann Teammate", "GIT_AUTHOR_EMAIL": "ann@example.com",
+          "GIT_COMMITTER_NAME": "Ann Teammate", "GIT_COMMITTER_EMAIL": "ann@example.com"}
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, **GIT_ID}, check=False)
+    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
+    return done.stdout.strip()
+
+
+def lens(name: str, text: str) -> str:
+    return f"---\nname: {name}\ntype: lens\ntrigger:\n  tool_match: ^Bash$\n---\n{text}\n"
+
+
+@pytest.fixture(autouse=True)
+def _identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in GIT_ID.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("MEMSTORE_SEMANTIC", "off")
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> tuple[Path, Path]:
+    """(a working clone the 'team' commits in, the bare remote), with one memory and one lens."""
+    seed = tmp_path / "seed"
+    Store.__init__  # noqa: B018 (the library is importable without a root)
+    from memstore.api.teams import Teams
+
+    Teams.init(seed)
+    write(seed, "memory/feedback_vendor-quirk.md", memory(
+        "feedback_vendor-quirk", "Acme payments API answers 200 with an error body on timeouts",
+        "Check body.status, never the HTTP code.", access_count=99, pin="true"))
+    write(seed, "lenses/friday.md", lens("no-friday-deploys", "TEAMLENS-7f3a: never deploy on a Friday."))
+    git(seed, "add", "-A")
+    git(seed, "commit", "-qm", "seed the team memory")
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(seed), str(bare))
+    git(seed, "remote", "add", "origin", str(bare))
+    git(seed, "fetch", "-q", "origin")
+    return seed, bare
+
+
+def person(tmp_path: Path, own: int = 0) -> Store:
+    root = tmp_path / "me"
+    (root / "memory").mkdir(parents=True)
+    for i in range(own):
+        write(root, f"memory/project_own-{i:03d}.md", memory(f"project_own-{i:03d}", f"own memory number {i} "
+                                                             "about the billing service" + " words" * 8))
+    return Store(root, NOW)
+
+
+def joined(tmp_path: Path, bare: Path, own: int = 0) -> Store:
+    store = person(tmp_path, own)
+    store.teams.add(str(bare), name="acme")
+    return Store(store.root, NOW)
+
+
+def push_from_seed(seed: Path, rel: str, text: str, message: str) -> None:
+    write(seed, rel, text)
+    git(seed, "add", "-A")
+    git(seed, "commit", "-qm", message)
+    git(seed, "push", "-q", "origin", "HEAD:main")
+
+
+def clone_state(store: Store) -> tuple[str, str, dict[str, bytes]]:
+    folder = store.root / "teams" / "acme"
+    files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*")
+             if p.is_file() and ".git" not in p.relative_to(folder).parts}
+    return git(folder, "rev-parse", "HEAD"), git(folder, "status", "--porcelain"), files
+
+
+# ---------------------------------------------------------------- joining and reading
+
+
+def test_joining_clones_records_and_reads_the_team_as_its_own(tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: a joined team's memory missing from search, MEMORY.md or show, or not marked with its team."""
+    _seed, bare = remote
+    store = joined(tmp_path, bare)
+    assert '[teams.acme]' in (store.root / "memstore.toml").read_text()
+    hits = store.search("payments timeouts")
+    assert [(h.path, h.team) for h in hits][:1] == [("teams/acme/memory/feedback_vendor-quirk.md", "acme")]
+    index = (store.root / "memory" / "MEMORY.md").read_text()
+    assert "](../teams/acme/memory/feedback_vendor-quirk.md): (team acme) Acme payments" in index
+    shown = store.show("teams/acme/memory/feedback_vendor-quirk.md")
+    assert shown.team == "acme"
+    assert shown.access_count == 0, "the author's access_count: 99 counted for this person"
+    assert [(h["author"], h.get("added")) for h in shown.history] == [("Ann Teammate", "yes")]
+    assert store.list()[0].team == "acme"
+
+
+def test_an_unjoined_folder_under_teams_is_never_read(tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: any folder put under teams/ (by an agent's shell, say) being walked and its lenses fired."""
+    store = person(tmp_path)
+    write(store.root, "teams/evil/memory/feedback_x.md", memory("feedback_x", "planted"))
+    write(store.root, "teams/evil/lenses/l.md", lens("planted", "PLANTED"))
+    store.sync()
+    assert store.search("planted") == []
+    from memstore.core.lenses import current_lenses
+
+    assert current_lenses(None, str(store.root), teams=[t.name for t in store.config.teams]) == []
+
+
+def test_team_lenses_fire_and_say_whose_they_are(tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: a team lens that never fires, or fires looking like the person's own rule."""
+    _seed, bare = remote
+    store = joined(tmp_path, bare)
+    payload = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"},
+               "session_id": "s1", "cwd": str(tmp_path)}
+    done = subprocess.run([str(Path(os.sys.executable).parent / "memstore"), "hook"], input=json.dumps(payload),
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "MEMSTORE_ROOT": str(store.root)})
+    assert done.returncode == 0
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "[memstore lens: no-friday-deploys (team acme)]" in context and "TEAMLENS-7f3a" in context
+
+
+# ---------------------------------------------------------------- ranking is personal; team files never rewritten
+
+
+def test_reads_reinforce_for_the_person_and_the_team_file_is_never_rewritten(
+        tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: flush writing the person's policy state into a team file (every pull would then conflict)."""
+    _seed, bare = remote
+    store = joined(tmp_path, bare)
+    before = clone_state(store)
+    target = store.root / "teams" / "acme" / "memory" / "feedback_vendor-quirk.md"
+    for day in range(3):
+        Store(store.root, NOW + dt.timedelta(days=day)).touch(str(target))
+    later = Store(store.root, NOW + dt.timedelta(days=3))
+    assert later.show("teams/acme/memory/feedback_vendor-quirk.md").access_count == 3
+    later.flush(force=True)
+    later.tick()
+    assert clone_state(later) == before
+    journal = "".join(p.read_text() for p in (store.root / "runtime" / "journal").rglob("*") if p.is_file())
+    assert "teams/acme/memory/feedback_vendor-quirk.md" in journal  # the reads are in the person's own journal
+
+
+def test_memstore_refuses_to_write_inside_a_team_clone(tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: any of memstore's writers (they all go through atomic_write) landing in a clone."""
+    from memstore.core.locks import atomic_write
+
+    _seed, bare = remote
+    store = joined(tmp_path, bare)
+    target = store.root / "teams" / "acme" / "memory" / "feedback_vendor-quirk.md"
+    with pytest.raises(TeamFileError):
+        atomic_write(target, b"rewritten")
+    with pytest.raises(TeamMemory):
+        store.forget("teams/acme/memory/feedback_vendor-quirk.md", why="old")
+    write(store.root, "memory/feedback_mine.md", memory("feedback_mine", "mine"))
+    with pytest.raises(TeamMemory):
+        store.supersede("teams/acme/memory/feedback_vendor-quirk.md", by="feedback_mine")
+    assert clone_state(store)[1] == ""
+
+
+def test_a_flood_of_team_files_never_takes_the_persons_hot(tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: a flood of team files pushing the person's own memories out of Hot, taking more than
+    team_share of New or Cold, a team's pins forcing their way into Hot, or no team row at all."""
+    seed, bare = remote
+    for i in range(400):
+        write(seed, f"memory/reference_team-{i:03d}.md", memory(f"reference_team-{i:03d}", f"team fact {i} " + "x" * 60,
+                                                                pin="true"))
+    git(seed, "add", "-A")
+    git(seed, "commit", "-qm", "a flood")
+    git(seed, "push", "-q", "origin", "HEAD:main")
+    alone = person(tmp_path / "alone", own=150)
+    alone.render()
+    own_index = (alone.root / "memory" / "MEMORY.md").read_text()
+    store = joined(tmp_path, bare, own=150)
+    bands = store.render().bands
+    alone_bands = alone.render().bands
+    assert [e.path for e in bands.hot if not e.team] == [e.path for e in alone_bands.hot]
+    assert not any(e.team for e in bands.hot), "team rows in Hot although the person's own filled it"
+    own_cold = [e.path for e in bands.cold if not e.team]
+    alone_cold = [e.path for e in alone_bands.cold]
+    assert own_cold == alone_cold[:len(own_cold)], "the person's Cold rows reordered or replaced"
+    config = store.config
+    for group, budget in ((bands.hot, config.hot_budget), (bands.new, config.new_budget), (bands.cold, config.cold_budget)):
+        used = sum(len(e.row) + 1 for e in group if e.team)
+        assert used <= budget * config.team_share
+    assert any(e.team for e in bands.hot + bands.new + bands.cold), "no team row at all"
+    index = (store.root / "memory" / "MEMORY.md").read_text()
+    hot_rows = own_index.split("## Hot", 1)[1].split("\n## ", 1)[0].splitlines()
+    assert all(line in index for line in hot_rows if line.startswith("- ["))
+    assert "team acme: " in (store.root / "memory" / "MEMORY-archive.md").read_text()
+
+
+# ---------------------------------------------------------------- pulling: fast-forward only
+
+
+def test_a_pull_that_cannot_fast_forward_changes_nothing_and_says_so(tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: a pull that merges, rebases or resets when the clone and the remote have parted."""
+    seed, bare = remote
+    store = joined(tmp_path, bare)
+    folder = store.root / "teams" / "acme"
+    write(folder, "memory/feedback_local.md", memory("feedback_local", "a commit only this clone has"))
+    git(folder, "add", "-A")
+    git(folder, "commit", "-qm", "local")
+    push_from_seed(seed, "memory/feedback_upstream.md", memory("feedback_upstream", "upstream"), "upstream")
+    before = clone_state(store)
+    [result] = store.teams.pull()
+    assert result.state == "diverged" and "cannot fast-forward" in result.message
+    assert clone_state(store) == before
+    assert store.search("upstream") == []
+
+
+def test_a_pull_with_a_hand_edit_in_the_way_changes_nothing(tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: a fast-forward overwriting a file the person changed by hand in the clone."""
+    seed, bare = remote
+    store = joined(tmp_path, bare)
+    mine = store.root / "teams" / "acme" / "memory" / "feedback_vendor-quirk.md"
+    mine.write_text(mine.read_text() + "\nmy own note\n")
+    push_from_seed(seed, "memory/feedback_vendor-quirk.md", memory("feedback_vendor-quirk", "changed upstream"), "edit")
+    before = clone_state(store)
+    [result] = store.teams.pull()
+    assert result.state == "dirty" and "left as it is" in result.message
+    assert clone_state(store) == before
+
+
+def test_a_pull_fast_forwards_and_the_mirror_follows(tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: a pulled memory not searchable until some later sync; the nightly tick not pulling."""
+    seed, bare = remote
+    store = joined(tmp_path, bare)
+    push_from_seed(seed, "memory/feedback_flaky.md", memory("feedback_flaky", "the checkout test is flaky on CI"),
+                   "flaky")
+    [result] = store.teams.pull()
+    assert result.state == "updated"
+    assert [h.path for h in store.search("flaky checkout")] == ["teams/acme/memory/feedback_flaky.md"]
+    push_from_seed(seed, "memory/feedback_nightly.md", memory("feedback_nightly", "pulled by the tick at night"), "n")
+    status = Store(store.root, NOW).tick()
+    assert any("team acme: updated" in line for line in status.teams)
+    assert [h.path for h in Store(store.root, NOW).search("pulled tick night")] == ["teams/acme/memory/feedback_nightly.md"]
+
+
+def test_an_unreachable_remote_is_said_by_the_tick(tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: a nightly tick that fails (or stays silent) when the network or remote is gone."""
+    _seed, bare = remote
+    store = joined(tmp_path, bare)
+    bare.rename(bare.with_name("gone.git"))
+    status = Store(store.root, NOW).tick()
+    assert any(line.startswith("team acme: unreachable: could not fetch") for line in status.teams)
+    assert "team acme: unreachable" in status.summary()
+
+
+def test_a_clone_whose_config_would_run_a_program_is_not_fetched(tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: a fetch in a team clone running a command its .git/config names (credential helper, ssh)."""
+    from memstore.team.gitconf import GitError
+
+    _seed, bare = remote
+    store = joined(tmp_path, bare)
+    folder = store.root / "teams" / "acme"
+    proof = tmp_path / "ran"
+    git(folder, "config", "core.sshCommand", f"touch {proof}; ssh")
+    with pytest.raises(GitError, match="core.sshcommand"):
+        store.teams.pull()
+    assert not proof.exists()
+
+
+def test_a_url_naming_a_command_transport_is_refused(tmp_path: Path) -> None:
+    """Catches: `team add ext::sh -c ...` running a command through git's ext transport."""
+    from memstore.core.errors import BadUsage
+
+    store = person(tmp_path)
+    proof = tmp_path / "ran"
+    with pytest.raises(BadUsage):
+        store.teams.add(f"ext::sh -c touch% {proof}", name="x")
+    with pytest.raises(BadUsage):
+        store.teams.add("--upload-pack=touch /tmp/x", name="y")
+    assert not proof.exists() and not (store.root / "teams" / "x").exists()
+
+
+def test_leaving_takes_the_clone_and_nothing_of_the_persons(tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: remove losing work only the clone holds, or touching the person's own memory."""
+    _seed, bare = remote
+    store = joined(tmp_path, bare, own=3)
+    own = {p.name: p.read_bytes() for p in (store.root / "memory").glob("project_*.md")}
+    folder = store.root / "teams" / "acme"
+    (folder / "memory" / "feedback_vendor-quirk.md").write_text("hand edit")
+    with pytest.raises(Exception, match="would lose them"):
+        store.teams.remove("acme")
+    assert folder.is_dir()
+    git(folder, "checkout", "-q", "--", ".")
+    store.teams.remove("acme")
+    assert not folder.exists() and "acme" not in (store.root / "memstore.toml").read_text()
+    assert {p.name: p.read_bytes() for p in (store.root / "memory").glob("project_*.md")} == own
+    assert Store(store.root, NOW).search("payments") == []
+
+
+# ---------------------------------------------------------------- sharing: a branch and a pull request
+
+
+def test_share_pushes_a_branch_of_authored_text_and_leaves_the_clone_alone(
+        tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: share committing on the clone's checked-out branch (the agent would read an unmerged
+    memory), pushing the person's policy state, or not pushing at all."""
+    _seed, bare = remote
+    store = joined(tmp_path, bare)
+    write(store.root, "memory/feedback_retry-budget.md", memory(
+        "feedback_retry-budget", "Retry the payments API at most twice", access_count=7, stability=30.5))
+    store.sync()
+    before = clone_state(store)
+    proposal = store.teams.share("feedback_retry-budget", "acme")
+    assert proposal.pushed and proposal.branch.startswith("memstore/share-feedback-retry-budget-")
+    assert clone_state(store) == before
+    shared = git(bare, "show", f"{proposal.branch}:memory/feedback_retry-budget.md")
+    assert "Retry the payments API at most twice" in shared
+    assert "access_count" not in shared and "stability" not in shared
+    assert git(bare, "log", "-1", "--format=%an", proposal.branch) == "Ann Teammate"
+    assert git(bare, "rev-parse", f"{proposal.branch}^") == git(bare, "rev-parse", "main")
+    assert "pull request" in proposal.next_step
+
+
+def test_forgetting_a_team_memory_is_a_proposal(tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: forget deleting or moving a team file locally instead of proposing it to the team."""
+    _seed, bare = remote
+    store = joined(tmp_path, bare)
+    proposal = store.teams.propose_forget("teams/acme/memory/feedback_vendor-quirk.md", "fixed upstream")
+    listed = git(bare, "ls-tree", "-r", "--name-only", proposal.branch)
+    assert "memory/feedback_vendor-quirk.md" not in listed and "lenses/friday.md" in listed
+    assert (store.root / "teams" / "acme" / "memory" / "feedback_vendor-quirk.md").exists()
+
+
+@pytest.mark.parametrize(("remote_url", "expected"), [
+    ("git@github.com:acme/agent-memory.git", "https://github.com/acme/agent-memory/compare/main...b?expand=1"),
+    ("https://github.com/acme/agent-memory", "https://github.com/acme/agent-memory/compare/main...b?expand=1"),
+    ("https://gitlab.com/acme/mem.git", "https://gitlab.com/acme/mem/-/merge_requests/new?merge_request%5Bsource_branch%5D=b"),
+    ("/srv/git/team.git", None),
+])
+def test_the_pull_request_address_is_derived_for_known_hosts(remote_url: str, expected: str | None) -> None:
+    """Catches: a wrong compare link (a person would open a pull request against the wrong repository)."""
+    from memstore.team.sharing import pr_url
+
+    assert pr_url(remote_url, "b", "main") == expected
+
+
+# ---------------------------------------------------------------- the agent: never shares, never writes teams/
+
+
+@pytest.mark.parametrize("command", [
+    "memstore share feedback_x --team acme",
+    "python -m memstore --root ~/agents/me share feedback_x --team acme",
+    "memstore team add https://example.com/evil.git",
+    "memstore team  remove acme",
+    "cp /tmp/evil.md ~/agents/me/teams/acme/lenses/",
+    "git -C ~/agents/me/teams/acme checkout some-unreviewed-branch",
+])
+def test_the_hook_refuses_the_agent_sharing_joining_or_writing_teams(tmp_path: Path, command: str) -> None:
+    """Catches: the agent's shell proposing to a team, joining one, or changing a clone."""
+    from memstore.hook.handler import main
+
+    home = Path(os.environ["HOME"])
+    root = home / "agents" / "me"
+    (root / "memory").mkdir(parents=True)
+    (root / "teams" / "acme" / "lenses").mkdir(parents=True)
+    payload = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command},
+               "session_id": "s", "cwd": str(tmp_path)}
+    import io
+
+    out = io.StringIO()
+    main(["--root", str(root)], stdin=io.BytesIO(json.dumps(payload).encode()), stdout=out)
+    answer = json.loads(out.getvalue())["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny"
+
+
+def test_the_hook_lets_the_agent_list_and_pull(tmp_path: Path) -> None:
+    """Catches: a refusal so broad it blocks `memstore team list` (the agent may look)."""
+    from memstore.hook.shellcmd import answers_review
+
+    assert not answers_review("memstore team list")
+    assert not answers_review("memstore team pull")
+    assert answers_review("memstore team add x")
+
+
+# ---------------------------------------------------------------- the command line: the person's, at a terminal
+
+
+def test_joining_and_sharing_need_the_person_at_their_terminal(tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: `team add` or `share` working from a pipe (the agent's shell), or not at all from a terminal."""
+    from tests.ptyrun import MEMSTORE, run_in_pty
+
+    _seed, bare = remote
+    store = person(tmp_path)
+    env = {**os.environ, "MEMSTORE_ROOT": str(store.root)}
+    piped = subprocess.run([MEMSTORE, "team", "add", str(bare), "--name", "acme"], capture_output=True, text=True,
+                           timeout=60, env=env, stdin=subprocess.DEVNULL, check=False)
+    assert piped.returncode != 0 and "terminal" in piped.stderr + piped.stdout
+    assert not (store.root / "teams").exists()
+    said_no = run_in_pty([MEMSTORE, "team", "add", str(bare), "--name", "acme"], ["n"], env=env)
+    assert said_no.exit_code != 0 and not (store.root / "teams" / "acme").exists()
+    done = run_in_pty([MEMSTORE, "team", "add", str(bare), "--name", "acme"], ["y"], env=env)
+    assert done.exit_code == 0, done.output
+    assert "joined team acme: 1 memories, 1 lenses" in done.output
+    write(store.root, "memory/feedback_mine.md", memory("feedback_mine", "mine to share"))
+    piped = subprocess.run([MEMSTORE, "share", "feedback_mine", "--team", "acme"], capture_output=True, text=True,
+                           timeout=60, env=env, stdin=subprocess.DEVNULL, check=False)
+    assert piped.returncode != 0
+    assert git(bare, "branch", "--list", "memstore/*") == ""
+    shared = run_in_pty([MEMSTORE, "share", "feedback_mine", "--team", "acme"], ["y"], env=env)
+    assert shared.exit_code == 0, shared.output
+    assert "next: open a pull request from memstore/share-feedback-mine-" in shared.output
+    assert git(bare, "branch", "--list", "memstore/*").strip().startswith("memstore/share-feedback-mine-")
