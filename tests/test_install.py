@@ -71,7 +71,9 @@ def test_apply_merges_keeps_everything_else_and_is_idempotent(run, project) -> N
     assert settings["autoMemoryEnabled"] is False
     ours = [h for g in settings["hooks"]["PostToolUse"] for h in g["hooks"]]
     root = str(project["root"])
-    assert {h["if"] for h in ours} == {f"{t}(/{root}/memory/**)" for t in ("Read", "Edit", "Write", "MultiEdit")}
+    # the reads of a joined team's memories too (teams/<name>/memory/: reinforced for this person)
+    assert {h["if"] for h in ours} == {f"{t}(/{root}/memory/**)" for t in ("Read", "Edit", "Write", "MultiEdit")} \
+        | {f"Read(/{root}/teams/*/memory/**)"}
     assert all(h["command"].endswith(f"memstore/hookrun.py --root {root}") and " -S " in h["command"] for h in ours)
     # the lenses: every tool call through the gate, which starts the hook only for a tool a lens matches
     lens_groups = [g for g in settings["hooks"]["PreToolUse"] if g.get("matcher") == "*"]
@@ -116,7 +118,7 @@ def test_older_style_registrations_are_replaced(run, project) -> None:
     post = json.loads(project["settings"].read_text())["hooks"]["PostToolUse"]
     commands = [h["command"] for g in post for h in g["hooks"]]
     assert "their-logger" in commands and not any(c.startswith("/old/") for c in commands)
-    assert sum("hookrun.py" in c for c in commands) == 4
+    assert sum("hookrun.py" in c for c in commands) == 5  # Read twice: memory/ and teams/*/memory/
 
 
 def test_invalid_settings_json_is_refused_untouched(run, project) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -419,3 +420,41 @@ def test_joining_and_sharing_need_the_person_at_their_terminal(tmp_path: Path, r
     assert shared.exit_code == 0, shared.output
     assert "next: open a pull request from memstore/share-feedback-mine-" in shared.output
     assert git(bare, "branch", "--list", "memstore/*").strip().startswith("memstore/share-feedback-mine-")
+
+
+def test_project_scoping_works_on_team_memories_as_on_the_persons(tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: a team memory of another project (by git remote) reaching this project's search, or
+    this project's team memory treated differently from the person's own of the same project."""
+    seed, bare = remote
+    write(seed, "memory/project_api-deploy.md", memory("project_api-deploy", "deploy the api with blue green",
+                                                       project="github.com/acme/api"))
+    write(seed, "memory/project_web-deploy.md", memory("project_web-deploy", "deploy the web with blue green",
+                                                       project="github.com/acme/web"))
+    git(seed, "add", "-A")
+    git(seed, "commit", "-qm", "two projects")
+    git(seed, "push", "-q", "origin", "HEAD:main")
+    store = joined(tmp_path, bare)
+    write(store.root, "memory/project_my-api.md", memory("project_my-api", "my deploy notes blue green",
+                                                         project="github.com/acme/api"))
+    work = tmp_path / "work" / "api"
+    work.mkdir(parents=True)
+    git(work, "init", "-q")
+    git(work, "remote", "add", "origin", "git@github.com:acme/api.git")
+    found = {h.path for h in store.search("deploy blue green", cwd=work, this_project=True)}
+    assert found == {"teams/acme/memory/project_api-deploy.md", "memory/project_my-api.md"}
+    ranked = [h.path for h in store.search("deploy blue green", cwd=work)]
+    assert set(ranked[:2]) == found, "this project's memories, team and own alike, come first"
+    assert "teams/acme/memory/project_web-deploy.md" in ranked[2:]
+
+
+def test_the_inspector_says_who_added_a_team_memory(tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: the inspector's page of a team memory without its team, author and date (provenance)."""
+    from tests.serving import fetch, serving
+
+    _seed, bare = remote
+    store = joined(tmp_path, bare)
+    with serving(store.root) as url:
+        page = fetch(url + "memory/teams/acme/memory/feedback_vendor-quirk.md")
+    assert page.status == 200, page.body
+    assert "<dt>Team</dt><dd>acme" in page.body
+    assert re.search(r"<td>\d{4}-\d\d-\d\d</td><td>Ann Teammate</td><td>added: seed the team memory</td>", page.body)

@@ -200,9 +200,10 @@ def test_verify_fails_without_the_deny_rules(tmp_path: Path, run) -> None:
     verified = run(root, "verify", "--scope", "user", "--json")
     checks = {c["name"]: c for c in json.loads(verified.stdout)}
     assert verified.exit_code == 1 and not checks["person's files"]["ok"]
-    # a rule for each thing the agent may not change: the person's five, runtime/, 3 rendered files, 3 archives
+    # a rule for each thing the agent may not change: the person's six (teams/ too), runtime/, 3 rendered
+    # files, 3 archives
     rules = deny_rules([root])
-    assert len(rules) == 12 and any(r.endswith("/runtime/**)") for r in rules)
+    assert len(rules) == 13 and any(r.endswith("/runtime/**)") for r in rules)
     assert any(r.endswith("/memory/MEMORY.md)") for r in rules)
 
 

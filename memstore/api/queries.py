@@ -42,13 +42,15 @@ def ranked(conn: sqlite3.Connection, host: Host, now: dt.datetime, query: str, l
 
 
 def lint_rows(conn: sqlite3.Connection, root: Path) -> list[dict[str, str]]:
-    """Store.lint's findings: the mirror's own, then any note posing as the wake's proposals."""
+    """Store.lint's findings: the mirror's own, any note posing as the wake's proposals, then what looks like
+    a secret in the person's own files (memstore.team.secrets)."""
     from memstore.hook.proposal_notes import forged
     from memstore.mirror.views import lint_view
+    from memstore.team.secrets import lint_findings
 
     rows = [(r[0], r[1]) for r in conn.execute("SELECT path, meta FROM files WHERE kind = 'short-term'")]
     return lint_view(conn, root) + [{"path": rel, "level": "warning", "message": why}
-                                    for rel, why in forged(root, rows)]
+                                    for rel, why in forged(root, rows)] + lint_findings(conn, root)
 
 
 def status(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config) -> Status:

@@ -200,7 +200,10 @@ def note(root: Path, text: str, now: dt.datetime, *, kind: str | None = None, so
          project: str | None = None,
          lock_timeout: float = 10.0) -> Written:
     """One fact into memory/short-term/, unless the same fact is already there today."""
+    from memstore.team.secrets import refuse
+
     text = check_note(text, kind)
+    refuse(text, "note")
     with _lock(root, lock_timeout):
         return _write_note(root, text, now.date(), source=source, kind=kind, project=project)
 
@@ -313,9 +316,13 @@ class Captured:
 
 def capture_lessons(root: Path, answer: str, now: dt.datetime, window_days: int, *, project: str | None = None,
                     lock_timeout: float = 10.0) -> Captured:
-    """Write the answer's rules as T1 lessons, within the caps and without duplicates."""
+    """Write the answer's rules as T1 lessons, within the caps and without duplicates; one that holds what
+    looks like a secret is skipped (memstore.team.secrets)."""
+    from memstore.team.secrets import a, find
+
     result = Captured(found=rules(answer))
-    result.skipped += [(s, "never kept: it removes a safeguard or destroys work") for s in refused(answer)]
+    result.skipped += [(found[0].shown if (found := find(s)) else s,  # a secret in it is shown masked
+                        "never kept: it removes a safeguard or destroys work") for s in refused(answer)]
     if not result.found:
         return result
     today = now.date()
@@ -331,7 +338,9 @@ def capture_lessons(root: Path, answer: str, now: dt.datetime, window_days: int,
                 in_window += path in window
         room = max(0, LESSONS_IN_WINDOW - in_window)
         for sentence in result.found:
-            if normalise(sentence) in existing:
+            if secret := find(sentence):  # the report shows the line masked, never the sentence
+                result.skipped.append((secret[0].shown, f"not kept: it looks like it holds {a(secret[0].kind)}"))
+            elif normalise(sentence) in existing:
                 result.skipped.append((sentence, "already a lesson"))
             elif len(result.written) >= LESSONS_PER_SESSION:
                 result.skipped.append((sentence, f"over the cap of {LESSONS_PER_SESSION} lessons per session"))

@@ -326,12 +326,15 @@ def find_bug(bugs: list[Bug], key: str) -> Bug:
 def write_new(paths: RootPaths, now: dt.datetime, config: Config, type_: str, topic: str, summary: str,
               importance: float | None, pin: bool, body: str | None, project: str | None = None
               ) -> tuple[Path, str, str]:
-    """Write memory/<type>_<topic>.md under the ledger lock; (its path, name, one-line summary)."""
+    """Write memory/<type>_<topic>.md under the ledger lock; (its path, name, one-line summary). Text that
+    looks like it holds a secret is refused (memstore.team.secrets)."""
     from memstore.core.locks import atomic_write, file_lock
+    from memstore.team.secrets import refuse
 
     name, line, importance = check_new(type_, topic, summary, importance, body)
     target = Path(paths.memory) / f"{name}.md"
     text = new_memory_text(name, type_, line, now, config, importance, pin, body, project)
+    refuse(text, f"memory {name}")
     with file_lock(Path(paths.ledger_lock), timeout=config.lock_timeout_s):
         if target.exists():
             raise Refused(f"a memory named {name} already exists: memory/{name}.md",

@@ -109,7 +109,10 @@ def registrations(root: Path | Sequence[Path], command: str, lens_matcher: str |
                                             else command)]}, *parts],
         "PreToolUse": pre,
         "PostToolUse": [
-            {"matcher": tool, "hooks": [handler({"if": permission_glob(tool, form)}) for form in forms]}
+            {"matcher": tool, "hooks": [handler({"if": permission_glob(tool, form)}) for form in forms]
+             # a joined team's memories (teams/<name>/memory/) are read only, and reinforced for this person
+             + ([handler({"if": f"Read(/{form.as_posix()}/teams/*/memory/**)"}) for form in forms]
+                if tool == "Read" else [])}
             for tool in REINFORCING_TOOLS
         ],
     }

@@ -183,10 +183,15 @@ class Inspector:
             links = {r[0]: r[1] for r in conn.execute("SELECT name, path FROM files WHERE kind = 't2'")}
             superseded_by = [(n, links.get(n)) for n in view.get("superseded_by", [])]
             supersedes = [(n, links.get(n)) for n in view.get("supersedes", [])]
+        from memstore.team.history import history as team_history
+
         return {
             "view": view,
             "meta": meta,
             "band": band,
+            # a team's memory: who added it and when, and its recent history (the team clone's git log)
+            "team": view.get("team"),
+            "team_history": team_history(str(self.root), row["path"]) if view.get("team") else [],
             "project": meta.get("project") or None,
             "superseded_by": superseded_by,
             "supersedes": supersedes,
