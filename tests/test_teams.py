@@ -130,7 +130,8 @@ def test_team_lenses_fire_and_say_whose_they_are(tmp_path: Path, remote: tuple[P
     payload = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"},
                "session_id": "s1", "cwd": str(tmp_path)}
     done = subprocess.run([str(Path(os.sys.executable).parent / "memstore"), "hook"], input=json.dumps(payload),
-                          capture_output=True, text=True, timeout=60, env={**os.environ, "MEMSTORE_ROOT": str(store.root)})
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "MEMSTORE_ROOT": str(store.root)})
     assert done.returncode == 0
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "[memstore lens: no-friday-deploys (team acme)]" in context and "TEAMLENS-7f3a" in context
@@ -196,7 +197,8 @@ def test_a_flood_of_team_files_never_takes_the_persons_hot(tmp_path: Path, remot
     alone_cold = [e.path for e in alone_bands.cold]
     assert own_cold == alone_cold[:len(own_cold)], "the person's Cold rows reordered or replaced"
     config = store.config
-    for group, budget in ((bands.hot, config.hot_budget), (bands.new, config.new_budget), (bands.cold, config.cold_budget)):
+    for group, budget in ((bands.hot, config.hot_budget), (bands.new, config.new_budget),
+                          (bands.cold, config.cold_budget)):
         used = sum(len(e.row) + 1 for e in group if e.team)
         assert used <= budget * config.team_share
     assert any(e.team for e in bands.hot + bands.new + bands.cold), "no team row at all"
@@ -250,7 +252,8 @@ def test_a_pull_fast_forwards_and_the_mirror_follows(tmp_path: Path, remote: tup
     push_from_seed(seed, "memory/feedback_nightly.md", memory("feedback_nightly", "pulled by the tick at night"), "n")
     status = Store(store.root, NOW).tick()
     assert any("team acme: updated" in line for line in status.teams)
-    assert [h.path for h in Store(store.root, NOW).search("pulled tick night")] == ["teams/acme/memory/feedback_nightly.md"]
+    found = [h.path for h in Store(store.root, NOW).search("pulled tick night")]
+    assert found == ["teams/acme/memory/feedback_nightly.md"]
 
 
 def test_an_unreachable_remote_is_said_by_the_tick(tmp_path: Path, remote: tuple[Path, Path]) -> None:
@@ -272,7 +275,7 @@ def test_a_clone_whose_config_would_run_a_program_is_not_fetched(tmp_path: Path,
     folder = store.root / "teams" / "acme"
     proof = tmp_path / "ran"
     git(folder, "config", "core.sshCommand", f"touch {proof}; ssh")
-    with pytest.raises(GitError, match="core.sshcommand"):
+    with pytest.raises(GitError, match=r"core\.sshcommand"):
         store.teams.pull()
     assert not proof.exists()
 
@@ -458,3 +461,23 @@ def test_the_inspector_says_who_added_a_team_memory(tmp_path: Path, remote: tupl
     assert page.status == 200, page.body
     assert "<dt>Team</dt><dd>acme" in page.body
     assert re.search(r"<td>\d{4}-\d\d-\d\d</td><td>Ann Teammate</td><td>added: seed the team memory</td>", page.body)
+
+
+def test_a_lesson_accepted_in_review_is_shared_by_its_id(tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: an accepted lesson (which has no memory file of its own) that cannot be shared, or one
+    shared without the person having accepted it."""
+    from memstore.core.errors import NotFound
+    from memstore.hook.review import ACCEPTED, REJECTED, lesson_id, record
+
+    _seed, bare = remote
+    store = joined(tmp_path, bare)
+    kept = "Always run the migrations dry first on staging."
+    dropped = "Skip the linter when in a hurry."
+    for text, decision in ((kept, ACCEPTED), (dropped, REJECTED)):
+        record(store.root, "clone", {"id": lesson_id(text), "kind": "lesson", "text": text, "decision": decision,
+                                     "at": "2026-07-29T10:00:00Z"})
+    proposal = store.teams.share(lesson_id(kept), "acme")
+    shared = git(bare, "show", f"{proposal.branch}:{proposal.path}")
+    assert proposal.path.startswith("memory/feedback_always-run-the-migrations") and kept in shared
+    with pytest.raises(NotFound):
+        store.teams.share(lesson_id(dropped), "acme")

@@ -99,13 +99,20 @@ class Teams:
     # ------------------------------------------------------------ proposing changes (pull requests)
 
     def share(self, memory: str | os.PathLike[str], team: str) -> Proposal:
-        """Propose one of the person's topic memories (a lesson accepted in review is one) to `team`."""
+        """Propose one of the person's topic memories, or a lesson they accepted in review (by its review
+        id, l3f9a0c1), to `team`."""
         from memstore.core.kinds import classify
+        from memstore.hook.review import looks_like_id
         from memstore.team.clones import find
         from memstore.team.secrets import refuse
-        from memstore.team.sharing import authored, propose
+        from memstore.team.sharing import authored, lesson_file, propose
 
         joined = find(self.joined, team)
+        if looks_like_id(os.fspath(memory)):
+            name, data = lesson_file(str(self.store.root), os.fspath(memory), self.store.now)
+            refuse(data.decode("utf-8"), f"sharing lesson {os.fspath(memory)}")
+            return propose(str(self.store.root), joined, "share", f"memory/{name}", data,
+                           f"Share lesson {name[:-3]}", self.store.now)
         rel = self.store.show(memory).path
         if team_of(rel):
             raise BadUsage(f"{rel} is a team's memory already", hint="share one of your own, under memory/")

@@ -112,7 +112,9 @@ def ask(question: str) -> str | None:
         import termios
 
         termios.tcflush(fd, termios.TCIFLUSH)  # only what is typed after the question answers it
-    except (ImportError, OSError):
+    except ImportError:
+        pass
+    except (OSError, termios.error):  # termios.error is not an OSError: a descriptor that is no terminal now
         pass
     try:
         out = open("/dev/tty", "w", encoding="utf-8", errors="replace")  # noqa: SIM115 - closed below

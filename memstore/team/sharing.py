@@ -65,6 +65,26 @@ def authored(raw: bytes) -> bytes:
     return raw  # never closed: not frontmatter after all
 
 
+def lesson_file(root: str, ident: str, now: dt.datetime) -> tuple[str, bytes]:
+    """A lesson the person accepted in review (its id), as a team topic memory: (file name, its text)."""
+    import json
+
+    from memstore.core.errors import NotFound
+    from memstore.hook.review import ACCEPTED, answers
+
+    answer = answers(root).get(ident)
+    if answer is None or answer.get("kind") != "lesson" or answer.get("decision") != ACCEPTED or not answer.get("text"):
+        raise NotFound(f"{ident} is no lesson you accepted in review",
+                       hint="memstore review lists what waits; share takes an accepted lesson's id or a memory's name")
+    text = " ".join(str(answer["text"]).split())
+    name = f"feedback_{_slug(' '.join(text.split()[:6]))}.md"
+    head = ["---", f"name: {name[:-3]}", "type: feedback", f"summary: {json.dumps(text[:150])}",
+            f"created: {now:%Y-%m-%d}", "source: a lesson accepted in review"]
+    if answer.get("project"):
+        head.append(f"project: {json.dumps(str(answer['project']))}")
+    return name, ("\n".join([*head, "---", "", text, ""])).encode("utf-8")
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:50] or "memory"
 
