@@ -481,3 +481,21 @@ def test_a_lesson_accepted_in_review_is_shared_by_its_id(tmp_path: Path, remote:
     assert proposal.path.startswith("memory/feedback_always-run-the-migrations") and kept in shared
     with pytest.raises(NotFound):
         store.teams.share(lesson_id(dropped), "acme")
+
+
+def test_a_root_kept_in_git_never_takes_a_clone_in(tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: `git add -A` in a root kept in git adding a team clone as an embedded repository."""
+    _seed, bare = remote
+    store = person(tmp_path)
+    git(store.root, "init", "-q")
+    store.teams.add(str(bare), name="acme")
+    git(store.root, "add", "-A")
+    staged = git(store.root, "diff", "--cached", "--name-only")
+    assert "teams/acme" not in staged and "memstore.toml" in staged
+
+
+def test_status_names_the_teams(tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: status silent about the teams a root reads (a person would not know why rows say team)."""
+    _seed, bare = remote
+    store = joined(tmp_path, bare)
+    assert store.status().teams == [{"name": "acme", "memories": 1, "lenses": 1}]

@@ -62,5 +62,9 @@ def status(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Confi
 
     view = status_view(conn, root, now, config)
 
+    counts = dict(conn.execute("SELECT substr(path, 7, instr(substr(path, 7), '/') - 1) || ' ' || kind, count(*) "
+                               "FROM files WHERE path LIKE 'teams/%' GROUP BY 1").fetchall())
+    teams = [{"name": team.name, "memories": counts.get(f"{team.name} t2", 0),
+              "lenses": counts.get(f"{team.name} lens", 0)} for team in config.teams]
     return Status(**{**view, "bands": [BandUse(**b) for b in view["bands"]], "deleted": summary(root),
-                     "nightly": nightly(root, now)})
+                     "nightly": nightly(root, now), "teams": teams})

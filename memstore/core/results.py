@@ -153,6 +153,7 @@ class Status(Record):
     # count, since (a day), kept: [{path, was, deleted_at}]
     deleted: dict[str, Any] = field(default_factory=dict)
     nightly: dict[str, Any] = field(default_factory=dict)  # tick, wake (last ran, or None), late, hint (lastrun.py)
+    teams: list[dict[str, Any]] = field(default_factory=list)  # each joined team: name, memories, lenses (mirror)
 
 
 @dataclass(frozen=True, slots=True)

@@ -111,6 +111,7 @@ def add(root: Path, joined: tuple[Team, ...], url: str, name: str | None, branch
         url = os.path.abspath(url)  # a local remote: a path that means the same from inside the clone
     _editable(root)
     folder.parent.mkdir(exist_ok=True)
+    _ignored_by_the_root(folder.parent)
     say(f"cloning {url} into {TEAMS_DIR}/{name}/ ...")
     args = ["clone", "--quiet", "--no-recurse-submodules", *(["--branch", branch] if branch else []),
             "--", url, str(folder)]
@@ -150,6 +151,16 @@ def remove(root: Path, joined: tuple[Team, ...], name: str, force: bool = False)
         shutil.rmtree(folder)
     lenses_moved(root)
     return team
+
+
+def _ignored_by_the_root(teams: Path) -> None:
+    """teams/.gitignore: a root kept in git (its journal travels that way) never takes a clone in as an
+    embedded repository; each clone has its own remote."""
+    from memstore.core.locks import atomic_write
+
+    ignore = teams / ".gitignore"
+    if not ignore.exists():
+        atomic_write(ignore, b"# team clones: each is a git repository of its own (memstore team add)\n*\n")
 
 
 def find(joined: tuple[Team, ...], name: str) -> Team:

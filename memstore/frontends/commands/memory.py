@@ -256,6 +256,9 @@ def status(app: App, as_json: bool) -> None:
                                 f"{deleted['since']}, kept in memory/archive/: {names} (memstore restore NAME "
                                 "puts one back; memstore restore --ack stops this note)"))
     click.echo(f"semantic  {semantic_line(view['semantic'])}")
+    if view.get("teams"):
+        click.echo(for_terminal("teams     " + ", ".join(f"{t['name']} ({t['memories']} memories, {t['lenses']} lenses)"
+                                                        for t in view["teams"]) + " (memstore team list)"))
     from memstore.life.lastrun import line as nightly_line
 
     click.echo(f"nightly   {nightly_line(view['nightly'])}")
