@@ -37,8 +37,7 @@ class Teams:
     def _changed(self) -> None:
         """memstore.toml or a clone changed: config read again, the mirror caught up, MEMORY.md rendered."""
         self.store._config = None  # the Store's cached config: memstore.toml changed under it
-        self.store.sync(full=True, embed=False)
-        self.store.render()
+        self.store.render()  # a full catch-up of the mirror first (one walk), then MEMORY.md
 
     def list(self) -> builtins.list[dict[str, Any]]:
         """Each joined team: name, url, branch, folder, its memories and lenses in the mirror, its clone's state."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from memstore.core.agent_root import ARCHIVE, CURRENT_STATE, INDEX
+from memstore.core.teams import READ_KINDS, split
 
 MEMORY_TYPES = ("feedback", "project", "reference", "user", "process", "handoff")
 
@@ -49,8 +50,6 @@ def classify(rel: str) -> str:
     A file of a team clone (teams/<name>/...) is classified by its path inside the clone, and only
     its topic memories, lenses and meditations count (memstore.core.teams.READ_KINDS)."""
     if rel.startswith("teams/"):
-        from memstore.core.teams import READ_KINDS, split
-
         inner = split(rel)
         if inner is None:
             return "other"

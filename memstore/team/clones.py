@@ -120,6 +120,7 @@ def add(root: Path, joined: tuple[Team, ...], url: str, name: str | None, branch
     except GitError:
         shutil.rmtree(folder, ignore_errors=True)  # a half-made clone holds nothing of anyone's
         raise
+    _graph(str(folder))
     followed = branch or current_branch(str(folder)) or "main"
     team = Team(name, url, followed)
     if not any((folder / sub).is_dir() for sub in ("memory", "lenses")):
@@ -202,7 +203,14 @@ def pull(root: Path, team: Team) -> Pulled:
         return Pulled(team.name, "dirty", before, before,
                       f"cannot fast-forward: {last_line(moved)}; left as it is (git -C {folder} status)")
     lenses_moved(root)
+    _graph(folder)
     return Pulled(team.name, "updated", before, _head(folder), "fast-forwarded")
+
+
+def _graph(folder: str) -> None:
+    """git's commit-graph with changed-path filters: `show`'s history of one file reads it instead of
+    every commit (a third of the time at a thousand commits). git's own data in .git/, best effort."""
+    git(folder, "commit-graph", "write", "--reachable", "--changed-paths", "--split", check=False)
 
 
 def lenses_moved(root: Path) -> None:

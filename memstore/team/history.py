@@ -24,13 +24,21 @@ def history(root: str, rel: str, recent: int = RECENT) -> list[dict[str, str]]:
         return []
     team, inner = found
     folder = os.path.join(root, "teams", team)
-    try:
-        recent_log = git(folder, "log", f"-n{recent}", f"--format={_FORMAT}", "--", inner, check=False)
-        added = git(folder, "log", "--diff-filter=A", f"--format={_FORMAT}", "--", inner, check=False)
+    try:  # one walk of the history: every commit that touched the file, with how (A: added)
+        log = git(folder, "log", f"--format=\x1e{_FORMAT}", "--name-status", "--", inner, check=False)
     except GitError:
         return []
-    rows = _rows(recent_log.stdout)
-    first = _rows(added.stdout)[-1:]  # the oldest add: a file taken out and put back was added twice
+    rows, adds = [], []
+    for record in log.stdout.split("\x1e")[1:]:
+        head, _, changes = record.partition("\n")
+        parsed = _rows(head)
+        if not parsed:
+            continue
+        rows.append(parsed[0])
+        if any(line.startswith("A\t") for line in changes.splitlines()):
+            adds.append(parsed[0])
+    first = [dict(adds[-1])] if adds else []  # the oldest add: a file taken out and put back was added twice
+    rows = rows[:recent]
     if first:
         first[0]["added"] = "yes"
         if all(row["commit"] != first[0]["commit"] for row in rows):
