@@ -9,6 +9,8 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memstore.core.teams import team_of
+
 if TYPE_CHECKING:
     from memstore.core.config import Config
     from memstore.core.results import Status
@@ -49,8 +51,12 @@ def lint_rows(conn: sqlite3.Connection, root: Path) -> list[dict[str, str]]:
     from memstore.team.secrets import lint_findings
 
     rows = [(r[0], r[1]) for r in conn.execute("SELECT path, meta FROM files WHERE kind = 'short-term'")]
-    return lint_view(conn, root) + [{"path": rel, "level": "warning", "message": why}
-                                    for rel, why in forged(root, rows)] + lint_findings(conn, root)
+    found = lint_view(conn, root) + [{"path": rel, "level": "warning", "message": why}
+                                     for rel, why in forged(root, rows)] + lint_findings(conn, root)
+    for item in found:  # a team's file is mended in the team's repository, never here
+        if (team := team_of(item["path"])) is not None:
+            item["message"] += f" (team {team}'s file: mend it by a pull request on the team's repository)"
+    return found
 
 
 def status(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config) -> Status:

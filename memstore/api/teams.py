@@ -26,6 +26,16 @@ if TYPE_CHECKING:
 Say = Callable[[str], None]
 
 
+@dataclasses.dataclass(frozen=True)
+class Prepared:
+    """A share checked and ready: the team, the path in its repository, the bytes, the commit message."""
+
+    team: Team
+    inner: str
+    data: bytes
+    message: str
+
+
 class Teams:
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -98,32 +108,44 @@ class Teams:
     # ------------------------------------------------------------ proposing changes (pull requests)
 
     def share(self, memory: str | os.PathLike[str], team: str) -> Proposal:
-        """Propose one of the person's topic memories, or a lesson they accepted in review (by its review
-        id, l3f9a0c1), to `team`."""
+        """Propose one of the person's topic memories or lenses, or a lesson they accepted in review (by
+        its review id, l3f9a0c1), to `team`."""
+        return self.send(self.prepare(memory, team))
+
+    def prepare(self, memory: str | os.PathLike[str], team: str) -> Prepared:
+        """Everything `share` checks, before anything is asked or written: the team, the file, no secret."""
         from memstore.core.kinds import classify
         from memstore.hook.review import looks_like_id
         from memstore.team.clones import find
         from memstore.team.secrets import refuse
-        from memstore.team.sharing import authored, lesson_file, propose
+        from memstore.team.sharing import authored, lesson_file
 
         joined = find(self.joined, team)
         if looks_like_id(os.fspath(memory)):
             name, data = lesson_file(str(self.store.root), os.fspath(memory), self.store.now)
             refuse(data.decode("utf-8"), f"sharing lesson {os.fspath(memory)}")
-            return propose(str(self.store.root), joined, "share", f"memory/{name}", data,
-                           f"Share lesson {name[:-3]}", self.store.now)
+            return Prepared(joined, f"memory/{name}", data, f"Share lesson {name[:-3]}")
         rel = self.store.show(memory).path
+        kind = classify(rel)
         if team_of(rel):
-            raise BadUsage(f"{rel} is a team's memory already", hint="share one of your own, under memory/")
-        if classify(rel) != "t2":
-            raise BadUsage(f"{rel} is not a topic memory (memory/<type>_<topic>.md)",
+            raise BadUsage(f"{rel} is a team's already", hint="share one of your own, under memory/ or lenses/")
+        if kind not in ("t2", "lens"):
+            raise BadUsage(f"{rel} is not a topic memory (memory/<type>_<topic>.md) or a lens (lenses/*.md)",
                            hint="a note or lesson becomes one in review (memstore review), then it can be shared")
         raw = (self.store.root / rel).read_bytes()
         refuse(raw.decode("utf-8", "replace"), f"sharing {rel}")
         filename = rel.rsplit("/", 1)[-1]
         summary = (self.store.show(rel).summary or "").strip()[:60]
-        return propose(str(self.store.root), joined, "share", f"memory/{filename}", authored(raw),
-                       f"Share {filename[:-3]}" + (f": {summary}" if summary else ""), self.store.now)
+        inner = f"memory/{filename}" if kind == "t2" else rel  # a lens keeps its place under lenses/
+        return Prepared(joined, inner, authored(raw),
+                        f"Share {filename[:-3]}" + (f": {summary}" if summary else ""))
+
+    def send(self, prepared: Prepared) -> Proposal:
+        """The prepared file on a new branch from the team's, pushed (memstore.team.sharing.propose)."""
+        from memstore.team.sharing import propose
+
+        return propose(str(self.store.root), prepared.team, "share", prepared.inner, prepared.data,
+                       prepared.message, self.store.now)
 
     def propose_forget(self, path: str, why: str) -> Proposal:
         """Propose taking a team memory out of the team's repository, with why."""

@@ -237,7 +237,12 @@ def held_now(root: str) -> list[Finding]:
 
 
 def is_held(root: str, key: str, state: State | None = None) -> bool:
-    """Is this person-owned file (root-relative) held back right now? No baseline yet: never."""
+    """Is this person-owned file (root-relative) held back right now? No baseline yet: never. A team's lens
+    or meditation is held whenever its bytes are not its clone's committed text (memstore.core.teams)."""
+    if key.startswith("teams/"):
+        from memstore.core.teams import committed
+
+        return not committed(root, key)
     state = load(root) if state is None else state
     if state is None or not state["files"]:
         return False

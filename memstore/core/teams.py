@@ -129,3 +129,41 @@ def refuse_inside_clone(path: str | os.PathLike[str]) -> None:
     if inside_clone(path):
         raise TeamFileError(f"{os.fspath(path)}: inside a team clone, which memstore never writes",
                             hint="a team memory changes by pull request on the team repository (memstore share)")
+
+
+# ---------------------------------------------------------------- what each clone holds, as committed
+
+# runtime/state/team-files.json: {team: {"format": "sha1"|"sha256", "files": {inner path: blob id}}} for
+# the lenses and meditations at each clone's HEAD, written by `team add`, `team pull` and the nightly
+# pull. A team lens or meditation is injected only while its bytes are exactly that blob: one changed
+# in the clone by hand, or planted there, is not the team's reviewed text (`memstore team list` names it).
+COMMITTED_FILE = "team-files.json"
+
+
+def blob_id(data: bytes, object_format: str = "sha1") -> str:
+    """git's id of a blob with these bytes (what `git hash-object` prints), without running git."""
+    import hashlib
+
+    digest = hashlib.sha256 if object_format == "sha256" else hashlib.sha1
+    return digest(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def committed(root: str, rel: str) -> bool:
+    """Are the bytes of this team file (root-relative) the ones its clone's HEAD holds?"""
+    import json
+
+    from memstore.core.agent_root import state_dir
+
+    found = split(rel)
+    if found is None:
+        return False
+    try:
+        with open(os.path.join(state_dir(root), COMMITTED_FILE), encoding="utf-8") as handle:
+            state = json.load(handle)
+        entry = state[found[0]]
+        expected = entry["files"][found[1]]
+        with open(os.path.join(root, rel), "rb") as handle:
+            data = handle.read(2_000_000)
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return isinstance(expected, str) and blob_id(data, str(entry.get("format", "sha1"))) == expected

@@ -22,7 +22,7 @@ from pathlib import Path
 from memstore.core.config import CONFIG_FILE, ConfigError
 from memstore.core.errors import BadUsage, MemstoreError, NotFound
 from memstore.core.teams import NAME, TEAMS_DIR, Team
-from memstore.team.gitconf import GitError, git, last_line
+from memstore.team.gitconf import GitError, git, last_line, named_files
 
 Say = Callable[[str], None]
 
@@ -123,6 +123,7 @@ def add(root: Path, joined: tuple[Team, ...], url: str, name: str | None, branch
     _graph(str(folder))
     followed = branch or current_branch(str(folder)) or "main"
     team = Team(name, url, followed)
+    record_committed(root, team)
     if not any((folder / sub).is_dir() for sub in ("memory", "lenses")):
         say(f"note: {TEAMS_DIR}/{name}/ has no memory/ or lenses/ yet (memstore team init lays a team repository out)")
     _write_teams(root, (*joined, team))
@@ -139,17 +140,22 @@ def remove(root: Path, joined: tuple[Team, ...], name: str, force: bool = False)
     folder = team.folder(root)
     if os.path.isdir(folder) and not force:
         kept = local_changes(folder)
-        unpushed = git(folder, "log", "--oneline", "--branches", "--not", "--remotes", "-n", "5", check=False)
-        if kept or unpushed.stdout.strip():
-            what = f"changed files ({', '.join(kept[:3])})" if kept else "commits on no remote"
+        branches = git(folder, "for-each-ref", "--format=%(refname:short)", "refs/heads", check=False).stdout.split()
+        unpushed = [b for b in branches
+                    if git(folder, "rev-list", "-n1", b, "--not", "--remotes", check=False).stdout.strip()]
+        if kept or unpushed:
+            what = (f"changed files ({', '.join(kept[:3])})" if kept else
+                    f"commits on no remote (branch {', '.join(unpushed[:3])})")
+            look = f"git -C {folder} status" if kept else f"git -C {folder} log --oneline {unpushed[0]} --not --remotes"
             raise MemstoreError(f"{TEAMS_DIR}/{name}/ holds {what}: removing it would lose them",
-                                hint=f"push or discard them (git -C {folder} status), or remove with --force")
+                                hint=f"push or discard them ({look}), or remove with --force")
     _editable(root)
     _write_teams(root, tuple(t for t in joined if t.name != name))
     if os.path.islink(folder):
         os.unlink(folder)
     elif os.path.isdir(folder):
         shutil.rmtree(folder)
+    record_committed(root, team)  # the clone gone: its entry goes
     lenses_moved(root)
     return team
 
@@ -179,7 +185,8 @@ def pull(root: Path, team: Team) -> Pulled:
         return Pulled(team.name, "missing", message=f"{TEAMS_DIR}/{team.name}/ is not a clone any more: "
                       f"memstore team remove {team.name}, then add it again")
     before = _head(folder)
-    fetched = git(folder, "fetch", "--quiet", "--no-recurse-submodules", "origin", network=True, check=False)
+    fetched = git(folder, "fetch", "--quiet", "--prune", "--no-recurse-submodules", "origin", network=True,
+                  check=False)
     if fetched.returncode != 0:
         return Pulled(team.name, "unreachable", before, before, f"could not fetch: {last_line(fetched)}")
     branch = team.branch or current_branch(folder) or "main"
@@ -192,19 +199,63 @@ def pull(root: Path, team: Team) -> Pulled:
     if not remote:
         return Pulled(team.name, "current", before, before, f"the remote has no {branch} yet")
     if remote == before:
+        record_committed(root, team)  # cheap, and mends a state folder that was cleared
         return Pulled(team.name, "current", before, before, "up to date")
     if before and git(folder, "merge-base", "--is-ancestor", before, remote, check=False).returncode != 0:
         return Pulled(team.name, "diverged", before, before,
                       f"cannot fast-forward to origin/{branch} (commits here the remote does not have, or a "
-                      f"rewritten history): left as it is; look with git -C {folder} log --oneline --graph -5 "
-                      f"HEAD origin/{branch}")
+                      f"rewritten history): left as it is. Look: git -C {folder} log --oneline --graph -5 HEAD "
+                      f"origin/{branch}; to keep your commits and take the team's: git -C {folder} branch "
+                      f"mine-{before[:8]} && git -C {folder} reset --hard origin/{branch}")
     moved = git(folder, "merge", "--ff-only", "--quiet", f"refs/remotes/origin/{branch}", check=False)
     if moved.returncode != 0:
+        files = named_files(moved)
+        what = f"files changed by hand here are in the way ({', '.join(files[:5])})" if files else last_line(moved)
         return Pulled(team.name, "dirty", before, before,
-                      f"cannot fast-forward: {last_line(moved)}; left as it is (git -C {folder} status)")
+                      f"cannot fast-forward: {what}; left as it is. Look: git -C {folder} status; to drop the "
+                      f"hand edits: git -C {folder} stash (kept there), then memstore team pull")
     lenses_moved(root)
     _graph(folder)
-    return Pulled(team.name, "updated", before, _head(folder), "fast-forwarded")
+    record_committed(root, team)
+    kept = local_changes(folder)
+    note = (f"; {len(kept)} files here differ from the team's ({', '.join(kept[:3])}): a changed or new lens among "
+            f"them does not fire (git -C {folder} status)") if kept else ""
+    return Pulled(team.name, "updated", before, _head(folder), "fast-forwarded" + note)
+
+
+def record_committed(root: Path, team: Team) -> None:
+    """What the clone's HEAD holds of lenses/ and meditations/ (their blob ids), for the hook's check that a
+    team lens is the team's committed text (memstore.core.teams.committed). Under the state folder's lock."""
+    import json
+
+    from memstore.core.agent_root import state_dir
+    from memstore.core.locks import atomic_write, file_lock
+    from memstore.core.teams import COMMITTED_FILE
+
+    folder = team.folder(root)
+    files: dict[str, str] = {}
+    form = "sha1"
+    if os.path.isdir(os.path.join(folder, ".git")):
+        form = git(folder, "rev-parse", "--show-object-format", check=False).stdout.strip() or "sha1"
+        listed = git(folder, "ls-tree", "-r", "-z", "HEAD", "--", "lenses", "meditations", check=False).stdout
+        for item in listed.split("\0"):
+            meta, _, path = item.partition("\t")
+            parts = meta.split()
+            if len(parts) == 3 and parts[1] == "blob" and path.endswith(".md"):
+                files[path] = parts[2]
+    target = Path(state_dir(os.fspath(root))) / COMMITTED_FILE
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(target.with_name(COMMITTED_FILE + ".lock"), timeout=10):
+        try:
+            state = json.loads(target.read_text(encoding="utf-8"))
+            state = state if isinstance(state, dict) else {}
+        except (OSError, ValueError):
+            state = {}
+        if files or os.path.isdir(folder):
+            state[team.name] = {"format": form, "files": files}
+        else:
+            state.pop(team.name, None)
+        atomic_write(target, (json.dumps(state, indent=1, sort_keys=True) + "\n").encode("utf-8"))
 
 
 def _graph(folder: str) -> None:

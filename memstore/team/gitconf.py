@@ -49,8 +49,15 @@ def git(folder: str, *args: str, input: str | None = None, network: bool = False
 
 
 def last_line(done: processes.CompletedProcess[str]) -> str:
+    """git's own reason, in one line: its first fatal/error line (the lines after it are advice), else its last."""
     lines = [line.strip() for line in (done.stderr or done.stdout or "").splitlines() if line.strip()]
-    return lines[-1][:300] if lines else f"exit status {done.returncode}"
+    said = next((line for line in lines if line.startswith(("fatal:", "error:"))), lines[-1] if lines else "")
+    return said[:300] or f"exit status {done.returncode}"
+
+
+def named_files(done: processes.CompletedProcess[str]) -> list[str]:
+    """The files git lists (tab-indented) in a refusal such as "would be overwritten by merge"."""
+    return [line.strip() for line in (done.stderr or "").splitlines() if line.startswith("\t")]
 
 
 def foreign(folder: str) -> None:

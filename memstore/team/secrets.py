@@ -25,6 +25,7 @@ that only looks like a secret.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -177,7 +178,7 @@ def _well_formed(found: Any) -> bool:
 
 
 CACHE_FILE = "secrets.json"  # under runtime/state/: each scanned digest's findings
-SCAN_VERSION = 1  # one more when the filter or the masking here changes: the cached findings go
+SCAN_VERSION = 2  # one more when the filter or the masking here changes: the cached findings go
 
 
 def _signature() -> str:
@@ -237,6 +238,11 @@ def _plugin_of(secret_type: str) -> str:
     return plugin.__name__ if plugin is not None else ""
 
 
+# a run of 16 or more characters of the kinds tokens are made of (display only: what find() reports is
+# detect-secrets' decision, this only keeps the shown line from carrying one)
+_TOKENISH = re.compile(r"(?<![A-Za-z0-9/+_.-])[A-Za-z0-9/+_.-]{16,}=*")
+
+
 def _masked(line: str, values: list[str]) -> str:
     """`line` with each secret cut to its first few characters and ****; never the secret itself.
 
@@ -266,7 +272,11 @@ def _masked(line: str, values: list[str]) -> str:
         shown += [text[last:start], text[start:start + keep], "****"]
         last = end
     shown.append(text[last:])
-    masked = for_terminal("".join(shown))
+    # Whatever else on the line reads like a token is masked too: detectors name one secret of a pair (an
+    # AWS key id, not its unquoted secret key beside it), and this line lands in terminals and transcripts.
+    masked = for_terminal(_TOKENISH.sub(lambda m: m.group()[:4] + "****"
+                                        if any(c.isdigit() for c in m.group()) and any(c.isalpha() for c in m.group())
+                                        else m.group(), "".join(shown)))
     if len(masked) > SHOWN_MAX:
         masked = masked[:SHOWN_MAX - 1] + "…"
     if (values and not spans) or any(len(value) >= 4 and value in masked for value in values):

@@ -150,6 +150,8 @@ def propose(root: str, team: Team, action: str, inner: str, data: bytes | None, 
     git(folder, "update-ref", f"refs/heads/{branch}", commit)
     pushed = git(folder, "push", "--quiet", "origin", f"refs/heads/{branch}:refs/heads/{branch}", network=True,
                  check=False)
+    if pushed.returncode == 0:  # the remote holds it now: no local branch left to pile up in the clone
+        git(folder, "update-ref", "-d", f"refs/heads/{branch}", commit, check=False)
     url = pr_url(team.url, branch, base_branch)
     if pushed.returncode != 0:
         why = last_line(pushed)

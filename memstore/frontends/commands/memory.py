@@ -324,7 +324,8 @@ def list_(app: App, band: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(rows)
         return
-    shown = [{**r, "score": f"{r['score']:.4f}", "pin": "pin" if r["pin"] else ""} for r in rows]
+    shown = [{**r, "score": f"{r['score']:.4f}", "pin": "pin" if r["pin"] and not r.get("team") else "",
+              "name": f"{r['name']} (team {r['team']})" if r.get("team") else r["name"]} for r in rows]
     click.echo(table(shown, ["band", "score", "access_count", "stability", "pin", "name"],
                      ["band", "score", "reinf", "stability", "pin", "name"]))
 

@@ -44,12 +44,14 @@ def propose(app: App, question: str, make: Callable[[], Any], as_json: bool) -> 
 @json_option
 @common
 def share(app: App, name: str, team: str, as_json: bool) -> None:
-    """Propose memory NAME to TEAM: a commit on a new branch of the team clone, pushed; then open the pull request.
+    """Propose memory or lens NAME to TEAM: a commit on a new branch of the team clone, pushed; then open the
+    pull request.
 
     Only the memory's authored text goes (your access counts and stability stay yours); a memory that
     looks as if it holds a secret is refused. Yours alone: it needs your terminal and a typed y.
     """
-    propose(app, f"share {name} with team {team}", lambda: app.store.teams.share(name, team), as_json)
+    prepared = app.store.teams.prepare(name, team)  # the checks (a secret, the team, the file) before the question
+    propose(app, f"share {prepared.inner} with team {team}", lambda: app.store.teams.send(prepared), as_json)
 
 
 @cli.group()
