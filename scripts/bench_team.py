@@ -50,7 +50,7 @@ from memstore_devtools.bench.common import (
     run_child,
 )
 from memstore_devtools.corpus import ANCHOR_NAMES, CorpusSpec, generate_corpus
-from memstore_devtools.teamrepo import build_team, du, git, push_new
+from memstore_devtools.teamrepo import build_team, du, push_new
 
 NOW = dt.datetime(2026, 7, 30, 12, 0, tzinfo=dt.UTC)  # the corpus generator's `now`
 NOW_ARG = "2026-07-30T12:00:00Z"
@@ -456,15 +456,6 @@ def run(args: argparse.Namespace, work: Path) -> str:
     ], "lr"))
     out.append(f"\nA pulled memory is found by search right after: {'yes' if arrived else 'NO'}.")
 
-    # what a commit-graph with changed-path Bloom filters would do for show's two `git log -- PATH` (not done by
-    # memstore today; measured last, so nothing above ran with it)
-    clone = team_root / "teams" / TEAM
-    graph_s, _ = timed(lambda: git(clone, "commit-graph", "write", "--reachable", "--changed-paths"))
-    graphed = alternate({"own": lambda: mine.show(own_file), "team": lambda: mine.show(team_file)}, args.reps)
-    out.append(f"\nWith a commit-graph holding changed-path Bloom filters (`git commit-graph write --reachable "
-               f"--changed-paths` in the clone, {fmt_s(graph_s)} once; memstore does not write one today), "
-               f"`show` of the same team memory takes {fmt_s(graphed['team'])} (was {fmt_s(show['team'])}; "
-               f"own {fmt_s(graphed['own'])}).")
     return "\n".join(out)
 
 
