@@ -269,3 +269,19 @@ def test_a_second_secret_on_the_line_is_never_shown() -> None:
     for item in found:
         assert AWS_ID not in item.shown and AWS_KEY not in item.shown and AWS_KEY[:12] not in item.shown
         assert "AWS_SECRET_ACCESS_KEY=" in item.shown  # the words around it stay readable
+
+
+@pytest.mark.parametrize("text", [
+    "DB_PASSWORD=" + "SuperSecret" + "Password",
+    "password: " + "correcthorse" + "batterystaple",
+    "the token " + GITHUB[:3] + "\u200b" + GITHUB[3:],
+])
+def test_the_walkthroughs_misses_are_found(text: str) -> None:
+    """Catches: an unquoted one-word password taken for prose, and a zero-width space inside a token hiding
+    it from every detector (render then drops the space and shows the token whole): the attacker's walkthrough."""
+    assert secrets.find(text), text
+
+
+def test_a_plain_word_after_a_keyword_is_still_prose() -> None:
+    """Catches: the one-word rule flagging settings prose ("password: required", "token: none")."""
+    assert secrets.find("password: required\ntoken: none\nSecret: the key rotates every month") == []

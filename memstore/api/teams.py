@@ -73,17 +73,21 @@ class Teams:
                          "changed_files": local_changes(folder)[:20] if cloned else []})
         return rows
 
-    def add(self, url: str, *, name: str | None = None, branch: str | None = None, say: Say = lambda _: None) -> Team:
+    def add(self, url: str, *, name: str | None = None, branch: str | None = None, say: Say = lambda _: None,
+            accept: bool = False) -> Team:
+        """Join a team. `accept`: the caller checked that the person is at their terminal (the command line
+        does), so memstore.toml's new text is accepted as theirs; otherwise it is held like any edit made
+        during an agent session, and no team is read until `memstore trust memstore.toml`."""
         from memstore.team.clones import add
 
-        team = add(self.store.root, self.joined, url, name, branch, say)
+        team = add(self.store.root, self.joined, url, name, branch, say, accept)
         self._changed()
         return team
 
-    def remove(self, name: str, *, force: bool = False) -> Team:
+    def remove(self, name: str, *, force: bool = False, accept: bool = False) -> Team:
         from memstore.team.clones import remove
 
-        team = remove(self.store.root, self.joined, name, force)
+        team = remove(self.store.root, self.joined, name, force, accept)
         self._changed()
         return team
 

@@ -85,7 +85,7 @@ def watch_words(root: str) -> tuple[str, ...]:
 def person_owned(rel: str) -> bool:
     """Is this root-relative posix path one the person owns (case-insensitively: macOS)?"""
     folded = rel.casefold()
-    return any(folded == owned or folded.startswith(owned) if owned.endswith("/") else folded == owned
+    return any(folded == owned.rstrip("/") or folded.startswith(owned) if owned.endswith("/") else folded == owned
                for owned in PERSON_OWNED)
 
 

@@ -157,6 +157,9 @@ def _load_file(root: str | os.PathLike[str] | None) -> Config:
         changes[key] = value
     if isinstance(changes.get("semantic"), str):
         changes["semantic"] = str(changes["semantic"]).strip().lower()
+    share = changes.get("team_share", Config.team_share)
+    if not isinstance(share, float) or not 0.0 <= share <= 1.0:  # nan and inf fail this too
+        raise ConfigError(f"{path}: bad value for team_share: {share!r}", hint="a share from 0 to 1, e.g. 0.3")
     if changes.get("semantic", "auto") not in ("auto", "off"):
         raise ConfigError(f"{path}: bad value for semantic: {changes['semantic']!r}", hint='use "auto" or "off"')
     return Config(**changes)

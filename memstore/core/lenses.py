@@ -55,6 +55,9 @@ class Lens:
     def text(self) -> str:
         # A lens is the person's text: its markdown stays, but no tag or control comes out of it.
         body = inert_block(cap_text(self.body.strip(), self.token_cap), markdown=False)
+        # a body cannot start a lens of its own: a line like memstore's header would pass for another lens
+        # (a team's lens posing as one of the person's)
+        body = body.replace("[memstore lens", "\\[memstore lens")
         # a team's lens says whose it is (teams/<name>/lenses/...): reviewed by the team, not written by the person
         team = f" (team {inert_line(self.path.split('/', 2)[1])})" if self.path.startswith("teams/") else ""
         return f"[memstore lens: {inert_line(self.name)}{team}]\n{body}"
@@ -116,7 +119,7 @@ def fire(
     """
     fired = []
     for lens in load_lenses(conn) if lenses is None else lenses:
-        if not lens.matches(tool, file_path):
+        if not _matches_in_time(lens, tool, file_path):
             continue
         if allowed is not None and not allowed(lens.path):
             continue
@@ -129,6 +132,50 @@ def fire(
                 continue
         fired.append(lens)
     return fired
+
+
+# A lens's patterns are a person's or a team's regular expressions, and one can take exponential time on a
+# plain path (`^(/|[a-z_]+|[a-z/._-]+)*\.zz$`: minutes, at full CPU, on every Read): each match gets this
+# long, and a lens that runs past it does not fire (the hook logs it). Python's regex engine checks for
+# signals as it runs, so an interval timer stops it.
+MATCH_BUDGET_S = 0.05
+
+
+class _TooSlow(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: object) -> None:
+    raise _TooSlow
+
+
+def _matches_in_time(lens: Lens, tool: str, file_path: str | None) -> bool:
+    found = in_time(lambda: lens.matches(tool, file_path))
+    if found is None:
+        lens.problem = f"its pattern took over {MATCH_BUDGET_S * 1000:.0f} ms to match: it does not fire"
+        SLOW.append(lens.path)
+    return bool(found)
+
+
+def in_time(match: Callable[[], bool]) -> bool | None:
+    """match(), or None when it runs past MATCH_BUDGET_S (in the main thread; elsewhere it runs as it is)."""
+    import signal
+
+    try:
+        before = signal.signal(signal.SIGALRM, _alarm)
+    except ValueError:  # not the main thread (a library caller's worker): no timer there
+        return match()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, MATCH_BUDGET_S)
+        return match()
+    except _TooSlow:
+        return None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+
+
+SLOW: list[str] = []  # the lenses whose patterns ran out of time in this process (the hook logs them)
 
 
 def tool_union(conn: sqlite3.Connection) -> str | None:
@@ -157,6 +204,8 @@ def lens_files(root: str, stamps: dict[str, int] | None = None,
     found: dict[str, tuple[int, int]] = {}
     pending = []
     for top in ("lenses", *(f"teams/{name}/lenses" for name in sorted(teams))):
+        if top != "lenses" and os.path.islink(os.path.join(root, top)):
+            continue  # a team repository's lenses/ committed as a link leads anywhere: never followed
         try:
             mtime = os.stat(os.path.join(root, top)).st_mtime_ns
         except OSError:

@@ -68,7 +68,10 @@ _IDENTITY = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE",
 # check-ignore, rev-parse, var, config); filters are turned off by name, per repository (run_git)
 _OFF = ("core.fsmonitor=", "core.hooksPath=/dev/null", "core.pager=cat", "core.editor=:", "core.sshCommand=",
         "core.askPass=", "credential.helper=", "commit.gpgSign=false", "tag.gpgSign=false", "gc.auto=0",
-        "maintenance.auto=false", "submodule.recurse=false", "diff.external=", "core.alternateRefsCommand=")
+        "maintenance.auto=false", "submodule.recurse=false", "diff.external=", "core.alternateRefsCommand=",
+        # verifying a signature starts gpg (or what gpg.program names): a team clone's log, merge and show never do
+        "log.showSignature=false", "merge.verifySignatures=false", "gpg.program=false", "gpg.ssh.program=false",
+        "gpg.x509.program=false")
 
 
 def git_env(*, person: bool = False) -> dict[str, str]:

@@ -71,7 +71,9 @@ class Team:
         return os.path.join(os.fspath(root), TEAMS_DIR, self.name)
 
     def to_json(self) -> dict[str, str]:
-        return {"name": self.name, "url": self.url, "branch": self.branch, "folder": f"{TEAMS_DIR}/{self.name}"}
+        # the url as it may be shown (team list is the agent's to run too): no password or token in it
+        shown = re.sub(r"^([a-z][a-z0-9+.-]*://)[^/@\s]*@", r"\1", self.url)
+        return {"name": self.name, "url": shown, "branch": self.branch, "folder": f"{TEAMS_DIR}/{self.name}"}
 
 
 def split(rel: str) -> tuple[str, str] | None:

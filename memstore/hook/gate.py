@@ -78,7 +78,14 @@ def gate_text(root: str, lenses: list[Lens], tools: list[str], stamps: dict[str,
     were read; `unread`: some changed lens could not be read here, so no tool is known lens-free."""
     listed = list(dict.fromkeys(t for t in (*KNOWN_TOOLS, *tools) if _TOOL_NAME.fullmatch(t)))[:MAX_TOOLS]
     patterns = [lens.tool_match for lens in lenses if lens.tool_match is not None]
-    free = [] if unread else [t for t in listed if not any(p.search(t) for p in patterns)]
+    from memstore.core.lenses import in_time
+
+    # a tool is free of lenses when no pattern matches it in time (one that runs out of time is a match:
+    # the hook then starts for that tool, and its own check skips the slow lens)
+    def matched(pattern: re.Pattern[str], tool: str) -> bool:
+        return in_time(lambda: bool(pattern.search(tool))) is not False
+
+    free = [] if unread else [t for t in listed if not any(matched(p, t) for p in patterns)]
     found = words(root)
     real = os.path.realpath(root)
     home = os.environ.get("HOME", "")

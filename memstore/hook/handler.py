@@ -399,6 +399,10 @@ def _lens_texts(root: str, tool: str, file_path: str | None, session: str | None
             found = current_lenses(conn, root, unread, stamps, [team.name for team in config.teams])
             # a lens changed during an agent session and not yet trusted is held back (memstore.core.tamper)
             lenses = fire(conn, tool, file_path, session, now, lens_filter(root), found)
+        from memstore.core.lenses import SLOW
+
+        for rel in SLOW:
+            _log(root, f"lens {rel} skipped: its pattern took too long to match (a pattern with nested repeats?)")
         from memstore.hook.gate import REWRITE_ON, refresh
 
         if os.environ.get("MEMSTORE_GATE") in REWRITE_ON:  # hookgate.sh could not answer from its file

@@ -215,7 +215,33 @@ def names_person_file(command: str, root: str, cwd: str | None) -> str | None:
         return "memstore review and memstore trust (answering them is the person's)"
     if not command:
         return None
-    return _spelled(command, root, cwd) or refusal(command, root, cwd)
+    return _team_git(command, root, cwd) or _spelled(command, root, cwd) or refusal(command, root, cwd)
+
+
+# git subcommands that change nothing, not even a ref: all the agent may run in a team's clone. (READ_ONLY_GIT
+# is wider for the person's own root, where a pull merges what the person pushed; a team clone's refs, remote
+# and work tree change only by `memstore team pull`: with `git remote set-url` and a pull, the agent's text
+# would arrive as the team's.)
+TEAM_READ_GIT = frozenset({"log", "diff", "show", "status", "blame", "grep", "ls-files", "ls-tree", "rev-parse",
+                           "describe", "shortlog", "cat-file", "rev-list"})
+
+
+def _team_git(command: str, root: str, cwd: str | None) -> str | None:
+    """A git command that is not a pure read, run on a team clone: named (`teams`), or from a shell standing
+    in one (its cwd, or a `cd` there)."""
+    if "git" not in command:
+        return None
+    teams = [os.path.join(form, "teams") for form in {os.path.normpath(root), _real(root)}]
+    standing = any(_real(place) == t or _real(place).startswith(t + os.sep) for place in _places(command, cwd)
+                   for t in teams)
+    if not standing and "teams" not in command:
+        return None
+    for segment in _SPLIT.split(command):
+        words = [w for w in _words(segment) if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w)]
+        at = next((i for i, w in enumerate(words) if os.path.basename(w) == "git"), None)
+        if at is not None and _git_subcommand(words[at + 1:]) not in TEAM_READ_GIT:
+            return "teams/ (a team's clone changes only by memstore team pull)"
+    return None
 
 
 def _spelled(command: str, root: str, cwd: str | None) -> str | None:

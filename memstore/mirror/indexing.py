@@ -21,6 +21,7 @@ from memstore.meaning.chunking import digest, plan, text_digest
 from memstore.mirror.cjk import has_unspaced
 from memstore.mirror.index_rows import index_row
 
+TEAM_BODY_MAX = 32_000  # characters of a team memory's body that are indexed
 # what a team file's problems about its (ignored) policy fields start with
 _POLICY_WORDS = ("policy", "access_count", "stability", "last_accessed", "last_reinforced")
 
@@ -48,6 +49,12 @@ def build_row(rel: str, raw: bytes, mtime_ns: int, size: int, config: Config, in
         parsed.access_count = parsed.stability = parsed.last_accessed = parsed.last_reinforced = None
         parsed.policy_base = None
         parsed.problems = [p for p in parsed.problems if not p.message.startswith(_POLICY_WORDS)]
+        if len(parsed.body) > TEAM_BODY_MAX:
+            # a team file is someone else's size: search's snippets grow with a body's matches (one 2 MB file
+            # made every search take minutes), so only its head is indexed
+            parsed.body = parsed.body[:TEAM_BODY_MAX]
+            parsed.problems.append(Problem(WARNING, f"only its first {TEAM_BODY_MAX:,} characters are indexed "
+                                                    "(a team's memory past that is cut for search)"))
     indexed = (parsed.name, parsed.summary, parsed.description, parsed.body)
     parts, tail_digest = plan(parsed.summary, parsed.description, parsed.body)
     rel.rsplit("/", 1)[-1]

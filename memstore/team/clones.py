@@ -44,7 +44,8 @@ whoever merges it makes it the team's. Never put secrets here.
 
 @dataclass
 class Pulled:
-    """What one team's pull did: state is updated, current, diverged, dirty, elsewhere, unreachable, or missing."""
+    """What one team's pull did: state is updated, current, diverged, dirty, elsewhere, unreachable, refused
+    (the clone's origin or local config is not as memstore made it), or missing."""
 
     team: str
     state: str
@@ -59,6 +60,11 @@ class Pulled:
     @property
     def changed(self) -> bool:
         return self.state == "updated"
+
+
+def redact(url: str) -> str:
+    """A URL as it may be shown: without a password or token in it (https://user:token@host/...)."""
+    return re.sub(r"^([a-z][a-z0-9+.-]*://)[^/@\s]*@", r"\1", url.strip())
 
 
 def name_from_url(url: str) -> str:
@@ -95,8 +101,10 @@ def local_changes(folder: str) -> list[str]:
 
 
 def add(root: Path, joined: tuple[Team, ...], url: str, name: str | None, branch: str | None,
-        say: Say = lambda _: None) -> Team:
-    """Clone the team repository into teams/<name>/ and record it in memstore.toml."""
+        say: Say = lambda _: None, accept: bool = False) -> Team:
+    """Clone the team repository into teams/<name>/ and record it in memstore.toml. `accept`: the caller
+    is the person at their terminal (the command line checked), so memstore.toml's new text is accepted
+    as theirs; from anywhere else it is an edit like any other, held when made during an agent session."""
     url = check_url(url)
     name = (name or name_from_url(url)).strip()
     if not NAME.match(name):
@@ -124,14 +132,21 @@ def add(root: Path, joined: tuple[Team, ...], url: str, name: str | None, branch
     followed = branch or current_branch(str(folder)) or "main"
     team = Team(name, url, followed)
     record_committed(root, team)
+    if not _head(str(folder)):
+        others = git(str(folder), "for-each-ref", "--format=%(refname:lstrip=3)", "refs/remotes/origin",
+                     check=False).stdout.split()
+        others = [b for b in others if b != "HEAD"]
+        if others:
+            say(f"note: the remote's default branch is empty; it has {', '.join(others[:5])}: memstore team remove "
+                f"{name}, then add it again with --branch {others[0]}")
     if not any((folder / sub).is_dir() for sub in ("memory", "lenses")):
         say(f"note: {TEAMS_DIR}/{name}/ has no memory/ or lenses/ yet (memstore team init lays a team repository out)")
-    _write_teams(root, (*joined, team))
+    _write_teams(root, (*joined, team), accept)
     lenses_moved(root)
     return team
 
 
-def remove(root: Path, joined: tuple[Team, ...], name: str, force: bool = False) -> Team:
+def remove(root: Path, joined: tuple[Team, ...], name: str, force: bool = False, accept: bool = False) -> Team:
     """Take the clone away and the team out of memstore.toml; the person's own memory is not touched.
 
     Refused while the clone holds work of the person's found nowhere else (changed files, commits or
@@ -139,18 +154,24 @@ def remove(root: Path, joined: tuple[Team, ...], name: str, force: bool = False)
     team = find(joined, name)
     folder = team.folder(root)
     if os.path.isdir(folder) and not force:
-        kept = local_changes(folder)
+        # changed, untracked and ignored files; branches, a stash, and commits made on a detached HEAD (the
+        # reflogs hold them) that no remote has
+        kept = [line[3:] for line in git(folder, "status", "--porcelain", "--ignored", check=False).stdout.splitlines()
+                if line.strip()]
         branches = git(folder, "for-each-ref", "--format=%(refname:short)", "refs/heads", check=False).stdout.split()
         unpushed = [b for b in branches
                     if git(folder, "rev-list", "-n1", b, "--not", "--remotes", check=False).stdout.strip()]
-        if kept or unpushed:
-            what = (f"changed files ({', '.join(kept[:3])})" if kept else
-                    f"commits on no remote (branch {', '.join(unpushed[:3])})")
-            look = f"git -C {folder} status" if kept else f"git -C {folder} log --oneline {unpushed[0]} --not --remotes"
+        loose = git(folder, "rev-list", "-n1", "--reflog", "--not", "--remotes", check=False).stdout.strip()
+        if kept or unpushed or loose:
+            what = (f"changed or ignored files ({', '.join(kept[:3])})" if kept else
+                    f"commits on no remote (branch {', '.join(unpushed[:3])})" if unpushed else
+                    f"commits on no remote (a stash or a detached commit: {loose[:10]})")
+            look = (f"git -C {folder} status --ignored" if kept else
+                    f"git -C {folder} log --oneline {unpushed[0] if unpushed else loose[:10]} --not --remotes")
             raise MemstoreError(f"{TEAMS_DIR}/{name}/ holds {what}: removing it would lose them",
                                 hint=f"push or discard them ({look}), or remove with --force")
     _editable(root)
-    _write_teams(root, tuple(t for t in joined if t.name != name))
+    _write_teams(root, tuple(t for t in joined if t.name != name), accept)
     if os.path.islink(folder):
         os.unlink(folder)
     elif os.path.isdir(folder):
@@ -185,8 +206,17 @@ def pull(root: Path, team: Team) -> Pulled:
         return Pulled(team.name, "missing", message=f"{TEAMS_DIR}/{team.name}/ is not a clone any more: "
                       f"memstore team remove {team.name}, then add it again")
     before = _head(folder)
-    fetched = git(folder, "fetch", "--quiet", "--prune", "--no-recurse-submodules", "origin", network=True,
-                  check=False)
+    origin = git(folder, "remote", "get-url", "origin", check=False).stdout.strip()
+    if origin != team.url:
+        return Pulled(team.name, "refused", before, before,
+                      f"the clone's origin is {redact(origin) or 'gone'}, not {redact(team.url)} as you joined it: "
+                      f"left as it is (if you moved the team yourself: git -C {folder} remote set-url origin URL, "
+                      "and the url in memstore.toml)")
+    try:
+        fetched = git(folder, "fetch", "--quiet", "--prune", "--no-recurse-submodules", "origin", network=True,
+                      check=False)
+    except GitError as exc:  # its local config names a program: that clone waits, the other teams go on
+        return Pulled(team.name, "refused", before, before, f"{exc} ({exc.hint})" if exc.hint else str(exc))
     if fetched.returncode != 0:
         return Pulled(team.name, "unreachable", before, before, f"could not fetch: {last_line(fetched)}")
     branch = team.branch or current_branch(folder) or "main"
@@ -307,8 +337,9 @@ def _editable(root: Path) -> None:
                             hint=f"look at it, then memstore trust {CONFIG_FILE}, then try again")
 
 
-def _write_teams(root: Path, teams: tuple[Team, ...]) -> None:
-    """Rewrite memstore.toml's [teams] (the rest of the file as it was), then accept it as the person's."""
+def _write_teams(root: Path, teams: tuple[Team, ...], accept: bool) -> None:
+    """Rewrite memstore.toml's [teams] (the rest of the file as it was); with `accept`, accept it as the
+    person's (tamper evidence), which only the person at their terminal may ask."""
     import tomlkit
 
     from memstore.core.locks import atomic_write
@@ -332,4 +363,5 @@ def _write_teams(root: Path, teams: tuple[Team, ...]) -> None:
             table[team.name] = entry
         holder["teams"] = table
     atomic_write(path, tomlkit.dumps(doc).encode("utf-8"))
-    trust(os.fspath(root), [CONFIG_FILE])
+    if accept:
+        trust(os.fspath(root), [CONFIG_FILE])

@@ -89,9 +89,14 @@ def find_all(texts: Sequence[str]) -> list[list[Secret]]:
         return []
     from detect_secrets.settings import get_plugins, transient_settings
 
+    from memstore.core.inert import UNSEEN, pattern
+
+    unseen = pattern(UNSEEN)
     with _LOCK, transient_settings(_config()):
         plugins = get_plugins()
-        return [_scan(text, plugins) for text in texts]
+        # scanned as it will be shown: without the invisible characters the render drops (a zero-width
+        # space inside a token hid it from every detector, and MEMORY.md then showed it whole)
+        return [_scan(unseen.sub("", text) if unseen.search(text) else text, plugins) for text in texts]
 
 
 def refuse(text: str, what: str) -> None:
@@ -178,7 +183,7 @@ def _well_formed(found: Any) -> bool:
 
 
 CACHE_FILE = "secrets.json"  # under runtime/state/: each scanned digest's findings
-SCAN_VERSION = 2  # one more when the filter or the masking here changes: the cached findings go
+SCAN_VERSION = 3  # one more when the filter or the masking here changes: the cached findings go
 
 
 def _signature() -> str:
@@ -196,7 +201,11 @@ def reads_as_prose(secret: str, line: str, plugin: Any = None) -> bool:
         return False
     words = secret.split()
     word = words[0].strip(".,;:!?()[]{}`*_") if words else ""
-    return word.isalpha() or not any(ch.isalpha() for ch in word)
+    if len(words) > 1:  # the value runs on in words: a sentence about a secret
+        return word.isalpha() or not any(ch.isalpha() for ch in word)
+    # one word alone: prose only when it reads as a plain word ("password: required", "token: none");
+    # a long, mixed-case or all-digit word is a credential (SuperSecretPassword, 12345678901234)
+    return word.isalpha() and word.islower() and len(word) <= 10
 
 
 def _config() -> dict[str, Any]:

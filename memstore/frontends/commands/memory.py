@@ -8,7 +8,7 @@ import click
 
 from memstore.api.store import Store
 from memstore.core.errors import BadUsage
-from memstore.core.inert import for_terminal
+from memstore.core.inert import for_terminal, inert_line
 from memstore.frontends.cligroup import App, cli, common, emit_json, json_option, table
 
 # ---------------------------------------------------------------- init / sync / rebuild
@@ -223,8 +223,9 @@ def show(app: App, name: str, as_json: bool) -> None:
         click.echo(f"{problem['level']:16} {for_terminal(problem['message'])}")
     for at, item in enumerate(history):  # a team memory: its git log in the team's clone, newest first
         label = "added by" if item.get("added") else "history" if at == 0 else ""
-        click.echo(for_terminal(f"{label:16} {item['date'][:10]} {item['author']}: {item['subject']} "
-                                f"({item['commit'][:10]})"))
+        # the team's words (an author's name, a commit subject): as inert as its memories' text
+        click.echo(for_terminal(f"{label:16} {item['date'][:10]} {inert_line(item['author'])}: "
+                                f"{inert_line(item['subject'])} ({item['commit'][:10]})"))
     click.echo("")
     click.echo(for_terminal(body.rstrip()))
 

@@ -72,7 +72,8 @@ def team_add(app: App, url: str, name: str | None, branch: str | None, as_json: 
     Yours alone: it needs your terminal and a typed y.
     """
     _person("joining a team", f"join the team at {url}? its lenses will be injected into your agent's sessions")
-    joined = app.store.teams.add(url, name=name, branch=branch, say=lambda line: click.echo(line, err=True))
+    joined = app.store.teams.add(url, name=name, branch=branch, say=lambda line: click.echo(line, err=True),
+                                 accept=True)  # the person at their terminal said y
     row = next(r for r in app.store.teams.list() if r["name"] == joined.name)
     if as_json:
         emit_json(row)
@@ -109,7 +110,7 @@ def team_list(app: App, as_json: bool) -> None:
 def team_remove(app: App, name: str, force: bool, as_json: bool) -> None:
     """Leave team NAME: its clone goes and memstore.toml forgets it. Nothing of your own memory is touched."""
     _person("leaving a team", f"leave team {name} and delete its clone teams/{name}/?")
-    gone = app.store.teams.remove(name, force=force)
+    gone = app.store.teams.remove(name, force=force, accept=True)
     if as_json:
         emit_json(gone.to_json())
         return
