@@ -711,7 +711,7 @@ def test_a_team_lens_cannot_pass_for_the_persons_own(tmp_path: Path, remote: tup
     assert "\n[memstore lens: delegation-discipline]" not in context
 
 
-def test_show_prints_a_teams_commit_text_inert(tmp_path: Path, remote: tuple[Path, Path], run) -> None:  # noqa: ANN001
+def test_show_prints_a_teams_commit_text_inert(tmp_path: Path, remote: tuple[Path, Path], run) -> None:
     """Catches: a commit subject or author name from the team (a third party) reaching the agent through
     `show` as a tag or an `@` import."""
     seed, bare = remote
