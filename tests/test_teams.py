@@ -731,3 +731,20 @@ def test_a_team_share_out_of_range_is_one_clear_line(tmp_path: Path, value: str)
     write(tmp_path, "memstore.toml", f"team_share = {value}\n")
     with pytest.raises(ConfigError, match="team_share"):
         load_config(tmp_path)
+
+
+def test_verify_says_an_install_from_before_teams_misses_team_reads(tmp_path: Path, run) -> None:  # noqa: ANN001
+    """Catches: an upgrade that keeps the old PostToolUse Read filter (memory/ only) passing verify, while
+    the person's reads of team memories never reach the hook."""
+    root = tmp_path / "agent"
+    assert run(None, "init", str(root), "--apply").exit_code == 0
+    assert run(root, "install", "--scope", "user", "--apply").exit_code == 0
+    path = Path(os.environ["HOME"]) / ".claude" / "settings.json"
+    settings = json.loads(path.read_text())
+    for group in settings["hooks"]["PostToolUse"]:
+        group["hooks"] = [h for h in group["hooks"] if "/teams/" not in h.get("if", "")]
+    path.write_text(json.dumps(settings))
+    verified = run(root, "verify", "--scope", "user", "--json")
+    checks = {c["name"]: c for c in json.loads(verified.stdout)}
+    assert verified.exit_code == 1 and not checks["hook PostToolUse Read"]["ok"]
+    assert "teams/*/memory/" in checks["hook PostToolUse Read"]["detail"]

@@ -153,7 +153,10 @@ def remove(root: Path, joined: tuple[Team, ...], name: str, force: bool = False,
     branches not on the remote), unless `force`."""
     team = find(joined, name)
     folder = team.folder(root)
-    if os.path.isdir(folder) and not force:
+    if os.path.lexists(folder) and not os.path.isdir(folder) and not os.path.islink(folder):
+        raise MemstoreError(f"{TEAMS_DIR}/{name} is a file, not a clone: memstore leaves it as it is",
+                            hint=f"look at it and move it away, then memstore team remove {name}")
+    if os.path.isdir(folder) and not os.path.islink(folder) and not force:
         # changed, untracked and ignored files; branches, a stash, and commits made on a detached HEAD (the
         # reflogs hold them) that no remote has
         kept = [line[3:] for line in git(folder, "status", "--porcelain", "--ignored", check=False).stdout.splitlines()

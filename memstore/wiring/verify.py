@@ -84,6 +84,11 @@ def check_settings(layout: Layout, lens_matcher: str | None) -> tuple[list[Check
             command = command or handler["command"]
             if tool and str(root) not in str(handler.get("if", "")):
                 checks.append(Check(label, False, f"filter {handler.get('if')!r} does not name {root}/memory", fix))
+            elif event == "PostToolUse" and tool == "Read" and not any(
+                    "/teams/*/memory/" in str(h.get("if", "")) and str(root) in str(h.get("if", "")) for h in hit):
+                # an install from before teams: a read of a team memory would never reach the hook
+                checks.append(Check(label, False, "registered, but not for a joined team's memories "
+                                    "(teams/*/memory/: their reads would not reinforce)", fix))
             else:
                 checks.append(Check(label, True, "registered"))
     from memstore.wiring import protect
@@ -92,7 +97,7 @@ def check_settings(layout: Layout, lens_matcher: str | None) -> tuple[list[Check
     guards = [h for m, h in _handlers(settings, "PreToolUse") if m == "Write" and "identity.md" in str(h.get("if", ""))]
     checks.append(Check(
         "person's files", not missing and bool(guards),
-        "identity.md, lenses/, meditations/, memstore.toml, review/, runtime/ and the rendered index: Claude "
+        "identity.md, lenses/, meditations/, memstore.toml, review/, teams/, runtime/ and the rendered index: Claude "
         "Code's deny rules and the hook refuse writes"
         if not missing and guards else
         f"not protected: {len(missing)} deny rules missing{'' if guards else ', no refusing hook'} (the agent could "
