@@ -733,7 +733,7 @@ def test_a_team_share_out_of_range_is_one_clear_line(tmp_path: Path, value: str)
         load_config(tmp_path)
 
 
-def test_verify_says_an_install_from_before_teams_misses_team_reads(tmp_path: Path, run) -> None:  # noqa: ANN001
+def test_verify_says_an_install_from_before_teams_misses_team_reads(tmp_path: Path, run) -> None:
     """Catches: an upgrade that keeps the old PostToolUse Read filter (memory/ only) passing verify, while
     the person's reads of team memories never reach the hook."""
     root = tmp_path / "agent"

@@ -243,7 +243,7 @@ def _scan(text: str, plugins: list[Any]) -> list[Secret]:
 def _plugin_of(secret_type: str) -> str:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
-    plugin = get_mapping_from_secret_type_to_class().get(secret_type)
+    plugin: type | None = get_mapping_from_secret_type_to_class().get(secret_type)
     return plugin.__name__ if plugin is not None else ""
 
 
