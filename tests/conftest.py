@@ -55,6 +55,8 @@ def private_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     # Tests of FTS behaviour see FTS alone even where the semantic extra is installed (an
     # embedding pass would add seconds to every sync); tests/test_semantic.py turns it on.
     monkeypatch.setenv("MEMSTORE_SEMANTIC", "off")
+    # no detached embedding pass behind a test's back (tests/test_embed_background.py starts one itself)
+    monkeypatch.setenv("MEMSTORE_EMBED_BACKGROUND", "off")
     # Tests start in that HOME, outside any git work tree: what they note or capture is person-wide
     # unless a test makes a project (memstore.core.projects). (The checkout itself is a work tree.)
     monkeypatch.chdir(home)

@@ -651,6 +651,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # the harness embeds each corpus itself: a detached pass started by its syncs would race it for the lock
+    os.environ.setdefault("MEMSTORE_EMBED_BACKGROUND", "off")
     ap = build_parser()
     args = ap.parse_args(argv)
     if not args.data.is_file():

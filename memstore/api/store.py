@@ -97,6 +97,10 @@ class Store:
     def _mirror(self) -> Mirror:
         return Mirror(self.root, self.config, self.now, self.notify, self.progress)
 
+    def with_mirror(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """fn on the live mirror (for a pass that runs rounds of its own: the background embedding)."""
+        return self._with_mirror(fn)
+
     def _with_mirror(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """fn on the live mirror (rebuilt first if missing, corrupt or foreign; once more if found corrupt)."""
         return self._mirror().run(fn)

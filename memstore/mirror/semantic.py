@@ -87,6 +87,9 @@ def run_embed(store: Host, with_mirror: Callable[[Callable[[sqlite3.Connection],
     embedder = embedder_for(store, required)
     if embedder is None:
         return None
+    from memstore.mirror.embed_background import stop
+
+    stop(store.root)  # the background pass lets the lock go after its round: this pass embeds everything
 
     def run(conn: sqlite3.Connection) -> EmbedReport:
         sync_locked(conn, store.root, store.config, store.progress)
@@ -115,15 +118,38 @@ def embed_briefly(store: Host, read: Callable[[Callable[[sqlite3.Connection], di
     def run(conn: sqlite3.Connection) -> dict[str, Any]:
         waiting = pending_count(conn, embedder.key)
         if waiting > store.config.search_embed_max:
-            store.notify(f"embedding {waiting} files for up to {budget_s:g}s; memstore embed finishes the rest")
+            store.notify(f"embedding {waiting} files for up to {budget_s:g}s; a background pass embeds the rest")
         return embed_pending(conn, embedder, budget_s=budget_s).to_json()
 
     try:
         with file_lock(Path(store.paths.embed_lock), timeout=0):
-            return read(run)
+            done = read(run)
     except LockTimeout:
         store.notify("another memstore process is embedding; it will take in these files")
         return None
+    if background_allowed():
+        from memstore.mirror.embed_background import start
+
+        if start(store.root, int(done.get("pending") or 0), store.config.search_embed_max):
+            done["background"] = True  # meaning arrives by itself: one detached, low-priority pass
+    return done
+
+
+def background_pass(store: Host, with_mirror: Callable[[Callable[[sqlite3.Connection], Any]], Any]
+                    ) -> EmbedReport | None:
+    """`memstore embed --background`: the detached pass a sync starts (memstore.mirror.embed_background)."""
+    from memstore.mirror.embed_background import run
+
+    embedder = embedder_for(store, required=False)
+    return None if embedder is None else run(store, with_mirror, embedder)
+
+
+def background_allowed() -> bool:
+    """$MEMSTORE_EMBED_BACKGROUND=off keeps syncs from starting the background pass (benchmarks that
+    measure embedding themselves, test runs)."""
+    import os
+
+    return os.environ.get("MEMSTORE_EMBED_BACKGROUND", "").strip().lower() != "off"
 
 
 def catch_up_vectors(store: Host, conn: sqlite3.Connection, embedder: Embedder) -> None:
@@ -144,7 +170,12 @@ def catch_up_vectors(store: Host, conn: sqlite3.Connection, embedder: Embedder) 
         except (OSError, sqlite3.OperationalError):
             pass  # a root this process cannot write (read-only): search with the vectors there are
         return
+    from memstore.meaning.vectors import embedded_count
+    from memstore.mirror.embed_background import running
+
+    share = embedded_count(conn, embedder.key) / max(embedded_count(conn, embedder.key) + waiting, 1)
     store.notify(
-        f"{waiting} files have no vector yet, so only their words can find them; "
-        "run: memstore embed (or wait for the nightly tick)"
+        f"meaning covers {share:.0%} of the root so far: {waiting} files have no vector yet, so only their words "
+        "can find them; " + ("a background pass is embedding them" if running(store.root) is not None else
+                             "run: memstore embed (or wait for the nightly tick)")
     )

@@ -318,5 +318,17 @@ def semantic_view(conn: sqlite3.Connection, config: Config) -> dict[str, Any]:
         "model": key,
         "embedded": embedded_count(conn, key) if key else 0,
         "pending": pending_count(conn, key) if key else 0,
+        "background": background_running(conn),
     }
+
+
+def background_running(conn: sqlite3.Connection) -> bool:
+    """Is this mirror's root's background embedding pass alive (memstore.mirror.embed_background)?"""
+    from pathlib import Path
+
+    from memstore.mirror.embed_background import running
+
+    found = conn.execute("PRAGMA database_list").fetchone()
+    db = Path(found[2]) if found and found[2] else None
+    return db is not None and running(db.parent.parent) is not None  # <root>/runtime/memstore.db
 

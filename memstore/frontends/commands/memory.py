@@ -58,10 +58,19 @@ def rebuild(app: App) -> None:
 
 @cli.command()
 @click.option("--budget", type=click.FloatRange(min=0), default=None, help="Stop after about this many seconds.")
+@click.option("--background", is_flag=True, hidden=True,
+              help="The detached pass a sync starts (memstore.mirror.embed_background): stops on SIGTERM.")
 @json_option
 @common
-def embed(app: App, budget: float | None, as_json: bool) -> None:
+def embed(app: App, budget: float | None, background: bool, as_json: bool) -> None:
     """Embed every file whose vector is missing or stale (the `semantic` extra), with progress."""
+    if background:
+        from memstore.mirror.semantic import background_pass
+
+        done = background_pass(app.store, app.store.with_mirror)
+        click.echo(f"background pass: {done.summary()}" if done else "background pass: nothing to do (another "
+                   "pass holds the lock, or meaning is off)")
+        return
     # 10-25 files a second: worth a progress line well before the 2,000 files other walks wait for
     report = app.store.embed(budget, progress=app.progress("embed", min_total=64, unit="parts"))
     assert report is not None  # required=True raises instead
@@ -293,7 +302,9 @@ def semantic_line(view: dict[str, object]) -> str:
         return f"FTS only (for meaning as well as words: {EXTRA_HINT})"
     line = f"{view['embedded']} files embedded ({view['model']})"
     if view["pending"]:
-        line += f"; {view['pending']} still to embed (run: memstore embed)"
+        share = int(view["embedded"]) / max(int(view["embedded"]) + int(view["pending"]), 1)  # type: ignore[call-overload]
+        line += (f", {share:.0%} of the root; {view['pending']} still to embed " +
+                 ("(a background pass is embedding them)" if view.get("background") else "(run: memstore embed)"))
     return line
 
 

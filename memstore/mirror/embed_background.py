@@ -1,0 +1,137 @@
+"""Meaning that arrives by itself: one detached, low-priority embedding pass per root, after a sync that
+leaves many files without a vector.
+
+Until every file has its vector, hybrid search is words alone for the rest: right after a first sync
+of 3,000 files only a few seconds' worth are embedded (the sync's budget). So when a sync, a rebuild
+or an install leaves more than `search_embed_max` files pending, `start` launches `memstore embed
+--background` for the root: detached from the caller's session, under `nice`, its output to
+runtime/state/embed-background.log. It holds the embedding lock while it works and embeds in short
+rounds, so it is:
+
+- one per root: a second start sees the first alive (its pid file, checked against the process's own
+  command line, so a reused pid is not taken for it), and a second pass that somehow starts finds the
+  lock taken and leaves;
+- resumable: each round commits what it embedded; a pass that is stopped or killed leaves the rest
+  pending, and the next sync starts another;
+- stopped cleanly by anything that needs the lock: `memstore embed` (which embeds everything itself)
+  sends it SIGTERM, and the pass ends after its current round and lets the lock go.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memstore.meaning.embedding import Embedder
+    from memstore.meaning.vectors import EmbedReport
+    from memstore.mirror.semantic import Host
+
+PID_FILE = "embed-background.json"
+LOG_FILE = "embed-background.log"
+ROUND_S = 2.0  # seconds of embedding per round: the longest a stop waits for the pass to let the lock go
+
+
+def _pid_path(root: Path) -> Path:
+    from memstore.core.agent_root import state_dir
+
+    return Path(state_dir(root)) / PID_FILE
+
+
+def running(root: Path) -> int | None:
+    """The pid of this root's background pass, when one is alive."""
+    try:
+        data = json.loads(_pid_path(root).read_text(encoding="utf-8"))
+        pid = int(data["pid"])
+        os.kill(pid, 0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    try:  # a pid the system gave to another program since is not our pass
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            argv = handle.read().split(b"\0")
+        if b"--background" not in argv or os.fsencode(str(root)) not in argv:
+            return None
+    except OSError:
+        pass  # no /proc (macOS): the pid file and a live process are what there is
+    return pid
+
+
+def start(root: Path, pending: int, threshold: int) -> bool:
+    """Launch the background pass when more than `threshold` files wait and none runs; whether it was."""
+    if pending <= threshold or running(root) is not None:
+        return False
+    import shutil
+
+    from memstore.core import processes
+
+    argv = [sys.executable, "-m", "memstore", "--root", str(root), "embed", "--background"]
+    if (nice := shutil.which("nice")) is not None:
+        argv = [nice, "-n", "19", *argv]
+    folder = _pid_path(root).parent
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / LOG_FILE, "ab") as log:  # its one line (or a failure) lands here, not in the caller's terminal
+        processes.spawn(argv, stdin=processes.DEVNULL, stdout=log, stderr=log, cwd=str(root), own_session=True)
+    return True
+
+
+def stop(root: Path, wait_s: float = 15.0) -> bool:
+    """Ask this root's background pass to end after its round (SIGTERM); whether it is gone within wait_s."""
+    pid = running(root)
+    if pid is None:
+        return True
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except OSError:
+        return True
+    ends = time.monotonic() + wait_s
+    while time.monotonic() < ends:
+        if running(root) is None:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def run(store: Host, with_mirror: Callable[[Callable[[sqlite3.Connection], Any]], Any],
+        embedder: Embedder) -> EmbedReport | None:
+    """The background pass itself (`memstore embed --background`, through semantic.background_pass): rounds
+    of ROUND_S until nothing is pending or SIGTERM asks it to end; None when another pass holds the lock."""
+    from memstore.core.locks import LockTimeout, atomic_write, file_lock
+    from memstore.meaning.vectors import EmbedReport, embed_pending, pending_count
+
+    asked: list[int] = []
+    signal.signal(signal.SIGTERM, lambda signum, frame: asked.append(signum))
+    total = EmbedReport(embedder.key)
+    pid_path = _pid_path(store.root)
+    try:
+        with file_lock(Path(store.paths.embed_lock), timeout=0):
+            pid_path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(pid_path, json.dumps({"pid": os.getpid(), "started": time.time()}).encode())
+            while not asked:
+                done: EmbedReport = with_mirror(lambda conn: embed_pending(conn, embedder, budget_s=ROUND_S))
+                total.embedded += done.embedded
+                total.parts += done.parts
+                total.reused += done.reused
+                total.seconds += done.seconds
+                total.pending = done.pending
+                if not done.pending or not done.parts:
+                    break
+            total.pending = with_mirror(lambda conn: pending_count(conn, embedder.key))
+            if asked:
+                store.notify(f"background pass stopped after its round ({total.pending} files left): another "
+                             "memstore process needed the embedding lock")
+    except LockTimeout:
+        return None
+    finally:
+        try:
+            if json.loads(pid_path.read_text()).get("pid") == os.getpid():
+                pid_path.unlink()
+        except (OSError, ValueError, AttributeError):
+            pass
+    return total
