@@ -47,12 +47,13 @@ def lint_rows(conn: sqlite3.Connection, root: Path) -> list[dict[str, str]]:
     """Store.lint's findings: the mirror's own, any note posing as the wake's proposals, then what looks like
     a secret in the person's own files (memstore.team.secrets)."""
     from memstore.hook.proposal_notes import forged
+    from memstore.life.dating import lint_dates as dated
     from memstore.mirror.views import lint_view
     from memstore.team.secrets import lint_findings
 
     rows = [(r[0], r[1]) for r in conn.execute("SELECT path, meta FROM files WHERE kind = 'short-term'")]
     found = lint_view(conn, root) + [{"path": rel, "level": "warning", "message": why}
-                                     for rel, why in forged(root, rows)] + lint_findings(conn, root)
+                                     for rel, why in forged(root, rows)] + lint_findings(conn, root) + dated(conn, root)
     for item in found:  # a team's file is mended in the team's repository, never here
         if (team := team_of(item["path"])) is not None:
             item["message"] += f" (team {team}'s file: mend it by a pull request on the team's repository)"

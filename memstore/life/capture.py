@@ -83,6 +83,7 @@ from memstore.core.locks import atomic_write, file_lock
 from memstore.hook.bundle import _dated
 from memstore.hook.factform import normalise
 from memstore.hook.rulecue import refused, rules
+from memstore.life.dating import annotate
 
 if TYPE_CHECKING:
     from memstore.core.config import Config
@@ -159,6 +160,7 @@ def _lock(root: Path, timeout: float) -> Any:
 def _write_note(root: Path, text: str, day: dt.date, *, source: str, kind: str | None,
                 project: str | None = None) -> Written:
     """The one writer of T1 notes (call with the capture lock held)."""
+    text = annotate(text, day)  # "yesterday" gains its date (memstore.life.dating)
     stem = f"{day:%y%m%d}"
     wanted = normalise(text)
     for path in _t1_files(root):

@@ -24,6 +24,7 @@ from memstore.core.config import Config
 from memstore.core.errors import BadUsage
 from memstore.core.kinds import KINDS, MEMORY_TYPES
 from memstore.mirror import cjk
+from memstore.mirror.datewords import iso_in_query
 
 # Function words that carry no topic; removing them keeps bm25 from rewarding
 # documents for sharing "the" and "did" with the question.
@@ -420,7 +421,7 @@ def search_with_shares(
         except sqlite3.OperationalError as exc:
             if not _is_query_error(exc):
                 raise
-    words = terms(query)
+    words = terms(query + " " + " ".join(iso_in_query(query)))  # "November 30, 2026" meets "(2026-11-30)"
     if not words:
         return []
     expression = " OR ".join(f'"{w}"' for w in words)

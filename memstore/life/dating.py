@@ -1,0 +1,100 @@
+"""Dates that stay true: a relative date in a memory's text gains the absolute date it meant.
+
+"Met Anna yesterday" written on 2026-12-01 becomes "Met Anna yesterday (2026-11-30)": the words as
+said, the date right after them. Inline rather than a frontmatter `dates:` map, so the date is read
+wherever the sentence is (the bundle, an excerpt, a quote), full-text search indexes it with the
+body, and render shows it as the text it is. Resolved from the day of writing (noon UTC, so "2 hours
+ago" never crosses midnight); which phrases count is memstore.mirror.datewords's rule. Durations
+("for 3 years") are left out: whether they start or end at the moment of writing is not in the words
+("used it for 3 years" vs "valid for 3 years").
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memstore.mirror.datewords import Meant, relative_dates
+
+# Already dated: the phrase is followed by "(...2026..." (an annotation, ours or the writer's).
+_DATED_AFTER = re.compile(r"\s*\([^)\n]{0,24}\b\d{4}\b")
+
+
+def _base(day: dt.date) -> dt.datetime:
+    return dt.datetime(day.year, day.month, day.day, 12)
+
+
+def undated(text: str, day: dt.date) -> list[Meant]:
+    """The relative dates in `text`, written on `day`, with no absolute date right after them."""
+    return [m for m in relative_dates(text, _base(day)) if not _DATED_AFTER.match(text, m.end)]
+
+
+def annotate(text: str, day: dt.date) -> str:
+    """`text` with " (ISO)" after each relative date written on `day` that has none; idempotent."""
+    for meant in reversed(undated(text, day)):
+        text = f"{text[:meant.end]} ({meant.iso}){text[meant.end:]}"
+    return text
+
+
+def lint_dates(conn: sqlite3.Connection, root: Path) -> list[dict[str, str]]:
+    """Lint's warnings: each relative date in a T2 memory's body with no absolute date beside it, as meant
+    from the memory's `created` day."""
+    import json
+
+    from memstore.core.agent_root import state_dir
+    from memstore.core.frontreader import split_front
+    from memstore.core.locks import atomic_write
+    from memstore.core.timeutil import parse_date
+
+    # what each file (by its digest and created day) was found to hold, so that a lint after the first
+    # parses only what changed: dateparser costs milliseconds a file (runtime/state, memstore's)
+    cache_path = Path(state_dir(root)) / CACHE_FILE
+    try:
+        cache = json.loads(cache_path.read_text(encoding="utf-8"))
+        cache = cache if isinstance(cache, dict) and cache.get("version") == CACHE_VERSION else {}
+    except (OSError, ValueError):
+        cache = {}
+    seen: dict[str, list[str]] = {}
+    found = []
+    for path, created, digest in conn.execute(
+            "SELECT path, created, digest FROM files WHERE kind = 't2' AND path NOT LIKE 'teams/%' ORDER BY path"):
+        key = f"{digest}:{created}"
+        messages = cache.get("files", {}).get(key) if isinstance(cache.get("files"), dict) else None
+        if not isinstance(messages, list):
+            messages = _messages(root, path, parse_date(created), split_front)
+        seen[key] = messages
+        found += [{"path": path, "level": "warning", "message": str(m)} for m in messages]
+    if seen != cache.get("files"):
+        try:
+            cache_path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(cache_path, json.dumps({"version": CACHE_VERSION, "files": seen}).encode("utf-8"))
+        except OSError:
+            pass  # a root this process cannot write: the next lint parses again
+    return found
+
+
+CACHE_FILE = "lint-dates.json"
+CACHE_VERSION = 1  # one more when the rule (memstore.mirror.datewords) changes
+
+
+def _messages(root: Path, path: str, day: dt.date | None, split_front: Callable[[str], tuple[Any, str]]) -> list[str]:
+    if day is None:
+        return []
+    try:
+        body = split_front((root / path).read_text(encoding="utf-8", errors="replace"))[1]
+    except OSError:
+        return []  # the mirror's own lint names a file it cannot read
+    if not _CUE.search(body):
+        return []
+    return [f"relative date {meant.phrase!r} with no absolute date beside it: written {day.isoformat()}, "
+            f"it means {meant.iso}; write \"{meant.phrase} ({meant.iso})\"" for meant in undated(body, day)]
+
+
+# Lint reads every T2 memory: dateparser (a few ms a file) runs only on bodies with a word that
+# begins a relative date in dateparser's English data; a cost gate only, the parsing is dateparser's.
+_CUE = re.compile(r"\b(?:ago|yesterday|tomorrow|today|tonight|last|next|coming|past|previous|this\s+\w+|"
+                  r"in\s+(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few)\s)", re.I)
