@@ -494,6 +494,32 @@ def m012_births(db: Database) -> None:
             db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
 
+@migrations()
+def m013_latents(db: Database) -> None:
+    """The sparse "latent terms" of embedded parts, kept once made (memstore/meaning/latents.py).
+
+    A search makes them only for the few files it needs them for, so a part's rows appear
+    the first time a question comes near it; keyed like `vectors` (path, model, chunk), with
+    `piece` for each paragraph of the part, and current while text_digest is the part's
+    digest. `terms`: a paragraph's strongest latent features, little-endian uint16 indexes
+    then float16 weights. Derived like everything
+    here: a rebuild starts the table empty and searches fill it again.
+    """
+    db.execute(
+        """
+        CREATE TABLE IF NOT EXISTS latents (
+            path TEXT NOT NULL,
+            model TEXT NOT NULL,
+            chunk INTEGER NOT NULL,
+            piece INTEGER NOT NULL,
+            text_digest TEXT NOT NULL,
+            terms BLOB NOT NULL,
+            PRIMARY KEY (path, model, chunk, piece)
+        )
+        """
+    )
+
+
 def names() -> list[str]:
     """Names of every migration this version knows, in order."""
     return [m.name for m in migrations.pending(Database(memory=True))]

