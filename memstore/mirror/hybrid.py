@@ -94,7 +94,7 @@ GENERAL_KINDS = ("lens", "meditation", "identity")
 GENERAL_SHARE = 0.5
 RESCUE = 8
 RESCUE_BELOW = 3
-LATENT_MIN = 5.5
+LATENT_MIN = 6.5  # 5.5 let "rust borrow checker lifetime error" find a LoCoMo chat turn (test_search_quality)
 
 
 def lexical(
