@@ -8,7 +8,7 @@ beside the dense one: a sparse autoencoder over each token's state, whose strong
 features ("latent terms") name concepts present in a text (a database, restarting, a test
 environment) whatever words carry them. Their dot product has a scale of its own, which
 the cosine's narrow band lacks: measured on tests/data/agent_recall.json, questions nothing
-answers reach at most 4.6 with any of a root's nearest files, a paraphrase 6.9 with its
+answers reach at most 4.5 with any of a root's nearest files, a paraphrase 7.0 with its
 answer (BENCHMARKS.md, "Paraphrases and abstention").
 
 A part is scored by its best paragraph: a line at the end of a long memory shares its part
