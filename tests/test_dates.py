@@ -116,3 +116,107 @@ def test_a_question_with_an_absolute_date_finds_the_dated_memory(root: Path, run
     for question in ("what happened on 2026-11-30?", "what happened on November 30, 2026?"):
         hits = search_json(run, root, question)
         assert hits and "short-term/" in str(hits[0]["path"]), (question, hits)
+
+
+# ---------------------------------------------------------------- what the agent writes (the hook, then the tick)
+
+WRITTEN_AT = "2026-07-30T12:00:00Z"  # the hook's clock when the agent wrote
+TICK_AT = "2026-08-06T03:00:00Z"  # a week on: "yesterday" read now would mean 08-05
+
+
+def _hook(root: Path, payload: dict[str, object], *client: str) -> None:
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "memstore", "--root", str(root), "hook", *client],
+                          input=json.dumps(payload).encode(), capture_output=True, timeout=60,
+                          env={**os.environ, "MEMSTORE_NOW": WRITTEN_AT})
+    assert proc.returncode == 0 and not proc.stderr, proc.stderr
+
+
+def _agent_wrote(root: Path, rel: str, text: str, tool: str = "Write", **tool_input: object) -> None:
+    """What Claude Code does: the file changes, then PostToolUse names the tool and what it wrote."""
+    import os
+
+    path = root / rel
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, (1785000000, 1785000000))  # 2026-07-25: no live session at the tick
+    given = tool_input or {"content": text}
+    _hook(root, {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(root), "tool_name": tool,
+                 "tool_input": {"file_path": str(path), **given}})
+
+
+def test_a_memory_the_agent_writes_is_dated_from_the_moment_it_was_written(root: Path, run: Run) -> None:
+    """Fails if a memory the agent writes keeps "yesterday" bare after the tick (broken: the hook's
+    _remember_dates call or the tick's date_written removed), or if it is dated from the tick's clock
+    (08-05) rather than the hook's at the moment of writing (07-29)."""
+    rel = "memory/project_demo.md"
+    text = memory("project_demo", "Demo prep", "Met Anna yesterday about the demo; it moves to next Friday.")
+    _agent_wrote(root, rel, text)
+    tick = run(root, "--now", TICK_AT, "tick")
+    assert tick.exit_code == 0, tick.stderr
+    assert "Met Anna yesterday (2026-07-29) about the demo; it moves to next Friday (2026-07-31)." in \
+        _body(root / rel)
+    before = (root / rel).read_bytes()
+    assert run(root, "--now", TICK_AT, "tick").exit_code == 0
+    assert (root / rel).read_bytes() == before  # taken once: a second tick changes nothing
+
+
+def test_a_multiedit_dates_each_new_string(root: Path, run: Run) -> None:
+    """Fails if MultiEdit's new_strings are not kept (broken: datecue.written_text reading only
+    content/new_string), or if a line it did not write is dated."""
+    rel = "memory/project_db.md"
+    text = memory("project_db", "DB notes", "Talked to Bo yesterday.\n\nDeployed v2 last Friday.\n\n"
+                  "The backup ran 3 days ago.")
+    _agent_wrote(root, rel, text, "MultiEdit", edits=[
+        {"old_string": "v1", "new_string": "Deployed v2 last Friday."},
+        {"old_string": "never", "new_string": "The backup ran 3 days ago."}])
+    assert run(root, "--now", TICK_AT, "tick").exit_code == 0
+    body = _body(root / rel)
+    assert "Deployed v2 last Friday (2026-07-24)." in body and "The backup ran 3 days ago (2026-07-27)." in body
+    assert "Talked to Bo yesterday.\n" in body
+
+
+def test_a_line_the_agent_did_not_write_stays_as_written(root: Path, run: Run) -> None:
+    """Fails if the tick dates text outside what the Edit wrote (broken: _dated_lines annotating every
+    line of the file)."""
+    rel = "memory/project_db.md"
+    text = memory("project_db", "DB notes", "Talked to Bo yesterday.\n\nDeployed v2 last Friday.")
+    _agent_wrote(root, rel, text, "Edit", old_string="v1", new_string="Deployed v2 last Friday.")
+    assert run(root, "--now", TICK_AT, "tick").exit_code == 0
+    body = _body(root / rel)
+    assert "Deployed v2 last Friday (2026-07-24)." in body and "Talked to Bo yesterday.\n" in body
+
+
+def test_a_codex_patch_is_dated_too(root: Path, run: Run) -> None:
+    """Fails if the Codex adapter drops what apply_patch added (broken: codex.patch_added's text not
+    passed on as the Write's content)."""
+    rel = "memory/project_ci.md"
+    text = memory("project_ci", "CI", "The runner broke two days ago.")
+    path = root / rel
+    path.write_text(text, encoding="utf-8")
+    import os
+
+    os.utime(path, (1785000000, 1785000000))
+    patch = "*** Begin Patch\n*** Add File: memory/project_ci.md\n" + \
+        "".join(f"+{line}\n" for line in text.splitlines()) + "*** End Patch\n"
+    _hook(root, {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(root), "tool_name": "apply_patch",
+                 "tool_input": {"command": patch}}, "--client", "codex")
+    assert run(root, "--now", TICK_AT, "tick").exit_code == 0
+    assert "The runner broke two days ago (2026-07-28)." in _body(path)
+
+
+def test_an_edit_made_after_the_write_wins(root: Path, run: Run) -> None:
+    """Fails if the tick overwrites a memory changed since the agent wrote it, or dates a line the
+    person reworded (their words are the truth; lint names what is left bare)."""
+    rel = "memory/project_demo.md"
+    _agent_wrote(root, rel, memory("project_demo", "Demo", "Met Anna yesterday."))
+    reworded = memory("project_demo", "Demo", "Met Anna yesterday, and Bo too.")
+    (root / rel).write_text(reworded, encoding="utf-8")
+    import os
+
+    os.utime(root / rel, (1785000000, 1785000000))
+    assert run(root, "--now", TICK_AT, "tick").exit_code == 0
+    assert "Met Anna yesterday, and Bo too." in _body(root / rel)  # (flush adds its policy fields above)
+    assert "(2026" not in _body(root / rel)

@@ -43,6 +43,12 @@ def state_dir(root: str | os.PathLike[str]) -> str:
     return _join(root, "runtime", "state")
 
 
+def meaning_file(root: str | os.PathLike[str]) -> str:
+    """How much of the root has a vector, as the last embedding pass left it (mirror.embed_background
+    writes it; the bundle reads it, on the hook's path, with no SQL and no model)."""
+    return _join(root, "runtime", "state", "meaning.json")
+
+
 def journal_dir(root: str | os.PathLike[str]) -> str:
     return _join(root, "runtime", "journal")
 

@@ -337,6 +337,27 @@ def evidence_lines(root: Path, evidence: list[str] | None = None) -> list[str]:
     return [f"> memstore: {inert_line(line)[:600]}\n" for line in evidence if inert_line(line)]
 
 
+def meaning_line(root: Path, config: Config) -> str | None:
+    """One line while much of the root has no vector yet (more than a search embeds on the spot), from
+    what the last embedding pass left (core.agent_root.meaning_file): until then search finds those
+    files by their words alone. None: all there, nearly, or no embedding here at all."""
+    import json
+
+    from memstore.core.agent_root import meaning_file
+
+    try:
+        data = json.loads(_read(Path(meaning_file(root))) or "{}")
+        embedded, pending = int(data["embedded"]), int(data["pending"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    if pending <= config.search_embed_max or embedded < 0:
+        return None
+    total = embedded + pending
+    return (f"> memstore: meaning covers {embedded} of {total} files so far ({embedded / total:.0%}); "
+            "search finds the rest by their words alone until the background embedding pass (or the "
+            "nightly tick) reaches them\n")
+
+
 def bundle(root: Path, now: dt.datetime, config: Config, project: str | None = None,
            evidence: list[str] | None = None) -> str:
     """The whole bundle within config.context_budget characters; lower-priority entries go first.
@@ -347,6 +368,8 @@ def bundle(root: Path, now: dt.datetime, config: Config, project: str | None = N
     budget = config.context_budget
     header = "# memstore: where things stand\n"
     flags = evidence_lines(root, evidence)
+    meaning = meaning_line(root, config)
+    flags += [meaning] if meaning else []
     out = [header, *flags]
     parts = sections(root, now, config, project)
     # Pinned entries (an unreadable ledger) are paid for first, so the budget never drops them.

@@ -231,11 +231,14 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
             marked = result.applied and written  # the dirty mark went in the same transaction
             if result.recorded and not result.applied:
                 _log(root, f"touch of {result.rel} journaled only: {result.message}")
-        if written and not marked and in_memory(root, file_path, cwd):
-            from memstore.core.policy import mark_dirty
-
+        if written and file_path and in_memory(root, file_path, cwd):
             real = os.path.realpath(os.path.join(cwd or os.getcwd(), str(file_path)))
-            mark_dirty(root, os.path.relpath(real, os.path.realpath(root)).replace(os.sep, "/"), config)
+            rel = os.path.relpath(real, os.path.realpath(root)).replace(os.sep, "/")
+            if not marked:
+                from memstore.core.policy import mark_dirty
+
+                mark_dirty(root, rel, config)
+            _remember_dates(root, rel, payload.get("tool_input"), now)
         return None
 
     if event == "PreToolUse":
@@ -315,6 +318,16 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
 
         session_end(root, session)
     return None
+
+
+def _remember_dates(root: str, rel: str, tool_input: object, now: dt.datetime) -> None:
+    """What the agent wrote, kept for the tick to date its "yesterday"s from this instant (core.datecue)."""
+    from memstore.core.datecue import remember, written_text
+
+    try:
+        remember(root, rel, written_text(tool_input), now.isoformat())
+    except OSError as exc:
+        _log(root, f"the dates in {rel} were not kept for dating: {exc}")
 
 
 def _session_start(payload: Payload, root: str, now: dt.datetime, config: Config, part: str | None, cwd: str | None,

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from memstore.core.datecue import CUE
 from memstore.mirror.datewords import Meant, relative_dates
 
 # Already dated: the phrase is followed by "(...2026..." (an annotation, ours or the writer's).
@@ -88,13 +89,74 @@ def _messages(root: Path, path: str, day: dt.date | None, split_front: Callable[
         body = split_front((root / path).read_text(encoding="utf-8", errors="replace"))[1]
     except OSError:
         return []  # the mirror's own lint names a file it cannot read
-    if not _CUE.search(body):
+    if not CUE.search(body):  # dateparser (a few ms a file) only where a relative date can begin
         return []
     return [f"relative date {meant.phrase!r} with no absolute date beside it: written {day.isoformat()}, "
             f"it means {meant.iso}; write \"{meant.phrase} ({meant.iso})\"" for meant in undated(body, day)]
 
 
-# Lint reads every T2 memory: dateparser (a few ms a file) runs only on bodies with a word that
-# begins a relative date in dateparser's English data; a cost gate only, the parsing is dateparser's.
-_CUE = re.compile(r"\b(?:ago|yesterday|tomorrow|today|tonight|last|next|coming|past|previous|this\s+\w+|"
-                  r"in\s+(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few)\s)", re.I)
+
+
+# ---------------------------------------------------------------- what the agent wrote
+
+
+def date_written(root: Path) -> list[str]:
+    """The tick's pass over what the agent wrote (memstore.core.datecue): in each memory, each line that
+    still holds a line of the written text gains the absolute dates of its relative ones, as meant at
+    the instant of writing. A line the agent wrote is found by its text, so a later edit elsewhere in
+    the file, or a reordering, does not stop it; a line changed since, or found twice, is left alone
+    (lint says so). The memory is rewritten only if nobody changed it meanwhile. Returns the paths
+    (relative to root) rewritten. Call with the mirror lock held."""
+    from memstore.core.datecue import take
+    from memstore.core.frontreader import split_front
+    from memstore.core.locks import atomic_write
+
+    records, taken = take(str(root))
+    by_path: dict[str, list[tuple[str, dt.date]]] = {}
+    for record in records:
+        try:
+            day = dt.datetime.fromisoformat(record["at"]).date()  # as note and new take now.date()
+        except ValueError:
+            continue
+        by_path.setdefault(record["path"], []).append((record["text"], day))
+    rewritten = []
+    for rel, written in by_path.items():
+        path = root / rel
+        if ".." in Path(rel).parts or not rel.startswith("memory/") or not path.is_file() or path.is_symlink():
+            continue  # the hook keeps only memories' paths; anything else in the file is not ours to touch
+        try:
+            before = path.read_bytes()
+        except OSError:
+            continue
+        try:
+            text = before.decode("utf-8")
+        except UnicodeDecodeError:
+            continue  # not text we can rewrite without losing bytes
+        body = split_front(text)[1]
+        dated = _dated_lines(body, written)
+        if dated != body and atomic_write(path, (text[:len(text) - len(body)] + dated).encode("utf-8"), expect=before):
+            rewritten.append(rel)
+    if taken is not None:
+        Path(taken).unlink(missing_ok=True)
+    return rewritten
+
+
+def _dated_lines(body: str, written: list[tuple[str, dt.date]]) -> str:
+    lines = body.split("\n")
+    for text, day in written:
+        for said in text.split("\n"):
+            said = said.strip()
+            if not said or not CUE.search(said):
+                continue
+            meant = undated(said, day)
+            holding = [i for i, line in enumerate(lines) if said in line]
+            if not meant or len(holding) != 1 or lines[holding[0]].count(said) != 1:
+                continue
+            line = lines[holding[0]]
+            at = line.index(said)
+            for m in reversed(meant):  # from the end, so the earlier offsets hold
+                end = at + m.end
+                if not _DATED_AFTER.match(line, end):
+                    line = f"{line[:end]} ({m.iso}){line[end:]}"
+            lines[holding[0]] = line
+    return "\n".join(lines)

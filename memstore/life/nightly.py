@@ -28,6 +28,7 @@ from memstore.core.timeutil import fmt
 from memstore.hook import review
 from memstore.life.commits import commit_paths
 from memstore.life.cue import PER_KIND, Findings, cue, cue_items, dreamt_ids, write_cue
+from memstore.life.dating import date_written
 from memstore.life.rolling import Rolled, roll_windows
 from memstore.mirror.semantic import Host
 
@@ -149,6 +150,8 @@ def run_tick(store: TickHost, on_mirror: OnMirror, commit: bool = False) -> Tick
     live = live_change(store.root, now, store.config)
     not_here = store.flush_refusal()  # another clone is the one that flushes
 
+    dated: list[str] = []  # memories whose relative dates the tick dated (life.dating.date_written)
+
     def run(conn: sqlite3.Connection) -> tuple[SyncReport, FlushReport | None, Rolled,
                                                RenderResult | None, list[dict[str, str]],
                                                Findings, list[str]]:
@@ -156,6 +159,8 @@ def run_tick(store: TickHost, on_mirror: OnMirror, commit: bool = False) -> Tick
         rolled = Rolled()
         rendered: RenderResult | None = None
         with file_lock(Path(store.paths.mirror_lock), timeout=store.config.lock_timeout_s):
+            # what the agent wrote gains its absolute dates (not mid-session: the agent may be editing it)
+            dated.extend(date_written(store.root) if live is None else [])
             synced = sync_into(conn, store.root, store.config, store.progress, now)
             if live is None:
                 if not_here is None:
@@ -181,6 +186,8 @@ def run_tick(store: TickHost, on_mirror: OnMirror, commit: bool = False) -> Tick
     synced, flushed, rolled, rendered, problems, found, flush_warnings = on_mirror(run)
     for line in flush_warnings:
         store.notify(line)
+    if dated:
+        store.notify(f"dated the relative dates in {len(set(dated))} memory file(s) the agent wrote")
     # The night is when the embedding backlog is worked off in full (the `semantic` extra):
     # a sync in the day embeds for a few seconds at most.
     embedded = store.embed(required=False)
@@ -209,7 +216,7 @@ def run_tick(store: TickHost, on_mirror: OnMirror, commit: bool = False) -> Tick
     committed: str | None = None
     failure: MemstoreError | None = None
     if commit:
-        touched = [*(flushed.written if flushed else []), *(p for move in rolled.moves for p in move)]
+        touched = [*dated, *(flushed.written if flushed else []), *(p for move in rolled.moves for p in move)]
         derived = [f"memory/{name}" for name in rendered.written] if rendered else []
         state = [Path(store.paths.cue).relative_to(store.root).as_posix()]
         try:

@@ -40,8 +40,25 @@ def _command(payload: Payload) -> str:
     return command if isinstance(command, str) else ""
 
 
-def _as(payload: Payload, tool: str, file_path: str) -> Payload:
-    return {**payload, "tool_name": tool, "tool_input": {"file_path": file_path}}
+def _as(payload: Payload, tool: str, file_path: str, added: str = "") -> Payload:
+    said = {"content": added} if added else {}
+    return {**payload, "tool_name": tool, "tool_input": {"file_path": file_path, **said}}
+
+
+def patch_added(patch: str) -> dict[str, str]:
+    """The lines a patch adds ("+" lines), joined, for each path as written: what the agent wrote there,
+    which the hook keeps for dating (core.datecue)."""
+    added: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in (patch or "").splitlines():
+        header = _PATCH_LINE.match(line)
+        if header:
+            current = added.setdefault(header.group(2), []) if header.group(1) != "Delete File" else None
+        elif line.startswith("*** "):
+            current = None  # "*** End Patch" and the like
+        elif current is not None and line.startswith("+"):
+            current.append(line[1:])
+    return {path: "\n".join(lines) for path, lines in added.items() if lines}
 
 
 def canonical(payload: Payload) -> list[Payload]:
@@ -61,7 +78,8 @@ def canonical(payload: Payload) -> list[Payload]:
         return ([payload, *reads] if event == "PreToolUse" else reads)
     if tool == "apply_patch":
         base = cwd or os.getcwd()
-        return [_as(payload, verb, os.path.normpath(os.path.join(base, path)))
+        added = patch_added(_command(payload)) if event == "PostToolUse" else {}
+        return [_as(payload, verb, os.path.normpath(os.path.join(base, path)), added.get(path, ""))
                 for verb, path in patch_files(_command(payload))]
     return []
 

@@ -56,7 +56,9 @@ def canonical(payload: Payload) -> list[Payload]:
             return []
         path = os.path.normpath(os.path.join(cwd or os.getcwd(), file_path))
         shell = None
-        reads = [{**payload, "tool_name": tool, "tool_input": {"file_path": path}}]
+        # what it wrote goes along: the hook keeps its relative dates for the tick to date (core.datecue)
+        said = {key: data[key] for key in ("content", "new_string") if isinstance(data.get(key), str)}
+        reads = [{**payload, "tool_name": tool, "tool_input": {"file_path": path, **said}}]
     if event == "BeforeTool":  # refusals only: context given here never reaches the model
         return [{**p, "hook_event_name": "PreToolUse", NO_LENSES: True} for p in ([shell] if shell else []) + reads]
     # after it ran: reinforce, then the lenses its files trigger (their refusal check is moot now)

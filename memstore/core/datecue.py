@@ -1,0 +1,75 @@
+"""What the agent wrote that may hold a relative date, kept for the nightly tick to date.
+
+The hook sees the text of each Write/Edit of a memory, but reading dates takes dateparser, which the
+hook's path cannot import (standard library only). So the hook keeps the written text, with the
+instant of writing, in runtime/state/dates-pending.jsonl when it holds a word that can begin a
+relative date (CUE); the tick (memstore.life.dating.date_written) adds the absolute dates it meant,
+from that instant, to the lines of the memory that still hold that text. Standard library only.
+
+The file is taken by renaming it (TAKING), so a hook appending meanwhile starts a new one; a take
+that died leaves TAKING behind, and the next take reads it first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+from memstore.core.agent_root import state_dir
+
+PENDING = "dates-pending.jsonl"
+TAKING = "dates-pending.taking.jsonl"
+MAX_TEXT = 256 * 1024  # a memory longer than this is not the agent's note of the day: left to lint
+
+# A word that begins a relative date in dateparser's English data: a cost gate only (the parsing,
+# and what counts, is memstore.mirror.datewords's). Lint uses it too.
+CUE = re.compile(r"\b(?:ago|yesterday|tomorrow|today|tonight|last|next|coming|past|previous|this\s+\w+|"
+                 r"in\s+(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few)\s)", re.I)
+
+
+def written_text(tool_input: object) -> str:
+    """The text a Write/Edit/MultiEdit put in the file: Write's content, Edit's new_string, each of
+    MultiEdit's new_strings (a line each); empty when the input holds none."""
+    if not isinstance(tool_input, dict):
+        return ""
+    parts = [tool_input.get("content"), tool_input.get("new_string")]
+    edits = tool_input.get("edits")
+    if isinstance(edits, list):
+        parts += [edit.get("new_string") for edit in edits if isinstance(edit, dict)]
+    return "\n".join(part for part in parts if isinstance(part, str) and part)
+
+
+def remember(root: str, rel: str, text: str, at: str) -> bool:
+    """Keep (rel, at, text) for the tick when `text` may hold a relative date. `at`: the instant of
+    writing, ISO. Returns whether it was kept. An OSError is the caller's (the hook logs it)."""
+    if not text or len(text) > MAX_TEXT or not CUE.search(text):
+        return False
+    from memstore.core.journal import append_line
+
+    line = json.dumps({"path": rel, "at": at, "text": text}, ensure_ascii=False) + "\n"
+    append_line(os.path.join(state_dir(root), PENDING), line.encode("utf-8"))
+    return True
+
+
+def take(root: str) -> tuple[list[dict[str, str]], str | None]:
+    """The records kept so far, in order, and the file they were taken from (None: there were none).
+    The caller removes that file once it has dated them (a crash before then dates them again next
+    time; dating twice changes nothing). Lines that are not records are skipped."""
+    folder = state_dir(root)
+    taking = os.path.join(folder, TAKING)
+    if not os.path.exists(taking):
+        try:
+            os.replace(os.path.join(folder, PENDING), taking)
+        except FileNotFoundError:
+            return [], None
+    records = []
+    with open(taking, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and all(isinstance(record.get(k), str) for k in ("path", "at", "text")):
+                records.append({k: record[k] for k in ("path", "at", "text")})
+    return records, taking
