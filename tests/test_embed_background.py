@@ -80,3 +80,20 @@ def test_memstore_embed_stops_the_background_pass_and_finishes_itself(tmp_path: 
     assert view["pending"] == 0 and not view.get("background"), view
     log = (root / "runtime" / "state" / "embed-background.log").read_text()
     assert "background pass stopped after its round" in log
+
+
+def test_the_bundle_says_how_much_has_meaning_until_it_is_all_there(tmp_path: Path) -> None:
+    """Catches: a session starting on a root mostly without vectors with nothing said of it (search then
+    finds those files by words alone), and the line staying once `embed` has done them all (broken:
+    note_coverage not called after a pass, or meaning_line ignoring `pending`)."""
+    root = make_root(tmp_path, 40)
+    env = {**env_on(root), "MEMSTORE_EMBED_BACKGROUND": "off"}  # no pass: the count stays where the sync left it
+    assert subprocess.run([MEMSTORE, "sync"], capture_output=True, timeout=300, env=env).returncode == 0
+    before = subprocess.run([MEMSTORE, "context"], capture_output=True, text=True, timeout=120, env=env)
+    assert before.returncode == 0, before.stderr
+    (line,) = [x for x in before.stdout.splitlines() if "meaning covers" in x]
+    done = json.loads((root / "runtime" / "state" / "meaning.json").read_text())
+    assert f"covers {done['embedded']} of 40 files" in line and done["pending"] == 40 - done["embedded"] > 4
+    assert subprocess.run([MEMSTORE, "embed"], capture_output=True, timeout=300, env=env).returncode == 0
+    after = subprocess.run([MEMSTORE, "context"], capture_output=True, text=True, timeout=120, env=env)
+    assert "meaning covers" not in after.stdout

@@ -39,6 +39,22 @@ LOG_FILE = "embed-background.log"
 ROUND_S = 2.0  # seconds of embedding per round: the longest a stop waits for the pass to let the lock go
 
 
+def note_coverage(root: Path, conn: sqlite3.Connection, model: str, pending: int) -> None:
+    """Keep how much of the root has meaning now (core.agent_root.meaning_file), after each pass or
+    round: the SessionStart bundle says so while much is pending, without opening the mirror."""
+    from memstore.core.agent_root import meaning_file
+    from memstore.core.locks import atomic_write
+    from memstore.meaning.vectors import embedded_count
+
+    target = Path(meaning_file(root))
+    data = {"model": model, "embedded": embedded_count(conn, model), "pending": pending, "at": time.time()}
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, json.dumps(data).encode("utf-8"))
+    except OSError:
+        pass  # a root this process cannot write: the bundle says nothing rather than something stale
+
+
 def _pid_path(root: Path) -> Path:
     from memstore.core.agent_root import state_dir
 
@@ -103,7 +119,7 @@ def run(store: Host, with_mirror: Callable[[Callable[[sqlite3.Connection], Any]]
     """The background pass itself (`memstore embed --background`, through semantic.background_pass): rounds
     of ROUND_S until nothing is pending or SIGTERM asks it to end; None when another pass holds the lock."""
     from memstore.core.locks import LockTimeout, atomic_write, file_lock
-    from memstore.meaning.vectors import EmbedReport, embed_pending, pending_count
+    from memstore.meaning.vectors import EmbedReport, pending_count
 
     asked: list[int] = []
     signal.signal(signal.SIGTERM, lambda signum, frame: asked.append(signum))
@@ -114,7 +130,7 @@ def run(store: Host, with_mirror: Callable[[Callable[[sqlite3.Connection], Any]]
             pid_path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(pid_path, json.dumps({"pid": os.getpid(), "started": time.time()}).encode())
             while not asked:
-                done: EmbedReport = with_mirror(lambda conn: embed_pending(conn, embedder, budget_s=ROUND_S))
+                done: EmbedReport = with_mirror(lambda conn: _round(store.root, conn, embedder))
                 total.embedded += done.embedded
                 total.parts += done.parts
                 total.reused += done.reused
@@ -135,3 +151,11 @@ def run(store: Host, with_mirror: Callable[[Callable[[sqlite3.Connection], Any]]
         except (OSError, ValueError, AttributeError):
             pass
     return total
+
+
+def _round(root: Path, conn: sqlite3.Connection, embedder: Embedder) -> EmbedReport:
+    from memstore.meaning.vectors import embed_pending
+
+    done = embed_pending(conn, embedder, budget_s=ROUND_S)
+    note_coverage(root, conn, embedder.key, done.pending)
+    return done

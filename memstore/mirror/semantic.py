@@ -87,13 +87,15 @@ def run_embed(store: Host, with_mirror: Callable[[Callable[[sqlite3.Connection],
     embedder = embedder_for(store, required)
     if embedder is None:
         return None
-    from memstore.mirror.embed_background import stop
+    from memstore.mirror.embed_background import note_coverage, stop
 
     stop(store.root)  # the background pass lets the lock go after its round: this pass embeds everything
 
     def run(conn: sqlite3.Connection) -> EmbedReport:
         sync_locked(conn, store.root, store.config, store.progress)
-        return embed_pending(conn, embedder, budget_s=budget_s, progress=progress)
+        done = embed_pending(conn, embedder, budget_s=budget_s, progress=progress)
+        note_coverage(store.root, conn, embedder.key, done.pending)
+        return done
 
     try:
         with file_lock(Path(store.paths.embed_lock), timeout=store.config.lock_timeout_s):
@@ -110,6 +112,7 @@ def embed_briefly(store: Host, read: Callable[[Callable[[sqlite3.Connection], di
     read runs a function on the mirror as it stands (no catch-up: the sync just ran)."""
     from memstore.core.locks import LockTimeout, file_lock
     from memstore.meaning.vectors import embed_pending, pending_count
+    from memstore.mirror.embed_background import note_coverage
 
     embedder = embedder_for(store, required=False)
     if embedder is None:
@@ -119,7 +122,9 @@ def embed_briefly(store: Host, read: Callable[[Callable[[sqlite3.Connection], di
         waiting = pending_count(conn, embedder.key)
         if waiting > store.config.search_embed_max:
             store.notify(f"embedding {waiting} files for up to {budget_s:g}s; a background pass embeds the rest")
-        return embed_pending(conn, embedder, budget_s=budget_s).to_json()
+        done = embed_pending(conn, embedder, budget_s=budget_s)
+        note_coverage(store.root, conn, embedder.key, done.pending)
+        return done.to_json()
 
     try:
         with file_lock(Path(store.paths.embed_lock), timeout=0):
