@@ -7,7 +7,8 @@ REV is checked out into a temporary git worktree; both hooks run as `install` re
 (`python -S <tree>/memstore/hookrun.py --root ROOT`) on the same small root with a lens, the two
 ways alternating call by call so that a busy machine slows both alike. Printed: the median of each
 and their ratio, for a PreToolUse Bash that fires the lens, a plain PreToolUse Bash, and a
-PostToolUse Read of a memory (a reinforcement).
+PostToolUse Read of a memory (a reinforcement), a PostToolUse Write of one (with a relative date
+the hook keeps) and a SessionStart (the bundle).
 """
 
 from __future__ import annotations
@@ -63,6 +64,14 @@ def measure(work: Path, old: Path, calls: int) -> int:
         "PostToolUse Read of a memory": lambda: {"tool_name": "Read", "hook_event_name": "PostToolUse",
                                                  "session_id": "s", "tool_input": {"file_path": str(memory)},
                                                  "tool_response": {}},
+        # the text an agent writes, with a relative date the hook keeps for the tick (core.datecue)
+        "PostToolUse Write of a memory": lambda: {"tool_name": "Write", "hook_event_name": "PostToolUse",
+                                                  "session_id": "s", "tool_input": {
+                                                      "file_path": str(memory),
+                                                      "content": "Met Anna yesterday about the demo.\n" * 20},
+                                                  "tool_response": {"type": "update"}},
+        "SessionStart (the bundle)": lambda: {"hook_event_name": "SessionStart", "session_id": uuid.uuid4().hex,
+                                              "source": "startup"},
     }
     print(f"{'payload':<34} {'this checkout':>14} {'REV':>9} {'ratio':>7}")
     for label, make in payloads.items():

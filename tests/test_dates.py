@@ -220,3 +220,17 @@ def test_an_edit_made_after_the_write_wins(root: Path, run: Run) -> None:
     assert run(root, "--now", TICK_AT, "tick").exit_code == 0
     assert "Met Anna yesterday, and Bo too." in _body(root / rel)  # (flush adds its policy fields above)
     assert "(2026" not in _body(root / rel)
+
+
+def test_a_loop_of_writes_cannot_fill_the_disk(root: Path) -> None:
+    """Fails if the pending file grows past MAX_PENDING between ticks (broken: the size check in
+    datecue.remember removed): an agent rewriting a memory in a loop would fill runtime/state."""
+    from memstore.core import datecue
+
+    pending = root / "runtime" / "state" / datecue.PENDING
+    pending.parent.mkdir(parents=True)
+    pending.write_bytes(b"x" * (datecue.MAX_PENDING + 1))
+    assert not datecue.remember(str(root), "memory/a.md", "Met Anna yesterday.", WRITTEN_AT)
+    assert pending.stat().st_size == datecue.MAX_PENDING + 1
+    pending.unlink()
+    assert datecue.remember(str(root), "memory/a.md", "Met Anna yesterday.", WRITTEN_AT)

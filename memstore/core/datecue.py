@@ -20,7 +20,9 @@ from memstore.core.agent_root import state_dir
 
 PENDING = "dates-pending.jsonl"
 TAKING = "dates-pending.taking.jsonl"
-MAX_TEXT = 256 * 1024  # a memory longer than this is not the agent's note of the day: left to lint
+MAX_TEXT = 64 * 1024  # a memory longer than this is not the agent's note of the day: left to lint
+MAX_PENDING = 8 * 1024 * 1024  # between two ticks; past it, writes go undated (lint names them) rather
+# than let a loop of writes fill the disk
 
 # A word that begins a relative date in dateparser's English data: a cost gate only (the parsing,
 # and what counts, is memstore.mirror.datewords's). Lint uses it too.
@@ -47,8 +49,14 @@ def remember(root: str, rel: str, text: str, at: str) -> bool:
         return False
     from memstore.core.journal import append_line
 
+    target = os.path.join(state_dir(root), PENDING)
+    try:
+        if os.path.getsize(target) > MAX_PENDING:
+            return False
+    except OSError:
+        pass  # none yet
     line = json.dumps({"path": rel, "at": at, "text": text}, ensure_ascii=False) + "\n"
-    append_line(os.path.join(state_dir(root), PENDING), line.encode("utf-8"))
+    append_line(target, line.encode("utf-8"))
     return True
 
 

@@ -35,6 +35,7 @@ from memstore.core.config import Config
 from memstore.core.inert import clean_text, inert_line  # noqa: F401 (clean_text: part of render's API)
 from memstore.core.loaded import publish
 from memstore.core.policy import score_days
+from memstore.core.teams import team_of
 from memstore.core.timeutil import to_utc
 from memstore.mirror.freshness import DAY_OF
 from memstore.mirror.index_rows import link, make_row
@@ -175,7 +176,7 @@ def _load(
                     full_row,
                     full_row,
                     out_of_time=timing,
-                    team=path.split("/", 2)[1] if path.startswith("teams/") else "",
+                    team=team_of(path) or "",
                 )
             )
     # = sort(key=(-score, filename)): the second sort is stable, reverse=True included, so
