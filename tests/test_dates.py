@@ -234,3 +234,77 @@ def test_a_loop_of_writes_cannot_fill_the_disk(root: Path) -> None:
     assert pending.stat().st_size == datecue.MAX_PENDING + 1
     pending.unlink()
     assert datecue.remember(str(root), "memory/a.md", "Met Anna yesterday.", WRITTEN_AT)
+
+
+# ---------------------------------------------------------------- what an attacker tried (issue 34's walkthrough)
+
+
+def test_an_edits_context_lines_keep_the_day_they_were_written(root: Path, run: Run) -> None:
+    """Fails if a line an Edit only carried along is dated from the Edit's day (broken: written_text
+    taking the whole new_string, or ignoring Claude Code's structuredPatch): the vendor called on 11-19,
+    not 11-29."""
+    rel = "memory/project_vendor.md"
+    old = "The vendor called yesterday about the contract.\nStatus: TODO"
+    new = "The vendor called yesterday about the contract.\nStatus: DONE, shipped yesterday."
+    text = memory("project_vendor", "Vendor", new, created="2026-07-20")
+    patch = [{"oldStart": 9, "oldLines": 2, "newStart": 9, "newLines": 2, "lines": [
+        " The vendor called yesterday about the contract.", "-Status: TODO", "+Status: DONE, shipped yesterday."]}]
+    _agent_wrote(root, rel, text, "Edit", old_string=old, new_string=new)
+    assert run(root, "--now", TICK_AT, "tick").exit_code == 0
+    assert "The vendor called yesterday about the contract.\n" in _body(root / rel)
+    assert "Status: DONE, shipped yesterday (2026-07-29)." in _body(root / rel)
+    # the same with the diff Claude Code's answer carries (and a new_string that would say otherwise)
+    rel2 = "memory/project_vendor2.md"
+    path = root / rel2
+    path.write_text(text, encoding="utf-8")
+    import os
+
+    os.utime(path, (1785000000, 1785000000))
+    _hook(root, {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(root), "tool_name": "Edit",
+                 "tool_input": {"file_path": str(path), "old_string": "x", "new_string": new},
+                 "tool_response": {"structuredPatch": patch}})
+    assert run(root, "--now", TICK_AT, "tick").exit_code == 0
+    assert "The vendor called yesterday about the contract.\n" in _body(path)
+    assert "Status: DONE, shipped yesterday (2026-07-29)." in _body(path)
+
+
+def test_a_folder_linked_out_of_memory_is_not_followed(root: Path, run: Run, tmp_path: Path) -> None:
+    """Fails if the tick rewrites a file outside memory/ through a folder symlinked there after the write
+    (broken: date_written checking only the last part of the path), here the person's identity.md."""
+    rel = "memory/proj/identity.md"
+    (root / "memory" / "proj").mkdir()
+    _agent_wrote(root, rel, "# me\n\nFroze the API last week.\n")
+    (root / "memory" / "proj" / "identity.md").unlink()
+    (root / "memory" / "proj").rmdir()
+    (root / "memory" / "proj").symlink_to(root)
+    (root / "identity.md").write_text("# me\n\nFroze the API last week.\n", encoding="utf-8")
+    assert run(root, "--now", TICK_AT, "tick").exit_code == 0
+    assert (root / "identity.md").read_text(encoding="utf-8") == "# me\n\nFroze the API last week.\n"
+
+
+def test_a_longer_line_a_fence_or_a_crlf_frontmatter_is_left_alone(root: Path, run: Run) -> None:
+    """Fails if a line the person grew from the agent's is dated (a substring match), if code in a
+    fence is rewritten, or if a CRLF file's frontmatter is taken for body."""
+    rel = "memory/project_mix.md"
+    text = ("---\r\nname: project_mix\r\ntype: project\r\nvalid_until: next friday\r\n---\r\n\r\n"
+            "Anna called yesterday about the invoice; paid.\r\n```sh\r\ndate -d \"next friday\"\r\n```\r\n")
+    _agent_wrote(root, rel, text, "Write", content="valid_until: next friday\nAnna called yesterday\n"
+                 "date -d \"next friday\"\n")
+    assert run(root, "--now", TICK_AT, "tick").exit_code == 0
+    after = (root / rel).read_bytes().decode("utf-8")
+    assert "valid_until: next friday\r\n" in after and "(2026" not in after
+
+
+@pytest.mark.parametrize("created", ["9999-12-31", "0001-01-01"])
+def test_a_date_past_the_calendar_is_a_lint_line_not_a_traceback(root: Path, run: Run, created: str) -> None:
+    """Fails if lint (and so every debrief, and the tick) raises OverflowError on a memory created at
+    the calendar's edge, or a pending record written then (broken: the guards in datewords)."""
+    write(root, "memory/project_edge.md", memory("project_edge", "Edge", "We meet tomorrow; it was yesterday.",
+                                                 created=created))
+    assert run(root, "lint").exit_code in (0, 1)
+    from memstore.core import datecue
+
+    datecue.remember(str(root), "memory/project_edge.md", "We meet tomorrow; it was yesterday.",
+                     f"{created}T12:00:00")
+    assert run(root, "--now", TICK_AT, "tick").exit_code == 0
+    assert not (root / "runtime" / "state" / datecue.TAKING).exists()  # taken, not stuck for every night

@@ -93,7 +93,46 @@ def test_the_bundle_says_how_much_has_meaning_until_it_is_all_there(tmp_path: Pa
     assert before.returncode == 0, before.stderr
     (line,) = [x for x in before.stdout.splitlines() if "meaning covers" in x]
     done = json.loads((root / "runtime" / "state" / "meaning.json").read_text())
-    assert f"covers {done['embedded']} of 40 files" in line and done["pending"] == 40 - done["embedded"] > 4
+    assert f"covers {done['embedded']} of 40 files" in line and done["total"] == 40 and done["embedded"] < 36
     assert subprocess.run([MEMSTORE, "embed"], capture_output=True, timeout=300, env=env).returncode == 0
     after = subprocess.run([MEMSTORE, "context"], capture_output=True, text=True, timeout=120, env=env)
     assert "meaning covers" not in after.stdout
+
+
+@pytest.mark.parametrize("forged", ['{"embedded": Infinity, "total": 99}', '{"embedded": 1e400, "total": 99}',
+                                    '{"embedded": "@identity.md", "total": 99}', '{"embedded": 5, "total": -1}',
+                                    '{"embedded": 0, "total": 0}', '[1, 2]', '{"embedded": 3, "total": 1e999}'])
+def test_a_forged_coverage_file_costs_the_bundle_nothing(tmp_path: Path, forged: str) -> None:
+    """Catches: runtime/state/meaning.json holding what memstore never writes (Infinity made int() raise,
+    and the whole bundle, its tamper warnings included, was lost) or dividing by zero."""
+    root = make_root(tmp_path, 2)
+    env = {**env_on(root), "MEMSTORE_EMBED_BACKGROUND": "off", "MEMSTORE_SEMANTIC": "off"}
+    (root / "memory" / "short-term").mkdir(parents=True, exist_ok=True)
+    write(root, f"memory/short-term/{time.strftime('%y%m%d')}-fact.md", "---\ntype: fact\n---\nThe deploy needs VPN.\n")
+    state = root / "runtime" / "state"
+    state.mkdir(parents=True, exist_ok=True)
+    (state / "meaning.json").write_text(forged)
+    done = subprocess.run([MEMSTORE, "context"], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert "The deploy needs VPN." in done.stdout and "meaning covers" not in done.stdout
+
+
+@pytest.mark.parametrize("pid", [-1, 0, 1, "-{group}", 99999999999999999999, 1.5, "12"])
+def test_a_forged_pid_file_never_signals_another_process(tmp_path: Path, pid: object) -> None:
+    """Catches: the background pass's pid file naming a process group (-N), everyone (-1), this process's
+    group (0) or an out-of-range number: `memstore embed` sent SIGTERM to what it named (a negative pid
+    passed os.kill(pid, 0) and its missing /proc entry was taken for macOS)."""
+    from memstore.mirror import embed_background
+
+    sleeper = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        named = -sleeper.pid if pid == "-{group}" else pid
+        state = tmp_path / "runtime" / "state"
+        state.mkdir(parents=True)
+        (state / embed_background.PID_FILE).write_text(json.dumps({"pid": named}))
+        assert embed_background.running(tmp_path) is None
+        assert embed_background.stop(tmp_path, wait_s=0.5)
+        assert sleeper.poll() is None  # still alive
+    finally:
+        sleeper.kill()
+        sleeper.wait()

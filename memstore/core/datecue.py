@@ -30,16 +30,32 @@ CUE = re.compile(r"\b(?:ago|yesterday|tomorrow|today|tonight|last|next|coming|pa
                  r"in\s+(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few)\s)", re.I)
 
 
-def written_text(tool_input: object) -> str:
-    """The text a Write/Edit/MultiEdit put in the file: Write's content, Edit's new_string, each of
-    MultiEdit's new_strings (a line each); empty when the input holds none."""
+def written_text(tool_input: object, tool_response: object = None) -> str:
+    """The lines a Write/Edit/MultiEdit added to the file, one per line: only those, so that a line it
+    carried along unchanged (an Edit's context, the rest of a rewritten file) keeps the day it was
+    really written on. Claude Code's answer holds the diff (structuredPatch: its "+" lines); without
+    one, the lines of each new_string that its old_string did not have, or of Write's content that the
+    original file did not have; a Write with neither (a new file; Gemini's write_file): all of it."""
     if not isinstance(tool_input, dict):
         return ""
-    parts = [tool_input.get("content"), tool_input.get("new_string")]
+    response = tool_response if isinstance(tool_response, dict) else {}
+    patch = response.get("structuredPatch")
+    if isinstance(patch, list) and patch:
+        added = [line[1:] for hunk in patch if isinstance(hunk, dict) and isinstance(hunk.get("lines"), list)
+                 for line in hunk["lines"] if isinstance(line, str) and line.startswith("+")]
+        return "\n".join(added)
+    pairs: list[tuple[object, object]] = [(tool_input.get("old_string"), tool_input.get("new_string"))]
     edits = tool_input.get("edits")
     if isinstance(edits, list):
-        parts += [edit.get("new_string") for edit in edits if isinstance(edit, dict)]
-    return "\n".join(part for part in parts if isinstance(part, str) and part)
+        pairs += [(edit.get("old_string"), edit.get("new_string")) for edit in edits if isinstance(edit, dict)]
+    original = response.get("originalFile")
+    pairs.append((original if response.get("type") == "update" else None, tool_input.get("content")))
+    out: list[str] = []
+    for old, new in pairs:
+        if isinstance(new, str) and new:
+            had = set(old.splitlines()) if isinstance(old, str) else set()
+            out += [line for line in new.splitlines() if line not in had]
+    return "\n".join(out)
 
 
 def remember(root: str, rel: str, text: str, at: str) -> bool:
@@ -55,7 +71,7 @@ def remember(root: str, rel: str, text: str, at: str) -> bool:
             return False
     except OSError:
         pass  # none yet
-    line = json.dumps({"path": rel, "at": at, "text": text}, ensure_ascii=False) + "\n"
+    line = json.dumps({"path": rel, "at": at, "text": text}) + "\n"  # ASCII: a lone surrogate stays JSON
     append_line(target, line.encode("utf-8"))
     return True
 
@@ -66,18 +82,20 @@ def take(root: str) -> tuple[list[dict[str, str]], str | None]:
     time; dating twice changes nothing). Lines that are not records are skipped."""
     folder = state_dir(root)
     taking = os.path.join(folder, TAKING)
-    if not os.path.exists(taking):
-        try:
-            os.replace(os.path.join(folder, PENDING), taking)
-        except FileNotFoundError:
-            return [], None
     records = []
-    with open(taking, encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(record, dict) and all(isinstance(record.get(k), str) for k in ("path", "at", "text")):
-                records.append({k: record[k] for k in ("path", "at", "text")})
+    try:
+        if not os.path.lexists(taking):
+            os.replace(os.path.join(folder, PENDING), taking)
+        if os.path.islink(taking) or not os.path.isfile(taking):
+            return [], None  # not a file memstore made: nothing to date (the size cap keeps PENDING bounded)
+        with open(taking, encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(record, dict) and all(isinstance(record.get(k), str) for k in ("path", "at", "text")):
+                    records.append({k: record[k] for k in ("path", "at", "text")})
+    except OSError:
+        return [], None  # nothing kept yet, or a state folder this process cannot use: no dating tonight
     return records, taking

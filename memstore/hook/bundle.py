@@ -347,12 +347,14 @@ def meaning_line(root: Path, config: Config) -> str | None:
 
     try:
         data = json.loads(_read(Path(meaning_file(root))) or "{}")
-        embedded, pending = int(data["embedded"]), int(data["pending"])
-    except (ValueError, KeyError, TypeError):
+        embedded, total = data["embedded"], data["total"]
+    except (ValueError, KeyError, TypeError, RecursionError):
         return None
-    if pending <= config.search_embed_max or embedded < 0:
+    # numbers memstore wrote, or nothing: a forged file (Infinity, 1e400, text) must not cost the bundle
+    if type(embedded) is not int or type(total) is not int or not 0 <= embedded <= total < 10**9:
         return None
-    total = embedded + pending
+    if total - embedded <= config.search_embed_max:
+        return None
     return (f"> memstore: meaning covers {embedded} of {total} files so far ({embedded / total:.0%}); "
             "search finds the rest by their words alone until the background embedding pass (or the "
             "nightly tick) reaches them\n")

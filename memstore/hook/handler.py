@@ -238,7 +238,7 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
                 from memstore.core.policy import mark_dirty
 
                 mark_dirty(root, rel, config)
-            _remember_dates(root, rel, payload.get("tool_input"), now)
+            _remember_dates(root, rel, payload.get("tool_input"), payload.get("tool_response"), now)
         return None
 
     if event == "PreToolUse":
@@ -320,12 +320,12 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
     return None
 
 
-def _remember_dates(root: str, rel: str, tool_input: object, now: dt.datetime) -> None:
+def _remember_dates(root: str, rel: str, tool_input: object, tool_response: object, now: dt.datetime) -> None:
     """What the agent wrote, kept for the tick to date its "yesterday"s from this instant (core.datecue)."""
     from memstore.core.datecue import remember, written_text
 
     try:
-        remember(root, rel, written_text(tool_input), now.isoformat())
+        remember(root, rel, written_text(tool_input, tool_response), now.isoformat())
     except OSError as exc:
         _log(root, f"the dates in {rel} were not kept for dating: {exc}")
 

@@ -12,6 +12,7 @@ ago" never crosses midnight); which phrases count is memstore.mirror.datewords's
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 import sqlite3
 from collections.abc import Callable
@@ -100,41 +101,53 @@ def _messages(root: Path, path: str, day: dt.date | None, split_front: Callable[
 # ---------------------------------------------------------------- what the agent wrote
 
 
+MAX_DATED_LINES = 200  # a tick's dateparser work (tens of ms a line); the rest is left for lint to name
+_FRONT = re.compile(r"\ufeff?---[ \t]*\r?\n(?:.*?\r?\n)?---[ \t]*(?:\r?\n|$)", re.S)
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
 def date_written(root: Path) -> list[str]:
-    """The tick's pass over what the agent wrote (memstore.core.datecue): in each memory, each line that
-    still holds a line of the written text gains the absolute dates of its relative ones, as meant at
-    the instant of writing. A line the agent wrote is found by its text, so a later edit elsewhere in
-    the file, or a reordering, does not stop it; a line changed since, or found twice, is left alone
-    (lint says so). The memory is rewritten only if nobody changed it meanwhile. Returns the paths
-    (relative to root) rewritten. Call with the mirror lock held."""
+    """The tick's pass over what the agent wrote (memstore.core.datecue): in each memory, each line equal
+    to a line the agent added gains the absolute dates of its relative ones, as meant at the instant of
+    writing. A line is found by its whole text, so a later edit elsewhere in the file, or a reordering,
+    does not stop it; a line changed since, found twice, or inside a code fence is left alone (lint
+    names it). Only a file whose real path lies in memory/ is rewritten (a folder linked out of it is
+    not followed), and only if nobody changed it meanwhile. Returns the paths (relative to root)
+    rewritten. Call with the mirror lock held."""
     from memstore.core.datecue import take
-    from memstore.core.frontreader import split_front
     from memstore.core.locks import atomic_write
+    from memstore.hook.paths import in_memory
 
     records, taken = take(str(root))
-    by_path: dict[str, list[tuple[str, dt.date]]] = {}
+    by_path: dict[str, dict[tuple[str, dt.date], None]] = {}
+    budget = MAX_DATED_LINES
     for record in records:
         try:
             day = dt.datetime.fromisoformat(record["at"]).date()  # as note and new take now.date()
         except ValueError:
             continue
-        by_path.setdefault(record["path"], []).append((record["text"], day))
+        for said in record["text"].split("\n"):
+            said = said.strip()
+            if said and CUE.search(said) and (said, day) not in by_path.get(record["path"], {}) and budget:
+                by_path.setdefault(record["path"], {})[(said, day)] = None  # once, however often written
+                budget -= 1
     rewritten = []
     for rel, written in by_path.items():
         path = root / rel
-        if ".." in Path(rel).parts or not rel.startswith("memory/") or not path.is_file() or path.is_symlink():
-            continue  # the hook keeps only memories' paths; anything else in the file is not ours to touch
+        if ".." in Path(rel).parts or not rel.startswith("memory/") or not in_memory(str(root), str(path), None):
+            continue  # the real path must be a memory: a folder linked out of memory/ is not followed
+        real = Path(os.path.realpath(path))
         try:
-            before = path.read_bytes()
-        except OSError:
-            continue
-        try:
+            before = real.read_bytes()
             text = before.decode("utf-8")
-        except UnicodeDecodeError:
-            continue  # not text we can rewrite without losing bytes
-        body = split_front(text)[1]
-        dated = _dated_lines(body, written)
-        if dated != body and atomic_write(path, (text[:len(text) - len(body)] + dated).encode("utf-8"), expect=before):
+        except (OSError, UnicodeDecodeError):
+            continue  # gone, or not text we can rewrite without losing bytes
+        front = _FRONT.match(text)
+        if front is None and text.lstrip("\ufeff").startswith("---"):
+            continue  # a frontmatter we cannot find the end of: its lines are not ours to date
+        start = front.end() if front else 0
+        dated = _dated_lines(text[start:], list(written))
+        if dated != text[start:] and atomic_write(real, (text[:start] + dated).encode("utf-8"), expect=before):
             rewritten.append(rel)
     if taken is not None:
         Path(taken).unlink(missing_ok=True)
@@ -143,20 +156,21 @@ def date_written(root: Path) -> list[str]:
 
 def _dated_lines(body: str, written: list[tuple[str, dt.date]]) -> str:
     lines = body.split("\n")
-    for text, day in written:
-        for said in text.split("\n"):
-            said = said.strip()
-            if not said or not CUE.search(said):
-                continue
-            meant = undated(said, day)
-            holding = [i for i, line in enumerate(lines) if said in line]
-            if not meant or len(holding) != 1 or lines[holding[0]].count(said) != 1:
-                continue
-            line = lines[holding[0]]
-            at = line.index(said)
-            for m in reversed(meant):  # from the end, so the earlier offsets hold
-                end = at + m.end
-                if not _DATED_AFTER.match(line, end):
-                    line = f"{line[:end]} ({m.iso}){line[end:]}"
-            lines[holding[0]] = line
+    fenced, inside = set(), False
+    for i, line in enumerate(lines):
+        if _FENCE.match(line):
+            inside = not inside
+            fenced.add(i)
+        elif inside:
+            fenced.add(i)
+    for said, day in written:
+        holding = [i for i, line in enumerate(lines) if line.strip() == said and i not in fenced]
+        if len(holding) != 1:
+            continue
+        line = lines[holding[0]]
+        at = line.index(said)
+        for m in reversed(undated(said, day)):  # from the end, so the earlier offsets hold
+            end = at + m.end
+            line = f"{line[:end]} ({m.iso}){line[end:]}"
+        lines[holding[0]] = line
     return "\n".join(lines)

@@ -92,6 +92,11 @@ def pending_count(conn: sqlite3.Connection, model: str) -> int:
     return int(conn.execute(_PENDING_COUNT_SQL, {"model": model}).fetchone()[0])
 
 
+def searchable_count(conn: sqlite3.Connection) -> int:
+    """Files a vector can be made for: what embedded_count is a share of."""
+    return int(conn.execute("SELECT count(*) FROM files f WHERE f.kind != 'derived' AND f.parts > 0").fetchone()[0])
+
+
 def embedded_count(conn: sqlite3.Connection, model: str) -> int:
     """Searchable files whose head vector is current (so meaning ranks them)."""
     return int(

@@ -42,7 +42,10 @@ def _parser(base: dt.datetime, prefer: str) -> Any:
 
 
 def _parse(phrase: str, base: dt.datetime, prefer: str = "current_period") -> tuple[dt.datetime, str] | None:
-    data = _parser(base, prefer).get_date_data(phrase)
+    try:
+        data = _parser(base, prefer).get_date_data(phrase)
+    except (OverflowError, ValueError):  # "tomorrow" from 9999-12-31: a date no calendar holds
+        return None
     return (data.date_obj.replace(tzinfo=None), data.period) if data.date_obj else None
 
 
@@ -63,7 +66,7 @@ def _relative(phrase: str, base: dt.datetime) -> tuple[dt.datetime, str] | None:
     got = _parse(phrase, base)
     if got is None or got[0].date() == base.date():
         return None
-    if _parse(phrase, base + _LATER) in (None, got):
+    if base.year >= dt.MAXYEAR - 1 or _parse(phrase, base + _LATER) in (None, got):
         return None
     if _parse(phrase, base, "past") != got or _parse(phrase, base, "future") != got:
         return None
@@ -91,9 +94,14 @@ def relative_dates(text: str, base: dt.datetime) -> list[Meant]:
     from dateparser.search import search_dates  # type: ignore[import-untyped]
 
     base = base.replace(tzinfo=None)
+    if not dt.MINYEAR + 1 < base.year < dt.MAXYEAR - 1:
+        return []  # a `created` of 0001 or 9999: no relative date from there is a date
     masked = _CODE.sub(lambda m: " " * len(m.group()), text)  # same offsets, no dates read in code
-    found = search_dates(masked, languages=["en"], settings={
-        "RELATIVE_BASE": base, "PREFER_DAY_OF_MONTH": "first"}) or []
+    try:
+        found = search_dates(masked, languages=["en"], settings={
+            "RELATIVE_BASE": base, "PREFER_DAY_OF_MONTH": "first"}) or []
+    except (OverflowError, ValueError):  # "in 99999999 days": past the calendar, so not a date
+        return []
     out: list[Meant] = []
     cursor = 0
     for phrase, _when in found:  # its own date is not used: it reads "the day before yesterday" as yesterday
@@ -119,7 +127,11 @@ def iso_in_query(query: str) -> list[str]:
 
     first, second = dt.datetime(2001, 6, 15), dt.datetime(2005, 6, 15)
     out: list[str] = []
-    for phrase, _when in search_dates(query, languages=["en"], settings={"RELATIVE_BASE": first}) or []:
+    try:
+        found = search_dates(query, languages=["en"], settings={"RELATIVE_BASE": first}) or []
+    except (OverflowError, ValueError):
+        return []
+    for phrase, _when in found:
         a, b = _parse(phrase, first), _parse(phrase, second)
         if a is None or b is None or a[1] != "day" or (a[0].month, a[0].day) != (b[0].month, b[0].day):
             continue

@@ -44,10 +44,12 @@ def note_coverage(root: Path, conn: sqlite3.Connection, model: str, pending: int
     round: the SessionStart bundle says so while much is pending, without opening the mirror."""
     from memstore.core.agent_root import meaning_file
     from memstore.core.locks import atomic_write
-    from memstore.meaning.vectors import embedded_count
+    from memstore.meaning.vectors import embedded_count, searchable_count
 
     target = Path(meaning_file(root))
-    data = {"model": model, "embedded": embedded_count(conn, model), "pending": pending, "at": time.time()}
+    embedded = embedded_count(conn, model)  # a file whose tail parts still wait has meaning already
+    total = searchable_count(conn)
+    data = {"model": model, "embedded": embedded, "total": total, "pending": pending, "at": time.time()}
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, json.dumps(data).encode("utf-8"))
@@ -65,9 +67,13 @@ def running(root: Path) -> int | None:
     """The pid of this root's background pass, when one is alive."""
     try:
         data = json.loads(_pid_path(root).read_text(encoding="utf-8"))
-        pid = int(data["pid"])
+        pid = data["pid"]
+        # one process, never a group (0, -N) or everyone (-1): the file is only ever memstore's own
+        # words, but a file in runtime/ can be forged, and what it names gets a SIGTERM
+        if type(pid) is not int or not 1 < pid < 1 << 22 or pid == os.getpid():
+            return None
         os.kill(pid, 0)
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, OverflowError):
         return None
     try:  # a pid the system gave to another program since is not our pass
         with open(f"/proc/{pid}/cmdline", "rb") as handle:
@@ -75,7 +81,9 @@ def running(root: Path) -> int | None:
         if b"--background" not in argv or os.fsencode(str(root)) not in argv:
             return None
     except OSError:
-        pass  # no /proc (macOS): the pid file and a live process are what there is
+        if os.path.isdir("/proc"):
+            return None  # a system with /proc that cannot show it: not a pass of ours to signal
+        # no /proc (macOS): the pid file and a live process are what there is
     return pid
 
 

@@ -175,10 +175,10 @@ def catch_up_vectors(store: Host, conn: sqlite3.Connection, embedder: Embedder) 
         except (OSError, sqlite3.OperationalError):
             pass  # a root this process cannot write (read-only): search with the vectors there are
         return
-    from memstore.meaning.vectors import embedded_count
+    from memstore.meaning.vectors import embedded_count, searchable_count
     from memstore.mirror.embed_background import running
 
-    share = embedded_count(conn, embedder.key) / max(embedded_count(conn, embedder.key) + waiting, 1)
+    share = embedded_count(conn, embedder.key) / max(searchable_count(conn), 1)
     store.notify(
         f"meaning covers {share:.0%} of the root so far: {waiting} files have no vector yet, so only their words "
         "can find them; " + ("a background pass is embedding them" if running(store.root) is not None else

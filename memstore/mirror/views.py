@@ -301,7 +301,7 @@ def _deleted_journal_files(root: Path) -> list[str]:
 def semantic_view(conn: sqlite3.Connection, config: Config) -> dict[str, Any]:
     """Whether search uses vectors, and how many files have a current one (the model is not loaded)."""
     from memstore.meaning import embedding
-    from memstore.meaning.vectors import embedded_count, pending_count
+    from memstore.meaning.vectors import embedded_count, pending_count, searchable_count
 
     key = embedding.model_key() if embedding.installed() else None
     if config.semantic == "off":
@@ -318,6 +318,7 @@ def semantic_view(conn: sqlite3.Connection, config: Config) -> dict[str, Any]:
         "model": key,
         "embedded": embedded_count(conn, key) if key else 0,
         "pending": pending_count(conn, key) if key else 0,
+        "searchable": searchable_count(conn),
         "background": background_running(conn),
     }
 

@@ -302,7 +302,7 @@ def semantic_line(view: dict[str, object]) -> str:
         return f"FTS only (for meaning as well as words: {EXTRA_HINT})"
     line = f"{view['embedded']} files embedded ({view['model']})"
     if view["pending"]:
-        share = int(view["embedded"]) / max(int(view["embedded"]) + int(view["pending"]), 1)  # type: ignore[call-overload]
+        share = int(view["embedded"]) / max(int(view["searchable"]), 1)  # type: ignore[call-overload]
         line += (f", {share:.0%} of the root; {view['pending']} still to embed " +
                  ("(a background pass is embedding them)" if view.get("background") else "(run: memstore embed)"))
     return line
