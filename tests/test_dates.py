@@ -58,7 +58,7 @@ def test_new_dates_its_summary_and_body(root: Path, run: Run) -> None:
     "The team may switch to Rust.", "This is the second attempt at the cache.", "We march on with the plan.",
     "Now the build uses uv.", "I have used Postgres for 3 years.", "Restart it every 5 minutes.",
     "Kickoff was on November 3, 2026.", "0001", "Release 2.5 ships with 12 fixes.",
-    "The `last week` flag is code, not a date.",
+    "The `last week` flag is code, not a date.", "The licence came in 15% off.", "It takes about 30 minutes.",
 ])
 @pytest.mark.parametrize("day", [dt.date(2026, 7, 30), dt.date(2026, 12, 1)])
 def test_ordinary_words_and_absolute_dates_gain_nothing(sentence: str, day: dt.date) -> None:
@@ -308,3 +308,38 @@ def test_a_date_past_the_calendar_is_a_lint_line_not_a_traceback(root: Path, run
                      f"{created}T12:00:00")
     assert run(root, "--now", TICK_AT, "tick").exit_code == 0
     assert not (root / "runtime" / "state" / datecue.TAKING).exists()  # taken, not stuck for every night
+
+
+def test_a_time_of_day_stays_after_the_date_it_belongs_to() -> None:
+    """Fails if the date lands after the time ("tomorrow from 14:00 (2026-12-10)"): the shortest run of
+    words naming the same day is the phrase (broken: _trimmed comparing datetimes, not days)."""
+    assert annotate("Booked for us tomorrow from 14:00 to 16:00.", dt.date(2026, 12, 9)) == \
+        "Booked for us tomorrow (2026-12-10) from 14:00 to 16:00."
+
+
+def test_a_day_of_the_month_is_found_whatever_else_the_file_says(root: Path, run: Run) -> None:
+    """Fails if "on the 18th" is linted only when another relative word shares the file (broken: the
+    ordinal missing from datecue.CUE, the gate before dateparser)."""
+    write(root, "memory/project_freeze.md", memory("project_freeze", "Freeze", "The freeze lifts on the 18th.",
+                                                   created="2026-12-11"))
+    rows = [r for r in json.loads(run(root, "lint", "--json").stdout) if "relative date" in r["message"]]
+    assert len(rows) == 1 and "2026-12-18" in rows[0]["message"]
+
+
+def test_the_index_row_is_dated_too_and_lint_leaves_pending_lines_to_the_tick(root: Path, run: Run) -> None:
+    """Fails if a summary the agent wrote (the row MEMORY.md loads at every start) keeps "yesterday" bare
+    (broken: date_written dating the body only), or if lint, before the tick, tells the person a date
+    counted from `created` for a line the agent wrote on another day (the tick dates it from its write)."""
+    rel = "memory/feedback_migrations.md"
+    text = ("---\nname: feedback_migrations\ntype: feedback\ncreated: 2026-07-01\n"
+            "summary: Run migrations on staging first; yesterday one locked prod.\n---\n\n"
+            "Yesterday a migration locked the orders table.\n")
+    _agent_wrote(root, rel, text)
+    rows = [r for r in json.loads(run(root, "lint", "--json").stdout) if "relative date" in r["message"]]
+    assert rows == []  # both lines wait for the tick
+    assert run(root, "--now", TICK_AT, "tick").exit_code == 0
+    after = (root / rel).read_text(encoding="utf-8")
+    assert "summary: Run migrations on staging first; yesterday (2026-07-29) one locked prod." in after
+    assert "Yesterday (2026-07-29) a migration locked the orders table." in after
+    index = (root / "memory" / "MEMORY.md").read_text(encoding="utf-8")
+    assert "yesterday (2026-07-29) one locked prod" in index

@@ -27,6 +27,7 @@ MAX_PENDING = 8 * 1024 * 1024  # between two ticks; past it, writes go undated (
 # A word that begins a relative date in dateparser's English data: a cost gate only (the parsing,
 # and what counts, is memstore.mirror.datewords's). Lint uses it too.
 CUE = re.compile(r"\b(?:ago|yesterday|tomorrow|today|tonight|last|next|coming|past|previous|this\s+\w+|"
+                 r"the\s+\d{1,2}(?:st|nd|rd|th)\b|"
                  r"in\s+(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few)\s)", re.I)
 
 
@@ -74,6 +75,26 @@ def remember(root: str, rel: str, text: str, at: str) -> bool:
     line = json.dumps({"path": rel, "at": at, "text": text}) + "\n"  # ASCII: a lone surrogate stays JSON
     append_line(target, line.encode("utf-8"))
     return True
+
+
+def pending_lines(root: str) -> dict[str, set[str]]:
+    """The lines kept and not yet dated, by path (stripped): lint leaves them to the tick, which dates
+    them from the day they were written, not the file's `created`. Reads; takes nothing."""
+    out: dict[str, set[str]] = {}
+    for name in (TAKING, PENDING):
+        try:
+            with open(os.path.join(state_dir(root), name), encoding="utf-8", errors="replace") as handle:
+                for line in handle:
+                    try:
+                        record = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(record, dict) and isinstance(record.get("path"), str) and \
+                            isinstance(record.get("text"), str):
+                        out.setdefault(record["path"], set()).update(x.strip() for x in record["text"].split("\n"))
+        except OSError:
+            continue
+    return out
 
 
 def take(root: str) -> tuple[list[dict[str, str]], str | None]:

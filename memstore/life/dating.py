@@ -60,7 +60,10 @@ def lint_dates(conn: sqlite3.Connection, root: Path) -> list[dict[str, str]]:
         cache = cache if isinstance(cache, dict) and cache.get("version") == CACHE_VERSION else {}
     except (OSError, ValueError):
         cache = {}
-    seen: dict[str, list[str]] = {}
+    from memstore.core.datecue import pending_lines
+
+    waiting = pending_lines(str(root))  # what the agent wrote since the last tick: the tick dates it
+    seen: dict[str, list[list[str]]] = {}
     found = []
     for path, created, digest in conn.execute(
             "SELECT path, created, digest FROM files WHERE kind = 't2' AND path NOT LIKE 'teams/%' ORDER BY path"):
@@ -69,7 +72,8 @@ def lint_dates(conn: sqlite3.Connection, root: Path) -> list[dict[str, str]]:
         if not isinstance(messages, list):
             messages = _messages(root, path, parse_date(created), split_front)
         seen[key] = messages
-        found += [{"path": path, "level": "warning", "message": str(m)} for m in messages]
+        found += [{"path": path, "level": "warning", "message": str(m[1])} for m in messages
+                  if isinstance(m, list) and len(m) == 2 and m[0] not in waiting.get(path, ())]
     if seen != cache.get("files"):
         try:
             cache_path.parent.mkdir(parents=True, exist_ok=True)
@@ -80,20 +84,31 @@ def lint_dates(conn: sqlite3.Connection, root: Path) -> list[dict[str, str]]:
 
 
 CACHE_FILE = "lint-dates.json"
-CACHE_VERSION = 1  # one more when the rule (memstore.mirror.datewords) changes
+CACHE_VERSION = 2  # one more when the rule (memstore.mirror.datewords) or the entries' shape changes
 
 
-def _messages(root: Path, path: str, day: dt.date | None, split_front: Callable[[str], tuple[Any, str]]) -> list[str]:
+def _messages(root: Path, path: str, day: dt.date | None, split_front: Callable[[str], tuple[Any, str]]
+              ) -> list[list[str]]:
+    """[line, message] for each bare relative date in the body and the index's own words (summary,
+    description: the row MEMORY.md shows at every start)."""
     if day is None:
         return []
     try:
-        body = split_front((root / path).read_text(encoding="utf-8", errors="replace"))[1]
+        front, body = split_front((root / path).read_text(encoding="utf-8", errors="replace"))
     except OSError:
         return []  # the mirror's own lint names a file it cannot read
-    if not CUE.search(body):  # dateparser (a few ms a file) only where a relative date can begin
+    text = "\n".join([*(line for line in front.splitlines() if _INDEX_WORDS.match(line)), body])
+    if not CUE.search(text):  # dateparser (a few ms a file) only where a relative date can begin
         return []
-    return [f"relative date {meant.phrase!r} with no absolute date beside it: written {day.isoformat()}, "
-            f"it means {meant.iso}; write \"{meant.phrase} ({meant.iso})\"" for meant in undated(body, day)]
+    out = []
+    for meant in undated(text, day):
+        line = text[text.rfind("\n", 0, meant.start) + 1:].split("\n", 1)[0].strip()
+        out.append([line, f"relative date {meant.phrase!r} with no absolute date beside it: written "
+                    f"{day.isoformat()}, it means {meant.iso}; write \"{meant.phrase} ({meant.iso})\""])
+    return out
+
+
+_INDEX_WORDS = re.compile(r"(?:summary|description):\s")
 
 
 
@@ -146,22 +161,24 @@ def date_written(root: Path) -> list[str]:
         if front is None and text.lstrip("\ufeff").startswith("---"):
             continue  # a frontmatter we cannot find the end of: its lines are not ours to date
         start = front.end() if front else 0
-        dated = _dated_lines(text[start:], list(written))
-        if dated != text[start:] and atomic_write(real, (text[:start] + dated).encode("utf-8"), expect=before):
+        # the body, and the frontmatter's summary and description lines (the row MEMORY.md shows)
+        head = _dated_lines(text[:start], list(written), only=_INDEX_WORDS) if start else ""
+        dated = head + _dated_lines(text[start:], list(written))
+        if dated != text and atomic_write(real, dated.encode("utf-8"), expect=before):
             rewritten.append(rel)
     if taken is not None:
         Path(taken).unlink(missing_ok=True)
     return rewritten
 
 
-def _dated_lines(body: str, written: list[tuple[str, dt.date]]) -> str:
+def _dated_lines(body: str, written: list[tuple[str, dt.date]], only: re.Pattern[str] | None = None) -> str:
     lines = body.split("\n")
     fenced, inside = set(), False
     for i, line in enumerate(lines):
         if _FENCE.match(line):
             inside = not inside
             fenced.add(i)
-        elif inside:
+        elif inside or (only is not None and not only.match(line)):
             fenced.add(i)
     for said, day in written:
         holding = [i for i, line in enumerate(lines) if line.strip() == said and i not in fenced]

@@ -59,9 +59,23 @@ def _spelled(when: dt.datetime, period: str) -> str:
     return when.date().isoformat()
 
 
+# A relative date names its distance or its day in words: dateparser also reads "came in 15% off" as
+# the 15th and "about 30 minutes" as the 30th, which hold none of these.
+_DATEWORD = re.compile(
+    r"\b(?:ago|yesterday|tomorrow|today|tonight|last|next|coming|past|previous|this|days?|weeks?|weekend|"
+    r"fortnight|months?|years?|mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|june|july|august|september|"
+    r"october|november|december|\d{1,2}(?:st|nd|rd|th))\b", re.I)
+
+
+def _same(a: tuple[dt.datetime, str], b: tuple[dt.datetime, str]) -> bool:
+    """The same day and period: "tomorrow" and "tomorrow from 14:00" mean one date."""
+    return a[0].date() == b[0].date() and a[1] == b[1]
+
+
 def _relative(phrase: str, base: dt.datetime) -> tuple[dt.datetime, str] | None:
     """(date, period) when `phrase` alone is a relative date with its own direction (the checks above)."""
-    if not any(ch.isalpha() for ch in phrase):  # "0001", "12.5": numbers, never a relative date
+    if not _DATEWORD.search(phrase):  # "0001", "in 15", "about 30": no word of a date
         return None
     got = _parse(phrase, base)
     if got is None or got[0].date() == base.date():
@@ -81,7 +95,7 @@ def _trimmed(phrase: str, start: int, base: dt.datetime) -> Meant | None:
             for n in range(1, len(words) + 1) for i in range(len(words) - n + 1)]
     got = _relative(phrase, base)
     for run, at in (runs if got else reversed(runs)):
-        if (mine := _relative(run, base)) is not None and (got is None or mine == got):
+        if (mine := _relative(run, base)) is not None and (got is None or _same(mine, got)):
             return Meant(run, start + at, start + at + len(run), _spelled(*mine))
     return None
 
