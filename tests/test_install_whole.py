@@ -145,11 +145,14 @@ def test_a_failing_wake_is_said_by_status_until_one_works(run, laid_out) -> None
     shown = json.loads(run(root, "status", "--json").stdout)["nightly"]
     assert shown["wake_failed"] and "/bin/false" in shown["wake_failed"]["error"], shown
     assert "the last wake FAILED" in run(root, "status").stdout
+    # and in the morning's bundle, as the guide says (issue 34's newcomer: only status said it)
+    assert "the nightly wake failed" in run(root, "context").stdout
     stub = laid_out["project"] / "model.sh"
     stub.write_text("#!/bin/sh\nprintf '# Dream\\n\\nquiet.\\n'\n")
     stub.chmod(0o755)
     assert run(root, "wake", "--model-cmd", str(stub)).exit_code == 0
     assert json.loads(run(root, "status", "--json").stdout)["nightly"]["wake_failed"] is None
+    assert "the nightly wake failed" not in run(root, "context").stdout
 
 
 def test_verify_names_a_lens_registration_from_an_older_release(run, laid_out, monkeypatch) -> None:

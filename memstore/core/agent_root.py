@@ -49,6 +49,11 @@ def meaning_file(root: str | os.PathLike[str]) -> str:
     return _join(root, "runtime", "state", "meaning.json")
 
 
+def wake_failed_file(root: str | os.PathLike[str]) -> str:
+    """The last wake's failure, while it stands (life.lastrun writes it; status and the bundle say it)."""
+    return _join(root, "runtime", "state", "wake-failed.json")
+
+
 def journal_dir(root: str | os.PathLike[str]) -> str:
     return _join(root, "runtime", "journal")
 

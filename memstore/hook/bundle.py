@@ -360,6 +360,24 @@ def meaning_line(root: Path, config: Config) -> str | None:
             "nightly tick) reaches them\n")
 
 
+def wake_line(root: Path) -> str | None:
+    """One line while the last nightly wake failed (life.lastrun records it): under cron a failure
+    is said only in its log, so a month of dreams could stop without a word."""
+    import json
+
+    from memstore.core.agent_root import wake_failed_file
+
+    try:
+        data = json.loads(_read(Path(wake_failed_file(root))) or "{}")
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or not data:
+        return None
+    when, error = inert_line(str(data.get("ran_at", "")))[:40], inert_line(str(data.get("error", "")))[:300]
+    return (f"> memstore: the nightly wake failed at {when}: {error} (see runtime/state/wake.log; "
+            "`memstore status` says it too, and it stops once a wake goes well)\n")
+
+
 def bundle(root: Path, now: dt.datetime, config: Config, project: str | None = None,
            evidence: list[str] | None = None) -> str:
     """The whole bundle within config.context_budget characters; lower-priority entries go first.
@@ -370,8 +388,7 @@ def bundle(root: Path, now: dt.datetime, config: Config, project: str | None = N
     budget = config.context_budget
     header = "# memstore: where things stand\n"
     flags = evidence_lines(root, evidence)
-    meaning = meaning_line(root, config)
-    flags += [meaning] if meaning else []
+    flags += [line for line in (wake_line(root), meaning_line(root, config)) if line]
     out = [header, *flags]
     parts = sections(root, now, config, project)
     # Pinned entries (an unreadable ledger) are paid for first, so the budget never drops them.

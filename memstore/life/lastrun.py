@@ -34,7 +34,9 @@ def wire_hint(root: str | os.PathLike[str]) -> str:
 
 
 def _failure_file(root: str | os.PathLike[str]) -> str:
-    return os.path.join(RootPaths(os.fspath(root)).state, "wake-failed.json")
+    from memstore.core.agent_root import wake_failed_file
+
+    return wake_failed_file(root)
 
 
 def wake_failed(root: str | os.PathLike[str], now: dt.datetime, error: str | None) -> None:
