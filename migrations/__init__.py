@@ -520,6 +520,33 @@ def m013_latents(db: Database) -> None:
     )
 
 
+@migrations()
+def m014_context(db: Database) -> None:
+    """What an excerpt replied to (a `context:` line), embedded as a part of its own (memstore/meaning/chunking.py).
+
+    - files.context: the line as sync read it, one line; NULL without one. Never indexed for
+      words, never shown: it only makes the context part's vector.
+    - files.context_digest: the digest of the context part's text (the context, then the head),
+      what its vector (chunk -1 in `vectors`) is kept under; NULL without a context or text.
+
+    Existing rows get both computed here from the frontmatter the mirror holds (files.meta).
+    """
+    from memstore.meaning.chunking import context_digest, full_text, one_line, readable
+
+    db.execute("ALTER TABLE files ADD COLUMN context TEXT")
+    db.execute("ALTER TABLE files ADD COLUMN context_digest TEXT")
+    rows = db.execute(
+        "SELECT f.id, json_extract(f.meta, '$.context'), f.summary, f.description, t.body FROM files f "
+        "JOIN files_fts t ON t.rowid = f.id WHERE json_type(f.meta, '$.context') IN ('text', 'integer', 'real')"
+    ).fetchall()
+    updates = []
+    for id_, value, summary, description, body in rows:
+        context = one_line(str(value)) or None
+        has_parts = readable(full_text(summary, description, body))  # as chunking.plan decides files.parts
+        updates.append((context, context_digest(context, summary, description, body) if has_parts else None, id_))
+    db.conn.executemany("UPDATE files SET context = ?, context_digest = ? WHERE id = ?", updates)
+
+
 def names() -> list[str]:
     """Names of every migration this version knows, in order."""
     return [m.name for m in migrations.pending(Database(memory=True))]

@@ -246,7 +246,10 @@ def test_a_mirror_from_before_m011_reads_the_bytes_again_and_rebuild_keeps_a_del
     conn = sqlite3.connect(root / "runtime" / "memstore.db")
     with conn:  # the mirror as the version before m011 left it
         conn.execute("DROP TABLE raw_texts")
-        conn.execute("DELETE FROM _sqlite_migrations WHERE name IN ('m011_raw_texts', 'm012_births', 'm013_latents')")
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name IN ('m011_raw_texts', 'm012_births', 'm013_latents', "
+                     "'m014_context')")
+        conn.execute("ALTER TABLE files DROP COLUMN context")  # m014 came after m011
+        conn.execute("ALTER TABLE files DROP COLUMN context_digest")
     conn.close()
     ok(run, root, "sync")  # migrates, then reads every memory file once more
     (root / FAUNA).unlink()

@@ -66,7 +66,7 @@ def old_mirror(root: Path) -> dict[str, int]:
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = mirror.connect(path)
     migrations.apply(Database(conn), stop_before="m004_bodies_out_of_files")
-    later = ("index_row", "text_digest", "fm_base", "parts", "tail_digest")
+    later = ("index_row", "text_digest", "fm_base", "parts", "tail_digest", "context", "context_digest")
     old_columns = [*(c for c in COLUMNS if c not in later), "body"]
     for file in sorted(p for p in root.rglob("*.md") if "runtime" not in p.parts):
         rel = file.relative_to(root).as_posix()

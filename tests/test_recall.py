@@ -194,13 +194,14 @@ def test_a_mirror_from_before_parts_keeps_its_vectors_and_embeds_only_tails(root
     conn.execute("DROP TABLE vectors")
     conn.execute("DROP TABLE background")
     conn.execute("DELETE FROM _sqlite_migrations WHERE name IN ('m010_vector_parts', 'm011_raw_texts', "
-                 "'m012_births', 'm013_latents')")
+                 "'m012_births', 'm013_latents', 'm014_context')")
     conn.execute("DROP TABLE latents")
     conn.execute("DROP TABLE raw_texts")  # m011 came after m010: a mirror from before parts has neither
     conn.execute("CREATE TABLE vectors (path TEXT NOT NULL, model TEXT NOT NULL, text_digest TEXT NOT NULL, "
                  "dim INTEGER NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (path, model))")
     conn.execute("CREATE TABLE files_old AS SELECT * FROM files")
-    columns = [r[1] for r in conn.execute("PRAGMA table_info(files)") if r[1] not in ("parts", "tail_digest")]
+    later = ("parts", "tail_digest", "context", "context_digest")  # m010's columns, and m014's
+    columns = [r[1] for r in conn.execute("PRAGMA table_info(files)") if r[1] not in later]
     conn.execute("DROP TABLE files")
     conn.execute(f"CREATE TABLE files AS SELECT {', '.join(columns)} FROM files_old")
     conn.execute("DROP TABLE files_old")

@@ -33,6 +33,7 @@ Usage (scripts/eval_locomo.py only calls `main` here)::
     .venv/bin/python scripts/eval_locomo.py --backend bm25
     .venv/bin/python scripts/eval_locomo.py --conversations 0,2 --dump-misses 15
     .venv/bin/python scripts/eval_locomo.py --json out.json --min-s5 0.55   # CI gate
+    .venv/bin/python scripts/eval_locomo.py --backend hybrid --with-context  # turns with context
 
 Exit status: 0 on success; 1 when ``--min-s5`` is given and memstore's success@5 is
 below it (or memstore could not be measured); 2 for bad usage. The data is a
@@ -186,8 +187,8 @@ def memory_name(conv: int, dia_id: str) -> str:
     return f"reference_c{conv}-{dia_id.lower().replace(':', '-')}"
 
 
-def render_turn(conv: int, turn: Turn) -> tuple[str, str]:
-    """(file name, file text) of one turn as a memory file."""
+def render_turn(conv: int, turn: Turn, before: Turn | None = None) -> tuple[str, str]:
+    """(file name, file text) of one turn as a memory file; `before`, the turn it replied to, as its context."""
     name = memory_name(conv, turn.dia_id)
     flat = " ".join(turn.text.split())  # a summary is one line
     # json.dumps yields a valid YAML double-quoted scalar; ensure_ascii=False keeps emoji
@@ -201,20 +202,28 @@ def render_turn(conv: int, turn: Turn) -> tuple[str, str]:
         f"name: {name}\n"
         "type: reference\n"
         f"summary: {summary}\n"
-        f"created: {parse_session_date(turn.when)}\n"
+        + (f"context: {json.dumps(before.speaker + ': ' + ' '.join(before.text.split()), ensure_ascii=False)}\n"
+           if before is not None else "")
+        + f"created: {parse_session_date(turn.when)}\n"
         "---\n"
         f"{body}\n"
     )
     return f"{name}.md", text
 
 
-def write_corpus(conv: Conversation, root: Path) -> None:
-    """Lay out ROOT/memory/ with one file per turn and record the path <-> id maps."""
+def write_corpus(conv: Conversation, root: Path, with_context: bool = False) -> None:
+    """Lay out ROOT/memory/ with one file per turn and record the path <-> id maps.
+
+    with_context: each turn's memory says the turn before it in its session as `context:` (a
+    session's first turn has none), the "turns with context" input: not the plain turns'."""
     mem = root / "memory"
     mem.mkdir(parents=True, exist_ok=True)
     ours: set[str] = set()
-    for turn in conv.turns:
-        filename, text = render_turn(conv.index, turn)
+    for i, turn in enumerate(conv.turns):
+        before = conv.turns[i - 1] if with_context and i else None
+        if before is not None and before.dia_id.split(":")[0] != turn.dia_id.split(":")[0]:
+            before = None
+        filename, text = render_turn(conv.index, turn, before)
         (mem / filename).write_text(text, encoding="utf-8")
         rel = f"memory/{filename}"
         ours.add(filename)
@@ -646,6 +655,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--dump-misses", type=int, default=0, metavar="N", help="print N questions memstore missed at 5 but bm25 found"
     )
+    ap.add_argument("--with-context", action="store_true",
+                    help="turns with context: each turn's memory carries the turn before it as `context:` "
+                         "(a different input; report it apart from the plain turns)")
     ap.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
     return ap
 
@@ -678,7 +690,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         t0 = time.perf_counter()
         for conv in convs:
-            write_corpus(conv, base / f"c{conv.index}")
+            write_corpus(conv, base / f"c{conv.index}", args.with_context)
         write_seconds = time.perf_counter() - t0
 
         sample: set[tuple[int, int]] | None = None
@@ -760,7 +772,7 @@ def produce_report(
     """Print the tables and return everything as one JSON-ready dict."""
     skipped = sum(c.skipped_questions for c in convs)
     print(
-        f"LoCoMo {args.data.name}: {len(convs)} conversations, "
+        f"LoCoMo {args.data.name}{' (turns with context)' if args.with_context else ''}: {len(convs)} conversations, "
         f"{sum(len(c.turns) for c in convs)} turns (memory files, written in "
         f"{write_seconds:.2f}s), {len(all_questions)} questions (category 5 left out"
         + (f"; {skipped} with no usable evidence id skipped" if skipped else "")
@@ -770,6 +782,7 @@ def produce_report(
     report: dict[str, Any] = {
         "data": str(args.data),
         "conversations": [c.index for c in convs],
+        "with_context": bool(args.with_context),
         "questions": len(all_questions),
         "skipped_no_evidence": skipped,
         "backends": {},

@@ -7,7 +7,10 @@ that follows it never interleave with another note or debrief.
 
 A note is `memory/short-term/YYMMDD-<slug>.md` (the slug: the text's first six words,
 kebab-case ASCII; a different fact with the same slug on the same day gets -2, -3, ...)
-with frontmatter `created: <ISO date>`, `source: note|debrief` and `kind` when given.
+with frontmatter `created: <ISO date>`, `source: note|debrief` and `kind` when given. A
+lesson also says what its answer replied to, when the transcript has the prompt before it
+(memstore.life.transcripts): `context:`, one line of at most CONTEXT_CHARS, embedded apart
+and never shown (memstore.meaning.chunking).
 The same fact twice on one day (normalised: whitespace collapsed, case folded, a
 trailing . or ! dropped) is written once.
 
@@ -16,8 +19,8 @@ missing a rule costs one absent line, while a false positive is prose paid for i
 later prompt, so when in doubt nothing is kept.
 
 The final answer is the last assistant message with text in the transcript (its text
-blocks joined; an earlier message is never read). Code fences and table rows are
-dropped; each remaining line loses its list marker, heading marks and ** / __; lines
+blocks joined; an earlier message is never read; memstore.life.transcripts). Code fences
+and table rows are dropped; each remaining line loses its list marker, heading marks and ** / __; lines
 are split into sentences after . ! or ? followed by a space. A sentence is KEPT only
 when it matches one of these shapes (case-sensitive at the start):
 
@@ -69,14 +72,14 @@ import select
 import sys
 import time
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memstore.core import processes
 from memstore.core.agent_root import RootPaths
-from memstore.core.errors import BadUsage, NotFound
+from memstore.core.errors import BadUsage
 from memstore.core.frontreader import split_front
 from memstore.core.kinds import KEBAB
 from memstore.core.locks import atomic_write, file_lock
@@ -84,6 +87,8 @@ from memstore.hook.bundle import _dated
 from memstore.hook.factform import normalise
 from memstore.hook.rulecue import refused, rules
 from memstore.life.dating import annotate
+from memstore.life.transcripts import final_answer, final_exchange  # noqa: F401 - final_answer: read from here too
+from memstore.meaning.chunking import one_line
 
 if TYPE_CHECKING:
     from memstore.core.config import Config
@@ -96,7 +101,7 @@ SLUG_CHARS = 60
 LESSON = "lesson"
 LESSONS_PER_SESSION = 3
 LESSONS_IN_WINDOW = 30
-TRANSCRIPT_MAX_BYTES = 200_000_000  # a transcript larger than this is read from its last part only
+CONTEXT_CHARS = 200  # of the prompt a lesson answered, kept as its `context:`
 HOOK_STDIN_MAX = 1_000_000
 HOOK_STDIN_WAIT_S = 2.0
 
@@ -126,11 +131,30 @@ def _front_value(value: str) -> str:
     return value if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", value) else json.dumps(value)
 
 
-def _note_bytes(text: str, day: dt.date, source: str, kind: str | None, project: str | None = None) -> bytes:
+def _note_bytes(text: str, day: dt.date, source: str, kind: str | None, project: str | None = None,
+                context: str | None = None) -> bytes:
     front = {"created": day.isoformat(), "source": source, **({"kind": kind} if kind else {}),
              **({"project": project} if project else {})}
     head = "".join(f"{key}: {_front_value(value)}\n" for key, value in front.items())
+    if context:  # one printable line (prompt_context), so one JSON string is one YAML double-quoted scalar
+        head += f"context: {json.dumps(context, ensure_ascii=False)}\n"
     return f"---\n{head}---\n\n{text.strip()}\n".encode()
+
+
+def prompt_context(prompt: str | None) -> str | None:
+    """A lesson's `context:`: the prompt its answer replied to, as one line of at most CONTEXT_CHARS.
+
+    Embedded apart from the lesson, never shown (memstore.meaning.chunking). None without a
+    prompt, and when the line looks like it holds a secret (memstore.team.secrets): a lesson is
+    committed and may be shared, and the prompt is the person's, pasted tokens and all.
+    """
+    from memstore.team.secrets import find
+
+    line = one_line(prompt or "")
+    if len(line) > CONTEXT_CHARS:
+        cut = line.rfind(" ", CONTEXT_CHARS // 2, CONTEXT_CHARS)
+        line = line[: cut if cut > 0 else CONTEXT_CHARS - 1].rstrip() + "…"
+    return line if line and not find(line) else None
 
 
 def _read(path: Path) -> str:
@@ -158,7 +182,7 @@ def _lock(root: Path, timeout: float) -> Any:
 
 
 def _write_note(root: Path, text: str, day: dt.date, *, source: str, kind: str | None,
-                project: str | None = None) -> Written:
+                project: str | None = None, context: str | None = None) -> Written:
     """The one writer of T1 notes (call with the capture lock held)."""
     text = annotate(text, day)  # "yesterday" gains its date (memstore.life.dating)
     stem = f"{day:%y%m%d}"
@@ -180,7 +204,7 @@ def _write_note(root: Path, text: str, day: dt.date, *, source: str, kind: str |
         if not path.exists() and not (folder / "archive" / name).exists():
             break
         n += 1
-    atomic_write(path, _note_bytes(text, day, source, kind, project))
+    atomic_write(path, _note_bytes(text, day, source, kind, project, context))
     return Written(path, True)
 
 
@@ -210,101 +234,6 @@ def note(root: Path, text: str, now: dt.datetime, *, kind: str | None = None, so
         return _write_note(root, text, now.date(), source=source, kind=kind, project=project)
 
 
-# ---------------------------------------------------------------- the transcript's final answer
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts = [block["text"] for block in content
-             if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)]
-    return "\n\n".join(p for p in parts if p.strip())
-
-
-# A Gemini CLI transcript rewrites a message under its id (the same text, then with its tool
-# calls): the last record of an id is the message, never the join of its records.
-WHOLE = "whole:"
-
-
-def _other_client_text(entry: dict[str, Any]) -> tuple[str | None, str] | None:
-    """(id, text) of a Codex rollout or Gemini CLI transcript line that is the model's text, else None."""
-    if entry.get("type") == "response_item":  # Codex: {"type": "response_item", "payload": {message}}
-        item = entry.get("payload")
-        if not isinstance(item, dict) or item.get("type") != "message" or item.get("role") != "assistant":
-            return None
-        content = item.get("content")
-        texts = [c["text"] for c in content if isinstance(c, dict) and c.get("type") == "output_text"
-                 and isinstance(c.get("text"), str)] if isinstance(content, list) else []
-        ident = item.get("id")
-        return (ident if isinstance(ident, str) else None), "\n\n".join(t for t in texts if t.strip())
-    if entry.get("type") == "gemini" and isinstance(entry.get("content"), str):  # Gemini CLI
-        ident = entry.get("id")
-        return (WHOLE + ident if isinstance(ident, str) else None), entry["content"]
-    return None
-
-
-def _assistant_texts(lines: Iterable[bytes]) -> Iterator[tuple[str | None, str]]:
-    """(message id, text) of each transcript line that is assistant text; everything else skipped.
-
-    Claude Code's transcripts, Codex's rollouts and Gemini CLI's chat files are told apart by
-    their lines' shapes."""
-    for raw in lines:
-        try:
-            entry = json.loads(raw)
-        except (ValueError, RecursionError):
-            continue
-        if not isinstance(entry, dict):
-            continue
-        other = _other_client_text(entry)
-        if other is not None:
-            if other[1].strip():
-                yield other
-            continue
-        if entry.get("type") != "assistant" or entry.get("isSidechain") is True:
-            continue
-        message = entry.get("message")
-        if not isinstance(message, dict) or message.get("role", "assistant") != "assistant":
-            continue
-        if message.get("model") == "<synthetic>" or entry.get("isApiErrorMessage") is True:
-            continue  # Claude Code's own stand-ins ("No response requested.", API errors), not an answer
-        text = _text_of(message.get("content"))
-        if text.strip():
-            ident = message.get("id")
-            yield (ident if isinstance(ident, str) else None), text
-
-
-def final_answer(transcript: Path) -> str | None:
-    """The session's last assistant message with text (its text blocks joined), or None.
-
-    Claude Code writes one API message as several lines (one per content block) that
-    share message.id, so the text lines of the last message id are joined.
-    """
-    try:
-        with open(transcript, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size > TRANSCRIPT_MAX_BYTES:
-                handle.seek(size - TRANSCRIPT_MAX_BYTES)
-                handle.readline()  # a partial line
-            found = list(_assistant_texts(handle))
-    except FileNotFoundError:
-        raise NotFound(f"no such transcript: {transcript}") from None
-    except IsADirectoryError:
-        raise NotFound(f"not a file: {transcript}") from None
-    if not found:
-        return None
-    last_id, last_text = found[-1]
-    if last_id is None or last_id.startswith(WHOLE):
-        return last_text
-    texts = []
-    for ident, text in reversed(found):
-        if ident != last_id:
-            break
-        texts.append(text)
-    return "\n\n".join(reversed(texts))
-
-
 # ---------------------------------------------------------------- lessons
 
 
@@ -317,9 +246,10 @@ class Captured:
 
 
 def capture_lessons(root: Path, answer: str, now: dt.datetime, window_days: int, *, project: str | None = None,
-                    lock_timeout: float = 10.0) -> Captured:
+                    prompt: str | None = None, lock_timeout: float = 10.0) -> Captured:
     """Write the answer's rules as T1 lessons, within the caps and without duplicates; one that holds what
-    looks like a secret is skipped (memstore.team.secrets)."""
+    looks like a secret is skipped (memstore.team.secrets). prompt: what the answer replied to, kept in
+    each lesson as its `context:` (prompt_context)."""
     from memstore.team.secrets import a, find
 
     result = Captured(found=rules(answer))
@@ -328,6 +258,7 @@ def capture_lessons(root: Path, answer: str, now: dt.datetime, window_days: int,
     if not result.found:
         return result
     today = now.date()
+    context = prompt_context(prompt)
     with _lock(root, lock_timeout):
         existing: set[str] = set()
         in_window = 0
@@ -349,7 +280,8 @@ def capture_lessons(root: Path, answer: str, now: dt.datetime, window_days: int,
             elif len(result.written) >= room:
                 result.skipped.append((sentence, f"{LESSONS_IN_WINDOW} lessons already in the short-term window"))
             else:
-                written = _write_note(root, sentence, today, source="debrief", kind=LESSON, project=project)
+                written = _write_note(root, sentence, today, source="debrief", kind=LESSON, project=project,
+                                      context=context)
                 if written.written:
                     result.written.append(written.path)
                     existing.add(normalise(sentence))
@@ -455,14 +387,14 @@ def run_debrief(store: DebriefHost, transcript: str | os.PathLike[str] | None = 
     synced = store.sync(embed=False)  # first, so the report says what the session itself added
     captured = Captured()
     if transcript is not None:
-        answer = final_answer(Path(transcript).expanduser())
+        answer, prompt = final_exchange(Path(transcript).expanduser())
         if answer is not None:
             from memstore.core.projects import project_of
 
             # the session's project (its cwd): its lessons reach that project's sessions only
             project = project_of(cwd or os.getcwd(), os.fspath(store.root))
             captured = capture_lessons(store.root, answer, now, store.config.short_term_days, project=project,
-                                       lock_timeout=store.config.lock_timeout_s)
+                                       prompt=prompt, lock_timeout=store.config.lock_timeout_s)
         else:  # garbage or an empty file must not read like a session with nothing to learn
             captured.notes.append(f"no assistant answer found in {transcript}: is it a Claude Code "
                                   "transcript (JSON lines)?")

@@ -15,6 +15,13 @@ A file with no readable text (empty, or bytes that are not text) gets no parts a
 its vector would be the model's idea of nothing, which sits close to every question.
 Such a file is found by its words, when it has any.
 
+A memory that is an excerpt (a lesson from a session's last answer, a quoted reply) may
+say what it replied to in a `context:` line. That makes one more part, CONTEXT_PART (-1):
+the context, then the head, kept under files.context_digest (migration m014). It is never
+the file's own text: search counts it down-weighted (memstore.meaning.vectors), and no
+index, snippet or bundle shows it. Mixed into the head itself it would move every such
+file's own meaning towards its neighbour's.
+
 This is pure text in, text out; sync stores `parts` and `tail_digest` beside each row
 (migration m010), and memstore.meaning.vectors embeds what is missing.
 """
@@ -33,6 +40,8 @@ OVERLAP = 100
 # find it, but one pasted log must not take minutes of embedding or crowd every search.
 MAX_PARTS = 100
 SUMMARY_LEAD = 160
+CONTEXT_PART = -1  # the chunk number of the context part in `vectors` and `latents`
+CONTEXT_EMBED_CHARS = 400  # of a context line, before the head: what it replied to, not a second memory
 _LETTERS = re.compile(r"[^\W\d_]", re.UNICODE)
 _SPACE = re.compile(r"\s+")
 
@@ -49,6 +58,26 @@ def embed_text(summary: str | None, description: str | None, body: str | None) -
 def text_digest(summary: str | None, description: str | None, body: str | None) -> str:
     """files.text_digest: what the head's vector is kept under."""
     return digest(embed_text(summary, description, body).encode("utf-8", "surrogatepass"))
+
+
+def one_line(text: str) -> str:
+    """A context as one line: whitespace runs one space, no control, format or line-separator characters."""
+    return " ".join("".join(ch for ch in text if ch.isprintable() or ch.isspace()).split())
+
+
+def context_text(context: str | None, summary: str | None, description: str | None, body: str | None) -> str | None:
+    """The context part's text: the context (cut at CONTEXT_EMBED_CHARS), then the head; None without a context."""
+    line = one_line(context or "")[:CONTEXT_EMBED_CHARS].strip()
+    if not line:
+        return None
+    return f"{line}\n{embed_text(summary, description, body)}"
+
+
+def context_digest(context: str | None, summary: str | None, description: str | None,
+                   body: str | None) -> str | None:
+    """files.context_digest: what the context part's vector is kept under (None without a context)."""
+    text = context_text(context, summary, description, body)
+    return None if text is None else digest(text.encode("utf-8", "surrogatepass"))
 
 
 def full_text(summary: str | None, description: str | None, body: str | None) -> str:

@@ -28,7 +28,7 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from memstore.core.transactions import transaction
-from memstore.meaning.chunking import embed_text, tail_parts
+from memstore.meaning.vectors import part_text
 
 if TYPE_CHECKING:
     import numpy as np
@@ -52,21 +52,6 @@ def _unpack(blob: bytes) -> tuple[np.ndarray, np.ndarray]:
 
 def paragraphs(text: str) -> list[str]:
     return [p.strip() for p in _PARAGRAPH.split(text) if p.strip()] or [text]
-
-
-def _part_text(conn: sqlite3.Connection, path: str, part: int) -> tuple[str, str] | None:
-    """(digest, text) of a file's part as it is now; None when the file or part is gone."""
-    row = conn.execute(
-        "SELECT f.text_digest, f.tail_digest, f.summary, f.description, t.body FROM files f "
-        "JOIN files_fts t ON t.rowid = f.id WHERE f.path = ?", (path,)
-    ).fetchone()
-    if row is None:
-        return None
-    head, tail, summary, description, body = row
-    if part == 0:
-        return (head, embed_text(summary, description, body)) if head else None
-    tails = tail_parts(summary, description, body)
-    return (tail, tails[part - 1]) if tail and 0 < part <= len(tails) else None
 
 
 def _kept(conn: sqlite3.Connection, model: str, path: str, part: int, text_digest: str,
@@ -95,7 +80,7 @@ def agreement(conn: sqlite3.Connection, embedder: Embedder, question: str,
     out: dict[str, float] = {}
     made: list[tuple[str, int, str, list[tuple[np.ndarray, np.ndarray]]]] = []
     for path, part in wanted:
-        found = _part_text(conn, path, part)
+        found = part_text(conn, path, part)
         if found is None:
             continue
         text_digest, text = found

@@ -24,7 +24,7 @@ import json
 import sqlite3
 from typing import Any
 
-from memstore.meaning.chunking import plan, text_digest
+from memstore.meaning.chunking import context_digest, plan, text_digest
 from memstore.mirror.cjk import has_unspaced
 
 BATCH = 500
@@ -34,7 +34,7 @@ MENDING = "needs mending"  # the start of a broken file's error, as lint and the
 FROM_FRONTMATTER = (
     "type", "name", "summary", "description", "row_text", "index_row", "created", "last_updated", "status",
     "in_flight", "state", "pin", "importance", "fm_access_count", "fm_stability", "fm_last_accessed",
-    "fm_last_reinforced", "fm_base", "meta",
+    "fm_last_reinforced", "fm_base", "meta", "context",
 )
 
 
@@ -62,6 +62,8 @@ def keep_last_good(conn: sqlite3.Connection, row: dict[str, Any]) -> None:
     # the body is the file's as it is now; what is embedded and trigram-indexed follows it
     row["text_digest"] = text_digest(row["summary"], row["description"], row["body"])
     row["parts"], row["tail_digest"] = plan(row["summary"], row["description"], row["body"])
+    row["context_digest"] = context_digest(row["context"], row["summary"], row["description"],
+                                           row["body"]) if row["parts"] else None
     row["unspaced"] = int(any(text and has_unspaced(str(text))
                               for text in (row["name"], row["summary"], row["description"], row["body"])))
     values = [f"{key} {meta[key]}" for key in ("project", "importance", "type", "created") if _said(meta, key)]

@@ -54,6 +54,7 @@ KNOWN_MIGRATIONS = (
     "m011_raw_texts",
     "m012_births",
     "m013_latents",
+    "m014_context",
 )
 
 

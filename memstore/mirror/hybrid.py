@@ -11,7 +11,8 @@ vectors alone: 0.60). The scores say how sure each side is; a position does not.
   the answer by meaning by 0.01 on some CPUs: LoCoMo dev 0.705 with the share, 0.697
   with its square, in one run on 2026-11-30). Without that share, a lone weak match ("leaving" for "where can guests
   leave their car") would count as a certain one just for being the best there is.
-- Vector side: each file's best cosine over its parts (memstore/meaning/chunking.py), measured
+- Vector side: each file's best cosine over its parts (memstore/meaning/chunking.py; an
+  excerpt's context part counts for a share, memstore/meaning/vectors.py), measured
   from the pack, the VECTOR_DEPTH-th best (0; on a smaller root, the median), in units of
   the spread up to the best, but never of less than MIN_SPREAD, and capped at 1. Cosines
   of e5 sit in a narrow band (0.7-0.9), so only a file's height above the pack carries

@@ -17,7 +17,7 @@ import sqlite3
 from memstore.core.config import Config
 from memstore.core.kinds import classify
 from memstore.core.timeutil import fmt
-from memstore.meaning.chunking import digest, plan, text_digest
+from memstore.meaning.chunking import context_digest, digest, plan, text_digest
 from memstore.mirror.cjk import has_unspaced
 from memstore.mirror.index_rows import index_row
 
@@ -57,7 +57,6 @@ def build_row(rel: str, raw: bytes, mtime_ns: int, size: int, config: Config, in
                                                     "(a team's memory past that is cut for search)"))
     indexed = (parsed.name, parsed.summary, parsed.description, parsed.body)
     parts, tail_digest = plan(parsed.summary, parsed.description, parsed.body)
-    rel.rsplit("/", 1)[-1]
     return {
         "path": rel,
         "kind": kind,
@@ -89,6 +88,10 @@ def build_row(rel: str, raw: bytes, mtime_ns: int, size: int, config: Config, in
         "text_digest": text_digest(parsed.summary, parsed.description, parsed.body),
         "parts": parts,
         "tail_digest": tail_digest,
+        "context": parsed.context,
+        # a file with no readable text has no parts, so no context part either
+        "context_digest": context_digest(parsed.context, parsed.summary, parsed.description, parsed.body)
+        if parts else None,
         "inode": inode,
         "dir": rel.rpartition("/")[0],
         # Text in CJK, Thai, ... : the row is also indexed by trigrams (files_cjk, migration m003).
@@ -126,6 +129,8 @@ COLUMNS = (
     "text_digest",
     "parts",
     "tail_digest",
+    "context",
+    "context_digest",
     "inode",
     "dir",
     "unspaced",

@@ -21,6 +21,7 @@ from frontmatter.default_handlers import YAMLHandler
 from memstore.core.config import Config
 from memstore.core.kinds import KEBAB, memory_type
 from memstore.core.timeutil import parse_date, parse_when
+from memstore.meaning.chunking import one_line
 
 _HANDLER = YAMLHandler()
 
@@ -112,6 +113,8 @@ class Parsed:
     # a frontmatter block is there but cannot be read (not YAML, never closed, not a mapping, refused):
     # every field took its default, so sync keeps the file's last good values instead (memstore.mirror.adoption)
     broken: bool = False
+    # what an excerpt replied to, as one line (memstore.meaning.chunking): embedded apart, never shown
+    context: str | None = None
 
     @property
     def row_text(self) -> str:
@@ -261,6 +264,7 @@ def parse_bytes(raw: bytes, stem: str, config: Config, *, is_t2: bool = False) -
     status = _text(meta, "status", problems)
     state = _text(meta, "state", problems)
     in_flight = _bool(meta, "in_flight", problems)
+    context = one_line(_text(meta, "context", problems) or "") or None
     pin = _bool(meta, "pin", problems)
 
     created = last_updated = None
@@ -373,4 +377,5 @@ def parse_bytes(raw: bytes, stem: str, config: Config, *, is_t2: bool = False) -
         problems=problems,
         policy_base=policy_base,
         broken=broken,
+        context=context,
     )
