@@ -177,8 +177,8 @@ def hybrid(
     # pushed answers down (LongMemEval dev s@1 0.722 -> 0.704 when every search rescued).
     by_meaning = sum(1 for p in in_window if p not in general)
     doubtful = [(p, c) for p, c in window if p not in in_window and p not in general and c > pack_low][:RESCUE]
+    part_of = dict(zip(near.paths, near.best_part, strict=True))  # each file's nearest part
     if doubtful and by_meaning < RESCUE_BELOW:
-        part_of = dict(zip(paths, near.best_part, strict=True))
         agree = agreement(conn, embedder, query, [(p, part_of[p]) for p, _ in doubtful])
         pack_spread = max(high - pack_low, MIN_SPREAD)
         for path, near_cos in doubtful:
@@ -200,7 +200,7 @@ def hybrid(
     # under MIN_SCORE: one common word of four, with nothing by meaning.
     ranked = sorted((p for p in fused if fused[p] >= MIN_SCORE), key=lambda p: (-fused[p], p))[:limit]
     missing = [p for p in ranked if p not in by_path]
-    rows = _rows(conn, missing, dict(zip(near.paths, near.best_part, strict=True)))
+    rows = _rows(conn, missing, part_of)
     out: list[dict[str, Any]] = []
     for path in ranked:
         if path in by_path:
