@@ -67,6 +67,16 @@ def test_review_lists_each_kind_once_with_the_json_shape(waiting: Path, run) -> 
     assert plain.exit_code == 0 and "review accept ID" in plain.stdout
 
 
+def test_status_says_what_waits_for_review(waiting: Path, run) -> None:
+    """Failure caught (issue 34's newcomer): two lessons aged out of `memstore review` into the archive,
+    unanswered, while neither status nor any bundle said that anything waited."""
+    shown = json.loads(run(waiting, "status", "--json").stdout)["review_waiting"]
+    assert shown["lesson"] == 1 and shown["proposal"] == 2 and shown["cue"] >= 1, shown
+    plain = run(waiting, "status").stdout
+    line = next(x for x in plain.splitlines() if x.startswith("review    "))
+    assert "1 lesson" in line and "2 proposals" in line and "waiting for you: memstore review" in line
+
+
 def test_accepting_a_lesson_makes_it_standing_and_rejecting_one_archives_it(waiting: Path, run) -> None:
     lesson = next(i for i in items(run, waiting) if i["kind"] == "lesson")
     assert UNREVIEWED.strip() in run(waiting, "context").stdout

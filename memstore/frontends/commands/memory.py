@@ -248,6 +248,10 @@ def status(app: App, as_json: bool) -> None:
     found = app.store.tamper_check()  # the person's files and the wiring against what the person accepted
     lines = app.store.tamper_lines(found)
     view["tamper"] = [{**item.to_json(), "said": line} for item, line in zip(found, lines, strict=True)]
+    waiting: dict[str, int] = {}
+    for item in app.store.review():  # a lesson left unanswered is archived, unreviewed, after short_term_days
+        waiting[item.kind] = waiting.get(item.kind, 0) + 1
+    view["review_waiting"] = waiting
     if as_json:
         emit_json(view)
         return
@@ -265,6 +269,10 @@ def status(app: App, as_json: bool) -> None:
         click.echo(for_terminal(f"deleted   {many} deleted outside memstore since "
                                 f"{deleted['since']}, kept in memory/archive/: {names} (memstore restore NAME "
                                 "puts one back; memstore restore --ack stops this note)"))
+    if waiting:
+        said = ", ".join(f"{count} {kind}{'s' if count != 1 else ''}" for kind, count in sorted(waiting.items()))
+        click.echo(f"review    {said} waiting for you: memstore review (a lesson unanswered for "
+                   f"{app.store.config.short_term_days} days is archived unreviewed)")
     click.echo(f"semantic  {semantic_line(view['semantic'])}")
     if view.get("teams"):
         click.echo(for_terminal("teams     " + ", ".join(f"{t['name']} ({t['memories']} memories, {t['lenses']} lenses)"
