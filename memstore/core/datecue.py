@@ -77,21 +77,29 @@ def remember(root: str, rel: str, text: str, at: str) -> bool:
     return True
 
 
+def _records(path: str) -> list[dict[str, str]]:
+    """The well-formed records of one kept file, in order (a line that is not one is skipped).
+    Raises OSError when it cannot be read."""
+    records = []
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and all(isinstance(record.get(k), str) for k in ("path", "at", "text")):
+                records.append({k: record[k] for k in ("path", "at", "text")})
+    return records
+
+
 def pending_lines(root: str) -> dict[str, set[str]]:
     """The lines kept and not yet dated, by path (stripped): lint leaves them to the tick, which dates
     them from the day they were written, not the file's `created`. Reads; takes nothing."""
     out: dict[str, set[str]] = {}
     for name in (TAKING, PENDING):
         try:
-            with open(os.path.join(state_dir(root), name), encoding="utf-8", errors="replace") as handle:
-                for line in handle:
-                    try:
-                        record = json.loads(line)
-                    except ValueError:
-                        continue
-                    if isinstance(record, dict) and isinstance(record.get("path"), str) and \
-                            isinstance(record.get("text"), str):
-                        out.setdefault(record["path"], set()).update(x.strip() for x in record["text"].split("\n"))
+            for record in _records(os.path.join(state_dir(root), name)):
+                out.setdefault(record["path"], set()).update(x.strip() for x in record["text"].split("\n"))
         except OSError:
             continue
     return out
@@ -103,20 +111,11 @@ def take(root: str) -> tuple[list[dict[str, str]], str | None]:
     time; dating twice changes nothing). Lines that are not records are skipped."""
     folder = state_dir(root)
     taking = os.path.join(folder, TAKING)
-    records = []
     try:
         if not os.path.lexists(taking):
             os.replace(os.path.join(folder, PENDING), taking)
         if os.path.islink(taking) or not os.path.isfile(taking):
             return [], None  # not a file memstore made: nothing to date (the size cap keeps PENDING bounded)
-        with open(taking, encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(record, dict) and all(isinstance(record.get(k), str) for k in ("path", "at", "text")):
-                    records.append({k: record[k] for k in ("path", "at", "text")})
+        return _records(taking), taking
     except OSError:
         return [], None  # nothing kept yet, or a state folder this process cannot use: no dating tonight
-    return records, taking
