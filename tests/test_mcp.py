@@ -279,3 +279,33 @@ def test_mcp_is_imported_lazily_and_a_missing_extra_is_one_line(agent: Path) -> 
     assert missing.stdout == ""
     lines = missing.stderr.strip().splitlines()
     assert len(lines) == 1 and "memstore[mcp]" in lines[0], missing.stderr
+
+
+def test_read_serves_own_and_team_memories_with_a_team_joined(agent: Path, tmp_path: Path) -> None:
+    """Catches: with a team joined, `read` refused every memory as "outside memory/" (the teams' folders were
+    listed with a walrus that rebound the candidate's own real path), so search-then-read stopped halfway
+    for every team member and no read was reinforced."""
+    from memstore.api.teams import Teams
+
+    ident = {"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
+             "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    seed = tmp_path / "seed"
+    Teams.init(seed)
+    write(seed, "memory/feedback_vendor-quirk.md",
+          memory("feedback_vendor-quirk", "Acme payments answer 200 on timeouts", "TEAM-BODY-41c: check body.status."))
+    for args in (["add", "-A"], ["commit", "-qm", "seed"], ["clone", "-q", "--bare", str(seed), str(tmp_path / "r.git")]):
+        subprocess.run(["git", *args], cwd=seed, check=True, env={**os.environ, **ident}, capture_output=True)
+    pinned(agent).teams.add(str(tmp_path / "r.git"), name="acme")
+    team_rel = "teams/acme/memory/feedback_vendor-quirk.md"
+
+    async def body(s: ClientSession) -> list[Any]:
+        return [await s.call_tool("read", {"name": "feedback_export"}),
+                await s.call_tool("read", {"name": team_rel}),
+                await s.call_tool("read", {"name": "feedback_link"})]
+
+    own, team, link = with_session(agent, body)
+    assert not is_error(own) and "writes parquet files" in text(own)
+    assert not is_error(team) and "TEAM-BODY-41c" in text(team)
+    assert is_error(link) and "OUTSIDE-SECRET" not in text(link)  # a link out of memory/ is still refused
+    assert access_count(agent, "feedback_export") == 1
+    assert access_count(agent, team_rel) == 1

@@ -672,7 +672,10 @@ def test_a_team_folder_committed_as_a_link_is_never_followed(tmp_path: Path, rem
     store = joined(tmp_path, bare)
     assert (store.root / "teams" / "acme" / "lenses").is_symlink()
     assert "OUTSIDE-LENS" not in _bash(store, "s-link")
-    with pytest.raises(BadUsage):
+    write(store.root, "memory/feedback_mine.md", memory("feedback_mine", "my own"))
+    # the refusal is for the link alone: an own memory still resolves with the same team joined
+    assert resolve(store.root, "feedback_mine", ("acme",)).name == "feedback_mine.md"
+    with pytest.raises(BadUsage, match="outside memory/"):
         resolve(store.root, "teams/acme/memory/feedback_secret.md", ("acme",))
     assert store.search("OUTSIDE") == []
 

@@ -112,9 +112,11 @@ def resolve(root: Path, name: str, teams: tuple[str, ...] = ()) -> Path:
         raise BadUsage(f"cannot resolve {name!r}: {exc}") from None
     real_root = os.path.realpath(root)
     # a team's memory/ counts only as itself: a repository that commits it as a link leads anywhere
-    folders = [memory, *(real for team in teams
-                         if os.path.realpath(os.path.join(root, "teams", team, "memory"))
-                         == (real := os.path.join(real_root, "teams", team, "memory")))]
+    folders = [memory]
+    for team in teams:
+        team_memory = os.path.join(real_root, "teams", team, "memory")
+        if os.path.realpath(os.path.join(root, "teams", team, "memory")) == team_memory:
+            folders.append(team_memory)
     if not any(real.startswith(folder + os.sep) for folder in folders):
         raise BadUsage(f"refused: {name!r} is outside memory/",
                        hint="read only memories: a name, or a path under memory/ (symlinks out are refused)")
