@@ -151,7 +151,7 @@ def test_a_hostile_file_name_reaches_the_bundle_inert(root: Path, run) -> None:
     ok(run, root, "sync")
     bundle = ok(run, root, "context")
     line = next(line for line in bundle.splitlines() if "deleted outside memstore" in line)
-    assert "<system-reminder" not in line and "\u202e" not in line and "&lt;system-reminder" in line
+    assert "<system-reminder" not in line and "\u202e" not in line and "\uff1csystem-reminder" in line
     assert "@~" not in line.replace("\\@~", "")  # every @ escaped
     assert "\\u202e" in line  # the override spelled out, not sent
     assert "\u202e" not in ok(run, root, "status")  # the person's terminal too

@@ -293,7 +293,8 @@ def test_read_serves_own_and_team_memories_with_a_team_joined(agent: Path, tmp_p
     Teams.init(seed)
     write(seed, "memory/feedback_vendor-quirk.md",
           memory("feedback_vendor-quirk", "Acme payments answer 200 on timeouts", "TEAM-BODY-41c: check body.status."))
-    for args in (["add", "-A"], ["commit", "-qm", "seed"], ["clone", "-q", "--bare", str(seed), str(tmp_path / "r.git")]):
+    bare = str(tmp_path / "r.git")
+    for args in (["add", "-A"], ["commit", "-qm", "seed"], ["clone", "-q", "--bare", str(seed), bare]):
         subprocess.run(["git", *args], cwd=seed, check=True, env={**os.environ, **ident}, capture_output=True)
     pinned(agent).teams.add(str(tmp_path / "r.git"), name="acme")
     team_rel = "teams/acme/memory/feedback_vendor-quirk.md"

@@ -426,3 +426,23 @@ def test_a_lone_weak_word_match_does_not_outrank_the_answer_by_meaning(agent: Pa
     store.embed()
     hits = store.search("where do guests put their car", limit=3, mode="hybrid")
     assert hits[0].path == "memory/reference_parking.md", [h.path for h in hits]
+
+
+def test_embed_progress_runs_to_one_total_across_heads_and_tails(agent: Path) -> None:
+    """Catches: progress counted each phase on its own, so a pass showed 294/294 parts when the heads were done,
+    then went on to 660 (the person saw it finish, then start again)."""
+    words = " ".join(f"paragraph {i} about the release checklist and the rollback drill." for i in range(400))
+    for i in range(3):
+        write(agent, f"memory/reference_long-{i}.md", memory(f"reference_long-{i}", f"long runbook {i}", words))
+    Store(agent).sync(embed=False)
+    from memstore.mirror import db as mirror
+
+    seen: list[tuple[int, int]] = []
+    conn = mirror.open_checked(agent / "runtime" / "memstore.db")
+    try:
+        report = embed_pending(conn, load(), progress=lambda done, total: seen.append((done, total)))
+    finally:
+        conn.close()
+    assert report.parts > report.embedded  # the long files had tail parts: two phases ran
+    assert seen[-1] == (report.parts, report.parts)
+    assert all(done < total for done, total in seen[:-1]), seen

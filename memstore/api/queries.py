@@ -68,6 +68,9 @@ def status(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Confi
     from memstore.mirror.views import status_view
 
     view = status_view(conn, root, now, config)
+    found = lint_rows(conn, root)  # the same findings lint prints, so the two never disagree on a count
+    view["errors"] = sum(1 for item in found if item["level"] == "error")
+    view["warnings"] = len(found) - view["errors"]
 
     counts = dict(conn.execute("SELECT substr(path, 7, instr(substr(path, 7), '/') - 1) || ' ' || kind, count(*) "
                                "FROM files WHERE path LIKE 'teams/%' GROUP BY 1").fetchall())

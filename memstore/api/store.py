@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 Notify = Callable[[str], None]
 Progress = Callable[[int, int], None]
-BANDS = ("hot", "new", "cold", "archive", "superseded")
+BANDS = ("hot", "new", "cold", "archive", "superseded", "expired", "early")  # as list shows them
 
 
 class NotFlushHost(MemstoreError):
@@ -148,7 +148,7 @@ class Store:
             raise BadUsage(f"unknown search mode {mode!r}", hint="use auto, fts or hybrid")
         check_query(query)  # before the mirror is opened (and perhaps rebuilt) for nothing
         embedder = None if mode == "fts" else embedder_for(self, required=mode == "hybrid")
-        project = self._project(cwd)
+        project = self.project_of(cwd)
         hits = self._read(lambda conn: queries.ranked(conn, self, self.now, query, limit, type, embedder=embedder,
                                                       catch_up=catch_up, project=project, this_project=this_project,
                                                       include_all=include_all), catch_up=catch_up)
@@ -177,7 +177,8 @@ class Store:
         return Teams(self)
 
     def status(self) -> Status:
-        return self._read(lambda conn: queries.status(conn, self.root, self.now, self.config))
+        # a full catch-up, as lint's: a file broken in place changes no folder, and both count its problems
+        return self._read(lambda conn: queries.status(conn, self.root, self.now, self.config), catch_up="full")
 
     def lint(self) -> builtins.list[Problem]:
         """Malformed or missing fields, name mismatches, oversize files, lenses that cannot fire."""
@@ -188,7 +189,7 @@ class Store:
     def context(self, cwd: str | os.PathLike[str] | None = None) -> str:
         """SessionStart's cold-start bundle at cwd, from the files: person-wide items and cwd's project's only."""
         from memstore.hook.bundle import bundle
-        return bundle(self.root, self.now, self.config, self._project(cwd))
+        return bundle(self.root, self.now, self.config, self.project_of(cwd))
 
     def lens_matcher(self) -> str | None:
         """The union of the lenses' tool_match: the matcher install registers for lenses."""
@@ -348,7 +349,7 @@ class Store:
         """One fact into memory/short-term/YYMMDD-<slug>.md (T1), then a quick sync. The same fact twice on
         one day (whitespace and case aside) is written once: the file that holds it. Empty text: BadUsage."""
         from memstore.life.noting import note
-        return note(self.root, self.config, self.now, text, kind=kind, project=self._project(cwd, everywhere),
+        return note(self.root, self.config, self.now, text, kind=kind, project=self.project_of(cwd, everywhere),
                     take_in=lambda: self.sync(full=False, embed=False), notify=self.notify)
 
     def debrief(self, transcript: str | os.PathLike[str] | None = None, commit: bool = False,
@@ -366,7 +367,7 @@ class Store:
         from memstore.core.results import NewMemory
         from memstore.life import ledgers
         target, name, line = ledgers.write_new(self.paths, self.now, self.config, type, topic, summary, importance,
-                                               pin, body, self._project(cwd, everywhere))
+                                               pin, body, self.project_of(cwd, everywhere))
         rel = target.relative_to(self.root).as_posix()
         self._sync_written(rel)
         try:  # the new row is in MEMORY.md at once, not at the next render
@@ -509,5 +510,6 @@ class Store:
     def _note_file(self, memory: str | os.PathLike[str]) -> Path:
         return naming.note_file(self.root, memory)
 
-    def _project(self, cwd: str | os.PathLike[str] | None, everywhere: bool = False) -> str | None:
+    def project_of(self, cwd: str | os.PathLike[str] | None, everywhere: bool = False) -> str | None:
+        """The project a folder belongs to, as the bundle and note scope it (None: no project)."""
         return naming.project(self.root, cwd, everywhere)

@@ -9,8 +9,9 @@ client acts on. The four ways text acts, and how each is stopped:
   for `@path` at the start of a token or after whitespace. Every `@` is written `\\@`
   (a CommonMark escape, so a viewer still shows `@`), with any backslashes before it
   doubled so the escape cannot be cancelled by the memory's own backslash;
-- a tag: the client wraps context in `<system-reminder>` and the like; every `<` is
-  written `&lt;`, so no tag can open or close;
+- a tag: the client wraps context in `<system-reminder>` and the like; a `<` that could open
+  or close one (before a letter, `/`, `!` or `?`) is written as the fullwidth `＜`, which
+  reads as written (`kv/acme/＜service>`) and opens nothing; other `<` (`a < b`, `<=`) stay;
 - a heading, in multi-line text: a line starting with `#`, or a setext underline, is
   escaped with a backslash;
 - control, bidi and other invisible characters: replaced or dropped (`clean_text`).
@@ -42,6 +43,8 @@ _INVISIBLE = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u2
 GARBAGE_SHARE = 0.3  # above this share of garbage characters, a text is not readable
 _HEADING = r"^( {0,3})(#|=+\s*$|-{2,}\s*$)"
 _LINE_BREAKS = "\r\n|[\r\u2028\u2029\x85\x0b\x0c]"  # they split lines for the model as "\n" does
+TAG_OPEN = "<(?=[A-Za-z/!?])"  # a `<` that opens or closes a tag, a comment or a directive
+TAG_SAFE = "\uff1c"  # FULLWIDTH LESS-THAN SIGN: a person and a model read `<`; no tag opens with it
 
 
 UNSEEN = f"[{_GARBAGE}{_INVISIBLE}\u2028\u2029]"  # what never reaches the client at all (core.loaded's guard)
@@ -97,11 +100,11 @@ def safe_name(text: str) -> str:
 
 
 def defuse(text: str) -> str:
-    """No import, no tag: every `@` escaped (its backslashes doubled), every `<` an entity."""
+    """No import, no tag: every `@` escaped (its backslashes doubled), every tag's `<` made fullwidth."""
     if "@" in text:
         text = pattern(r"(\\*)@").sub(lambda m: m.group(1) * 2 + "\\@", text)
     if "<" in text:
-        text = text.replace("<", "&lt;")
+        text = pattern(TAG_OPEN).sub(TAG_SAFE, text)
     return text
 
 
@@ -119,5 +122,5 @@ def inert_block(text: str, *, markdown: bool = True) -> str:
         text = pattern(_LINE_BREAKS).sub("\n", text)
         text = pattern(f"[{_INVISIBLE}]").sub("", pattern(f"[{_GARBAGE}]").sub(" ", text))
     if not markdown:
-        return text.replace("<", "&lt;")
+        return pattern(TAG_OPEN).sub(TAG_SAFE, text) if "<" in text else text
     return pattern(_HEADING, re.M).sub(lambda m: m.group(1) + "\\" + m.group(2), defuse(text))

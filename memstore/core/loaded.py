@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 
-from memstore.core.inert import UNSEEN, pattern
+from memstore.core.inert import TAG_OPEN, TAG_SAFE, UNSEEN, pattern
 
 TYPE_CHECKING = False  # not typing's: the hook prints every answer through here, and its start-up counts
 if TYPE_CHECKING:
@@ -31,11 +31,11 @@ if TYPE_CHECKING:
 
 RENDERED = ("MEMORY.md", "MEMORY-archive.md", "current-state.md")  # memory/ files the client loads
 _AT = r"(?<!\\)((?:\\\\)*)@"  # an `@` after an even run of backslashes (none, or escaped ones) is live
-_TAG = r"(?<!\]\()<"  # inert writes every `<` as `&lt;`; `](<` opens a link destination (index_rows.link)
+_TAG = r"(?<!\]\()" + TAG_OPEN  # as inert's; `](<` opens a link destination (index_rows.link)
 
 
 def guard(text: str, *, imports: bool = True) -> str:
-    """`text` with nothing left that the client could act on: `<` written `&lt;`, controls (but tab and
+    """`text` with nothing left that the client could act on: a tag's `<` made fullwidth, controls (but tab and
     newline) and invisible characters (inert's list) dropped and, with `imports` (a file), every unescaped
     `@` escaped."""
     # patterns compile on first use (inert.pattern): most hook answers are plain ASCII and need none
@@ -44,7 +44,7 @@ def guard(text: str, *, imports: bool = True) -> str:
     if imports and "@" in text:
         text = pattern(_AT).sub(r"\1\\@", text)
     if "<" in text:
-        text = pattern(_TAG).sub("&lt;", text)
+        text = pattern(_TAG).sub(TAG_SAFE, text)
     return text
 
 

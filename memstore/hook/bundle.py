@@ -127,6 +127,27 @@ def _window(folder: Path, today: dt.date, days: int | None, cap: int = MAX_READS
     return kept, max(0, len(names) - cap)
 
 
+HELD_READS = 20  # older files read for an end date still ahead: the newest few, so the hook stays quick
+
+
+def _still_holding(folder: Path, today: dt.date, days: int, answered: dict[str, dict[str, str]],
+                   project: str | None, proposals: frozenset[str]) -> list[str]:
+    """Entries of short-term files older than the window whose end date is still ahead (core.holds)."""
+    from memstore.core.holds import HOLD_DAYS, holds_until
+
+    window, _ = _window(folder, today, HOLD_DAYS)  # chosen by name, newest first, nothing read yet
+    recent = {f"{today - dt.timedelta(days=n):%y%m%d}" for n in range(days + 1)}
+    older = [path for path in window if path.name[:6] not in recent]
+    found = []
+    for path in older[:HELD_READS]:
+        text = _read(path)
+        until = holds_until(split_front(text)[1], today)
+        if until is not None and (entry := _short_term(path, 1200, answered, project, proposals)) is not None:
+            head, _, rest = entry.partition("\n")
+            found.append(f"{head} (older, but holds until {until.isoformat()})\n{rest}")
+    return found
+
+
 def _real_day(yymmdd: str) -> bool:
     try:
         dt.date(2000 + int(yymmdd[:2]), int(yymmdd[2:4]), int(yymmdd[4:6]))
@@ -288,6 +309,7 @@ def sections(root: Path, now: dt.datetime, config: Config, project: str | None =
     recent, unread = _window(memory / "short-term", today, config.short_term_days)
     facts: list[str] = [entry for path in recent
                         if (entry := _short_term(path, 1200, answered, project, mine)) is not None]
+    facts += _still_holding(memory / "short-term", today, config.short_term_days, answered, project, mine)
     if unread:
         facts.append(Pinned(f"({unread} more short-term files of the last {config.short_term_days} days were not "
                             f"read: the bundle reads the newest {MAX_READS}; see memory/short-term/)\n"))

@@ -17,6 +17,7 @@ from memstore.core.agent_root import RootPaths
 from memstore.core.config import Config
 from memstore.core.frontreader import front_values, split_front
 from memstore.core.fsguard import read_text
+from memstore.core.holds import HOLD_DAYS, holds_until
 from memstore.hook.bundle import _dated
 
 ARCHIVE_DIR = "archive"
@@ -62,13 +63,14 @@ def roll_windows(root: Path, now: dt.datetime, config: Config) -> Rolled:
     into archive/ beside them. Never deletes, never overwrites, never touches archive/.
 
     Which files count follows the SessionStart bundle (context.sections) exactly: a file
-    this moves is one the bundle had stopped showing. Undated or future-dated files stay.
+    this moves is one the bundle had stopped showing. Undated or future-dated files stay, and so
+    does a fact whose end date is still ahead (memstore.core.holds).
     """
     paths = RootPaths(root)
     today = now.date()
     rolled = Rolled()
     for day, path in reversed(_dated(Path(paths.short_term))):  # oldest first: a stable order
-        if (today - day).days > config.short_term_days:
+        if (today - day).days > config.short_term_days and not _still_holds(path, day, today):
             move_to_archive(root, path, rolled)
     # The newest few of each scope (person-wide, each project's dreams): a busy project never rolls away
     # the entries another project's sessions are shown.
@@ -80,6 +82,11 @@ def roll_windows(root: Path, now: dt.datetime, config: Config) -> Rolled:
     for path in sorted(old, key=lambda p: p.name):
         move_to_archive(root, path, rolled)
     return rolled
+
+
+def _still_holds(path: Path, day: dt.date, today: dt.date) -> bool:
+    """A fact whose end date is still ahead stays where the bundle shows it (memstore.core.holds)."""
+    return (today - day).days <= HOLD_DAYS and holds_until(read_text(path), today) is not None
 
 
 def _scope_of(text: str) -> str | None:

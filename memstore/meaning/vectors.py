@@ -257,13 +257,15 @@ def embed_pending(
     # Heads of every file first, then contexts, then tails: a pass cut short leaves the most files ranked by meaning.
     phases = [lambda: _heads(rows), lambda: _contexts(rows)]
     phases += [] if heads_only else [lambda: _tails(conn, embedder.key, rows)]
-    for phase in phases:
+    # counted from the rows before the tails are cut, so progress runs to one total and never restarts
+    tails_left = 0 if heads_only else sum(max(0, r[10] - 1 - r[9]) for r in rows if r[10] > 1 and r[2])
+    for number, phase in enumerate(phases):
         if budget_s is not None and report.parts and clock() - started >= budget_s:
             break
         wanted = phase()
         todo = _reuse(conn, embedder.key, wanted)
         report.reused += len(wanted) - len(todo)
-        total = report.parts + len(todo)
+        total = report.parts + len(todo) + (tails_left if number < 2 else 0)
         for start in range(0, len(todo), BATCH):
             if budget_s is not None and report.parts and clock() - started >= budget_s:
                 break

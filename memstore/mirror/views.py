@@ -126,14 +126,15 @@ def list_view(
     bands = compute_bands(conn, now, config)
     rows = []
     for entry in bands.entries:
-        if band is not None and entry.band != band:
+        shown = entry.out_of_time or entry.band  # nothing replaced an expired memory: its time ran out
+        if band is not None and shown != band:
             continue
         rows.append(
             {
                 "path": entry.path,
                 "name": entry.name,
                 "type": entry.name.split("_", 1)[0],
-                "band": entry.band,
+                "band": shown,
                 "score": round(entry.score, 6),
                 "access_count": entry.access_count,
                 "stability": entry.stability,

@@ -335,7 +335,9 @@ def lint(app: App, as_json: bool) -> None:
 
 
 @cli.command(name="list")
-@click.option("--band", type=click.Choice(["hot", "new", "cold", "archive", "superseded"]), default=None)
+@click.option("--band", type=click.Choice(["hot", "new", "cold", "archive", "superseded", "expired", "early"]),
+              default=None, help="Only this band; expired and early (outside valid_from/valid_until) are apart "
+              "from superseded.")
 @json_option
 @common
 def list_(app: App, band: str | None, as_json: bool) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -42,6 +43,12 @@ def context(app: App, as_json: bool) -> None:
     text = app.store.context()
     if as_json:
         emit_json({"text": text, "chars": len(text)})
+        return
+    if not text:  # a silent command reads as broken: say why the bundle is empty here
+        where = app.store.project_of(os.getcwd())
+        scope = f"in project {where}" if where else "in no project, where only person-wide items count"
+        app.say(f"the bundle is empty at {os.getcwd()}, {scope}: no open bug, recent fact, lesson, dream "
+                "entry or review waits; a session started here gets identity and MEMORY.md alone")
         return
     click.echo(text, nl=False)
 
