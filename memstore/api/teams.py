@@ -34,6 +34,7 @@ class Prepared:
     inner: str
     data: bytes
     message: str
+    source: str = ""  # the own file (root-relative) or the accepted lesson's id it comes from
 
 
 class Teams:
@@ -92,12 +93,13 @@ class Teams:
         return team
 
     def pull(self, names: builtins.list[str] | None = None) -> builtins.list[Pulled]:
-        """Fast-forward each team (or those named); the mirror follows when any moved."""
+        """Fast-forward each team (or those named); the person's own copies of what a team now holds step
+        aside (memstore.team.handover); the mirror follows when anything moved."""
         from memstore.team.clones import find, pull
 
         teams = [find(self.joined, name) for name in names] if names else list(self.joined)
         results = [pull(self.store.root, team) for team in teams]
-        if any(result.changed for result in results):
+        if any(result.changed or result.handed for result in results):
             self._changed()
         return results
 
@@ -122,13 +124,13 @@ class Teams:
         from memstore.hook.review import looks_like_id
         from memstore.team.clones import find
         from memstore.team.secrets import refuse
-        from memstore.team.sharing import authored, lesson_file
+        from memstore.team.sharing import authored, lesson_file, refuse_unreadable
 
         joined = find(self.joined, team)
         if looks_like_id(os.fspath(memory)):
             name, data = lesson_file(str(self.store.root), os.fspath(memory), self.store.now)
             refuse(data.decode("utf-8"), f"sharing lesson {os.fspath(memory)}")
-            return Prepared(joined, f"memory/{name}", data, f"Share lesson {name[:-3]}")
+            return Prepared(joined, f"memory/{name}", data, f"Share lesson {name[:-3]}", os.fspath(memory))
         rel = self.store.show(memory).path
         kind = classify(rel)
         if team_of(rel):
@@ -137,19 +139,26 @@ class Teams:
             raise BadUsage(f"{rel} is not a topic memory (memory/<type>_<topic>.md) or a lens (lenses/*.md)",
                            hint="a note or lesson becomes one in review (memstore review), then it can be shared")
         raw = (self.store.root / rel).read_bytes()
+        refuse_unreadable(raw, rel)  # a frontmatter YAML does not read as written stays here until mended
         refuse(raw.decode("utf-8", "replace"), f"sharing {rel}")
         filename = rel.rsplit("/", 1)[-1]
         summary = (self.store.show(rel).summary or "").strip()[:60]
         inner = f"memory/{filename}" if kind == "t2" else rel  # a lens keeps its place under lenses/
         return Prepared(joined, inner, authored(raw),
-                        f"Share {filename[:-3]}" + (f": {summary}" if summary else ""))
+                        f"Share {filename[:-3]}" + (f": {summary}" if summary else ""), rel)
 
     def send(self, prepared: Prepared) -> Proposal:
-        """The prepared file on a new branch from the team's, pushed (memstore.team.sharing.propose)."""
+        """The prepared file on a new branch from the team's, pushed (memstore.team.sharing.propose), and
+        remembered: once the team holds it, the person's own copy steps aside (memstore.team.handover)."""
+        from memstore.team.handover import record_share
         from memstore.team.sharing import propose
 
-        return propose(str(self.store.root), prepared.team, "share", prepared.inner, prepared.data,
-                       prepared.message, self.store.now)
+        proposal = propose(str(self.store.root), prepared.team, "share", prepared.inner, prepared.data,
+                           prepared.message, self.store.now)
+        if prepared.source and prepared.inner.startswith("memory/"):
+            record_share(self.store.root, prepared.team, prepared.inner, prepared.source, proposal.commit,
+                         f"{self.store.now:%Y-%m-%d}")
+        return proposal
 
     def propose_forget(self, path: str, why: str) -> Proposal:
         """Propose taking a team memory out of the team's repository, with why."""
@@ -185,7 +194,10 @@ class Teams:
         """`show`'s view of a team memory with who added it and when, and its recent history (git log)."""
         from memstore.team.history import history
 
-        return dataclasses.replace(memory, history=history(str(self.store.root), memory.path))
+        onward = memory.superseded_by  # found by name: it may start at the person's own copy, handed to this one
+        if onward and onward[0] == memory.path:
+            onward = onward[1:]
+        return dataclasses.replace(memory, history=history(str(self.store.root), memory.path), superseded_by=onward)
 
 
 __all__ = ["TeamMemory", "Teams"]

@@ -9,7 +9,8 @@ By `hook_event_name`:
   only tool calls that really ran are counted; registered synchronously, because an
   async handler of the last tool call before a `claude -p` session ends never runs and
   that touch would be lost. Registration filters (`if`) start this process only for
-  files under memory/, so other reads cost nothing.
+  files under memory/, so other reads cost nothing. A Write or Edit of a memory whose frontmatter
+  holds a usual slip (core.frontreader.told) is answered in the same call with what to mend.
 - PreToolUse: deny writes to the person's files (identity.md, lenses/, meditations/,
   memstore.toml) by real path, and shell commands that name them and do more than read
   (shellcmd.py), in every permission mode; approve Write/Edit/MultiEdit of markdown files
@@ -239,6 +240,9 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
 
                 mark_dirty(root, rel, config)
             _remember_dates(root, rel, payload.get("tool_input"), payload.get("tool_response"), now)
+            said = _frontmatter_said(real, rel)
+            if said:  # in the same call: the agent mends what it just wrote while it still holds it
+                return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": said}}
         return None
 
     if event == "PreToolUse":
@@ -328,6 +332,21 @@ def _remember_dates(root: str, rel: str, tool_input: object, tool_response: obje
         remember(root, rel, written_text(tool_input, tool_response), now.isoformat())
     except OSError as exc:
         _log(root, f"the dates in {rel} were not kept for dating: {exc}")
+
+
+_HEAD = 256 * 1024  # a frontmatter ends long before this
+
+
+def _frontmatter_said(real: str, rel: str) -> str | None:
+    """What is wrong with the frontmatter of the memory just written, and how to mend it (None: nothing)."""
+    from memstore.core.frontreader import told
+
+    try:
+        with open(real, "rb") as handle:
+            head = handle.read(_HEAD)
+    except OSError:
+        return None
+    return told(head.decode("utf-8", errors="replace"), rel, whole=len(head) < _HEAD)
 
 
 def _session_start(payload: Payload, root: str, now: dt.datetime, config: Config, part: str | None, cwd: str | None,

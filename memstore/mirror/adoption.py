@@ -13,9 +13,10 @@ inspector) sees them without knowing where they came from:
   journal, so a rebuild adopts the same values.
 - A broken frontmatter (not YAML, never closed, not a mapping). Parsing gives every field
   its default, which would make the memory person-wide with importance 0 until someone
-  noticed. Sync keeps the row's last good values instead (everything read from the
-  frontmatter), indexes the new body, and records an error saying the file needs mending;
-  lint and the nightly tick say it until the file reads again. The file is never touched.
+  noticed. Sync keeps the row's last good values instead (what the frontmatter decides but
+  its text: the summary and the row follow the file as still readable), indexes the new body,
+  and records an error saying the file needs mending; lint and the nightly tick say it until
+  the file reads again. The file is never touched.
 """
 
 from __future__ import annotations
@@ -30,11 +31,11 @@ from memstore.mirror.cjk import has_unspaced
 BATCH = 500
 MENDING = "needs mending"  # the start of a broken file's error, as lint and the tick find it
 
-# What a row's frontmatter decides; a broken file keeps the last good values of these.
+# What a row's frontmatter decides; a broken file keeps the last good values of these. Its text (summary,
+# description, context, the index row) is not kept: it follows the file as still readable (parsing.read_front).
 FROM_FRONTMATTER = (
-    "type", "name", "summary", "description", "row_text", "index_row", "created", "last_updated", "status",
-    "in_flight", "state", "pin", "importance", "fm_access_count", "fm_stability", "fm_last_accessed",
-    "fm_last_reinforced", "fm_base", "meta", "context",
+    "type", "name", "created", "last_updated", "status", "in_flight", "state", "pin", "importance",
+    "fm_access_count", "fm_stability", "fm_last_accessed", "fm_last_reinforced", "fm_base", "meta",
 )
 
 

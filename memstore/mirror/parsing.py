@@ -19,6 +19,7 @@ from frontmatter.default_handlers import SafeLoader as _HANDLER_LOADER  # the C 
 from frontmatter.default_handlers import YAMLHandler
 
 from memstore.core.config import Config
+from memstore.core.frontreader import PROSE, STRAY, UNCLOSED, Slip, advice, check, entries, mend, slips
 from memstore.core.kinds import KEBAB, memory_type
 from memstore.core.timeutil import parse_date, parse_when
 from memstore.meaning.chunking import one_line
@@ -160,35 +161,126 @@ def decode(raw: bytes, problems: list[Problem]) -> str:
 
 def split_frontmatter(text: str, problems: list[Problem]) -> tuple[dict[str, Any], str, bool]:
     """(mapping, body, had_frontmatter). Never raises."""
+    split = read_front(text, problems)
+    return split.meta, split.body, split.had
+
+
+@dataclass
+class Split:
+    """A file's frontmatter as read: `broken` when even the tolerant reading failed, and then `prose`
+    holds the text keys (summary, description, context) that could still be read one by one."""
+
+    meta: dict[str, Any]
+    body: str
+    had: bool
+    broken: bool = False
+    prose: dict[str, str] = field(default_factory=dict)
+
+
+def _slip_problems(found: list[Slip], level: str) -> list[Problem]:
+    # the block's text starts with the rest of the opening fence's line: its index 0 is line 1
+    return [Problem(level, advice(slip, 1) + ("" if slip[2] in (STRAY, UNCLOSED) else
+                                              " (read meanwhile as written, the text after the key)"))
+            for slip in found]
+
+
+def _load_tolerant(fm: str, problems: list[Problem]) -> Any:
+    """The block's YAML, the writer's usual slips read as meant (core.frontreader.slips) and said."""
+    found = slips(fm)
+    mendable = [slip for slip in found if slip[2] not in (STRAY, UNCLOSED)]
+    if not mendable:
+        try:
+            return load_frontmatter(fm)
+        except Refused:
+            raise
+        except Exception:
+            problems += _slip_problems(found, ERROR)  # a stray line or an open block, said by its line
+            raise
+    try:
+        loaded = load_frontmatter(mend(fm, mendable))
+    except Exception as mended_error:
+        try:
+            loaded = load_frontmatter(fm)  # the mending made it worse: YAML's own reading, slips unsaid
+        except Refused:
+            raise  # an alias or a depth refused is said as such, slips or not
+        except Exception:
+            problems += _slip_problems(found, ERROR)
+            raise mended_error from None  # what is wrong past the slips, on the file's own line numbers
+        return loaded
+    try:
+        load_frontmatter(fm)
+        strict = True  # YAML reads it too, only not as meant (a ' #' cut, an anchor): a warning
+    except Exception:
+        strict = False
+    problems += _slip_problems(mendable, WARNING if strict else ERROR)  # YAML read the rest: no stray line
+    return loaded
+
+
+def read_front(text: str, problems: list[Problem]) -> Split:
+    """The frontmatter and body of decoded text, read tolerantly; never raises."""
     if not _HANDLER.FM_BOUNDARY.match(text):
-        return {}, text, False
+        return Split({}, text, False)
     try:
         fm, body = _HANDLER.split(text)
     except ValueError:
-        problems.append(Problem(ERROR, "frontmatter opened with --- but never closed"))
-        return {}, text, False
+        problems.append(Problem(ERROR, "frontmatter opened with --- but never closed: add a line --- after its "
+                                "last key"))
+        return Split({}, text, False, broken=True, prose=_prose(text.partition("\n")[2]))
+    body = body.lstrip("\n")
     try:
-        loaded = load_frontmatter(fm)
+        loaded = _load_tolerant(fm, problems)
     except Refused as exc:
         problems.append(Problem(ERROR, str(exc)))
-        return {}, body.lstrip("\n"), True
+        return Split({}, body, True, broken=True)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 2}" if mark is not None else ""
+        # where the construct YAML choked on began (an unclosed `[`), else where it noticed
+        mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""  # the block opens on the fence's line
         problems.append(Problem(ERROR, f"frontmatter is not valid YAML{where}"))
-        return {}, body.lstrip("\n"), True
+        return Split({}, body, True, broken=True, prose=_prose(fm))
     except Exception as exc:  # the C loader can raise odd types on odd input
         problems.append(Problem(ERROR, f"frontmatter could not be read ({type(exc).__name__})"))
-        return {}, body.lstrip("\n"), True
+        return Split({}, body, True, broken=True, prose=_prose(fm))
     if loaded is None:
-        return {}, body.lstrip("\n"), True
+        return Split({}, body, True)
     if not isinstance(loaded, dict):
         problems.append(Problem(ERROR, f"frontmatter is a {type(loaded).__name__}, not a mapping"))
-        return {}, body.lstrip("\n"), True
+        return Split({}, body, True, broken=True)
     # YAML allows non-string keys (1: x, null: y) at any depth; we keep string keys only,
     # so the frontmatter always serialises (the mirror stores it as JSON).
-    clean = _string_keys(loaded)
-    return clean, body.lstrip("\n"), True
+    return Split(_string_keys(loaded), body, True)
+
+
+def _prose(fm: str) -> dict[str, str]:
+    """The text keys of a block YAML cannot read as a whole, each read from its own lines."""
+    out: dict[str, str] = {}
+    for key, lines in entries(fm).items():
+        if key not in PROSE:
+            continue
+        for text in (lines, lines.split("\n", 1)[0]):  # its lines, else its own line alone
+            try:
+                value = load_frontmatter(mend(text, slips(text)))
+            except Exception:
+                continue
+            if isinstance(value, dict) and isinstance(value.get(key), str):
+                out[key] = value[key]
+                break
+    return out
+
+
+def strict_problem(raw: bytes) -> str | None:
+    """What keeps a file's frontmatter from being read by YAML as written (its first slip, else YAML's own
+    complaint), or None: the bar for what leaves this machine (a team's share)."""
+    problems: list[Problem] = []
+    text = decode(raw, problems)
+    if not _HANDLER.FM_BOUNDARY.match(text):
+        return None
+    found, first = check(text)
+    if found:
+        return advice(found[0], first)
+    split = read_front(text, problems)
+    errors = [p.message for p in problems if p.level == ERROR]
+    return errors[0] if split.broken and errors else None
 
 
 def _string_keys(value: Any) -> Any:
@@ -251,20 +343,20 @@ def parse_bytes(raw: bytes, stem: str, config: Config, *, is_t2: bool = False) -
         # Said before the YAML error it usually causes, which names the symptom, not the cause.
         problems.append(Problem(ERROR, "unresolved git merge conflict (<<<<<<< ... >>>>>>> lines): keep one side "
                                 "of each block, then run memstore sync (and flush on the flushing machine)"))
-    said = len(problems)
-    meta, body, had = split_frontmatter(text, problems)
-    broken = len(problems) > said  # split_frontmatter adds a problem only when the block is unreadable
+    split = read_front(text, problems)
+    meta, body, had, broken = split.meta, split.body, split.had, split.broken
     if not text.strip():
         problems.append(Problem(WARNING, "empty file"))
 
     name = _text(meta, "name", problems) or stem
-    summary = _text(meta, "summary", problems)
-    description = _text(meta, "description", problems)
+    # a block YAML cannot read still shows its own summary: the row follows the file, never a stale one
+    summary = _text(meta, "summary", problems) or split.prose.get("summary")
+    description = _text(meta, "description", problems) or split.prose.get("description")
     typ = _text(meta, "type", problems)
     status = _text(meta, "status", problems)
     state = _text(meta, "state", problems)
     in_flight = _bool(meta, "in_flight", problems)
-    context = one_line(_text(meta, "context", problems) or "") or None
+    context = one_line(_text(meta, "context", problems) or split.prose.get("context") or "") or None
     pin = _bool(meta, "pin", problems)
 
     created = last_updated = None

@@ -65,6 +65,17 @@ def authored(raw: bytes) -> bytes:
     return raw  # never closed: not frontmatter after all
 
 
+def refuse_unreadable(raw: bytes, rel: str) -> None:
+    """Raise BadUsage, in one line saying what to fix, when `rel`'s frontmatter is not read by YAML as written:
+    memstore reads the usual slips as meant, a teammate's tools may not, so what a team gets parses as is."""
+    from memstore.core.errors import BadUsage
+    from memstore.mirror.parsing import strict_problem
+
+    problem = strict_problem(raw)
+    if problem is not None:
+        raise BadUsage(f"not sharing {rel}: {problem}", hint=f"mend {rel}, then share it again")
+
+
 def lesson_file(root: str, ident: str, now: dt.datetime) -> tuple[str, bytes]:
     """A lesson the person accepted in review (its id), as a team topic memory: (file name, its text)."""
     import json
@@ -77,12 +88,17 @@ def lesson_file(root: str, ident: str, now: dt.datetime) -> tuple[str, bytes]:
         raise NotFound(f"{ident} is no lesson you accepted in review",
                        hint="memstore review lists what waits; share takes an accepted lesson's id or a memory's name")
     text = " ".join(str(answer["text"]).split())
-    name = f"feedback_{_slug(' '.join(text.split()[:6]))}.md"
+    name = lesson_name(text)
     head = ["---", f"name: {name[:-3]}", "type: feedback", f"summary: {json.dumps(text[:150])}",
             f"created: {now:%Y-%m-%d}", "source: a lesson accepted in review"]
     if answer.get("project"):
         head.append(f"project: {json.dumps(str(answer['project']))}")
     return name, ("\n".join([*head, "---", "", text, ""])).encode("utf-8")
+
+
+def lesson_name(text: str) -> str:
+    """The file name an accepted lesson's text is shared under: feedback_<its first six words>.md."""
+    return f"feedback_{_slug(' '.join(text.split()[:6]))}.md"
 
 
 def _slug(text: str) -> str:
