@@ -67,6 +67,12 @@ def journal_lost_file(root: str | os.PathLike[str]) -> str:
     return _join(root, "runtime", "state", "journal-lost.json")
 
 
+def team_shared_file(root: str | os.PathLike[str]) -> str:
+    """What `share` sent to which team, and what the teams took from the person or took out since
+    (memstore.team.handover writes it; the bundle reads it)."""
+    return _join(root, "runtime", "state", "team-shared.json")
+
+
 def clone_id_file(root: str | os.PathLike[str]) -> str:
     """This clone's journal identity (journal.clone_id): machine-local, like all of runtime/state."""
     return _join(root, "runtime", "state", "clone-id")

@@ -313,8 +313,13 @@ def sections(root: Path, now: dt.datetime, config: Config, project: str | None =
     if unread:
         facts.append(Pinned(f"({unread} more short-term files of the last {config.short_term_days} days were not "
                             f"read: the bundle reads the newest {MAX_READS}; see memory/short-term/)\n"))
-    standing = [f"- {inert_line(text)[:400]}\n" for _ident, text in review.standing_lessons(answered, project)]
+    from memstore.hook.team_notes import handover_notes  # what teams took over from the person, or took out
+
+    handed, retired = handover_notes(root, today, config.short_term_days)
+    standing = [f"- {inert_line(text)[:400]}\n" for ident, text in review.standing_lessons(answered, project)
+                if ident not in handed]  # a lesson a team holds stands as the team's memory, or was taken out
     parts.append(("Standing lessons (accepted by the person)", standing))
+    parts.append(("Taken out of a team's memory lately (no longer to be relied on)", retired))
     # An accepted proposal is the person's instruction until the person marks it done (memstore review done).
     accepted = [f"- The person accepted: {inert_line(text)[:400]} — do it, then say so ({ident})\n"
                 for ident, text in review.accepted_proposals(answered, project)]

@@ -16,7 +16,7 @@ import os
 import re
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from memstore.core.config import CONFIG_FILE, ConfigError
@@ -52,10 +52,11 @@ class Pulled:
     before: str = ""
     after: str = ""
     message: str = ""
+    handed: list[str] = field(default_factory=list)  # what the person's own memories did (team.handover)
 
-    def to_json(self) -> dict[str, str]:
+    def to_json(self) -> dict[str, object]:
         return {"team": self.team, "state": self.state, "before": self.before, "after": self.after,
-                "message": self.message}
+                "message": self.message, "handed": self.handed}
 
     @property
     def changed(self) -> bool:
@@ -143,6 +144,8 @@ def add(root: Path, joined: tuple[Team, ...], url: str, name: str | None, branch
         say(f"note: {TEAMS_DIR}/{name}/ has no memory/ or lenses/ yet (memstore team init lays a team repository out)")
     _write_teams(root, (*joined, team), accept)
     lenses_moved(root)
+    for line in handover(root, team):  # a memory shared before joining (or from another machine) is the team's
+        say(line)
     return team
 
 
@@ -233,7 +236,8 @@ def pull(root: Path, team: Team) -> Pulled:
         return Pulled(team.name, "current", before, before, f"the remote has no {branch} yet")
     if remote == before:
         record_committed(root, team)  # cheap, and mends a state folder that was cleared
-        return Pulled(team.name, "current", before, before, "up to date")
+        handed = handover(root, team)
+        return Pulled(team.name, "current", before, before, "; ".join(["up to date", *handed]), handed)
     if before and git(folder, "merge-base", "--is-ancestor", before, remote, check=False).returncode != 0:
         return Pulled(team.name, "diverged", before, before,
                       f"cannot fast-forward to origin/{branch} (commits here the remote does not have, or a "
@@ -253,7 +257,18 @@ def pull(root: Path, team: Team) -> Pulled:
     kept = local_changes(folder)
     note = (f"; {len(kept)} files here differ from the team's ({', '.join(kept[:3])}): a changed or new lens among "
             f"them does not fire (git -C {folder} status)") if kept else ""
-    return Pulled(team.name, "updated", before, _head(folder), "fast-forwarded" + note)
+    handed = handover(root, team, before)
+    return Pulled(team.name, "updated", before, _head(folder), "; ".join(["fast-forwarded" + note, *handed]), handed)
+
+
+def handover(root: Path, team: Team, before: str = "") -> list[str]:
+    """The person's own copies of what the team now holds step aside (memstore.team.handover): its lines."""
+    from memstore.team.handover import reconcile
+
+    try:
+        return reconcile(root, team, before).lines(team.name)
+    except (MemstoreError, OSError) as exc:  # the pull itself went through: say it, never undo it
+        return [f"your own copies of team {team.name}'s memories were not compared with it: {exc}"]
 
 
 def record_committed(root: Path, team: Team) -> None:

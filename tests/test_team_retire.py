@@ -1,0 +1,228 @@
+"""A shared memory, once the team holds it: the sharer's own copy steps aside, and stays aside when the
+team retires the memory. Two people on real git repositories, a bare remote in tmp_path.
+
+Each test names the failure it catches.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memstore import Store
+from tests.conftest import memory, write
+
+NOW = dt.datetime(2026, 7, 30, 12, tzinfo=dt.UTC)
+GIT_ID = {"GIT_AUTHOR_NAME": "Ann Teammate", "GIT_AUTHOR_EMAIL": "ann@example.com",
+          "GIT_COMMITTER_NAME": "Ann Teammate", "GIT_COMMITTER_EMAIL": "ann@example.com",
+          # the team's commits are dated on the tests' clock: a retirement is said for days counted from it
+          "GIT_AUTHOR_DATE": "2026-07-30T12:00:00Z", "GIT_COMMITTER_DATE": "2026-07-30T12:00:00Z"}
+VPN = "Reach the staging database through the office VPN"
+VPN_WHY = "the VPN was retired; use the zero-trust proxy"
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, **GIT_ID}, check=False)
+    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
+    return done.stdout.strip()
+
+
+@pytest.fixture(autouse=True)
+def _identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in GIT_ID.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("MEMSTORE_SEMANTIC", "off")
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> tuple[Path, Path]:
+    """(the working clone the team lead merges pull requests in, the bare remote)."""
+    from memstore.api.teams import Teams
+
+    seed = tmp_path / "seed"
+    Teams.init(seed)
+    write(seed, "memory/feedback_vendor-quirk.md", memory(
+        "feedback_vendor-quirk", "Acme payments API answers 200 with an error body on timeouts"))
+    git(seed, "add", "-A")
+    git(seed, "commit", "-qm", "seed the team memory")
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(seed), str(bare))
+    git(seed, "remote", "add", "origin", str(bare))
+    git(seed, "fetch", "-q", "origin")
+    return seed, bare
+
+
+def joined(tmp_path: Path, bare: Path, who: str) -> Store:
+    root = tmp_path / who
+    (root / "memory").mkdir(parents=True)
+    Store(root, NOW).teams.add(str(bare), name="acme")
+    return Store(root, NOW)
+
+
+def merge(seed: Path, branch: str) -> None:
+    """The team lead merges the pull request from `branch` (a merge commit, as a git host makes)."""
+    git(seed, "fetch", "-q", "origin")
+    git(seed, "merge", "-q", "--no-ff", "-m", f"Merge pull request from {branch}", f"origin/{branch}")
+    git(seed, "push", "-q", "origin", "HEAD:main")
+
+
+def index(store: Store) -> str:
+    return (store.root / "memory" / "MEMORY.md").read_text()
+
+
+def rows_with(store: Store, words: str) -> list[str]:
+    return [line for line in index(store).splitlines() if words in line]
+
+
+def pulled(store: Store) -> Store:
+    [result] = store.teams.pull()
+    assert result.state in ("updated", "current"), result.message
+    return Store(store.root, NOW)
+
+
+def share_and_merge(tmp_path: Path, remote: tuple[Path, Path], name: str, summary: str) -> tuple[Store, Store]:
+    """The sharer writes `name` and shares it, the team lead merges it, both pull: (sharer, teammate)."""
+    seed, bare = remote
+    me, ann = joined(tmp_path, bare, "me"), joined(tmp_path, bare, "ann")
+    write(me.root, f"memory/{name}.md", memory(name, summary, "Details of it.", access_count=12, stability=20.0))
+    me.sync()
+    merge(seed, me.teams.share(name, "acme").branch)
+    return pulled(me), pulled(ann)
+
+
+def test_share_merge_pull_then_retire_leaves_one_copy_then_none(tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: the sharer keeping two copies of a merged memory (two rows, two hits), and the sharer's
+    own copy coming back into the index, search or bundle once the team forgets the memory, its reason
+    lost in a commit message."""
+    seed, _bare = remote
+    me, ann = share_and_merge(tmp_path, remote, "feedback_vpn", VPN)
+    own = me.root / "memory" / "feedback_vpn.md"
+    team_rel = "teams/acme/memory/feedback_vpn.md"
+    assert len(rows_with(me, "office VPN")) == 1 and "../teams/acme/memory/feedback_vpn.md" in rows_with(
+        me, "office VPN")[0]
+    assert [h.path for h in me.search("staging database office VPN")] == [team_rel]
+    shown = me.show("memory/feedback_vpn.md")
+    assert shown.aside == "superseded" and shown.superseded_by == [team_rel]
+    assert me.show(team_rel).superseded_by == []  # the team's copy holds: no chain of its own
+    assert [h.path for h in ann.search("staging database office VPN")] == [team_rel]
+
+    merge(seed, ann.teams.propose_forget(team_rel, VPN_WHY).branch)
+    me = pulled(me)
+    assert own.exists(), "the person's own file was deleted"
+    assert rows_with(me, "office VPN") == []
+    assert me.search("staging database office VPN") == []
+    assert [h.path for h in me.search("staging database office VPN", include_all=True)] == ["memory/feedback_vpn.md"]
+    assert VPN_WHY in (me.show("feedback_vpn").aside or "")
+    bundle = me.context()
+    assert "office VPN" in bundle and VPN_WHY in bundle  # said once, with why, where the memory used to answer
+    assert "feedback_vpn" in bundle.split("Taken out of a team")[1]
+    ann = pulled(ann)
+    assert VPN_WHY in ann.context()  # the teammate who never had a copy hears why too
+    me = Store(me.root, NOW + dt.timedelta(days=8))
+    me.render()
+    assert rows_with(me, "office VPN") == [] and VPN_WHY not in me.context()  # a week on: still aside, said enough
+
+
+def test_no_near_duplicate_cue_for_the_sharers_own_copy(tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: the nightly cue asking every morning about the sharer's copy and the team's copy as near
+    duplicates."""
+    me, _ann = share_and_merge(tmp_path, remote, "feedback_vpn", VPN)
+    me.tick()
+    cue = json.loads((me.root / "runtime" / "state" / "cue.json").read_text())
+    assert [i for i in cue.get("items", []) if i["kind"] == "near-duplicate"] == []
+
+
+def test_a_team_supersede_keeps_the_sharers_copy_aside_and_leads_to_the_new(
+        tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: the sharer's "Node 20" memory staying in the index beside the team's "Node 22" after the team
+    superseded it."""
+    seed, _bare = remote
+    me, ann = share_and_merge(tmp_path, remote, "project_node-version", "The app builds only with Node 20")
+    write(seed, "memory/project_node-twentytwo.md", memory("project_node-twentytwo", "The app builds with Node 22"))
+    git(seed, "add", "-A")
+    git(seed, "commit", "-qm", "Node 22")
+    git(seed, "push", "-q", "origin", "HEAD:main")
+    ann = pulled(ann)
+    proposal = ann.teams.propose_supersede("teams/acme/memory/project_node-version.md", "project_node-twentytwo")
+    merge(seed, proposal.branch)
+    me = pulled(me)
+    me.tick()
+    assert rows_with(me, "Node 20") == [] and len(rows_with(me, "Node 22")) == 1
+    assert [h.path for h in me.search("builds Node")] == ["teams/acme/memory/project_node-twentytwo.md"]
+    assert me.show("memory/project_node-version.md").superseded_by == [
+        "teams/acme/memory/project_node-version.md", "project_node-twentytwo"]
+
+
+def test_a_shared_lesson_leaves_the_standing_lessons(tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: an accepted lesson the team now holds (or took out) still standing in the sharer's bundle
+    beside the team's copy."""
+    from memstore.hook.review import ACCEPTED, lesson_id, record
+
+    seed, bare = remote
+    me, ann = joined(tmp_path, bare, "me"), joined(tmp_path, bare, "ann")
+    lesson = "Use Node 20 for every build of the app."
+    record(me.root, "clone", {"id": lesson_id(lesson), "kind": "lesson", "text": lesson, "decision": ACCEPTED,
+                              "at": "2026-07-29T10:00:00Z"})
+    assert lesson in me.context()
+    proposal = me.teams.share(lesson_id(lesson), "acme")
+    merge(seed, proposal.branch)
+    me = pulled(me)
+    assert lesson not in me.context().split("Standing lessons")[-1].split("\n## ")[0]
+    assert len(rows_with(me, "Use Node 20")) == 1
+    ann = pulled(ann)
+    merge(seed, ann.teams.propose_forget(f"teams/acme/{proposal.path}", "we build with Node 22 now").branch)
+    me = pulled(me)
+    assert rows_with(me, "Use Node 20") == []
+    bundle = me.context()
+    assert "we build with Node 22 now" in bundle
+    assert "- Use Node 20" not in bundle.split("Taken out of a team")[0]
+
+
+def test_merged_and_retired_between_two_pulls_still_steps_aside(tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: a share merged and then forgotten by the team before the sharer pulled again leaving the
+    sharer's copy in force (the team held it only between two of their pulls)."""
+    seed, bare = remote
+    me, ann = joined(tmp_path, bare, "me"), joined(tmp_path, bare, "ann")
+    write(me.root, "memory/feedback_vpn.md", memory("feedback_vpn", VPN))
+    me.sync()
+    merge(seed, me.teams.share("feedback_vpn", "acme").branch)
+    ann = pulled(ann)
+    merge(seed, ann.teams.propose_forget("teams/acme/memory/feedback_vpn.md", VPN_WHY).branch)
+    me = pulled(me)
+    assert rows_with(me, "office VPN") == [] and me.search("staging database office VPN") == []
+    assert VPN_WHY in (me.show("feedback_vpn").aside or "")
+
+
+def test_an_unshared_memory_of_the_same_name_stays_the_persons(tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: the person's own memory stepping aside for a team memory that merely has its file name
+    (neither shared from it nor the same text)."""
+    seed, bare = remote
+    me = joined(tmp_path, bare, "me")
+    write(me.root, "memory/feedback_deploys.md", memory("feedback_deploys", "Deploy the billing service by hand"))
+    write(seed, "memory/feedback_deploys.md", memory("feedback_deploys", "Deploys go through the pipeline only"))
+    git(seed, "add", "-A")
+    git(seed, "commit", "-qm", "deploys")
+    git(seed, "push", "-q", "origin", "HEAD:main")
+    me = pulled(me)
+    assert len(rows_with(me, "billing service by hand")) == 1 and len(rows_with(me, "pipeline only")) == 1
+    assert me.show("memory/feedback_deploys.md").aside is None
+
+
+def test_the_same_memory_shared_from_another_machine_steps_aside_on_joining(
+        tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    """Catches: a copy with no record of its share here (shared from another machine, or before joining)
+    staying in force beside the team's identical one."""
+    _seed, bare = remote
+    root = tmp_path / "me"
+    write(root, "memory/feedback_vendor-quirk.md", memory(
+        "feedback_vendor-quirk", "Acme payments API answers 200 with an error body on timeouts", access_count=3))
+    Store(root, NOW).teams.add(str(bare), name="acme")
+    me = Store(root, NOW)
+    assert len(rows_with(me, "error body on timeouts")) == 1
+    assert [h.path for h in me.search("payments error body timeouts")] == ["teams/acme/memory/feedback_vendor-quirk.md"]
