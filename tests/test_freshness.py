@@ -149,7 +149,8 @@ def test_a_memory_citing_deleted_code_is_flagged_and_one_citing_live_code_is_not
     assert shown["stale_references"] == ["src/exporter.py"]
     assert "project_exporter.md) (stale: src/exporter.py)" in index(root) or "(stale: src/exporter.py)" in index(root)
     waiting = {w["text"]: w["id"] for w in json.loads(ok(run, root, "review", "--json"))}
-    ident = waiting["stale-reference: memory/project_exporter.md cites src/exporter.py, no longer in " + where]
+    said = "stale-reference: memory/project_exporter.md cites src/exporter.py, no longer in " + where + ", which had it"
+    ident = next(ident for text, ident in waiting.items() if text.startswith(said))
     # "not stale": never flagged again (the library's answer: the CLI's asks the person at a terminal)
     assert Store(root, dt.datetime.fromisoformat(NOW)).review_answer(ident, accept=False) is not None
     ok(run, root, "--now", LATER, "tick")
@@ -162,6 +163,11 @@ def test_the_project_of_a_session_is_found_where_the_hook_saw_it(root: Path, run
     """Failure caught: memories recorded under a project's remote name never checked (no way from the
     name to the code on this machine)."""
     _git(project, "remote", "add", "origin", "git@github.com:me/proj.git")
+    (project / "src" / "missing.py").write_text("x = 1\n")  # a file the project had, then lost
+    _git(project, "add", "-A")
+    _git(project, "commit", "-qm", "add missing.py")
+    _git(project, "rm", "-q", "src/missing.py")
+    _git(project, "commit", "-qm", "drop missing.py")
     payload = {"hook_event_name": "SessionStart", "session_id": "s", "cwd": str(project), "source": "startup"}
     assert run(root, "hook", input=json.dumps(payload)).exit_code == 0
     known = json.loads((root / "runtime" / "state" / "worktrees.json").read_text())

@@ -103,8 +103,9 @@ def run_git(cwd: str | os.PathLike[str], *args: str, input: str | None = None, t
     for their credential helper and ssh command, and only NETWORK_PROTOCOLS are allowed.
     Raises what subprocess.run raises."""
     base = {**git_env(person=network), **(env or {})}
-    if network:
-        base["GIT_ALLOW_PROTOCOL"] = NETWORK_PROTOCOLS
+    # without `network`, no transport at all: a partial clone's lazy fetch could run what its config names
+    base["GIT_ALLOW_PROTOCOL"] = NETWORK_PROTOCOLS if network else ""
+    base["GIT_NO_LAZY_FETCH"] = "0" if network else "1"
     off = [x for pair in (("-c", o) for o in _OFF if not (network and o in _NETWORK)) for x in pair]
     found = subprocess.run(["git", "--no-pager", *off, "config", "-z", "--name-only", "--get-regexp", r"^filter\."],
                            cwd=cwd, capture_output=True, text=True, timeout=timeout, env=base, check=False)

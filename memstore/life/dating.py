@@ -6,7 +6,8 @@ wherever the sentence is (the bundle, an excerpt, a quote), full-text search ind
 body, and render shows it as the text it is. Resolved from the day of writing (noon UTC, so "2 hours
 ago" never crosses midnight); which phrases count is memstore.mirror.datewords's rule. Durations
 ("for 3 years") are left out: whether they start or end at the moment of writing is not in the words
-("used it for 3 years" vs "valid for 3 years").
+("used it for 3 years" vs "valid for 3 years"); so is a distance from an event ("for 2 weeks after the
+launch"), which counts from that event, not from the writing. A date goes only after a whole phrase.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def lint_dates(conn: sqlite3.Connection, root: Path) -> list[dict[str, str]]:
 
 
 CACHE_FILE = "lint-dates.json"
-CACHE_VERSION = 2  # one more when the rule (memstore.mirror.datewords) or the entries' shape changes
+CACHE_VERSION = 3  # one more when the rule (memstore.mirror.datewords) or the entries' shape changes
 
 
 def _messages(root: Path, path: str, day: dt.date | None, split_front: Callable[[str], tuple[Any, str]]

@@ -11,7 +11,13 @@ finds is kept as relative only when, re-parsed alone, it passes three checks mea
 - it leaves the base's day ("now", "today", "2 hours ago" are the file's `created` day already);
 - it holds a letter ("0001" parses as a year).
 The phrase is trimmed to its shortest run of words that parses to the same date ("yesterday about
-the" -> "yesterday"). dateparser is imported on first use: it costs about 0.2 s.
+the" -> "yesterday"), and that run must be a whole date counted from the writing (_whole): it ends on
+the word a date ends on, never mid-phrase ("6 months after", "yesterday and"), so the date written
+after it never splits a phrase; a count of time is a date only from now ("in 3 days", "2 weeks ago"),
+never a duration ("for 6 months", "for the next week") nor a distance from an event the words name
+("2 weeks after the launch", "3 days later"): those are left alone. When dateparser runs a date into
+such words ("yesterday, 2 weeks after"), the whole dates inside are kept. dateparser is imported on
+first use: it costs about 0.2 s.
 """
 
 from __future__ import annotations
@@ -87,17 +93,70 @@ def _relative(phrase: str, base: dt.datetime) -> tuple[dt.datetime, str] | None:
     return got
 
 
-def _trimmed(phrase: str, start: int, base: dt.datetime) -> Meant | None:
-    """The shortest run of the phrase's words meaning what it means; when the whole phrase fails the
-    checks ("next week, on a Tuesday"), the longest run that passes them."""
+# What makes a run of words one whole relative date, beyond what dateparser says of it:
+_COUNT = (r"(?:a\s+couple\s+of|a\s+few|couple\s+of|few|several|half\s+an?|an?|\d+|one|two|three|four|five|six|"
+          r"seven|eight|nine|ten|eleven|twelve)")
+_UNIT = r"(?:seconds?|minutes?|hours?|days?|weeks?|fortnights?|months?|years?|decades?)"
+# a distance counted from the moment of writing ("in 3 days", "2 weeks ago"); any other count ("for 6
+# months", "2 weeks after the launch", "3 days later") is a duration or counts from an event the words
+# name, not from the writing. (Not "from today": dateparser reads "2 weeks from today" as 2 weeks ago.)
+_COUNTED = re.compile(rf"\b{_COUNT}\s+{_UNIT}\b", re.I)
+_FROM_NOW = re.compile(rf"\bin\s+{_COUNT}\s+{_UNIT}\b|\b{_UNIT}\s+(?:ago|hence|from\s+(?:now|tomorrow|yesterday))\b",
+                       re.I)
+_DAY = re.compile(r"\b(?:yesterday|today|tomorrow|tonight)\b", re.I)  # with a count: two dates ("yesterday in
+_FROM_DAY = re.compile(rf"\b{_UNIT}\s+from\s+(?:yesterday|tomorrow)\b", re.I)  # 2 minutes"), unless counted from it
+# a date a distance is counted from ("3 days after next Monday", "the day before next Friday", "a week
+# from tomorrow"): the date meant is not that one, so it gets none of its own
+_ANCHOR_OF = re.compile(rf"\b{_UNIT}\s+(?:after|before|prior\s+to|following|from)\s+\Z", re.I)
+# a span of time ("for the next week", "over the past month"), not a day in it
+_SPAN = re.compile(rf"\b(?:for|during|over|within|throughout|across)\s+the\s+(?:next|past|last|coming|following|"
+                   rf"previous)\s+{_UNIT}\Z", re.I)
+# the word a whole relative date ends on: "yesterday and", "6 months after", "next" end mid-phrase
+_HEAD = re.compile(r"\b(?:yesterday|tomorrow|today|tonight|ago|now|hence|weekend|fortnight|morning|afternoon|evening|"
+                   rf"night|{_UNIT}|(?:mon|tues|wednes|thurs|fri|satur|sun)day|mon|tue|wed|thu|fri|sat|sun|"
+                   r"jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june|july|"
+                   r"august|september|october|november|december|\d{1,2}(?:st|nd|rd|th))\Z", re.I)
+# words that end the phrase a date ends ("yesterday morning", "in 3 days' time"): its date goes after them
+_JOINED = re.compile(r"(?: (?:morning|afternoon|evening|night)\b|['\u2019] time\b)", re.I)
+_INSIDE = re.compile(r"['\u2019]\w|-\w|\w")  # "next week's", "next-week": a date there splits a word
+
+
+def _whole(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] is a whole date meant from the writing."""
+    run, before = text[start:end], text[max(0, start - 40):start]
+    if not _HEAD.search(run) or _ANCHOR_OF.search(before) or _SPAN.search(before + run):
+        return False
+    # a count of time is a date only from now, and beside a named day it is a second date
+    return not _COUNTED.search(run) or bool(_FROM_NOW.search(run) and (not _DAY.search(run) or _FROM_DAY.search(run)))
+
+
+def _trimmed(text: str, phrase: str, start: int, base: dt.datetime) -> list[Meant]:
+    """The dates in one phrase dateparser found at `start` of `text`: the shortest run of its words that
+    is a whole date (above) meaning what the phrase means; failing that ("yesterday, 2 weeks after",
+    "next week, on a Tuesday"), the longest runs that are whole dates, without overlap. A time of day
+    or "' time" right after one joins it: its date follows the whole phrase ("yesterday morning (...)")."""
     words = list(re.finditer(r"[\w-]+", phrase))
-    runs = [(phrase[words[i].start():words[i + n - 1].end()], words[i].start())
+    runs = [(start + words[i].start(), start + words[i + n - 1].end())
             for n in range(1, len(words) + 1) for i in range(len(words) - n + 1)]
-    got = _relative(phrase, base)
-    for run, at in (runs if got else reversed(runs)):
-        if (mine := _relative(run, base)) is not None and (got is None or _same(mine, got)):
-            return Meant(run, start + at, start + at + len(run), _spelled(*mine))
-    return None
+
+    def meant(at: int, end: int) -> tuple[int, tuple[dt.datetime, str]] | None:
+        """(where its date goes, what it means) for the run text[at:end], when it is a whole date."""
+        placed = joined.end() if (joined := _JOINED.match(text, end)) is not None else end
+        if not _whole(text, at, end) or _INSIDE.match(text, placed):
+            return None
+        got = _relative(text[at:end], base)
+        return (placed, got) if got is not None else None
+
+    whole = meant(*runs[-1]) if runs else None
+    if whole is not None:
+        for at, end in runs:  # shortest first
+            if (mine := meant(at, end)) is not None and _same(mine[1], whole[1]):
+                return [Meant(text[at:mine[0]], at, mine[0], _spelled(*mine[1]))]
+    out: list[Meant] = []
+    for at, end in reversed(runs):  # longest first
+        if not any(at < taken.end and taken.start < end for taken in out) and (mine := meant(at, end)) is not None:
+            out.append(Meant(text[at:mine[0]], at, mine[0], _spelled(*mine[1])))
+    return sorted(out, key=lambda m: m.start)
 
 
 _CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
@@ -123,8 +182,7 @@ def relative_dates(text: str, base: dt.datetime) -> list[Meant]:
         if at < 0:
             continue
         cursor = at + len(phrase)
-        if (meant := _trimmed(phrase, at, base)) is not None:
-            out.append(meant)
+        out += _trimmed(masked, phrase, at, base)
     return out
 
 

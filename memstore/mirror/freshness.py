@@ -8,10 +8,14 @@ cited code is gone. Nothing here deletes a file.
   rolls old facts into short-term/archive/): its text and its journal history stay.
 - valid_from / valid_until (dates): outside them a memory steps aside as if superseded, and the
   nightly tick puts it up for review.
+- a team's copy: once a team holds a memory the person shared, the person's own copy is superseded by
+  it (`superseded_by: teams/<team>/memory/<file>`, memstore.team.handover), and when the team takes
+  it out, the own copy is forgotten with the team's reason.
 - stale references: a memory that cites code of its project (a path such as `src/exporter.py`,
   a `path:line`, a backticked symbol next to a path) is checked by the tick against that project's
-  git work tree: one read of its git index per project (no git process: nothing the project's config
-  names may run), then only the files a symbol names are read, from the work tree, through no symlink.
+  git work tree: one read of its git index per project (no git process), then only the files a symbol
+  names are read, from the work tree, through no symlink. A cited path the index lacks is gone only if
+  the project's history had it (code_history: git through core.processes, once per HEAD).
 """
 
 from __future__ import annotations
@@ -27,14 +31,16 @@ from typing import Any
 
 from memstore.core.errors import BadUsage, NotFound
 from memstore.core.teams import TeamMemory, team_of
+from memstore.mirror.code_history import HistoryUnread, last_commits, placeholder
 from memstore.mirror.lookup import find_file
 
 ASIDE_STATUSES = ("superseded", "forgotten")
 ARCHIVE = "memory/archive"
 MAX_CHAIN = 50
 ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")  # valid_from/valid_until count only as dates
-# A cited path: at least one folder and a file extension, optionally :line (`src/exporter.py:42`).
-PATH_REF = re.compile(r"(?<![\w/.~-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?::(\d+))?(?![\w/])")
+# A cited path: at least one folder and a file extension, optionally :line (`src/exporter.py:42`); not
+# part of a template (`$ENV/app.yaml`, `<service>/x.yaml`, `logs/*.log`).
+PATH_REF = re.compile(r"(?<![\w/.~$%<{*-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?::(\d+))?(?![\w/*>}])")
 # A symbol in backticks: an identifier, maybe dotted or with (), e.g. `export_rows` or `Exporter.run()`.
 SYMBOL_REF = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?:\(\))?`")
 STALE_FILE = "stale.json"  # under runtime/state/: the tick's findings, read by render and show
@@ -82,13 +88,15 @@ def out_of_time(meta: dict[str, Any], now: dt.datetime) -> str | None:
 
 
 def chain(conn: sqlite3.Connection, name: str) -> list[str]:
-    """The names a superseded memory leads through, to the one that holds now (its last)."""
+    """The names a superseded memory leads through, to the one that holds now (its last). A step may be a
+    root-relative path (a team's copy, teams/<team>/memory/<file>); a name is the person's own file first."""
     out: list[str] = []
     current = name
     seen = {name}
     while len(out) < MAX_CHAIN:
-        row = conn.execute("SELECT json_extract(meta, '$.superseded_by') FROM files WHERE name = ? AND kind = 't2'",
-                           (current,)).fetchone()
+        by = "path" if "/" in current else "name"
+        row = conn.execute(f"SELECT json_extract(meta, '$.superseded_by') FROM files WHERE {by} = ? AND kind = 't2' "
+                           "ORDER BY path LIMIT 1", (current,)).fetchone()
         nxt = row[0] if row else None
         if not isinstance(nxt, str) or not nxt or nxt in seen:
             break
@@ -106,6 +114,18 @@ def replaced(conn: sqlite3.Connection, name: str) -> list[str]:
 
 def edits_for_supersede(new_name: str, now: dt.datetime) -> dict[str, Any]:
     return {"status": "superseded", "superseded_by": new_name, "superseded_on": today(now)}
+
+
+def edits_for_team_copy(team_rel: str, day: str) -> dict[str, Any]:
+    """The person's own copy of a memory a team now holds steps aside for the team's (root-relative) file."""
+    return {"status": "superseded", "superseded_by": team_rel, "superseded_on": day}
+
+
+def edits_for_team_retired(team: str, why: str, day: str) -> dict[str, Any]:
+    """The person's own copy of a memory the team took out: forgotten with the team's reason (no chain left)."""
+    text = " ".join(why.split())[:300] or "no reason given"
+    return {"status": "forgotten", "forgotten_on": day, "forgotten_why": f"team {team} took it out: {text}",
+            "superseded_by": None}
 
 
 def edits_for_forget(why: str, now: dt.datetime) -> dict[str, Any]:
@@ -152,7 +172,8 @@ def references(text: str) -> list[Reference]:
             continue
         if "://" in line:
             line = re.sub(r"\S+://\S+", " ", line)  # URLs are not the project's files
-        paths = [(m.group(1), int(m.group(2)) if m.group(2) else None) for m in PATH_REF.finditer(line)]
+        paths = [(m.group(1), int(m.group(2)) if m.group(2) else None) for m in PATH_REF.finditer(line)
+                 if not placeholder(m.group(1))]
         for path, number in paths:
             found.setdefault((path, number, None), Reference(path, number))
         if len({p for p, _ in paths}) == 1:
@@ -199,6 +220,7 @@ class Stale:
     path: str
     project: str
     missing: list[str] = field(default_factory=list)
+    last_in: dict[str, str] = field(default_factory=dict)  # a gone path -> the last commit that had it
 
 
 def _suffixes(files: set[str]) -> set[str]:
@@ -248,12 +270,23 @@ def check_references(rows: list[tuple[str, str, str]], worktrees: dict[str, str]
             continue
         key = hashlib.sha256("\n".join([tree, tree_digest, *(f"{p}\0{st}" for p, st in sorted(memories)),
                                           repr(rejected_key(rejected))]).encode()).hexdigest()
-        if cache is not None and isinstance(cache.get(project), dict) and cache[project].get("key") == key:
-            out += [Stale(p, project, list(m)) for p, m in cache[project].get("stale", {}).items()]
+        kept: dict[str, Any] = (cache or {}).get(project) or {}
+        kept = kept if isinstance(kept, dict) else {}
+        if kept.get("key") == key:
+            last_in = kept["last_in"] if isinstance(kept.get("last_in"), dict) else {}
+            out += [Stale(p, project, list(m), {r: str(last_in[r]) for r in m if r in last_in})
+                    for p, m in kept.get("stale", {}).items()]
             continue
-        found = _check_project(project, tree, files, memories, rejected, text_of)
+        history: dict[str, Any] = kept["history"] if isinstance(kept.get("history"), dict) else {}
+        try:
+            found = _check_project(project, tree, files, memories, rejected, text_of, history)
+        except HistoryUnread as exc:
+            if unchecked is not None:
+                unchecked[project] = f"its git history cannot be read: {exc}"
+            continue  # nothing flagged, nothing cached: the next tick asks again
         if cache is not None:
-            cache[project] = {"key": key, "stale": {one.path: one.missing for one in found}}
+            cache[project] = {"key": key, "stale": {one.path: one.missing for one in found}, "history": history,
+                              "last_in": {r: w for one in found for r, w in one.last_in.items()}}
         out += found
     return out
 
@@ -264,12 +297,15 @@ def rejected_key(rejected: Any) -> Any:
 
 
 def _check_project(project: str, tree: str, files: set[str], memories: list[tuple[str, str]], rejected: Any,
-                   text_of: Any) -> list[Stale]:
+                   text_of: Any, history: dict[str, Any] | None = None) -> list[Stale]:
+    """The stale memories of one project: a cited path git does not track that the project's history
+    had (`history`: last_commits's memo), a symbol no longer in the file it names."""
     from memstore.core.projects import read_inside
 
     tails: set[str] | None = None
     contents: dict[str, str | None] = {}
     out = []
+    absent: set[str] = set()  # cited paths git does not track: gone only if the project once had them
     for path, stamp in memories:
         text = text_of(path) if text_of is not None else stamp
         stale = Stale(path, project)
@@ -285,6 +321,7 @@ def _check_project(project: str, tree: str, files: set[str], memories: list[tupl
                 if rel not in tails:  # not even as the tail of a tracked path (cited from a subfolder)
                     stale.missing.append(ref.path)
                     gone.add(rel)
+                    absent.add(ref.path)
                 continue
             if ref.symbol:
                 if rel not in contents:
@@ -297,7 +334,16 @@ def _check_project(project: str, tree: str, files: set[str], memories: list[tupl
                     stale.missing.append(label)
         if stale.missing:
             out.append(stale)
-    return out
+    if not absent:
+        return out
+    last_in = last_commits(tree, sorted(ref.removeprefix("./") for ref in absent), {} if history is None else history)
+    kept = []
+    for one in out:  # a path the project never had is no reference to code that is gone
+        one.missing = [ref for ref in one.missing if ref not in absent or ref.removeprefix("./") in last_in]
+        one.last_in = {ref: last_in[ref.removeprefix("./")] for ref in one.missing if ref in absent}
+        if one.missing:
+            kept.append(one)
+    return kept
 
 
 def read_stale(state_dir: str) -> dict[str, list[str]]:
@@ -428,8 +474,10 @@ def tick_items(conn: sqlite3.Connection, root: Path, now: dt.datetime, answered:
             if answered.get(ident, {}).get("decision") == "rejected":
                 continue
             kept.append(ref)
+            sha, _, day = one.last_in.get(ref, "").partition(" ")  # the path was there; say until when
+            once = f", which had it until commit {sha} of {day}" if day else ""
             items.append({"kind": "stale-reference", "paths": [one.path], "ref": ref, "id": ident,
-                          "detail": f"{one.path} cites {ref}, no longer in {one.project}"})
+                          "detail": f"{one.path} cites {ref}, no longer in {one.project}{once}"})
         if kept:
             found[one.path] = kept
     expired = [i for i in expired if answered.get(i["id"], {}).get("decision") != "rejected"]
