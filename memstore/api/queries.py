@@ -25,12 +25,14 @@ def ranked(conn: sqlite3.Connection, host: Host, now: dt.datetime, query: str, l
     from memstore.core.projects import by_project
     from memstore.mirror.freshness import stepped_aside
     from memstore.mirror.hybrid import hybrid, lexical
+    from memstore.mirror.putaway import memories_first, rejected
     from memstore.mirror.search import rank_scores
     from memstore.mirror.semantic import catch_up_vectors
 
     pool = limit if project is None else max(limit * 3, 30)  # room to bring this project's hits forward
-    # superseded, forgotten and out-of-date memories only with include_all (`search --all`)
-    aside = set() if include_all else stepped_aside(conn, now)
+    # superseded, forgotten and out-of-date memories, and lessons rejected in review, only with include_all
+    refused = rejected(conn, host.root)
+    aside = set() if include_all else stepped_aside(conn, now) | refused
     wanted = pool + min(len(aside), 200)
     if embedder is None:
         hits = lexical(conn, query, wanted, type, host.config)
@@ -38,9 +40,9 @@ def ranked(conn: sqlite3.Connection, host: Host, now: dt.datetime, query: str, l
         if catch_up != "none":  # "none": the mirror as it is, vectors included
             catch_up_vectors(host, conn, embedder)
         hits = hybrid(conn, query, wanted, type, host.config, embedder)
-    hits = [hit for hit in hits if hit["path"] not in aside]
-    # the score shown is the one the order comes from: this project's hits come first
-    return rank_scores(by_project(conn, hits, project, only=this_project)[:limit])
+    hits = [{**hit, "rejected": hit["path"] in refused} for hit in hits if hit["path"] not in aside]
+    # the score shown is the one the order comes from: this project's hits come first, the journal's last
+    return rank_scores(memories_first(conn, by_project(conn, hits, project, only=this_project))[:limit])
 
 
 def lint_rows(conn: sqlite3.Connection, root: Path) -> list[dict[str, str]]:

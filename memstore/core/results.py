@@ -36,6 +36,7 @@ class Hit(Record):
     fts_score: float | None = None
     vector_score: float | None = None  # cosine with the query, when the file has a vector
     team: str | None = None  # the team whose memory it is (teams/<team>/...), None for the person's own
+    rejected: bool = False  # a lesson the person rejected in review (only `search --all` shows one)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ vectors alone: 0.60). The scores say how sure each side is; a position does not.
   against sqrt(2 ln 48), in the question's own spread of background cosines). A root
   always has a least distant file, even for "recipe for banana bread" in a root of Python
   notes; a real answer is nearer the question than a plain sentence on the same subject.
-  Lenses, meditations and identity, written to apply everywhere, must stand
+  Lenses, meditations, sits and identity, written to apply everywhere, must stand
   GENERAL_MARGIN beyond that, and a file found by meaning alone needs MIN_VECTOR (0.4).
   Measured in one run on 2026-11-30: on a developer's root of 20 memories and the
   starters, seven unrelated questions (tests/test_recall.py) got hits before and none
@@ -56,6 +56,8 @@ vectors alone: 0.60). The scores say how sure each side is; a position does not.
 - fused = (1 - w) * fts + w * vector, w = config.semantic_weight (0.5) x coverage, over
   the union of both candidate sets; ties go to the path, so the order is the same
   everywhere.
+- Dream entries, sits and proposal notes rank after every memory (memstore/mirror/putaway.py); a
+  file whose words fell under search.py's floor is in the fusion by meaning alone.
 - A file without a current vector (not embedded yet, or edited since) is ranked by its
   words alone: fused = fts. Otherwise, on a root half embedded, a weak word match with a
   vector would beat the best word match without one.
@@ -78,7 +80,8 @@ from memstore.meaning.chunking import OVERLAP, tail_parts
 from memstore.meaning.latents import agreement
 from memstore.meaning.vectors import background, similarities
 from memstore.mirror.indexing import body_of
-from memstore.mirror.search import SNIPPET_TOKENS, looks_advanced, search, search_with_shares
+from memstore.mirror.putaway import journal, sits
+from memstore.mirror.search import SNIPPET_TOKENS, looks_advanced, rank_scores, search, search_with_shares
 
 if TYPE_CHECKING:
     import numpy as np
@@ -150,7 +153,7 @@ def hybrid(
     # Lenses, meditations and identity are written to apply to everything, so they sit near
     # every question: they must stand GENERAL_MARGIN further out to count as answers.
     general_low = max(low, unrelated + GENERAL_MARGIN)
-    general = {path for path, kind in zip(paths, kinds, strict=True) if kind in GENERAL_KINDS}
+    general = {path for path, kind in zip(paths, kinds, strict=True) if kind in GENERAL_KINDS} | sits(conn)
     cosines = dict(window)
     position = {path: i for i, path in enumerate(paths)}
     for hit in fts_hits:  # the lexical pool's own cosines, inside the window or not
@@ -198,7 +201,9 @@ def hybrid(
     # A file at the bottom of the vector window and outside the lexical pool scores 0: it
     # is not a match by either signal, only the least distant of the files. Nor is a file
     # under MIN_SCORE: one common word of four, with nothing by meaning.
-    ranked = sorted((p for p in fused if fused[p] >= MIN_SCORE), key=lambda p: (-fused[p], p))[:limit]
+    kept = [p for p in fused if fused[p] >= MIN_SCORE]
+    behind = journal(conn, kept)  # dream entries, sits and proposal notes after every memory
+    ranked = sorted(kept, key=lambda p: (p in behind, -fused[p], p))[:limit]
     missing = [p for p in ranked if p not in by_path]
     rows = _rows(conn, missing, part_of)
     out: list[dict[str, Any]] = []
@@ -214,7 +219,7 @@ def hybrid(
         fts_score = by_path[path]["score"] if path in by_path else None
         cosine = round(cosines[path], 6) if path in cosines else None
         out.append(_mark({**base, "score": round(fused[path], 6)}, signals, fts_score, cosine))
-    return out
+    return rank_scores(out)  # the score shown is the one the order comes from (memories first)
 
 
 def _searchable(conn: sqlite3.Connection, type_: str | None) -> int:

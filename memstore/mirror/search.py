@@ -25,6 +25,7 @@ from memstore.core.errors import BadUsage
 from memstore.core.kinds import KINDS, MEMORY_TYPES
 from memstore.mirror import cjk
 from memstore.mirror.datewords import iso_in_query
+from memstore.mirror.putaway import journal, memories_first
 
 # Function words that carry no topic; removing them keeps bm25 from rewarding
 # documents for sharing "the" and "did" with the question.
@@ -119,16 +120,54 @@ def _candidates(
     return conn.execute(sql, params).fetchall()
 
 
-def _coverage(conn: sqlite3.Connection, words: list[str], ids: list[int]) -> dict[int, int]:
-    """How many distinct query words each candidate contains (after stemming, as FTS5 sees them)."""
-    found: dict[int, int] = dict.fromkeys(ids, 0)
+def _held(conn: sqlite3.Connection, words: list[str], ids: list[int]) -> dict[int, set[str]]:
+    """Which distinct query words each candidate contains (after stemming, as FTS5 sees them)."""
+    found: dict[int, set[str]] = {i: set() for i in ids}
     marks = ",".join("?" * len(ids))
     for word in words:
         for (rowid,) in conn.execute(
             f"SELECT rowid FROM files_fts WHERE files_fts MATCH ? AND rowid IN ({marks})", [f'"{word}"', *ids]
         ):
-            found[rowid] += 1
+            found[rowid].add(word)
     return found
+
+
+def _coverage(conn: sqlite3.Connection, words: list[str], ids: list[int]) -> dict[int, int]:
+    """How many distinct query words each candidate contains."""
+    return {i: len(held) for i, held in _held(conn, words, ids).items()}
+
+
+# The floor of a plain question of three or more words: a hit holds two of them, or one the question
+# leans on: a word under RARE of the root's files (evidence in proportion to the root: no word of a root of
+# 20 files is rare), or, in a question about what the root holds (half its words or more found in it), one
+# that carries WORD_FLOOR of the idf weight of those words. "office" for "wifi password in the Lisbon
+# office" and "back" for "how do I bring the staging database back up" are no match (docs/search.md).
+WORD_FLOOR = 0.25
+RARE = 0.01
+
+
+def _clears(held: set[str], counts: dict[str, int], total: int) -> bool:
+    if len(held) >= 2 or len(counts) < 3:
+        return True
+    if any(0 < counts[word] < RARE * total for word in held):
+        return True
+    known = {word: idf(total, df) for word, df in counts.items() if df}
+    if 2 * len(known) < len(counts):
+        return False
+    return sum(known.get(word, 0.0) for word in held) >= WORD_FLOOR * sum(known.values())
+
+
+def idf(total: int, df: int) -> float:
+    """bm25's idf with 1 added inside the log, so never negative."""
+    return math.log(1 + (total - df + 0.5) / (df + 0.5))
+
+
+def document_counts(conn: sqlite3.Connection, words: list[str]) -> tuple[int, dict[str, int]]:
+    """How many files the root holds, and how many hold each word."""
+    total = conn.execute("SELECT count(*) FROM files").fetchone()[0]
+    counts = {word: conn.execute("SELECT count(*) FROM files_fts WHERE files_fts MATCH ?", [f'"{word}"']).fetchone()[0]
+              for word in words}
+    return total, counts
 
 
 def _hit(row: sqlite3.Row, score: float, snippet: str | None = None) -> dict[str, Any]:
@@ -387,8 +426,13 @@ def search(
     type_: str | None = None,
     config: Config | None = None,
 ) -> list[dict[str, Any]]:
-    """Ranked hits for `query`; each a dict with path, name, type, summary, score, snippet."""
-    return [hit for hit, _share in search_with_shares(conn, query, limit, type_, config)]
+    """Ranked hits for `query`; each a dict with path, name, type, summary, score, snippet.
+
+    Memories first, then the journal's entries, sits and proposal notes (memstore/mirror/putaway.py);
+    the scores are lifted to keep that order.
+    """
+    hits = [hit for hit, _share in search_with_shares(conn, query, limit, type_, config)]
+    return rank_scores(memories_first(conn, hits))
 
 
 def search_with_shares(
@@ -401,7 +445,8 @@ def search_with_shares(
     """search's hits, each with the share of the query's words it contains (hybrid.py weighs by it).
 
     The share is 1.0 where words are not counted: a one-word query, FTS5 syntax, and text
-    in scripts written without spaces.
+    in scripts written without spaces. A plain query's hits are those that hold WORD_FLOOR of
+    its words' weight, memories before the journal's (memstore/mirror/putaway.py).
     """
     config = config or Config()
     _validate_type(type_)
@@ -430,11 +475,16 @@ def search_with_shares(
     pool = max(limit * 5, 50) if len(words) > 1 else limit
     rows = _candidates(conn, expression, pool, type_, config)
     if len(words) > 1 and rows:
-        cover = _coverage(conn, words, [row["id"] for row in rows])
-        share = {row["id"]: cover[row["id"]] / len(words) for row in rows}
+        held = _held(conn, words, [row["id"] for row in rows])
+        # FTS5 syntax, even broken, asks for its words as such: no floor, as for valid syntax above
+        thin = not looks_advanced(query) and len(words) >= 3 and any(len(found) < 2 for found in held.values())
+        total, counts = document_counts(conn, words) if thin else (0, {})  # only where a hit holds one word
+        rows = [row for row in rows if not thin or _clears(held[row["id"]], counts, total)]
+        share = {row["id"]: len(held[row["id"]]) / len(words) for row in rows}
         scored = [(-row["rank"] * share[row["id"]] ** config.search_coverage, row) for row in rows]
     else:
         share = {row["id"]: 1.0 for row in rows}
         scored = [(-row["rank"], row) for row in rows]
-    scored.sort(key=lambda pair: (-pair[0], pair[1]["path"]))
+    behind = journal(conn, [row["path"] for row in rows])
+    scored.sort(key=lambda pair: (pair[1]["path"] in behind, -pair[0], pair[1]["path"]))
     return [(_hit(row, value), share[row["id"]]) for value, row in scored[:limit]]

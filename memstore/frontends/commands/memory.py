@@ -100,7 +100,8 @@ def embed(app: App, budget: float | None, background: bool, as_json: bool) -> No
 @click.option("--this-project", is_flag=True,
               help="Only memories made in the current folder's project (they come first anyway).")
 @click.option("--all", "include_all", is_flag=True,
-              help="Also memories that stepped aside: superseded, forgotten, or outside their valid dates.")
+              help="Also memories that stepped aside: superseded, forgotten, or outside their valid dates; and "
+              "lessons rejected in review, marked.")
 @common
 def search(
     app: App, query: str, limit: int, type_: str | None, as_json: bool, no_sync: bool, full: bool, mode: str,
@@ -126,7 +127,8 @@ def search(
     hybrid = any("vector" in hit.signals or hit.vector_score is not None for hit in hits)
     for hit in hits:
         found_by = f"  (found by {' + '.join(hit.signals)})" if hybrid else ""
-        click.echo(f"{hit.score:7.2f}  {for_terminal(hit.path)}{found_by}")
+        refused = "  (rejected in review)" if hit.rejected else ""
+        click.echo(f"{hit.score:7.2f}  {for_terminal(hit.path)}{found_by}{refused}")
         if hit.summary:
             click.echo(f"         {for_terminal(hit.summary[:150])}")
         if hit.snippet:

@@ -156,6 +156,10 @@ class Inspector:
                 hits = lexical(conn, query, SEARCH_LIMIT, type_ or None, self.config)
             else:
                 hits = hybrid(conn, query, SEARCH_LIMIT, type_ or None, self.config, embedder)
+            from memstore.mirror.putaway import rejected
+
+            refused = rejected(conn, self.root)  # what the person rejected in review never comes back unasked
+            hits = [hit for hit in hits if hit["path"] not in refused]
             pending = 0
             if embedder is not None:
                 from memstore.meaning.vectors import pending_count
