@@ -201,3 +201,28 @@ def test_share_refuses_a_memory_whose_frontmatter_does_not_parse(
     write(store.root, "memory/project_webapp.md", mended)
     store.sync()
     assert store.teams.share("project_webapp", "acme").pushed
+
+
+def test_the_hook_run_by_hand_finds_the_root_as_every_command_does(root: Path) -> None:
+    """Catches: `memstore hook` run by hand (a person checking what Claude Code would get) with no --root
+    printing nothing at all, even inside the root, while every other command found it."""
+    payload = wrote(root, "memory/project_webapp.md", SLIPPED)
+    payload["cwd"] = str(root.parent)  # the session's folder: a project, not the root
+    env = {k: v for k, v in os.environ.items() if k != "MEMSTORE_ROOT"}
+    done = subprocess.run([sys.executable, "-m", "memstore", "hook", "--now", DAY4], cwd=root, env=env,
+                          input=json.dumps(payload).encode(), capture_output=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "quote the value" in said(json.loads(done.stdout) if done.stdout.strip() else None), done.stdout
+
+
+def test_a_line_of_blanks_costs_the_hook_and_the_sync_no_time(root: Path) -> None:
+    """Catches: the slip reader's entry pattern (a lazy value before a blank tail) rescanning every run of
+    blanks: one summary line holding 120,000 spaces held the hook 43 s and a sync 44 s (the attacker's
+    walkthrough). A bound far above the fixed cost (milliseconds) and far below the broken one."""
+    import time
+
+    text = "---\nname: project_slow\ntype: project\nsummary: a" + " " * 120_000 + "b: c\n---\nbody\n"
+    started = time.monotonic()
+    hook(root, wrote(root, "memory/project_slow.md", text))
+    Store(root).sync()
+    assert time.monotonic() - started < 15

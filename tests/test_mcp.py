@@ -299,14 +299,24 @@ def test_read_serves_own_and_team_memories_with_a_team_joined(agent: Path, tmp_p
     pinned(agent).teams.add(str(tmp_path / "r.git"), name="acme")
     team_rel = "teams/acme/memory/feedback_vendor-quirk.md"
 
+    # the person's copy of a memory they shared, stepped aside for the team's
+    write(agent, "memory/feedback_shared.md", memory("feedback_shared", "OWN-COPY-77", status="superseded",
+                                                     superseded_by=team_rel))
+
     async def body(s: ClientSession) -> list[Any]:
         return [await s.call_tool("read", {"name": "feedback_export"}),
                 await s.call_tool("read", {"name": team_rel}),
-                await s.call_tool("read", {"name": "feedback_link"})]
+                await s.call_tool("read", {"name": "feedback_link"}),
+                await s.call_tool("read", {"name": "feedback_vendor-quirk"}),  # the name search gives
+                await s.call_tool("read", {"name": team_rel.removesuffix(".md")}),
+                await s.call_tool("read", {"name": "feedback_shared"})]
 
-    own, team, link = with_session(agent, body)
+    own, team, link, by_name, no_suffix, shared = with_session(agent, body)
     assert not is_error(own) and "writes parquet files" in text(own)
     assert not is_error(team) and "TEAM-BODY-41c" in text(team)
     assert is_error(link) and "OUTSIDE-SECRET" not in text(link)  # a link out of memory/ is still refused
+    for answer in (by_name, no_suffix, shared):  # one memory, one history: the team's file answers
+        assert not is_error(answer) and "TEAM-BODY-41c" in text(answer), text(answer)
     assert access_count(agent, "feedback_export") == 1
-    assert access_count(agent, team_rel) == 1
+    assert access_count(agent, team_rel) == 1  # four reads inside one spacing window: one reinforcement
+    assert access_count(agent, "feedback_shared") == 0

@@ -125,7 +125,7 @@ def test_rows_are_valid_links_and_broken_frontmatter_has_no_dash_summary(root: P
     write(root, "memory/feedback_broken.md", "---\nname: \"unclosed\ntype: [\n---\n")
     assert run(root, "render").exit_code == 0
     index = (root / "memory" / "MEMORY.md").read_text()
-    assert "[feedback_two words](<feedback_two words.md>)" in index
+    assert "[feedback_two words](feedback_two%20words.md)" in index
     assert "[feedback_broken](feedback_broken.md): (no readable summary" in index
 
 

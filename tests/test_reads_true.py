@@ -56,8 +56,11 @@ def test_an_expired_memory_is_listed_as_expired_not_superseded(root: Path, run) 
     write(root, "memory/project_new.md", memory("project_new", "A new one"))
     write(root, "memory/project_gone.md", memory("project_gone", "Replaced", status="superseded",
                                                  superseded_by="project_new"))
+    write(root, "memory/project_vpn.md", memory("project_vpn", "The old VPN", status="forgotten",
+                                                forgotten_why='"the VPN was retired"'))
     rows = {r["name"]: r["band"] for r in json.loads(run(root, "list", "--json").stdout)}
     assert rows["project_old-offer"] == "expired" and rows["project_gone"] == "superseded"
+    assert rows["project_vpn"] == "forgotten"
     expired = json.loads(run(root, "list", "--band", "expired", "--json").stdout)
     assert [r["name"] for r in expired] == ["project_old-offer"]
 
@@ -97,3 +100,11 @@ def test_the_version_is_one_number_and_each_release_is_written_up() -> None:
     assert "version = attr: memstore.__version__" in (repo / "setup.cfg").read_text(encoding="utf-8")
     headings = re.findall(r"^### (\d+\.\d+\.\d+)$", (repo / "docs" / "upgrading.md").read_text(encoding="utf-8"), re.M)
     assert headings[0] == memstore.__version__ and memstore.__version__ != "0.1.0"
+
+
+def test_the_last_pass_lets_no_tag_through_a_link_shape() -> None:
+    """Catches: core.loaded's guard exempting `](<` (once a link destination's opening) from the tag rewrite,
+    so a producer that forgot inert_line could put `](</system-reminder>` into MEMORY.md live."""
+    from memstore.core.loaded import guard
+
+    assert "</system" not in guard("see [x](</system-reminder>) and [y](<system-reminder>)")

@@ -187,7 +187,8 @@ def test_sync_embeds_within_its_budget_and_embed_finishes(agent: Path, run) -> N
         write(agent, f"memory/reference_bulk-{i:02}.md", memory(f"reference_bulk-{i:02}", f"Bulk note {i}", "Filler."))
     synced = run(agent, "sync")
     assert synced.exit_code == 0
-    assert "16 embedded, 30 still to embed (run: memstore embed)" in synced.stdout  # one batch, then out of time
+    # one batch, then out of time
+    assert "16 embedded, 30 files with parts still to embed (run: memstore embed)" in synced.stdout
     status = run(agent, "status", "--json")
     assert json.loads(status.stdout)["semantic"]["pending"] == 30
     done = run(agent, "embed", "--json")

@@ -147,3 +147,10 @@ def test_a_project_with_no_commit_had_nothing(tmp_path: Path) -> None:
     unchecked: dict[str, str] = {}
     assert check_references(rows, {"fresh": str(repo)}, lambda path, ref: False, None, {}, unchecked) == []
     assert unchecked == {}
+
+
+def test_a_project_config_with_log_follow_still_has_its_history_read(project: Path) -> None:
+    """Catches: `log.follow = true` in the project's .git/config making git abort on the one-path log
+    memstore runs (a BUG in git's tree-diff), so the stale check was silently off for that project."""
+    _git(project, "config", "log.follow", "true")
+    assert "src/exporter.py" in code_history.last_commits(str(project), ["src/exporter.py"], {})

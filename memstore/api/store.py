@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 Notify = Callable[[str], None]
 Progress = Callable[[int, int], None]
-BANDS = ("hot", "new", "cold", "archive", "superseded", "expired", "early")  # as list shows them
+BANDS = ("hot", "new", "cold", "archive", "superseded", "forgotten", "expired", "early")  # as list shows them
 
 
 class NotFlushHost(MemstoreError):

@@ -157,7 +157,14 @@ def read_frontmatter(text: str) -> tuple[dict[str, object], str] | None:
 # ---------------------------------------------------------------- the usual slips (the writer's meaning)
 
 PROSE = ("summary", "description", "context")  # text keys: a '#' or an indicator in them is meant as text
-_ENTRY = re.compile(r"^([A-Za-z_][\w-]*):(?:[ \t]+(.*?))?[ \t]*$")
+# matched on a line stripped of its trailing blanks: a lazy value before a blank tail would rescan every
+# run of blanks (a line of spaces cost the hook minutes)
+_ENTRY_RE = re.compile(r"([A-Za-z_][\w-]*):(?:[ \t]+(.*))?")
+
+
+def _entry(line: str) -> re.Match[str] | None:
+    """A top-level `key: value` line: the key, and its value with no trailing blanks (None: no entry)."""
+    return _ENTRY_RE.fullmatch(line.rstrip(" \t"))
 _COMMENT = re.compile(r"[ \t]#")
 _DOUBLE_HEAD = re.compile(r'"(?:[^"\\]|\\.)*"')
 _SINGLE_HEAD = re.compile(r"'(?:[^']|'')*'")
@@ -179,7 +186,7 @@ def _slip(key: str, value: str, more: list[str]) -> tuple[str, str] | None:
     """(kind, meant value) when a top-level `key: value` (and its continuation lines) is a usual slip."""
     prose = key in PROSE
     first = value[:1]
-    if any(_ENTRY.match(line.strip()) for line in more):
+    if any(_entry(line.strip()) for line in more):
         return None  # a key indented by mistake, not a continuation: no reading of it is sure
     if first in ('"', "'"):
         head = (_DOUBLE_HEAD if first == '"' else _SINGLE_HEAD).match(value)
@@ -220,7 +227,7 @@ def slips(front: str) -> list[Slip]:
     at, unsure = 0, False
     while at < len(lines):
         line = lines[at].rstrip("\r")
-        entry = _ENTRY.match(line)
+        entry = _entry(line)
         if entry is None:
             if line.strip() and ":" not in line and line[:1] not in (" ", "\t", "#", "-", "?", '"', "'") \
                     and not unsure:  # no colon at all: no mapping entry, and no continuation at column 0
@@ -280,7 +287,7 @@ def entries(front: str) -> dict[str, str]:
     out: dict[str, str] = {}
     at = 0
     while at < len(lines):
-        entry = _ENTRY.match(lines[at].rstrip("\r"))
+        entry = _entry(lines[at].rstrip("\r"))
         end = at + 1
         while end < len(lines) and (not lines[end].strip() or lines[end][:1] in (" ", "\t", "-")):
             end += 1

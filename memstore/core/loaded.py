@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 RENDERED = ("MEMORY.md", "MEMORY-archive.md", "current-state.md")  # memory/ files the client loads
 _AT = r"(?<!\\)((?:\\\\)*)@"  # an `@` after an even run of backslashes (none, or escaped ones) is live
-_TAG = r"(?<!\]\()" + TAG_OPEN  # as inert's; `](<` opens a link destination (index_rows.link)
+_TAG = TAG_OPEN  # as inert's, with no exception: a link's destination is percent-encoded (index_rows.link)
 
 
 def guard(text: str, *, imports: bool = True) -> str:

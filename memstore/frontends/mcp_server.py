@@ -89,42 +89,77 @@ def one_line(exc: BaseException) -> str:
 
 def resolve(root: Path, name: str, teams: tuple[str, ...] = ()) -> Path:
     """The real path of the file `name` names, refused unless it lies in <root>/memory/ (or a joined
-    team's teams/<team>/memory/, named by its root-relative path as search gives it).
+    team's teams/<team>/memory/).
 
-    name: an absolute path, a root-relative path (memory/...), a path relative to memory/
-    (short-term/x.md, bugs/0001-x.md), or a memory's name (feedback_x, feedback_x.md).
+    name: an absolute path, a root-relative path (memory/..., teams/<team>/memory/...), a path
+    relative to memory/ (short-term/x.md, bugs/0001-x.md), or a memory's name (feedback_x,
+    feedback_x.md): the person's own, else a joined team's, as search names it. An own copy that
+    stepped aside for a team's (a memory the person shared) leads to the team's file.
     """
     if not isinstance(name, str) or not name.strip():
         raise BadUsage("no memory named", hint="give a memory's name (feedback_x) or a path under memory/")
     if "\x00" in name:
         raise BadUsage("a name cannot hold a NUL byte")
     text = name.strip()
-    memory = os.path.realpath(root / "memory")
+    filename = text if text.endswith(".md") else f"{text}.md"
     if os.path.isabs(text):
-        candidate = text
+        candidates = [text]
     elif text.startswith(("memory/", "teams/")):
-        candidate = os.path.join(root, text)
-    else:
-        candidate = os.path.join(root, "memory", text if text.endswith(".md") or "/" in text else f"{text}.md")
-    try:
-        real = os.path.realpath(candidate)
-    except (OSError, ValueError) as exc:
-        raise BadUsage(f"cannot resolve {name!r}: {exc}") from None
+        candidates = [os.path.join(root, filename)]
+    elif "/" in text:
+        candidates = [os.path.join(root, "memory", filename)]
+    else:  # a bare name: the person's own first, then each joined team's
+        candidates = [os.path.join(root, "memory", filename),
+                      *(os.path.join(root, "teams", team, "memory", filename) for team in teams)]
+    folders = _folders(root, teams)
+    for candidate in candidates:
+        real = _inside(candidate, folders, name)
+        if os.path.isfile(real):
+            return _handed(root, Path(real), folders) or Path(real)
+    raise NotFound(f"no such memory: {name}", hint="search for it first; read takes a name or path search returned")
+
+
+def _folders(root: Path, teams: tuple[str, ...]) -> list[str]:
+    """memory/ and each joined team's memory/, as real paths; a team's counts only as itself (a repository
+    that commits it as a link leads anywhere)."""
     real_root = os.path.realpath(root)
-    # a team's memory/ counts only as itself: a repository that commits it as a link leads anywhere
-    folders = [memory]
+    folders = [os.path.realpath(root / "memory")]
     for team in teams:
         team_memory = os.path.join(real_root, "teams", team, "memory")
         if os.path.realpath(os.path.join(root, "teams", team, "memory")) == team_memory:
             folders.append(team_memory)
+    return folders
+
+
+def _inside(candidate: str, folders: list[str], name: str) -> str:
+    try:
+        real = os.path.realpath(candidate)
+    except (OSError, ValueError) as exc:
+        raise BadUsage(f"cannot resolve {name!r}: {exc}") from None
     if not any(real.startswith(folder + os.sep) for folder in folders):
         raise BadUsage(f"refused: {name!r} is outside memory/",
                        hint="read only memories: a name, or a path under memory/ (symlinks out are refused)")
     if not real.endswith(".md"):
         raise BadUsage(f"refused: {name!r} is not a markdown file", hint="memories are memory/**/*.md")
-    if not os.path.isfile(real):
-        raise NotFound(f"no such memory: {name}", hint="search for it first; read takes a name search returned")
-    return Path(real)
+    return real
+
+
+def _handed(root: Path, own: Path, folders: list[str]) -> Path | None:
+    """The team's file an own memory stepped aside for (superseded_by: teams/...), when it is there."""
+    from memstore.core.frontreader import front_values, split_front, unquote
+
+    try:
+        head = split_front(own.read_text(encoding="utf-8", errors="replace")[:65536])[0]
+    except OSError:
+        return None
+    by = unquote(front_values(head).get("superseded_by", "")).strip()
+    if not by.startswith("teams/") or ".." in by.split("/"):
+        return None
+    try:
+        real = _inside(os.path.join(root, by), folders, by)
+    except BadUsage:
+        return None
+    return Path(real) if os.path.isfile(real) else None
 
 
 def inert_record(record: dict[str, Any]) -> dict[str, Any]:
@@ -173,7 +208,8 @@ def build(store: Store) -> Any:
         return [{"name": h.name, "path": h.path, "type": h.type, "summary": inert_line(h.summary),
                  "snippet": inert_line(h.snippet), "score": h.score, "team": h.team} for h in hits]
 
-    @server.tool(description="Read one memory's text, by name (feedback_x) or path under memory/. "
+    @server.tool(description="Read one memory's text, by the name or path search gave "
+                             "(feedback_x, memory/..., teams/...). "
                              "Reading a topic memory reinforces it, as a Read in Claude Code does.")
     @guarded
     def read(name: str) -> str:

@@ -81,7 +81,13 @@ def _find_root(explicit: str | None, payload: Payload) -> str | None:
     from memstore.core.agent_root import locate
 
     cwd = payload.get("cwd")
-    return locate(explicit, os.environ.get("MEMSTORE_ROOT"), cwd if isinstance(cwd, str) else None)
+    found = locate(explicit, os.environ.get("MEMSTORE_ROOT"), cwd if isinstance(cwd, str) else None)
+    if found is None and explicit is None:  # run by hand: registered hooks always name their root
+        from memstore.core.agent_root import installed_root, is_root, nearest_root
+
+        here, recorded = nearest_root(os.getcwd()), installed_root()
+        found = here or (recorded if recorded is not None and is_root(recorded) else None)
+    return found
 
 
 def _log(root: str | None, message: str) -> None:
@@ -334,7 +340,7 @@ def _remember_dates(root: str, rel: str, tool_input: object, tool_response: obje
         _log(root, f"the dates in {rel} were not kept for dating: {exc}")
 
 
-_HEAD = 256 * 1024  # a frontmatter ends long before this
+_HEAD = 64 * 1024  # a frontmatter ends long before this
 
 
 def _frontmatter_said(real: str, rel: str) -> str | None:

@@ -79,7 +79,7 @@ def cue_items(
     ranked: dict[str, list[tuple[Any, dict[str, Any]]]] = {kind: [] for kind in KINDS}
 
     # what stepped aside (superseded, forgotten, expired, not yet valid) is meant to look alike
-    live_rows = [r for r in rows if r["band"] not in ("superseded", "expired", "early")]
+    live_rows = [r for r in rows if r["band"] not in ("superseded", "forgotten", "expired", "early")]
     summary_of = {r["path"]: r["summary"] or "" for r in live_rows}
     dups = near_duplicates(summary_of, budget)
     for members, best in clusters(dups.pairs, project_scopes(conn)):

@@ -93,7 +93,7 @@ class EmbedReport:
             many = "parts" if self.reused != 1 else "part"
             text += f"; {self.reused} {many} already had a vector (a renamed, copied or restored file)"
         if self.pending:
-            text += f"; {self.pending} still to embed (run: memstore embed)"
+            text += f"; {self.pending} files with parts still to embed (run: memstore embed)"
         return text
 
 

@@ -13,12 +13,16 @@ NO_SUMMARY = "(no readable summary: run memstore lint)"
 
 
 def link(name: str, filename: str) -> str:
-    """A CommonMark link: brackets in the text escaped, a destination with spaces or parentheses in <>."""
+    """A CommonMark link: brackets in the text escaped, spaces, parentheses and angle brackets in the
+    destination percent-encoded (never a `<...>` destination: no `<` reaches what the client loads)."""
     text = safe_name(name).replace("[", "\\[").replace("]", "\\]")
     dest = safe_name(filename)
-    if any(c in dest for c in " ()>"):
-        dest = "<" + dest.replace(">", "%3E") + ">"
+    for plain, coded in _CODED:
+        dest = dest.replace(plain, coded)
     return f"[{text}]({dest})"
+
+
+_CODED = ((" ", "%20"), ("(", "%28"), (")", "%29"), ("<", "%3C"), (">", "%3E"))
 
 
 def make_row(name: str, filename: str, summary: str) -> str:

@@ -68,6 +68,7 @@ class Entry:
     # status: "expired" (valid_until passed) or "early" (valid_from still ahead); the archive heads them so
     out_of_time: str = ""
     team: str = ""  # the team whose memory this is (memstore.core.teams), "" for the person's own
+    forgotten: bool = False  # stepped aside by forget: nothing replaced it (list calls its band "forgotten")
 
 
 @dataclass
@@ -177,6 +178,7 @@ def _load(
                     full_row,
                     out_of_time=timing,
                     team=team_of(path) or "",
+                    forgotten=retired and status.strip().lower().startswith("forgotten"),
                 )
             )
     # = sort(key=(-score, filename)): the second sort is stable, reverse=True included, so

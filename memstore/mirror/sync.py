@@ -94,7 +94,7 @@ class SyncReport:
         if self.vectors and (self.vectors["embedded"] or self.vectors["pending"]):
             text += f"; {self.vectors['embedded']} embedded"
             if self.vectors["pending"]:
-                text += f", {self.vectors['pending']} still to embed (run: memstore embed)"
+                text += f", {self.vectors['pending']} files with parts still to embed (run: memstore embed)"
         return text
 
 

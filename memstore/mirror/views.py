@@ -126,7 +126,8 @@ def list_view(
     bands = compute_bands(conn, now, config)
     rows = []
     for entry in bands.entries:
-        shown = entry.out_of_time or entry.band  # nothing replaced an expired memory: its time ran out
+        # nothing replaced an expired or a forgotten memory: say which, not "superseded"
+        shown = entry.out_of_time or ("forgotten" if entry.forgotten else entry.band)
         if band is not None and shown != band:
             continue
         rows.append(

@@ -130,16 +130,20 @@ def add(root: Path, joined: tuple[Team, ...], url: str, name: str | None, branch
         shutil.rmtree(folder, ignore_errors=True)  # a half-made clone holds nothing of anyone's
         raise
     _graph(str(folder))
-    followed = branch or current_branch(str(folder)) or "main"
-    team = Team(name, url, followed)
-    record_committed(root, team)
     if not _head(str(folder)):
         others = git(str(folder), "for-each-ref", "--format=%(refname:lstrip=3)", "refs/remotes/origin",
                      check=False).stdout.split()
         others = [b for b in others if b != "HEAD"]
-        if others:
+        if len(others) == 1 and not branch and re.fullmatch(r"[A-Za-z0-9._][A-Za-z0-9._/-]*", others[0]):
+            # a bare repository made by `git init --bare` points HEAD at a branch nobody pushed: follow the one there is
+            git(str(folder), "checkout", "-q", "-B", others[0], f"origin/{others[0]}")
+            say(f"note: the remote's default branch is empty; following its only branch, {others[0]}")
+        elif others:
             say(f"note: the remote's default branch is empty; it has {', '.join(others[:5])}: memstore team remove "
                 f"{name}, then add it again with --branch {others[0]}")
+    followed = branch or current_branch(str(folder)) or "main"
+    team = Team(name, url, followed)
+    record_committed(root, team)
     if not any((folder / sub).is_dir() for sub in ("memory", "lenses")):
         say(f"note: {TEAMS_DIR}/{name}/ has no memory/ or lenses/ yet (memstore team init lays a team repository out)")
     _write_teams(root, (*joined, team), accept)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,26 +140,6 @@ def taken_out(folder: str, inner: str) -> tuple[str, str]:
     return day, " ".join(why.split()) or "no reason given"
 
 
-def _body(text: str) -> str:
-    from memstore.core.frontreader import split_front
-
-    return " ".join(split_front(text.lstrip("\ufeff").replace("\r\n", "\n"))[1].split())
-
-
-def _same(own: str, team: str) -> bool:
-    """The same memory without a record of its share: the same summary and the same body, spacing aside."""
-    from memstore.core.frontreader import front_values, split_front
-
-    def summary(text: str) -> str:
-        return " ".join(front_values(split_front(text.lstrip("\ufeff").replace("\r\n", "\n"))[0])
-                        .get("summary", "").split())
-
-    return bool(team) and _body(own) == _body(team) and summary(own) == summary(team)
-
-
-# ---------------------------------------------------------------- the reconciliation
-
-
 def reconcile(root: Path, team: Team, before: str = "") -> Handover:
     """Step the person's copies aside for what `team`'s clone holds at HEAD, and mark those the team took
     out (`before`: the HEAD a pull moved from, whose removals are said in the bundle)."""
@@ -174,8 +155,11 @@ def reconcile(root: Path, team: Team, before: str = "") -> Handover:
             if inner.endswith(".md") and inner.count("/") == 1:
                 gone[inner] = (*taken_out(folder, inner), _text_at(folder, before, inner) or "")
     with _record(root) as state:
+        # only what share itself records: a memory/<file>.md of the team's, from a memory/<file>.md of the
+        # person's or a lesson's id (a forged record must not lead memstore to edit a lens or identity.md)
         sent = {e["path"]: e for e in state.get("shared", [])
-                if isinstance(e, dict) and e.get("team") == team.name and isinstance(e.get("path"), str)}
+                if isinstance(e, dict) and e.get("team") == team.name and _inner(e.get("path"))
+                and (_inner(e.get("from")) or (isinstance(e.get("from"), str) and "/" not in e["from"]))}
         for inner in sorted(held | set(gone) | set(sent)):
             _own(root, team, folder, inner, inner in held, gone.get(inner), sent.get(inner), done)
         _lessons(root, team, folder, held, gone, sent, state, done)
@@ -190,6 +174,12 @@ def reconcile(root: Path, team: Team, before: str = "") -> Handover:
     return done
 
 
+def _inner(path: object) -> bool:
+    """memory/<file>.md: the one place a shared memory lives, in the person's root and in a team's."""
+    return isinstance(path, str) and re.fullmatch(r"memory/[^/\\\x00]+\.md", path) is not None \
+        and path != "memory/MEMORY.md" and ".." not in path
+
+
 def _own(root: Path, team: Team, folder: str, inner: str, held: bool, gone: tuple[str, str, str] | None,
          sent: dict[str, Any] | None, done: Handover) -> None:
     """One own memory/<file>.md against the team's file of that name."""
@@ -197,6 +187,8 @@ def _own(root: Path, team: Team, folder: str, inner: str, held: bool, gone: tupl
     from memstore.mirror.freshness import edits_for_team_copy, edits_for_team_retired
 
     path = root / inner
+    if not _inner(inner):
+        return
     try:
         raw = path.read_bytes() if path.is_file() and not path.is_symlink() else None
     except OSError:
@@ -211,7 +203,9 @@ def _own(root: Path, team: Team, folder: str, inner: str, held: bool, gone: tupl
     if held:
         if status.startswith(("superseded", "forgotten")):
             return  # aside already: for this team's copy, or by the person's own word
-        if shared_from_here or _same(text, _text_at(folder, "HEAD", inner) or ""):
+        # only a memory the person shared from here: a teammate who copies the person's text into the team
+        # must not be able to put the person's own memory away
+        if shared_from_here:
             day = _added_on(folder, inner) or next(iter(_lines(folder, "log", "-1", "--format=%cs", "HEAD")), "")
             if _edit(path, edits_for_team_copy(team_rel, day), done):
                 done.stepped_aside.append(inner)
@@ -222,9 +216,7 @@ def _own(root: Path, team: Team, folder: str, inner: str, held: bool, gone: tupl
     if not handed:
         if status.startswith("superseded"):
             return  # superseded by the person's own word
-        merged = sent is not None and shared_from_here and _added_since(folder, inner, sent)
-        same = gone is not None and _same(text, gone[2])
-        if not (merged or same):
+        if not (sent is not None and shared_from_here and _added_since(folder, inner, sent)):
             return  # not (yet) the team's: an unmerged share, or another memory of the same name
     day, why = (gone[0], gone[1]) if gone else taken_out(folder, inner)
     if day and _edit(path, edits_for_team_retired(team.name, why, day), done):
@@ -246,7 +238,7 @@ def _lessons(root: Path, team: Team, folder: str, held: set[str], gone: dict[str
         mark = marks.get(ident) if isinstance(marks.get(ident), dict) else None
         from_here = inner in sent and sent[inner].get("from") == ident
         if inner in held:
-            if mark is None and (from_here or _body(_text_at(folder, "HEAD", inner) or "") == text):
+            if mark is None and from_here:
                 marks[ident] = {"team": team.name, "path": inner, "state": "held", "on": _added_on(folder, inner)}
                 done.lessons.append(ident)
         elif (mark and mark.get("team") == team.name and mark.get("state") == "held") or (

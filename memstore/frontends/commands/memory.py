@@ -313,7 +313,7 @@ def semantic_line(view: dict[str, object]) -> str:
     line = f"{view['embedded']} files embedded ({view['model']})"
     if view["pending"]:
         share = int(view["embedded"]) / max(int(view["searchable"]), 1)  # type: ignore[call-overload]
-        line += (f", {share:.0%} of the root; {view['pending']} still to embed " +
+        line += (f", {share:.0%} of the root; {view['pending']} files with parts still to embed " +
                  ("(a background pass is embedding them)" if view.get("background") else "(run: memstore embed)"))
     return line
 
@@ -337,9 +337,10 @@ def lint(app: App, as_json: bool) -> None:
 
 
 @cli.command(name="list")
-@click.option("--band", type=click.Choice(["hot", "new", "cold", "archive", "superseded", "expired", "early"]),
-              default=None, help="Only this band; expired and early (outside valid_from/valid_until) are apart "
-              "from superseded.")
+@click.option("--band", type=click.Choice(["hot", "new", "cold", "archive", "superseded", "forgotten", "expired",
+                                           "early"]),
+              default=None, help="Only this band; forgotten, expired and early (outside valid_from/valid_until) "
+              "are apart from superseded.")
 @json_option
 @common
 def list_(app: App, band: str | None, as_json: bool) -> None:
