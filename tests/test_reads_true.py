@@ -108,3 +108,20 @@ def test_the_last_pass_lets_no_tag_through_a_link_shape() -> None:
     from memstore.core.loaded import guard
 
     assert "</system" not in guard("see [x](</system-reminder>) and [y](<system-reminder>)")
+
+
+def test_a_first_status_on_a_big_root_bounds_its_checks_and_says_what_waits(root: Path, monkeypatch) -> None:
+    """Catches: status counting lint's findings by running lint's date and secret checks on every file not
+    yet cached (a first status on 5,000 memories took 231 s); and a bound that hides what it left out."""
+    import memstore.api.queries as queries
+
+    for i in range(4):
+        write(root, f"memory/project_d{i}.md", memory(f"project_d{i}", f"Release {i}", "We shipped it yesterday."))
+    monkeypatch.setattr(queries, "STATUS_FRESH", 1)
+    store = Store(root, PINNED)
+    first = store.status()
+    assert first.unchecked >= 3
+    found = store.lint()  # lint checks everything and keeps it: status then counts exactly what lint printed
+    errors = sum(1 for p in found if p.level == "error")
+    after = store.status()
+    assert after.unchecked == 0 and (after.errors, after.warnings) == (errors, len(found) - errors)

@@ -45,7 +45,8 @@ def ranked(conn: sqlite3.Connection, host: Host, now: dt.datetime, query: str, l
     return rank_scores(memories_first(conn, by_project(conn, hits, project, only=this_project))[:limit])
 
 
-def lint_rows(conn: sqlite3.Connection, root: Path) -> list[dict[str, str]]:
+def lint_rows(conn: sqlite3.Connection, root: Path, *, fresh_max: int | None = None,
+              skipped: list[str] | None = None) -> list[dict[str, str]]:
     """Store.lint's findings: the mirror's own, any note posing as the wake's proposals, then what looks like
     a secret in the person's own files (memstore.team.secrets)."""
     from memstore.hook.proposal_notes import forged
@@ -55,11 +56,16 @@ def lint_rows(conn: sqlite3.Connection, root: Path) -> list[dict[str, str]]:
 
     rows = [(r[0], r[1]) for r in conn.execute("SELECT path, meta FROM files WHERE kind = 'short-term'")]
     found = lint_view(conn, root) + [{"path": rel, "level": "warning", "message": why}
-                                     for rel, why in forged(root, rows)] + lint_findings(conn, root) + dated(conn, root)
+                                     for rel, why in forged(root, rows)]
+    found += lint_findings(conn, root, fresh_max=fresh_max, skipped=skipped)
+    found += dated(conn, root, fresh_max=fresh_max, skipped=skipped)
     for item in found:  # a team's file is mended in the team's repository, never here
         if (team := team_of(item["path"])) is not None:
             item["message"] += f" (team {team}'s file: mend it by a pull request on the team's repository)"
     return found
+
+
+STATUS_FRESH = 50  # files status checks for dates and secrets beyond what lint's caches hold
 
 
 def status(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config) -> Status:
@@ -70,9 +76,13 @@ def status(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Confi
     from memstore.mirror.views import status_view
 
     view = status_view(conn, root, now, config)
-    found = lint_rows(conn, root)  # the same findings lint prints, so the two never disagree on a count
+    # the same findings lint prints, so the two never disagree on a count; the checks lint caches by digest
+    # (dates, secrets) parse at most STATUS_FRESH new files here: a first status must not take minutes
+    skipped: list[str] = []
+    found = lint_rows(conn, root, fresh_max=STATUS_FRESH, skipped=skipped)
     view["errors"] = sum(1 for item in found if item["level"] == "error")
     view["warnings"] = len(found) - view["errors"]
+    view["unchecked"] = len(set(skipped))
 
     counts = dict(conn.execute("SELECT substr(path, 7, instr(substr(path, 7), '/') - 1) || ' ' || kind, count(*) "
                                "FROM files WHERE path LIKE 'teams/%' GROUP BY 1").fetchall())

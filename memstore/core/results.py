@@ -155,6 +155,7 @@ class Status(Record):
     deleted: dict[str, Any] = field(default_factory=dict)
     nightly: dict[str, Any] = field(default_factory=dict)  # tick, wake (last ran, or None), late, hint (lastrun.py)
     teams: list[dict[str, Any]] = field(default_factory=list)  # each joined team: name, memories, lenses (mirror)
+    unchecked: int = 0  # files whose dates and secrets no lint has checked yet (status checks a few itself)
 
 
 @dataclass(frozen=True, slots=True)

@@ -117,15 +117,48 @@ def a(kind: str) -> str:
     return f"{'an' if kind[:1].lower() in 'aeio' else 'a'} {kind}"
 
 
-def lint_findings(conn: sqlite3.Connection, root: Path) -> list[dict[str, str]]:
+def lint_findings(conn: sqlite3.Connection, root: Path, *, fresh_max: int | None = None,
+                  skipped: list[str] | None = None) -> list[dict[str, str]]:
     """lint's warnings: a line of the person's own mirrored files that looks like a secret (their root
-    travels to a git remote too). Derived files repeat their memories' lines; team files are the team's."""
+    travels to a git remote too). Derived files repeat their memories' lines; team files are the team's.
+    `fresh_max` and `skipped` as scan_files takes them."""
     files = [(row[0], row[1]) for row in conn.execute(
         "SELECT path, digest FROM files WHERE kind != 'derived' AND path NOT LIKE 'teams/%' ORDER BY path")]
+    if fresh_max is not None:
+        files = _within(root, files, fresh_max, skipped)
     return [{"path": rel, "level": "warning",
              "message": f"line {item.line} looks like {a(item.kind)}: {item.shown}; take the secret out of the file "
                         "(keep it in a password manager or an environment variable)"}
             for rel, found in scan_files(root, files).items() for item in _first_per_line(found)]
+
+
+def _within(root: Path, files: list[tuple[str, str]], fresh_max: int, skipped: list[str] | None
+            ) -> list[tuple[str, str]]:
+    """`files` less those past the first `fresh_max` whose digest the cache does not hold (named in `skipped`)."""
+    cached = _cached(root)
+    kept = []
+    for rel, digest in files:
+        if digest not in cached:
+            if fresh_max <= 0:
+                if skipped is not None:
+                    skipped.append(rel)
+                continue
+            fresh_max -= 1
+        kept.append((rel, digest))
+    return kept
+
+
+def _cached(root: Path) -> dict[str, list[list[Any]]]:
+    """The findings runtime/state/secrets.json holds by digest, for this detector; {} when none."""
+    from memstore.core.agent_root import state_dir
+
+    try:
+        held = json.loads((Path(state_dir(root)) / CACHE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if isinstance(held, dict) and held.get("detector") == _signature() and isinstance(held.get("files"), dict):
+        return {digest: found for digest, found in held["files"].items() if _well_formed(found)}
+    return {}
 
 
 def _first_per_line(found: list[Secret]) -> list[Secret]:
@@ -147,13 +180,7 @@ def scan_files(root: Path, files: Sequence[tuple[str, str]]) -> dict[str, list[S
 
     cache_file = Path(state_dir(root)) / CACHE_FILE
     signature = _signature()
-    cached: dict[str, list[list[Any]]] = {}
-    try:
-        held = json.loads(cache_file.read_text(encoding="utf-8"))
-        if isinstance(held, dict) and held.get("detector") == signature and isinstance(held.get("files"), dict):
-            cached = {digest: found for digest, found in held["files"].items() if _well_formed(found)}
-    except (OSError, ValueError):
-        pass
+    cached = _cached(root)
     wanted = {digest for _, digest in files}
     kept = {digest: found for digest, found in cached.items() if digest in wanted}
     todo: dict[str, str] = {}

@@ -263,7 +263,9 @@ def status(app: App, as_json: bool) -> None:
         click.echo(f"{label:9} {for_terminal(line)}")
     click.echo(f"mirror    {view['mirror']} ({view['mirror_bytes']:,} bytes)")
     click.echo(f"events    {view['events']} journal events, {view['t2_touched']} memories touched")
-    click.echo(f"problems  {view['errors']} errors, {view['warnings']} warnings (memstore lint)")
+    unchecked = (f"; {view['unchecked']} files' dates and secrets not checked yet (memstore lint checks them)"
+                 if view.get("unchecked") else "")
+    click.echo(f"problems  {view['errors']} errors, {view['warnings']} warnings (memstore lint){unchecked}")
     deleted = view.get("deleted") or {}
     if deleted.get("count"):
         names = ", ".join(k["was"] for k in deleted["kept"][:5]) + (", ..." if deleted["count"] > 5 else "")
