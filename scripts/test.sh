@@ -17,4 +17,4 @@ RUFF_CACHE_DIR="$PWD/.ruff_cache" .venv/bin/ruff check .  # one cache, none insi
 echo "checking the import contracts (setup.cfg [importlinter]) and the types (setup.cfg [mypy]) ..." >&2
 .venv/bin/lint-imports --no-cache
 .venv/bin/mypy
-.venv/bin/python -m pytest -q
+.venv/bin/python -m pytest -q -m ""  # every tier: fast, slow, e2e and quality (plain pytest is the fast one)

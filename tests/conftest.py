@@ -99,3 +99,20 @@ def claude_on_path(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     stub.chmod(0o755)
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ.get('PATH', '')}")
     return stub
+
+
+# The tiers, in one place: plain `pytest` runs the fast tier (pyproject's addopts leave these out);
+# scripts/test.sh, the README's test command and CI's, runs every tier with `-m ""`.
+TIERS = {
+    "e2e": ("tests/e2e/", "tests/test_serve_browser.py"),  # the real client binaries, the browser
+    "quality": ("tests/test_recall_memories.py", "tests/test_search_quality.py"),  # LoCoMo, LongMemEval runs
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    root = Path(str(config.rootpath))
+    for item in items:
+        rel = Path(str(item.path)).relative_to(root).as_posix() if str(item.path).startswith(str(root)) else ""
+        for marker, places in TIERS.items():
+            if any(rel == place or (place.endswith("/") and rel.startswith(place)) for place in places):
+                item.add_marker(getattr(pytest.mark, marker))
