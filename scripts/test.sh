@@ -17,4 +17,6 @@ RUFF_CACHE_DIR="$PWD/.ruff_cache" .venv/bin/ruff check .  # one cache, none insi
 echo "checking the import contracts (setup.cfg [importlinter]) and the types (setup.cfg [mypy]) ..." >&2
 .venv/bin/lint-imports --no-cache
 .venv/bin/mypy
-.venv/bin/python -m pytest -q -m ""  # every tier: fast, slow, e2e and quality (plain pytest is the fast one)
+# every tier: fast, slow and e2e (plain pytest is the fast one); pyproject's addopts run it on a
+# pytest-xdist worker a core (-n auto) and give every test a timeout (pytest-timeout)
+.venv/bin/python -m pytest -q -m ""

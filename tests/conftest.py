@@ -1,8 +1,7 @@
-"""Shared test helpers: tiny agent roots in tmp folders and a CliRunner wrapper."""
+"""The fixtures every test module may use (plain helpers are in tests/helpers.py), and the tiers."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -11,34 +10,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from memstore.frontends.cli import cli
-
-NOW = "2026-07-30T12:00:00Z"
-
-
-def write(root: Path, rel: str, text: str | bytes) -> Path:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(text, str):
-        path.write_text(text, encoding="utf-8")
-    else:
-        path.write_bytes(text)
-    return path
-
-
-def memory(
-    name: str,
-    summary: str = "",
-    body: str = "Body text.",
-    **fields: object,
-) -> str:
-    """Text of a well-formed T2 memory file."""
-    lines = ["---", f"name: {name}", f"type: {name.split('_', 1)[0]}"]
-    if summary:
-        lines.append(f"summary: {json.dumps(summary)}")
-    for key, value in fields.items():
-        lines.append(f"{key}: {value}")
-    lines += ["---", "", f"# {name}", "", body, ""]
-    return "\n".join(lines)
+from tests import wakestub
+from tests.helpers import GIT_ID, NOW, agent_root, team_remote
 
 
 @pytest.fixture(autouse=True)
@@ -84,10 +57,36 @@ def run(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
     return invoke
 
 
-def search_json(run: Callable[..., Result], root: Path, query: str, *extra: str) -> list[dict[str, object]]:
-    result = run(root, "search", query, "--json", *extra)
-    assert result.exit_code == 0, result.output + result.stderr
-    return json.loads(result.stdout)
+@pytest.fixture
+def agent(root: Path) -> Path:
+    """A synced root: a memory, an identity, the Bash lens (LENSMARK), a lens on Edit of notes/ and a
+    meditation (tests/helpers.py agent_root)."""
+    return agent_root(root)
+
+
+@pytest.fixture
+def git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commits memstore makes (a team's share, the nightly commit) are by Ann Teammate (tests/helpers.py GIT_ID)."""
+    for key, value in GIT_ID.items():
+        monkeypatch.setenv(key, value)
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> tuple[Path, Path]:
+    """A team's repository: (the clone the team commits in, the bare remote), with a memory and a lens."""
+    return team_remote(tmp_path)
+
+
+@pytest.fixture
+def wake_root(tmp_path: Path) -> Path:
+    """An initialised root with topic memories, a lens, T1 facts and a cue with items (tests/wakestub.py)."""
+    return wakestub.initialised_root(tmp_path / "agent")
+
+
+@pytest.fixture
+def model(tmp_path: Path) -> Callable[..., str]:
+    """`--model-cmd` for the wake's stand-in model in a given mode; it logs to tmp_path/stub/calls.jsonl."""
+    return wakestub.stub_model(tmp_path / "stub")
 
 
 @pytest.fixture
@@ -101,12 +100,33 @@ def claude_on_path(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     return stub
 
 
-# The tiers, in one place: plain `pytest` runs the fast tier (pyproject's addopts leave these out);
-# scripts/test.sh, the README's test command and CI's, runs every tier with `-m ""`.
+# The tiers marked by file, in one place: plain `pytest` runs the fast tier (pyproject's addopts
+# leave these out); scripts/test.sh, the README's test command and CI's, runs every tier.
+# A single slow test elsewhere carries @pytest.mark.slow itself.
 TIERS = {
     "e2e": ("tests/e2e/", "tests/test_serve_browser.py"),  # the real client binaries, the browser
-    "quality": ("tests/test_recall_memories.py", "tests/test_search_quality.py"),  # LoCoMo, LongMemEval runs
+    "slow": (
+        "tests/stress/",  # concurrency and crash runs: many processes, killed at random moments
+        "tests/test_packaging.py",  # pipx and uv build and install the package
+        "tests/test_paraphrase.py",  # the model's second opinion on an embedded agent set, small and large
+        "tests/test_search_quality.py",  # the guard on LoCoMo and LongMemEval (figures: scripts/eval_*)
+    ),
 }
+# Tests that build memstore in the checkout itself (build/, egg-info) run one after another on
+# one worker under `--dist loadgroup`: two builds at once in one tree trip over each other.
+GROUPS = {
+    "builds-in-the-checkout": (
+        "tests/test_packaging.py",
+        "tests/e2e/test_plugin_claude.py",  # the plugin's Setup: pip install -e plugin/
+        "tests/e2e/test_plugin_whole_claude.py",
+    ),
+}
+# An e2e test drives a real client through sessions of up to 90 s each; the default is 120 s.
+E2E_TIMEOUT = 600
+
+
+def _in(rel: str, places: tuple[str, ...]) -> bool:
+    return any(rel == place or (place.endswith("/") and rel.startswith(place)) for place in places)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -114,5 +134,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         rel = Path(str(item.path)).relative_to(root).as_posix() if str(item.path).startswith(str(root)) else ""
         for marker, places in TIERS.items():
-            if any(rel == place or (place.endswith("/") and rel.startswith(place)) for place in places):
+            if _in(rel, places):
                 item.add_marker(getattr(pytest.mark, marker))
+        for group, places in GROUPS.items():
+            if _in(rel, places):
+                item.add_marker(pytest.mark.xdist_group(group))
+        if item.get_closest_marker("e2e") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(E2E_TIMEOUT))

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import NOW
+from tests.helpers import NOW
 
 # What memstore prints when it waits for a typed answer.
 PROMPT = re.compile(rb"(\[y/N\] |\[q\]uit\? )")

@@ -34,7 +34,7 @@ def target(row: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def agent(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def module_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("access") / "agent"
     (base / "memory").mkdir(parents=True)
     return base
@@ -51,9 +51,9 @@ def covers(rule: str, path: str) -> bool:
 
 
 @pytest.mark.parametrize("row", ROWS)
-def test_the_deny_rules_name_every_row(agent: Path, row: str) -> None:
-    rules = deny_rules([agent])
-    path = (agent / target(row)).as_posix()
+def test_the_deny_rules_name_every_row(module_root: Path, row: str) -> None:
+    rules = deny_rules([module_root])
+    path = (module_root / target(row)).as_posix()
     assert any(covers(rule, path) for rule in rules), f"no deny rule covers {row}: {rules}"
 
 
@@ -66,11 +66,11 @@ def hook(root: Path, payload: dict[str, object]) -> dict[str, object] | None:
 
 
 @pytest.mark.parametrize("row", ROWS)
-def test_the_hook_refuses_an_agents_write_and_edit_of_every_row(agent: Path, row: str) -> None:
-    path = str(agent / target(row))
+def test_the_hook_refuses_an_agents_write_and_edit_of_every_row(module_root: Path, row: str) -> None:
+    path = str(module_root / target(row))
     for tool, tool_input in (("Write", {"file_path": path, "content": "forged\n"}),
                              ("Edit", {"file_path": path, "old_string": "a", "new_string": "b"})):
-        response = hook(agent, {"hook_event_name": "PreToolUse", "session_id": "s-access", "cwd": "/",
+        response = hook(module_root, {"hook_event_name": "PreToolUse", "session_id": "s-access", "cwd": "/",
                                 "tool_name": tool, "tool_input": tool_input})
         output = (response or {}).get("hookSpecificOutput")
         said = output.get("permissionDecision") if isinstance(output, dict) else None
@@ -78,7 +78,7 @@ def test_the_hook_refuses_an_agents_write_and_edit_of_every_row(agent: Path, row
 
 
 @pytest.mark.parametrize("row", ROWS)
-def test_the_shell_check_flags_rm_mv_and_a_redirect_naming_every_row(agent: Path, row: str) -> None:
-    path = str(agent / target(row))
+def test_the_shell_check_flags_rm_mv_and_a_redirect_naming_every_row(module_root: Path, row: str) -> None:
+    path = str(module_root / target(row))
     for command in (f"rm {path}", f"mv {path} /tmp/elsewhere", f"echo forged > {path}"):
-        assert names_person_file(command, str(agent), "/") is not None, f"the shell check passed `{command}`"
+        assert names_person_file(command, str(module_root), "/") is not None, f"the shell check passed `{command}`"

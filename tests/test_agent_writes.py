@@ -18,8 +18,7 @@ from memstore.core.config import Config
 from memstore.core.frontreader import advice, check
 from memstore.hook.handler import main as hook_main
 from memstore.mirror.parsing import parse_bytes
-from tests.conftest import memory, write
-from tests.test_teams import _identity, joined, remote  # noqa: F401 (fixtures)
+from tests.helpers import joined, memory, write
 
 DAY4 = "2026-07-04T09:00:00Z"
 SLIPPED = ("---\nname: project_webapp\ntype: project\nsummary: Webapp redesign: demo for the product team\n"
@@ -181,8 +180,9 @@ def test_codex_and_gemini_get_the_answer_in_their_own_shapes(root: Path) -> None
     assert "line 4 `summary:`" in said(answer)
 
 
+@pytest.mark.usefixtures("git_identity")
 def test_share_refuses_a_memory_whose_frontmatter_does_not_parse(
-        tmp_path: Path, remote: tuple[Path, Path]) -> None:  # noqa: F811 (the fixture imported above)
+        tmp_path: Path, remote: tuple[Path, Path]) -> None:
     """Catches: `share` pushing a file whose frontmatter YAML cannot read to the team, where every teammate's
     tools meet it broken; the refusal must say in one line what to fix."""
     from memstore.core.errors import BadUsage

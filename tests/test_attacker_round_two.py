@@ -16,9 +16,8 @@ import os
 import sqlite3
 from pathlib import Path
 
-from conftest import memory, write
-
 from memstore.hook.handler import main as hook_main
+from tests.helpers import memory, write
 
 
 def pre(root: Path, tool: str, tool_input: dict) -> str | None:

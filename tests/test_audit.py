@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memstore.wiring.install_base import BEGIN, END
-from tests.conftest import write
+from tests.helpers import write
 
 # line number -> the reasons it must carry (exactly)
 NARRATIVE = {

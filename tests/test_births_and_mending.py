@@ -9,24 +9,16 @@ import io
 import json
 import os
 import sqlite3
-import subprocess
 from pathlib import Path
 
 from memstore import Store
 from memstore.hook.handler import main as hook_main
 from memstore.mirror.search import rank_scores
-from tests.conftest import memory, write
+from tests.helpers import git_project, memory, write
 
 NOW = "2026-07-30T12:00:00Z"
 PINNED = dt.datetime(2026, 7, 30, 12, 0, tzinfo=dt.UTC)
 EARLIER = dt.datetime(2026, 7, 30, 10, 0, tzinfo=dt.UTC).timestamp()  # older than flush's quiet minutes
-
-
-def git_project(folder: Path, remote: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "init", "-q", str(folder)], check=True)
-    subprocess.run(["git", "-C", str(folder), "remote", "add", "origin", remote], check=True)
-    return folder
 
 
 def post_write(root: Path, file: Path, cwd: Path, kind: str | None) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from memstore.core.config import Config
 from memstore.hook.bundle import bundle
-from tests.conftest import write
-from tests.test_forged_proposals import as_the_wake_wrote
+from tests.helpers import write
+from tests.wakestub import as_the_wake_wrote
 
 FILES = {
     "memory/current-state.md": "---\nkind: current-state\n---\n- the export rewrite\n- the flaky watcher test\n",

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import Result
-from conftest import write
 
 from memstore.api.store import Store
 from memstore.life import capture
+from tests.helpers import git, write
 
 NOW = dt.datetime(2026, 7, 30, 12, 0, tzinfo=dt.UTC)
 Run = Callable[..., Result]
@@ -234,10 +233,6 @@ def test_debrief_hook_failure_is_logged_not_raised(root: Path, tmp_path: Path, r
     result = run(root, "debrief", "--hook", input=json.dumps({"hook_event_name": "SessionEnd"}))
     assert result.exit_code == 0 and result.stdout == ""
     assert "disk on fire" in (root / "runtime" / "state" / "hook-errors.log").read_text(encoding="utf-8")
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
 def test_debrief_commit_commits_only_its_own_files(root: Path, tmp_path: Path) -> None:

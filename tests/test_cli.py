@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from memstore.frontends.cli import cli
 from memstore.frontends.entry import _is_hook
-from tests.conftest import memory, write
+from tests.helpers import memory, write
 
 
 def test_missing_root_is_one_line_exit_1(run, tmp_path: Path) -> None:

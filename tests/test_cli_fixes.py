@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import memory, write
+from tests.helpers import memory, write
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -16,7 +16,7 @@ from memstore.hook.handler import main as hook_main
 from memstore.life.capture import final_answer
 from memstore.mirror.sync import sync
 from memstore.wiring.install_clients import codex_trust_hash, codex_trust_key, plan_codex, plan_gemini
-from tests.conftest import memory, write
+from tests.helpers import memory, write
 
 NOW = "2026-07-30T12:00:00Z"
 LENS = ("---\nname: memory-care\ntype: lens\ntrigger:\n  tool_match: \"^Read$\"\n  path_pattern: memory/\n---\n"
@@ -24,7 +24,7 @@ LENS = ("---\nname: memory-care\ntype: lens\ntrigger:\n  tool_match: \"^Read$\"\
 
 
 @pytest.fixture
-def agent(root: Path) -> Path:
+def client_root(root: Path) -> Path:
     write(root, "memory/feedback_x.md", memory("feedback_x", "the x rule", body="Always x."))
     write(root, "identity.md", "# me\nIDENTITYMARK\n")
     write(root, "lenses/memory-care.md", LENS)
@@ -71,99 +71,101 @@ def test_patch_paths() -> None:
     assert patch_files("not a patch") == []
 
 
-def test_codex_session_start_carries_identity_index_and_bundle(agent: Path) -> None:
+def test_codex_session_start_carries_identity_index_and_bundle(client_root: Path) -> None:
     """Failure caught: Codex (no `@` imports in AGENTS.md) starting without identity and the index."""
     from memstore.api.store import Store
 
-    Store(agent).render()
-    out = call(agent, "codex", {"hook_event_name": "SessionStart", "session_id": "s1", "cwd": str(agent),
+    Store(client_root).render()
+    out = call(client_root, "codex", {"hook_event_name": "SessionStart", "session_id": "s1", "cwd": str(client_root),
                                 "source": "startup"})
     text = out["hookSpecificOutput"]["additionalContext"]
     assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     assert "IDENTITYMARK" in text and "feedback_x" in text  # identity.md and MEMORY.md
 
 
-def test_codex_shell_read_reinforces_and_a_non_read_does_not(agent: Path) -> None:
+def test_codex_shell_read_reinforces_and_a_non_read_does_not(client_root: Path) -> None:
     """Failure caught: a memory read through Codex's shell never reinforced (or `ls` counted as a read)."""
-    call(agent, "codex", codex("PostToolUse", "Bash", "ls memory; grep -l x memory/feedback_x.md", agent))
-    assert access(agent, "memory/feedback_x.md") == 0
-    call(agent, "codex", codex("PostToolUse", "Bash", "sed -n '1,20p' memory/feedback_x.md", agent))
-    assert access(agent, "memory/feedback_x.md") == 1
+    call(client_root, "codex", codex("PostToolUse", "Bash", "ls memory; grep -l x memory/feedback_x.md", client_root))
+    assert access(client_root, "memory/feedback_x.md") == 0
+    call(client_root, "codex", codex("PostToolUse", "Bash", "sed -n '1,20p' memory/feedback_x.md", client_root))
+    assert access(client_root, "memory/feedback_x.md") == 1
 
 
-def test_codex_patch_of_a_persons_file_is_refused_with_a_reason(agent: Path) -> None:
+def test_codex_patch_of_a_persons_file_is_refused_with_a_reason(client_root: Path) -> None:
     """Failure caught: a patch to identity.md let through, or refused without a reason (Codex then runs it)."""
     patch = "*** Begin Patch\n*** Update File: identity.md\n@@\n-# me\n+# you\n*** End Patch\n"
-    out = call(agent, "codex", codex("PreToolUse", "apply_patch", patch, agent))
+    out = call(client_root, "codex", codex("PreToolUse", "apply_patch", patch, client_root))
     spec = out["hookSpecificOutput"]
     assert spec["permissionDecision"] == "deny" and spec["permissionDecisionReason"].strip()
     mixed = ("*** Begin Patch\n*** Add File: memory/feedback_ok.md\n+x\n*** Add File: lenses/evil.md\n+y\n"
              "*** End Patch\n")
-    assert call(agent, "codex", codex("PreToolUse", "apply_patch", mixed, agent))[
+    assert call(client_root, "codex", codex("PreToolUse", "apply_patch", mixed, client_root))[
         "hookSpecificOutput"]["permissionDecision"] == "deny"  # one person's file in a patch refuses the patch
     fine = "*** Begin Patch\n*** Add File: memory/feedback_ok.md\n+x\n*** End Patch\n"
-    answer = call(agent, "codex", codex("PreToolUse", "apply_patch", fine, agent))
+    answer = call(client_root, "codex", codex("PreToolUse", "apply_patch", fine, client_root))
     assert answer is None or answer["hookSpecificOutput"].get("permissionDecision") != "deny"
-    out = call(agent, "codex", codex("PreToolUse", "Bash", "echo you > identity.md", agent))
+    out = call(client_root, "codex", codex("PreToolUse", "Bash", "echo you > identity.md", client_root))
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
-def test_codex_patch_of_a_memory_reinforces_it(agent: Path) -> None:
+def test_codex_patch_of_a_memory_reinforces_it(client_root: Path) -> None:
     """Failure caught: the agent's own edit of a memory through apply_patch not counted."""
     patch = "*** Begin Patch\n*** Update File: memory/feedback_x.md\n@@\n-Always x.\n+Always x, twice.\n*** End Patch\n"
-    call(agent, "codex", codex("PostToolUse", "apply_patch", patch, agent))
-    assert access(agent, "memory/feedback_x.md") == 1
+    call(client_root, "codex", codex("PostToolUse", "apply_patch", patch, client_root))
+    assert access(client_root, "memory/feedback_x.md") == 1
 
 
-def test_codex_lens_fires_on_a_shell_read(agent: Path) -> None:
+def test_codex_lens_fires_on_a_shell_read(client_root: Path) -> None:
     """Failure caught: a lens whose trigger is reading memory files never reaching a Codex session."""
-    out = call(agent, "codex", codex("PreToolUse", "Bash", "cat memory/feedback_x.md", agent))
+    out = call(client_root, "codex", codex("PreToolUse", "Bash", "cat memory/feedback_x.md", client_root))
     assert "LENSMARK" in out["hookSpecificOutput"]["additionalContext"]
 
 
-def test_garbage_from_a_client_is_ignored(agent: Path) -> None:
+def test_garbage_from_a_client_is_ignored(client_root: Path) -> None:
     """Failure caught: a malformed payload from another client failing the hook (it must exit 0, silent)."""
     for client in ("codex", "gemini", "nonsense"):
         for payload in ({"hook_event_name": "PreToolUse", "tool_name": "apply_patch", "tool_input": "x"},
                         {"hook_event_name": "BeforeTool", "tool_name": "read_file", "tool_input": {"file_path": 3}},
                         {"hook_event_name": 7}):
             out = io.StringIO()
-            assert hook_main(["--root", str(agent), "--client", client], stdin=io.BytesIO(json.dumps(payload).encode()),
-                             stdout=out) == 0
+            assert hook_main(["--root", str(client_root), "--client", client],
+                             stdin=io.BytesIO(json.dumps(payload).encode()), stdout=out) == 0
 
 
 # ---------------------------------------------------------------- Gemini
 
 
-def test_gemini_refuses_a_persons_file_before_the_tool(agent: Path) -> None:
+def test_gemini_refuses_a_persons_file_before_the_tool(client_root: Path) -> None:
     """Failure caught: Gemini's replace/write_file of identity.md let through."""
-    out = call(agent, "gemini", gemini("BeforeTool", "replace", agent, file_path="identity.md",
+    out = call(client_root, "gemini", gemini("BeforeTool", "replace", client_root, file_path="identity.md",
                                        old_string="me", new_string="you"))
     assert out["decision"] == "deny" and out["reason"].strip()
-    out = call(agent, "gemini", gemini("BeforeTool", "run_shell_command", agent, command="rm identity.md"))
+    out = call(client_root, "gemini", gemini("BeforeTool", "run_shell_command", client_root, command="rm identity.md"))
     assert out["decision"] == "deny"
-    assert call(agent, "gemini", gemini("BeforeTool", "write_file", agent, file_path="memory/feedback_new.md",
-                                        content="x")) is None
+    assert call(client_root, "gemini", gemini("BeforeTool", "write_file", client_root,
+                                              file_path="memory/feedback_new.md", content="x")) is None
 
 
-def test_gemini_reads_reinforce_after_the_tool_and_lenses_come_with_them(agent: Path) -> None:
+def test_gemini_reads_reinforce_after_the_tool_and_lenses_come_with_them(client_root: Path) -> None:
     """Failure caught: read_file or a shell read not reinforced; a lens fired before the tool, where Gemini
     drops the context (it would be spent and never seen)."""
-    assert call(agent, "gemini", gemini("BeforeTool", "read_file", agent, file_path="memory/feedback_x.md")) is None
-    out = call(agent, "gemini", gemini("AfterTool", "read_file", agent, file_path="memory/feedback_x.md"))
-    assert access(agent, "memory/feedback_x.md") == 1
+    assert call(client_root, "gemini", gemini("BeforeTool", "read_file", client_root,
+                                              file_path="memory/feedback_x.md")) is None
+    out = call(client_root, "gemini", gemini("AfterTool", "read_file", client_root, file_path="memory/feedback_x.md"))
+    assert access(client_root, "memory/feedback_x.md") == 1
     assert "LENSMARK" in out["hookSpecificOutput"]["additionalContext"]
-    call(agent, "gemini", gemini("AfterTool", "run_shell_command", agent.parent, command="cat feedback_x.md",
-                                 dir_path=str(agent / "memory")))  # run in dir_path, not the session's cwd
-    assert access(agent, "memory/feedback_x.md") == 1  # the same minute: inside the spacing gate, but journaled
-    journal = "".join(p.read_text() for p in (agent / "runtime" / "journal").glob("*.jsonl"))
+    call(client_root, "gemini", gemini("AfterTool", "run_shell_command", client_root.parent,
+                                       command="cat feedback_x.md",
+                                       dir_path=str(client_root / "memory")))  # run in dir_path, not the session's cwd
+    assert access(client_root, "memory/feedback_x.md") == 1  # the same minute: inside the spacing gate, but journaled
+    journal = "".join(p.read_text() for p in (client_root / "runtime" / "journal").glob("*.jsonl"))
     assert journal.count("memory/feedback_x.md") == 2
 
 
 # ---------------------------------------------------------------- install
 
 
-def test_codex_install_keeps_foreign_config_trusts_its_handlers_and_uninstalls_cleanly(agent: Path,
+def test_codex_install_keeps_foreign_config_trusts_its_handlers_and_uninstalls_cleanly(client_root: Path,
                                                                                        tmp_path: Path) -> None:
     """Failure caught: install losing a person's Codex settings or hooks, moving a foreign hook (its trust
     entry names its index), trust entries that do not match the handlers, or an uninstall that leaves ours."""
@@ -178,7 +180,7 @@ def test_codex_install_keeps_foreign_config_trusts_its_handlers_and_uninstalls_c
     (home / "config.toml").write_text(foreign_toml)
     before = {p.name: p.read_text() for p in home.iterdir()}
 
-    plan_codex(agent, home=home).apply()
+    plan_codex(client_root, home=home).apply()
     hooks = json.loads((home / "hooks.json").read_text())
     assert hooks["other"] == 1 and hooks["hooks"]["PreToolUse"][0] == foreign_hooks["hooks"]["PreToolUse"][0]
     ours = hooks["hooks"]["PreToolUse"][1]
@@ -187,23 +189,23 @@ def test_codex_install_keeps_foreign_config_trusts_its_handlers_and_uninstalls_c
     config = tomllib.loads((home / "config.toml").read_text())
     assert config["model"] == "gpt-5.5" and config["sandbox_workspace_write"]["exclude_slash_tmp"] is True
     assert config["hooks"]["state"]["/x/hooks.json:stop:0:0"]["trusted_hash"] == "sha256:abc"
-    assert str(agent / "memory") in config["sandbox_workspace_write"]["writable_roots"]
+    assert str(client_root / "memory") in config["sandbox_workspace_write"]["writable_roots"]
     key = codex_trust_key(home / "hooks.json", "PreToolUse", 1, 0)
     assert config["hooks"]["state"][key]["trusted_hash"] == codex_trust_hash("PreToolUse", ours["hooks"][0],
                                                                              ours["matcher"])
     for event in ("SessionStart", "PostToolUse", "SessionEnd"):
         assert codex_trust_key(home / "hooks.json", event, 0, 0) in config["hooks"]["state"]
 
-    again = plan_codex(agent, home=home)
+    again = plan_codex(client_root, home=home)
     assert not any(c.changed for c in again.changes)  # idempotent
 
-    plan_codex(agent, home=home, uninstall=True).apply()
+    plan_codex(client_root, home=home, uninstall=True).apply()
     after = {p.name: p.read_text() for p in home.iterdir()}
     assert json.loads(after["hooks.json"]) == foreign_hooks
     assert tomllib.loads(after["config.toml"]) == tomllib.loads(before["config.toml"])
 
 
-def test_gemini_install_keeps_settings_and_its_commands_never_block(agent: Path, tmp_path: Path) -> None:
+def test_gemini_install_keeps_settings_and_its_commands_never_block(client_root: Path, tmp_path: Path) -> None:
     """Failure caught: install losing a person's Gemini settings; a hook command that, when memstore is
     gone, exits 127 with text and so blocks every tool it matches; an uninstall that leaves ours."""
     home = Path.home()
@@ -212,28 +214,29 @@ def test_gemini_install_keeps_settings_and_its_commands_never_block(agent: Path,
     original = {"security": {"auth": {"selectedType": "gemini-api-key"}}, "ui": {"theme": "x"},
                 "context": {"includeDirectories": ["/srv/other"]}}
     settings.write_text(json.dumps(original))
-    plan_gemini(agent, "user", tmp_path).apply()
+    plan_gemini(client_root, "user", tmp_path).apply()
     data = json.loads(settings.read_text())
     assert data["security"] == original["security"] and data["ui"] == original["ui"]
-    assert data["context"]["includeDirectories"] == ["/srv/other", str(agent / "memory")]  # memory/ alone
+    assert data["context"]["includeDirectories"] == ["/srv/other", str(client_root / "memory")]  # memory/ alone
     for event in ("SessionStart", "BeforeTool", "AfterTool", "SessionEnd"):
         (group,) = data["hooks"][event]
         assert group["hooks"][0]["command"].endswith(" || true")
-    assert not any(c.changed for c in plan_gemini(agent, "user", tmp_path).changes)
-    plan_gemini(agent, "user", tmp_path, uninstall=True).apply()
+    assert not any(c.changed for c in plan_gemini(client_root, "user", tmp_path).changes)
+    plan_gemini(client_root, "user", tmp_path, uninstall=True).apply()
     assert json.loads(settings.read_text()) == original
 
 
-def test_verify_client_says_what_is_missing(agent: Path, run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_verify_client_says_what_is_missing(client_root: Path, run, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """Failure caught: verify passing a Codex wiring whose trust entries are gone (Codex would skip every
     hook, silently)."""
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
-    assert run(agent, "install", "--client", "codex", "--apply").exit_code == 0
-    ok = run(agent, "verify", "--client", "codex")
+    assert run(client_root, "install", "--client", "codex", "--apply").exit_code == 0
+    ok = run(client_root, "verify", "--client", "codex")
     assert ok.exit_code == 0, ok.stdout
     config = tmp_path / "codex" / "config.toml"
     config.write_text("\n".join(line for line in config.read_text().splitlines() if "trusted_hash" not in line))
-    bad = run(agent, "verify", "--client", "codex")
+    bad = run(client_root, "verify", "--client", "codex")
     assert bad.exit_code == 1 and "Codex skips this hook, silently" in bad.stdout
 
 
@@ -264,7 +267,7 @@ def test_final_answer_of_codex_and_gemini_transcripts(tmp_path: Path) -> None:
     assert final_answer(chat) == "Always check."
 
 
-def test_detached_debrief_survives_a_client_that_kills_its_hook(agent: Path, tmp_path: Path) -> None:
+def test_detached_debrief_survives_a_client_that_kills_its_hook(client_root: Path, tmp_path: Path) -> None:
     """Failure caught: Codex's SessionEnd hook, killed with its process group after 1-3 s, cut off before
     the lesson is written. Here the session added 1,500 memories (the debrief's sync takes seconds) and
     the hook gets one second, as Codex gives it by default."""
@@ -274,20 +277,21 @@ def test_detached_debrief_survives_a_client_that_kills_its_hook(agent: Path, tmp
     import sys
 
     for i in range(1500):  # the debrief's sync has them to read: it takes a while
-        write(agent, f"memory/reference_bulk-{i}.md", memory(f"reference_bulk-{i}", f"bulk fact {i}"))
+        write(client_root, f"memory/reference_bulk-{i}.md", memory(f"reference_bulk-{i}", f"bulk fact {i}"))
     rollout = tmp_path / "rollout.jsonl"
     rollout.write_text(json.dumps({"type": "response_item", "payload": {
         "type": "message", "id": "m1", "role": "assistant",
         "content": [{"type": "output_text", "text": "Done. Always quote every path in a shell command."}]}}) + "\n")
     payload = {"hook_event_name": "SessionEnd", "session_id": "s1", "cwd": str(tmp_path),
                "transcript_path": str(rollout), "reason": "other"}
-    hook = subprocess.Popen([sys.executable, "-m", "memstore", "--root", str(agent), "debrief", "--hook", "--detach"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    hook = subprocess.Popen([sys.executable, "-m", "memstore", "--root", str(client_root), "debrief", "--hook",
+                             "--detach"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            start_new_session=True)
     try:
         out, _ = hook.communicate(json.dumps(payload), timeout=1.0)
         assert hook.returncode == 0 and out == ""
         # handed off, not done in the hook: the lesson is written after the hook returned
-        assert not any("Always quote" in p.read_text() for p in (agent / "memory" / "short-term").glob("*.md"))
+        assert not any("Always quote" in p.read_text() for p in (client_root / "memory" / "short-term").glob("*.md"))
     except subprocess.TimeoutExpired:
         os.killpg(hook.pid, signal.SIGKILL)  # what Codex does to a SessionEnd hook past its time
         hook.wait()
@@ -295,20 +299,20 @@ def test_detached_debrief_survives_a_client_that_kills_its_hook(agent: Path, tmp
     deadline = time.monotonic() + 60
     lessons: list[str] = []
     while time.monotonic() < deadline and not lessons:
-        lessons = [p.read_text() for p in (agent / "memory" / "short-term").glob("*.md")
+        lessons = [p.read_text() for p in (client_root / "memory" / "short-term").glob("*.md")
                    if "Always quote every path" in p.read_text()]
         time.sleep(0.25)
     assert lessons, "no lesson captured after the hook returned"
 
 
-def test_codex_uninstall_keeps_a_later_foreign_hook_trusted(agent: Path, tmp_path: Path) -> None:
+def test_codex_uninstall_keeps_a_later_foreign_hook_trusted(client_root: Path, tmp_path: Path) -> None:
     """Failure caught: taking memstore's group out moves the person's later hook down one place, and its
     trust entry (which names the place) no longer matches: Codex then skips the person's hook, silently."""
     import tomllib
 
     home = tmp_path / "codex"
     home.mkdir()
-    plan_codex(agent, home=home).apply()
+    plan_codex(client_root, home=home).apply()
     hooks = json.loads((home / "hooks.json").read_text())
     theirs = {"type": "command", "command": "/bin/true", "timeout": 5}
     hooks["hooks"]["PreToolUse"].append({"matcher": "Bash", "hooks": [theirs]})  # after ours: index 1
@@ -318,13 +322,13 @@ def test_codex_uninstall_keeps_a_later_foreign_hook_trusted(agent: Path, tmp_pat
         handle.write(f'\n[hooks.state."{codex_trust_key(home / "hooks.json", "PreToolUse", 1, 0)}"]\n'
                      f'trusted_hash = "{digest}"\n')
 
-    plan_codex(agent, home=home, uninstall=True).apply()
+    plan_codex(client_root, home=home, uninstall=True).apply()
     state = tomllib.loads((home / "config.toml").read_text())["hooks"]["state"]
     assert json.loads((home / "hooks.json").read_text())["hooks"]["PreToolUse"] == [{"matcher": "Bash",
                                                                                     "hooks": [theirs]}]
     assert state == {codex_trust_key(home / "hooks.json", "PreToolUse", 0, 0): {"trusted_hash": digest}}
 
-    plan_codex(agent, home=home).apply()  # back in: appended after theirs, theirs untouched
+    plan_codex(client_root, home=home).apply()  # back in: appended after theirs, theirs untouched
     state = tomllib.loads((home / "config.toml").read_text())["hooks"]["state"]
     assert state[codex_trust_key(home / "hooks.json", "PreToolUse", 0, 0)] == {"trusted_hash": digest}
     ours = json.loads((home / "hooks.json").read_text())["hooks"]["PreToolUse"][1]
@@ -332,44 +336,48 @@ def test_codex_uninstall_keeps_a_later_foreign_hook_trusted(agent: Path, tmp_pat
         "PreToolUse", ours["hooks"][0], ours["matcher"])
 
 
-def test_writes_by_folder_runtime_and_client_wiring_are_refused(agent: Path, tmp_path: Path) -> None:
+def test_writes_by_folder_runtime_and_client_wiring_are_refused(client_root: Path, tmp_path: Path) -> None:
     """Failure caught (found by a newcomer's attack): a shell run in lenses/ (Gemini's dir_path, or a `cd`)
     writing a lens by its bare name; a journal line forged through a file tool (fake reinforcement); the
     agent rewriting Codex's or Gemini's settings to drop memstore's hooks."""
-    lenses = agent / "lenses"
-    out = call(agent, "gemini", gemini("BeforeTool", "run_shell_command", agent.parent, command="echo x > new.md",
-                                       dir_path=str(lenses)))
+    lenses = client_root / "lenses"
+    out = call(client_root, "gemini", gemini("BeforeTool", "run_shell_command", client_root.parent,
+                                             command="echo x > new.md", dir_path=str(lenses)))
     assert out and out["decision"] == "deny"
-    out = call(agent, "codex", codex("PreToolUse", "Bash", f"cd {lenses} && echo x > planted.md", agent.parent))
+    out = call(client_root, "codex", codex("PreToolUse", "Bash", f"cd {lenses} && echo x > planted.md",
+                                           client_root.parent))
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
-    assert call(agent, "codex", codex("PreToolUse", "Bash", f"cd {lenses} && cat memory-care.md", agent)) is None or \
-        call(agent, "codex", codex("PreToolUse", "Bash", f"cd {lenses} && cat memory-care.md", agent))[
+    reading = codex("PreToolUse", "Bash", f"cd {lenses} && cat memory-care.md", client_root)
+    assert call(client_root, "codex", reading) is None or \
+        call(client_root, "codex", reading)[
             "hookSpecificOutput"].get("permissionDecision") != "deny"  # reading there is fine
-    forged = agent / "runtime" / "journal" / "forged.jsonl"
-    out = call(agent, "gemini", gemini("BeforeTool", "write_file", agent, file_path=str(forged), content="{}"))
+    forged = client_root / "runtime" / "journal" / "forged.jsonl"
+    out = call(client_root, "gemini", gemini("BeforeTool", "write_file", client_root, file_path=str(forged),
+                                             content="{}"))
     assert out and out["decision"] == "deny"
     home = Path.home()
     for target in (home / ".gemini" / "settings.json", home / ".codex" / "hooks.json", home / ".codex" / "config.toml"):
-        out = call(agent, "gemini", gemini("BeforeTool", "write_file", agent, file_path=str(target), content="{}"))
+        out = call(client_root, "gemini", gemini("BeforeTool", "write_file", client_root, file_path=str(target),
+                                                 content="{}"))
         assert out and out["decision"] == "deny", target
-    out = call(agent, "gemini", gemini("BeforeTool", "run_shell_command", agent,
+    out = call(client_root, "gemini", gemini("BeforeTool", "run_shell_command", client_root,
                                        command="echo '{}' > ~/.gemini/settings.json"))
     assert out and out["decision"] == "deny"
-    out = call(agent, "codex", codex("PreToolUse", "Bash", "echo '{}' > $CODEX_HOME/hooks.json", agent))
+    out = call(client_root, "codex", codex("PreToolUse", "Bash", "echo '{}' > $CODEX_HOME/hooks.json", client_root))
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
-def test_a_projects_own_files_named_like_the_persons_are_not_refused(agent: Path, tmp_path: Path,
+def test_a_projects_own_files_named_like_the_persons_are_not_refused(client_root: Path, tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Failure caught (found by the plugin's end-to-end test): with the root under HOME, its `$HOME/...`
     spelling resolved against the hook's folder, so every project counted as above the root and any
     command there naming `review`, `lenses` or `identity.md` was refused."""
-    monkeypatch.setenv("HOME", str(agent.parent))
+    monkeypatch.setenv("HOME", str(client_root.parent))
     project = tmp_path / "code" / "proj"
     project.mkdir(parents=True)
     monkeypatch.chdir(project)  # Claude Code runs its hooks from the project folder
     for command in ("npm run review", "mkdir lenses", "python3 -m pytest -k identity.md"):
-        out = call(agent, "codex", codex("PreToolUse", "Bash", command, project))
+        out = call(client_root, "codex", codex("PreToolUse", "Bash", command, project))
         assert out is None or out["hookSpecificOutput"].get("permissionDecision") != "deny", command
-    out = call(agent, "codex", codex("PreToolUse", "Bash", f"echo x > {agent}/lenses/planted.md", project))
+    out = call(client_root, "codex", codex("PreToolUse", "Bash", f"echo x > {client_root}/lenses/planted.md", project))
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny"  # the person's files still refused

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-from conftest import write
 
 from memstore import Store
 from memstore.core.config import Config
 from memstore.core.frontreader import front_values, split_front
 from memstore.life import capture
 from memstore.mirror.parsing import parse_bytes
+from tests.helpers import write
 
 Run = Callable[..., Result]
 NOW = dt.datetime(2026, 7, 30, 12, 0, tzinfo=dt.UTC)
@@ -63,6 +63,7 @@ def opening_hours(root: Path, context: str | None) -> None:
               f"---\n\n{body}\n")
 
 
+@pytest.mark.slow  # embeds an agent's set twice
 @semantic
 def test_a_reply_is_found_by_the_question_its_context_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Fails if the context part is not embedded, not current, or not counted (broken: _contexts left out of
@@ -138,7 +139,7 @@ def _transcript(tmp_path: Path, prompt: str, answer: str) -> Path:
 
 def test_a_debrief_lesson_carries_the_prompt_it_answered_as_a_well_formed_context(root: Path,
                                                                                    tmp_path: Path) -> None:
-    """Fails if a lesson lacks `context:` (broken: run_debrief not handing the prompt on), takes a tool's
+    """Fails if a lesson lacks `context:` (broken: capture.lessons_from not handing the prompt on), takes a tool's
     result or an earlier prompt for it, or writes one that is more than one bounded line or does not
     read back (YAML and the bundle's reader alike)."""
     prompt = ('How should we store timestamps? The old code said: "local time" --- and\n---\nit broke\t'

@@ -17,7 +17,7 @@ import pytest
 from memstore.core.model_command import DEFAULT_MODEL_CMD
 from memstore.wiring import cron
 from memstore.wiring.install_base import memstore_command
-from tests.conftest import memory, write
+from tests.helpers import memory, write
 
 FOREIGN = "MAILTO=me@example.com\n# nightly backup, keep\n0 1 * * * /usr/local/bin/backup.sh --full\n"
 
@@ -34,7 +34,7 @@ def make_root(base: Path) -> Path:
 
 
 @pytest.fixture
-def agent(tmp_path: Path) -> Path:
+def quoted_root(tmp_path: Path) -> Path:
     # a space and a quote in the path: every path in the job must be shell-quoted
     return make_root(tmp_path / "my agent's root")
 
@@ -76,55 +76,55 @@ def subcommand(line: str) -> str:
 # ---------------------------------------------------------------- the lines
 
 
-def test_the_lines_run_tick_then_wake_with_quoted_paths_and_logs(run, agent, tab, claude_on_path) -> None:
+def test_the_lines_run_tick_then_wake_with_quoted_paths_and_logs(run, quoted_root, tab, claude_on_path) -> None:
     """Fails if a path is not shell-quoted, a job or its log is missing, or wake is not 5 minutes after tick."""
-    assert install(run, agent, tab, "--apply").exit_code == 0
+    assert install(run, quoted_root, tab, "--apply").exit_code == 0
     text = tab.read_text()
     program = shlex.join(memstore_command())
     q = shlex.quote
-    state = agent / "runtime/state"
+    state = quoted_root / "runtime/state"
     assert text == FOREIGN + (
-        f"# memstore tick for {agent}\n"
-        f"30 3 * * * {program} --root {q(str(agent))} tick >> {q(str(state / 'tick.log'))} 2>&1\n"
-        f"# memstore wake for {agent}\n"
-        f"35 3 * * * {program} --root {q(str(agent))} wake --model-cmd "
+        f"# memstore tick for {quoted_root}\n"
+        f"30 3 * * * {program} --root {q(str(quoted_root))} tick >> {q(str(state / 'tick.log'))} 2>&1\n"
+        f"# memstore wake for {quoted_root}\n"
+        f"35 3 * * * {program} --root {q(str(quoted_root))} wake --model-cmd "
         f"{q(shlex.join([str(claude_on_path), *DEFAULT_ARGS]))} >> {q(str(state / 'wake.log'))} 2>&1\n")
-    tick = jobs(text, agent)[0]
-    assert shlex.split(tick.split(" ", 5)[5])[1:4] == ["--root", str(agent), "tick"]
+    tick = jobs(text, quoted_root)[0]
+    assert shlex.split(tick.split(" ", 5)[5])[1:4] == ["--root", str(quoted_root), "tick"]
 
 
-def test_install_twice_gives_the_same_text_and_uninstall_restores_the_original(run, agent, tab) -> None:
+def test_install_twice_gives_the_same_text_and_uninstall_restores_the_original(run, quoted_root, tab) -> None:
     """Fails if a second install duplicates or rewrites our lines, or uninstall loses MAILTO, a comment or a job."""
-    install(run, agent, tab, "--apply")
+    install(run, quoted_root, tab, "--apply")
     first = tab.read_bytes()
-    again = install(run, agent, tab, "--apply")
+    again = install(run, quoted_root, tab, "--apply")
     assert again.exit_code == 0 and tab.read_bytes() == first
-    assert len(jobs(first.decode(), agent)) == 2
+    assert len(jobs(first.decode(), quoted_root)) == 2
 
-    dry = install(run, agent, tab, "--uninstall", "--crontab-file", str(tab))
+    dry = install(run, quoted_root, tab, "--uninstall", "--crontab-file", str(tab))
     assert dry.exit_code == 0 and "-30 3 * * *" in dry.stdout and "nothing written" in dry.stdout
     assert tab.read_bytes() == first  # the dry run wrote nothing
-    done = install(run, agent, tab, "--uninstall", "--apply")
+    done = install(run, quoted_root, tab, "--uninstall", "--apply")
     assert done.exit_code == 0, done.stderr
     assert tab.read_text() == FOREIGN  # byte for byte
-    assert install(run, agent, tab, "--uninstall", "--apply").exit_code == 0
+    assert install(run, quoted_root, tab, "--uninstall", "--apply").exit_code == 0
     assert tab.read_text() == FOREIGN
 
 
-def test_the_older_one_line_tick_is_replaced_not_duplicated(run, agent, tab) -> None:
+def test_the_older_one_line_tick_is_replaced_not_duplicated(run, quoted_root, tab) -> None:
     """Fails if the previous version's `# memstore nightly tick for ROOT` line survives beside the new jobs."""
-    old = (f"# memstore nightly tick for {agent}\n"
-           f"30 3 * * * /old/venv/bin/memstore --root {shlex.quote(str(agent))} tick >> "
-           f"{shlex.quote(str(agent / 'runtime/state/tick.log'))} 2>&1\n")
+    old = (f"# memstore nightly tick for {quoted_root}\n"
+           f"30 3 * * * /old/venv/bin/memstore --root {shlex.quote(str(quoted_root))} tick >> "
+           f"{shlex.quote(str(quoted_root / 'runtime/state/tick.log'))} 2>&1\n")
     tab.write_text(FOREIGN + old + "# a comment after it\n")
-    assert verify_cron(run, agent, tab)["cron wake"]["ok"] is False
-    assert "older one-line tick" in verify_cron(run, agent, tab)["cron tick"]["detail"]
-    install(run, agent, tab, "--apply")
+    assert verify_cron(run, quoted_root, tab)["cron wake"]["ok"] is False
+    assert "older one-line tick" in verify_cron(run, quoted_root, tab)["cron tick"]["detail"]
+    install(run, quoted_root, tab, "--apply")
     text = tab.read_text()
     assert "nightly tick" not in text and "/old/venv" not in text
-    assert [subcommand(line) for line in jobs(text, agent)] == ["tick", "wake"]
+    assert [subcommand(line) for line in jobs(text, quoted_root)] == ["tick", "wake"]
     # in place of the old line, and everything around it kept
-    assert text.startswith(FOREIGN + f"# memstore tick for {agent}\n") and text.endswith("# a comment after it\n")
+    assert text.startswith(FOREIGN + f"# memstore tick for {quoted_root}\n") and text.endswith("# a comment after it\n")
 
 
 def test_a_second_roots_jobs_survive_the_first_roots_uninstall(run, tmp_path, tab) -> None:
@@ -142,72 +142,72 @@ def test_a_second_roots_jobs_survive_the_first_roots_uninstall(run, tmp_path, ta
     assert all(c["ok"] for c in verify_cron(run, second, tab).values())
 
 
-def test_wake_wraps_past_midnight(run, agent, tab) -> None:
+def test_wake_wraps_past_midnight(run, quoted_root, tab) -> None:
     """Fails if wake's time is not taken modulo the day (23:58 + 5 must be 00:03, not 23:63 or 24:03)."""
     assert cron.schedule((23, 58)) == {"tick": (23, 58), "wake": (0, 3)}
     assert cron.schedule((3, 57))["wake"] == (4, 2)
-    install(run, agent, tab, "--apply", "--cron-time", "23:58")
-    assert [line.split(" ")[:2] for line in jobs(tab.read_text(), agent)] == [["58", "23"], ["3", "0"]]
-    install(run, agent, tab, "--apply")  # back to the default: replaced, not added
-    assert [line.split(" ")[:2] for line in jobs(tab.read_text(), agent)] == [["30", "3"], ["35", "3"]]
-    bad = install(run, agent, tab, "--cron-time", "24:00")
+    install(run, quoted_root, tab, "--apply", "--cron-time", "23:58")
+    assert [line.split(" ")[:2] for line in jobs(tab.read_text(), quoted_root)] == [["58", "23"], ["3", "0"]]
+    install(run, quoted_root, tab, "--apply")  # back to the default: replaced, not added
+    assert [line.split(" ")[:2] for line in jobs(tab.read_text(), quoted_root)] == [["30", "3"], ["35", "3"]]
+    bad = install(run, quoted_root, tab, "--cron-time", "24:00")
     assert bad.exit_code == 2 and "HH:MM" in bad.stderr
 
 
-def test_verify_fails_before_install_passes_after_and_fails_after_uninstall(run, agent, tab) -> None:
+def test_verify_fails_before_install_passes_after_and_fails_after_uninstall(run, quoted_root, tab) -> None:
     """Fails if verify does not look for both jobs of this root, or gives no fix for a missing one."""
-    before = verify_cron(run, agent, tab)
+    before = verify_cron(run, quoted_root, tab)
     assert set(before) == {"cron tick", "cron wake"} and not any(c["ok"] for c in before.values())
     assert all("install --apply" in str(c["fix"]) and "--crontab-file" in str(c["fix"]) for c in before.values())
     assert all("--settings" in str(c["fix"]) for c in before.values())  # the fix names the scope verify checked
-    install(run, agent, tab, "--apply")
-    after = verify_cron(run, agent, tab)
+    install(run, quoted_root, tab, "--apply")
+    after = verify_cron(run, quoted_root, tab)
     assert all(c["ok"] for c in after.values()), after
     tab.write_text(tab.read_text().replace("\n35 3 * * *", "\n# 35 3 * * *"))  # someone comments wake out
-    assert verify_cron(run, agent, tab)["cron wake"]["detail"].endswith("is commented out")
-    install(run, agent, tab, "--uninstall", "--apply")
-    assert not any(c["ok"] for c in verify_cron(run, agent, tab).values())
+    assert verify_cron(run, quoted_root, tab)["cron wake"]["detail"].endswith("is commented out")
+    install(run, quoted_root, tab, "--uninstall", "--apply")
+    assert not any(c["ok"] for c in verify_cron(run, quoted_root, tab).values())
 
 
 # ---------------------------------------------------------------- what python-crontab would lose
 
 
-def test_an_environment_line_right_above_our_jobs_survives_uninstall(tmp_path: Path, agent) -> None:
+def test_an_environment_line_right_above_our_jobs_survives_uninstall(tmp_path: Path, quoted_root) -> None:
     """Fails if removal goes through python-crontab's own remove(), which drops the env lines a job carries,
     or if a setting after the last job is left to python-crontab's parse, which drops it."""
     path = tmp_path / "t"
     path.write_text("0 1 * * * a\nMAILTO=only-ours@example.com\n")  # our jobs get appended below it
     source = cron.Source(path)
-    installed = cron.plan(source, agent, program=["/bin/true"])
+    installed = cron.plan(source, quoted_root, program=["/bin/true"])
     assert installed.after.startswith("0 1 * * * a\nMAILTO=only-ours@example.com\n# memstore tick")
     path.write_text(installed.after)
-    assert cron.plan(source, agent, remove=True).after == "0 1 * * * a\nMAILTO=only-ours@example.com\n"
+    assert cron.plan(source, quoted_root, remove=True).after == "0 1 * * * a\nMAILTO=only-ours@example.com\n"
     # a setting after our jobs, the last line: python-crontab's parse holds it in no job and drops it
     path.write_text(installed.after + "MAILTO=later@example.com\n")
-    assert cron.plan(source, agent, remove=True).after == (
+    assert cron.plan(source, quoted_root, remove=True).after == (
         "0 1 * * * a\nMAILTO=only-ours@example.com\nMAILTO=later@example.com\n")
     path.write_text("MAILTO=me\n")  # a crontab that held nothing but a setting
-    path.write_text(cron.plan(source, agent, program=["/bin/true"]).after)
-    assert cron.plan(source, agent, remove=True).after == "MAILTO=me\n"
+    path.write_text(cron.plan(source, quoted_root, program=["/bin/true"]).after)
+    assert cron.plan(source, quoted_root, remove=True).after == "MAILTO=me\n"
 
 
-def test_a_setting_the_library_would_drop_is_refused_and_a_rewrite_is_named(tmp_path: Path, agent) -> None:
+def test_a_setting_the_library_would_drop_is_refused_and_a_rewrite_is_named(tmp_path: Path, quoted_root) -> None:
     """Fails if a crontab is rewritten without `PATH = ...` (python-crontab drops it), or a rewrite goes unsaid."""
     path = tmp_path / "t"
     path.write_text("PATH = /usr/local/bin:/usr/bin\n0 1 * * * a\n")
     with pytest.raises(cron.CronError, match="PATH=/usr/local/bin:/usr/bin"):
-        cron.plan(cron.Source(path), agent)
+        cron.plan(cron.Source(path), quoted_root)
     path.write_text('MAILTO="me@example.com"\n#0 4 * * * disabled.sh\n0 1 * * * a\n')
-    edit = cron.plan(cron.Source(path), agent, program=["/bin/true"])
+    edit = cron.plan(cron.Source(path), quoted_root, program=["/bin/true"])
     assert len(edit.warnings) == 1 and "rewrites 2 line(s)" in edit.warnings[0]
     assert "MAILTO=me@example.com\n# 0 4 * * * disabled.sh\n0 1 * * * a\n" in edit.after
 
 
-def test_a_crontab_changed_after_the_plan_is_not_overwritten(tmp_path: Path, agent) -> None:
+def test_a_crontab_changed_after_the_plan_is_not_overwritten(tmp_path: Path, quoted_root) -> None:
     """Fails if apply writes a plan over a crontab someone edited since it was read."""
     path = tmp_path / "t"
     path.write_text(FOREIGN)
-    edit = cron.plan(cron.Source(path), agent, program=["/bin/true"])
+    edit = cron.plan(cron.Source(path), quoted_root, program=["/bin/true"])
     path.write_text(FOREIGN + "0 2 * * * theirs.sh\n")
     with pytest.raises(cron.CronError, match="changed since the plan"):
         edit.write()
@@ -237,7 +237,7 @@ cp "$1" "$FAKE_CRONTAB"
 """
 
 
-def test_the_users_crontab_goes_through_the_crontab_program(run, agent, tmp_path, monkeypatch) -> None:
+def test_the_users_crontab_goes_through_the_crontab_program(run, quoted_root, tmp_path, monkeypatch) -> None:
     """Fails if --cron does not read with `crontab -l` and write with `crontab FILE`, or verify --cron looks
     elsewhere."""
     bin_dir = tmp_path / "bin"
@@ -249,24 +249,24 @@ def test_the_users_crontab_goes_through_the_crontab_program(run, agent, tmp_path
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_CRONTAB", str(store))
 
-    assert install(run, agent, None, "--cron", "--apply").exit_code == 0  # no crontab yet
-    assert len(jobs(store.read_text(), agent)) == 2
-    where = agent.parent / "claude"
-    checked = run(agent, "verify", "--settings", str(where / ".claude/settings.json"), "--claude-md",
+    assert install(run, quoted_root, None, "--cron", "--apply").exit_code == 0  # no crontab yet
+    assert len(jobs(store.read_text(), quoted_root)) == 2
+    where = quoted_root.parent / "claude"
+    checked = run(quoted_root, "verify", "--settings", str(where / ".claude/settings.json"), "--claude-md",
                   str(where / "CLAUDE.md"), "--cron", "--json")
     assert {c["name"]: c["ok"] for c in json.loads(checked.stdout) if c["name"].startswith("cron")} == {
         "cron tick": True, "cron wake": True}
     store.write_text(FOREIGN + store.read_text())
-    assert install(run, agent, None, "--uninstall", "--cron", "--apply").exit_code == 0
+    assert install(run, quoted_root, None, "--uninstall", "--cron", "--apply").exit_code == 0
     assert store.read_text() == FOREIGN
 
 
-def test_no_crontab_program_is_one_clear_error(run, agent, tmp_path, monkeypatch) -> None:
+def test_no_crontab_program_is_one_clear_error(run, quoted_root, tmp_path, monkeypatch) -> None:
     """Fails if a missing `crontab` command ends in a traceback, or says nothing of --crontab-file."""
     empty = tmp_path / "empty-bin"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
-    result = install(run, agent, None, "--cron")
+    result = install(run, quoted_root, None, "--cron")
     assert result.exit_code == 1 and "Traceback" not in result.output
     lines = [line for line in result.stderr.splitlines() if line.startswith(("memstore: error", "memstore: hint"))]
     assert len(lines) == 2 and lines[0].startswith("memstore: error: no `crontab` command")
@@ -278,14 +278,14 @@ def test_no_crontab_program_is_one_clear_error(run, agent, tmp_path, monkeypatch
 
 def test_uninstall_takes_out_this_roots_hooks_and_imports_and_nothing_else(run, tmp_path) -> None:
     """Fails if uninstall removes a foreign hook, another root's handlers, or text around the import block."""
-    agent = make_root(tmp_path / "proj" / "agent")
+    quoted_root = make_root(tmp_path / "proj" / "agent")
     settings = tmp_path / "proj/.claude/settings.json"
     claude_md = tmp_path / "proj/CLAUDE.md"
     foreign = {"model": "m", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}
     write(tmp_path, "proj/.claude/settings.json", json.dumps(foreign))
     write(tmp_path, "proj/CLAUDE.md", "# Rules\n\nBe careful.\n")
     args = ["--settings", str(settings), "--claude-md", str(claude_md)]
-    assert run(agent, "install", *args, "--apply").exit_code == 0
+    assert run(quoted_root, "install", *args, "--apply").exit_code == 0
     assert "hookrun.py" in settings.read_text() and "memstore:begin" in claude_md.read_text()
     # another root's handler, added by hand afterwards (install itself keeps one root per settings file)
     data = json.loads(settings.read_text())
@@ -293,7 +293,7 @@ def test_uninstall_takes_out_this_roots_hooks_and_imports_and_nothing_else(run, 
         {"type": "command", "command": "/x/memstore --root /other/root hook"}]})
     settings.write_text(json.dumps(data))
 
-    result = run(agent, "install", *args, "--uninstall", "--apply")
+    result = run(quoted_root, "install", *args, "--uninstall", "--apply")
     assert result.exit_code == 0, result.stderr
     after = json.loads(settings.read_text())
     assert after["hooks"]["Stop"] == foreign["hooks"]["Stop"]
@@ -305,13 +305,13 @@ def test_uninstall_takes_out_this_roots_hooks_and_imports_and_nothing_else(run, 
     assert claude_md.read_text() == "# Rules\n\nBe careful.\n"
 
 
-def test_the_wake_job_carries_a_model_command_cron_can_run(run, agent, tab, claude_on_path) -> None:
+def test_the_wake_job_carries_a_model_command_cron_can_run(run, quoted_root, tab, claude_on_path) -> None:
     """Fails if the wake job relies on cron's bare PATH finding `claude` (it would fail every night) or
     verify passes a model command cron cannot run."""
-    line = jobs((install(run, agent, tab, "--apply"), tab.read_text())[1], agent)[1]
+    line = jobs((install(run, quoted_root, tab, "--apply"), tab.read_text())[1], quoted_root)[1]
     model = shlex.split(shlex.split(line.split(" ", 5)[5].split(" >> ")[0])[5])
     assert model == [str(claude_on_path), *DEFAULT_ARGS]  # absolute, resolved on the person's PATH
-    missing = install(run, agent, tab, "--apply", "--model-cmd", "/nowhere/claude -p")
+    missing = install(run, quoted_root, tab, "--apply", "--model-cmd", "/nowhere/claude -p")
     assert "not on your PATH" in missing.stderr
-    wake = verify_cron(run, agent, tab)["cron wake"]
+    wake = verify_cron(run, quoted_root, tab)["cron wake"]
     assert not wake["ok"] and "cron can find" in str(wake["detail"])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from memstore.api.store import Store
 from memstore.life.reviewing import answer
-from tests.conftest import NOW, memory, write
+from tests.helpers import NOW, memory, write
 
 PINNED = dt.datetime.fromisoformat(NOW)
 WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]

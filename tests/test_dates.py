@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-from conftest import memory, search_json, write
 
 from memstore.life.dating import annotate
+from tests.helpers import TICK_AT, WRITTEN_AT, agent_wrote, memory, run_hook, search_json, write
 
 Run = Callable[..., Result]  # the `run` fixture pins the clock at 2026-07-30T12:00:00Z
 
@@ -120,40 +120,13 @@ def test_a_question_with_an_absolute_date_finds_the_dated_memory(root: Path, run
 
 # ---------------------------------------------------------------- what the agent writes (the hook, then the tick)
 
-WRITTEN_AT = "2026-07-30T12:00:00Z"  # the hook's clock when the agent wrote
-TICK_AT = "2026-08-06T03:00:00Z"  # a week on: "yesterday" read now would mean 08-05
-
-
-def _hook(root: Path, payload: dict[str, object], *client: str) -> None:
-    import os
-    import subprocess
-    import sys
-
-    proc = subprocess.run([sys.executable, "-m", "memstore", "--root", str(root), "hook", *client],
-                          input=json.dumps(payload).encode(), capture_output=True, timeout=60,
-                          env={**os.environ, "MEMSTORE_NOW": WRITTEN_AT})
-    assert proc.returncode == 0 and not proc.stderr, proc.stderr
-
-
-def _agent_wrote(root: Path, rel: str, text: str, tool: str = "Write", **tool_input: object) -> None:
-    """What Claude Code does: the file changes, then PostToolUse names the tool and what it wrote."""
-    import os
-
-    path = root / rel
-    path.write_text(text, encoding="utf-8")
-    os.utime(path, (1785000000, 1785000000))  # 2026-07-25: no live session at the tick
-    given = tool_input or {"content": text}
-    _hook(root, {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(root), "tool_name": tool,
-                 "tool_input": {"file_path": str(path), **given}})
-
-
 def test_a_memory_the_agent_writes_is_dated_from_the_moment_it_was_written(root: Path, run: Run) -> None:
     """Fails if a memory the agent writes keeps "yesterday" bare after the tick (broken: the hook's
     _remember_dates call or the tick's date_written removed), or if it is dated from the tick's clock
     (08-05) rather than the hook's at the moment of writing (07-29)."""
     rel = "memory/project_demo.md"
     text = memory("project_demo", "Demo prep", "Met Anna yesterday about the demo; it moves to next Friday.")
-    _agent_wrote(root, rel, text)
+    agent_wrote(root, rel, text)
     tick = run(root, "--now", TICK_AT, "tick")
     assert tick.exit_code == 0, tick.stderr
     assert "Met Anna yesterday (2026-07-29) about the demo; it moves to next Friday (2026-07-31)." in \
@@ -169,7 +142,7 @@ def test_a_multiedit_dates_each_new_string(root: Path, run: Run) -> None:
     rel = "memory/project_db.md"
     text = memory("project_db", "DB notes", "Talked to Bo yesterday.\n\nDeployed v2 last Friday.\n\n"
                   "The backup ran 3 days ago.")
-    _agent_wrote(root, rel, text, "MultiEdit", edits=[
+    agent_wrote(root, rel, text, "MultiEdit", edits=[
         {"old_string": "v1", "new_string": "Deployed v2 last Friday."},
         {"old_string": "never", "new_string": "The backup ran 3 days ago."}])
     assert run(root, "--now", TICK_AT, "tick").exit_code == 0
@@ -183,7 +156,7 @@ def test_a_line_the_agent_did_not_write_stays_as_written(root: Path, run: Run) -
     line of the file)."""
     rel = "memory/project_db.md"
     text = memory("project_db", "DB notes", "Talked to Bo yesterday.\n\nDeployed v2 last Friday.")
-    _agent_wrote(root, rel, text, "Edit", old_string="v1", new_string="Deployed v2 last Friday.")
+    agent_wrote(root, rel, text, "Edit", old_string="v1", new_string="Deployed v2 last Friday.")
     assert run(root, "--now", TICK_AT, "tick").exit_code == 0
     body = _body(root / rel)
     assert "Deployed v2 last Friday (2026-07-24)." in body and "Talked to Bo yesterday.\n" in body
@@ -201,7 +174,7 @@ def test_a_codex_patch_is_dated_too(root: Path, run: Run) -> None:
     os.utime(path, (1785000000, 1785000000))
     patch = "*** Begin Patch\n*** Add File: memory/project_ci.md\n" + \
         "".join(f"+{line}\n" for line in text.splitlines()) + "*** End Patch\n"
-    _hook(root, {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(root), "tool_name": "apply_patch",
+    run_hook(root, {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(root), "tool_name": "apply_patch",
                  "tool_input": {"command": patch}}, "--client", "codex")
     assert run(root, "--now", TICK_AT, "tick").exit_code == 0
     assert "The runner broke two days ago (2026-07-28)." in _body(path)
@@ -211,7 +184,7 @@ def test_an_edit_made_after_the_write_wins(root: Path, run: Run) -> None:
     """Fails if the tick overwrites a memory changed since the agent wrote it, or dates a line the
     person reworded (their words are the truth; lint names what is left bare)."""
     rel = "memory/project_demo.md"
-    _agent_wrote(root, rel, memory("project_demo", "Demo", "Met Anna yesterday."))
+    agent_wrote(root, rel, memory("project_demo", "Demo", "Met Anna yesterday."))
     reworded = memory("project_demo", "Demo", "Met Anna yesterday, and Bo too.")
     (root / rel).write_text(reworded, encoding="utf-8")
     import os
@@ -249,7 +222,7 @@ def test_an_edits_context_lines_keep_the_day_they_were_written(root: Path, run: 
     text = memory("project_vendor", "Vendor", new, created="2026-07-20")
     patch = [{"oldStart": 9, "oldLines": 2, "newStart": 9, "newLines": 2, "lines": [
         " The vendor called yesterday about the contract.", "-Status: TODO", "+Status: DONE, shipped yesterday."]}]
-    _agent_wrote(root, rel, text, "Edit", old_string=old, new_string=new)
+    agent_wrote(root, rel, text, "Edit", old_string=old, new_string=new)
     assert run(root, "--now", TICK_AT, "tick").exit_code == 0
     assert "The vendor called yesterday about the contract.\n" in _body(root / rel)
     assert "Status: DONE, shipped yesterday (2026-07-29)." in _body(root / rel)
@@ -260,7 +233,7 @@ def test_an_edits_context_lines_keep_the_day_they_were_written(root: Path, run: 
     import os
 
     os.utime(path, (1785000000, 1785000000))
-    _hook(root, {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(root), "tool_name": "Edit",
+    run_hook(root, {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(root), "tool_name": "Edit",
                  "tool_input": {"file_path": str(path), "old_string": "x", "new_string": new},
                  "tool_response": {"structuredPatch": patch}})
     assert run(root, "--now", TICK_AT, "tick").exit_code == 0
@@ -273,7 +246,7 @@ def test_a_folder_linked_out_of_memory_is_not_followed(root: Path, run: Run, tmp
     (broken: date_written checking only the last part of the path), here the person's identity.md."""
     rel = "memory/proj/identity.md"
     (root / "memory" / "proj").mkdir()
-    _agent_wrote(root, rel, "# me\n\nFroze the API last week.\n")
+    agent_wrote(root, rel, "# me\n\nFroze the API last week.\n")
     (root / "memory" / "proj" / "identity.md").unlink()
     (root / "memory" / "proj").rmdir()
     (root / "memory" / "proj").symlink_to(root)
@@ -288,7 +261,7 @@ def test_a_longer_line_a_fence_or_a_crlf_frontmatter_is_left_alone(root: Path, r
     rel = "memory/project_mix.md"
     text = ("---\r\nname: project_mix\r\ntype: project\r\nvalid_until: next friday\r\n---\r\n\r\n"
             "Anna called yesterday about the invoice; paid.\r\n```sh\r\ndate -d \"next friday\"\r\n```\r\n")
-    _agent_wrote(root, rel, text, "Write", content="valid_until: next friday\nAnna called yesterday\n"
+    agent_wrote(root, rel, text, "Write", content="valid_until: next friday\nAnna called yesterday\n"
                  "date -d \"next friday\"\n")
     assert run(root, "--now", TICK_AT, "tick").exit_code == 0
     after = (root / rel).read_bytes().decode("utf-8")
@@ -334,7 +307,7 @@ def test_the_index_row_is_dated_too_and_lint_leaves_pending_lines_to_the_tick(ro
     text = ("---\nname: feedback_migrations\ntype: feedback\ncreated: 2026-07-01\n"
             "summary: Run migrations on staging first; yesterday one locked prod.\n---\n\n"
             "Yesterday a migration locked the orders table.\n")
-    _agent_wrote(root, rel, text)
+    agent_wrote(root, rel, text)
     rows = [r for r in json.loads(run(root, "lint", "--json").stdout) if "relative date" in r["message"]]
     assert rows == []  # both lines wait for the tick
     assert run(root, "--now", TICK_AT, "tick").exit_code == 0

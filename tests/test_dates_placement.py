@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-from test_dates import TICK_AT, _agent_wrote
 
 from memstore.life.dating import annotate
+from tests.helpers import TICK_AT, agent_wrote
 
 Run = Callable[..., Result]
 DAY = dt.date(2027, 1, 25)  # the day of writing in the report: "in 3 days" is 01-28
@@ -97,7 +97,7 @@ def test_the_body_line_is_dated_like_its_summary(root: Path, run: Run) -> None:
     text = ("---\nname: project_rollback\ntype: project\ncreated: 2026-07-01\n"
             "summary: Checkout rolled back yesterday\n---\n\n# project_rollback\n\n"
             "We rolled back yesterday, 2 weeks after the launch; the old API stays for 6 months after it.\n")
-    _agent_wrote(root, rel, text)
+    agent_wrote(root, rel, text)
     assert run(root, "--now", TICK_AT, "tick").exit_code == 0
     after = (root / rel).read_text(encoding="utf-8")
     assert "summary: Checkout rolled back yesterday (2026-07-29)\n" in after

@@ -11,7 +11,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from tests.conftest import memory, write
+from tests.helpers import memory, write
 from tests.ptyrun import as_person
 
 NOW = "2026-07-30T12:00:00Z"

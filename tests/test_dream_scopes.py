@@ -18,7 +18,7 @@ import pytest
 from memstore.api.store import Store
 from memstore.core.config import Config
 from memstore.hook.bundle import bundle
-from tests.conftest import NOW, memory, write
+from tests.helpers import NOW, memory, write
 
 PINNED = dt.datetime.fromisoformat(NOW)
 DAY = f"{PINNED:%y%m%d}"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import memory, write
+from tests.helpers import memory, write
 
 MEMSTORE = str(Path(sys.executable).parent / "memstore")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memstore import Store
-from tests.conftest import memory, write
+from tests.helpers import git, memory, write
 
 NOW = "2026-07-30T12:00:00Z"
 LATER = "2026-07-31T12:00:00Z"  # the tick runs on another day: no file is "live" then
@@ -99,11 +99,6 @@ def test_valid_until_in_the_past_steps_aside_and_is_up_for_review(root: Path, ru
         "expired: memory/reference_old-vpn.md was valid until 2026-06-30")
 
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.email=t@e", "-c", "user.name=t", *args], check=True,
-                   capture_output=True)
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     repo = tmp_path / "proj"
@@ -111,8 +106,8 @@ def project(tmp_path: Path) -> Path:
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     (repo / "src" / "exporter.py").write_text("def export_rows():\n    pass\n")
     (repo / "src" / "reader.py").write_text("def read_rows():\n    pass\n")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "init")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "init")
     return repo
 
 
@@ -140,7 +135,7 @@ def test_a_memory_citing_deleted_code_is_flagged_and_one_citing_live_code_is_not
     assert stale["memory/project_partial.md"] == ["`read` in src/reader.py"]  # `read_rows` is another name
 
     (project / "src" / "exporter.py").unlink()
-    _git(project, "commit", "-qam", "drop the exporter")
+    git(project, "commit", "-qam", "drop the exporter")
     ok(run, root, "--now", LATER, "tick")
     stale = json.loads((root / "runtime" / "state" / "stale.json").read_text())["stale"]
     assert stale["memory/project_exporter.md"] == ["src/exporter.py"]  # named once, not per line or symbol
@@ -162,12 +157,12 @@ def test_a_memory_citing_deleted_code_is_flagged_and_one_citing_live_code_is_not
 def test_the_project_of_a_session_is_found_where_the_hook_saw_it(root: Path, run, project: Path) -> None:
     """Failure caught: memories recorded under a project's remote name never checked (no way from the
     name to the code on this machine)."""
-    _git(project, "remote", "add", "origin", "git@github.com:me/proj.git")
+    git(project, "remote", "add", "origin", "git@github.com:me/proj.git")
     (project / "src" / "missing.py").write_text("x = 1\n")  # a file the project had, then lost
-    _git(project, "add", "-A")
-    _git(project, "commit", "-qm", "add missing.py")
-    _git(project, "rm", "-q", "src/missing.py")
-    _git(project, "commit", "-qm", "drop missing.py")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "add missing.py")
+    git(project, "rm", "-q", "src/missing.py")
+    git(project, "commit", "-qm", "drop missing.py")
     payload = {"hook_event_name": "SessionStart", "session_id": "s", "cwd": str(project), "source": "startup"}
     assert run(root, "hook", input=json.dumps(payload)).exit_code == 0
     known = json.loads((root / "runtime" / "state" / "worktrees.json").read_text())

@@ -44,7 +44,7 @@ from memstore.mirror.parsing import parse_bytes
 from memstore.mirror.search import MAX_QUERY_CHARS
 from memstore.mirror.sync import rebuild, sync
 from tests import fuzz_strategies as fz
-from tests.conftest import memory, write
+from tests.helpers import memory, write
 
 LONG = os.environ.get("MEMSTORE_LONG") == "1"
 NOW = "2026-07-30T12:00:00Z"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import sqlite3
@@ -13,49 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from memstore.hook.handler import main as hook_main
 from memstore.mirror.sync import sync
-from tests.conftest import memory, write
-
-LENS = """---
-name: bash-care
-type: lens
-trigger:
-  tool_match: "^Bash$"
-body_token_cap: 20
----
-LENSMARK Before running shell commands, check the working directory. """ + "More words follow here. " * 40
-
-
-@pytest.fixture
-def agent(root: Path) -> Path:
-    write(root, "memory/feedback_alpha.md", memory("feedback_alpha", "alpha rule"))
-    write(root, "identity.md", "# me\n")
-    write(root, "lenses/bash-care.md", LENS)
-    write(root, "lenses/edit-notes.md", "---\ntype: lens\ntrigger:\n  tool_match: Edit\n  path_pattern: notes/\n---\n"
-          "PATHLENS only for notes\n")
-    write(root, "meditations/still.md", "---\ntype: meditation\nshelf: awareness\n---\nsit\n")
-    sync(root)
-    return root
-
-
-def call(root: Path | None, payload: object, *, raw: bytes | None = None, now: str = "2026-07-30T12:00:00Z"):
-    data = raw if raw is not None else json.dumps(payload).encode()
-    out = io.StringIO()
-    argv = (["--root", str(root)] if root else []) + ["--now", now]
-    code = hook_main(argv, stdin=io.BytesIO(data), stdout=out)
-    text = out.getvalue()
-    return code, (json.loads(text) if text else None)
-
-
-def pre(tool: str, file_path: str | None = None, session: str = "s1", cwd: str = "/") -> dict:
-    tool_input = {"file_path": file_path} if file_path is not None else {"command": "ls"}
-    return {"hook_event_name": "PreToolUse", "session_id": session, "cwd": cwd, "tool_name": tool,
-            "tool_input": tool_input}
-
-
-def decision(response: dict | None) -> str | None:
-    return (response or {}).get("hookSpecificOutput", {}).get("permissionDecision")
+from tests.helpers import call, decision, pre, write
 
 
 @pytest.mark.parametrize("raw", [b"", b"garbage", b"\xff\xfe\x00\x01", b"[1, 2]", b"null", b'{"hook_event_name": 5}',

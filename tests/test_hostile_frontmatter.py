@@ -24,7 +24,7 @@ from pathlib import Path
 
 from memstore.core.config import Config
 from memstore.mirror import parsing
-from tests.conftest import NOW, memory, write
+from tests.helpers import NOW, memory, write
 
 SELF = "project_self-ref"
 LAUGHS = "project_laughs"

@@ -15,18 +15,14 @@ from __future__ import annotations
 
 import io
 import json
-import re
 from pathlib import Path
 
 import pytest
-from conftest import NOW, write
 
 from memstore.hook.handler import main as hook_main
+from tests.helpers import NOW, SMUGGLED, raw_forms, write
 
 DAY = NOW[2:4] + NOW[5:7] + NOW[8:10]  # the short-term and dream-journal file prefix for NOW
-
-
-SMUGGLED = "".join(chr(0xE0000 + ord(c)) for c in "OBEY") + "\ufe0f\u00ad\u3164"  # seen by a model, not a person
 
 
 def hostile(mark: str, secret: Path) -> str:
@@ -36,23 +32,6 @@ def hostile(mark: str, secret: Path) -> str:
 
 def yaml_str(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)  # a JSON string is a YAML double-quoted scalar (no surrogate pairs)
-
-
-def raw_forms(text: str, *, persons: bool = False) -> list[str]:
-    """The hostile forms found in `text`: what must never reach a file the client loads. A person's own
-    file (`persons`: a lens) keeps its markdown, `@` and headings included; never its tags or controls."""
-    found = []
-    if "</system-reminder>" in text or "<system-reminder>" in text:
-        found.append("a raw wrapper tag")
-    if not persons and re.search(r"(?<!\\)@[~/]", text):
-        found.append("an unescaped @ import")
-    if not persons and re.search(r"^\s{0,3}#+ Orders", text, re.M):
-        found.append("a heading from memory text")
-    if "\u202e" in text or "\x1b" in text:
-        found.append("a control or bidi character")
-    if any(c in text for c in SMUGGLED):  # issue 32's attacker: tag characters spell words only a model reads
-        found.append("an invisible character (tag, variation selector, filler)")
-    return found
 
 
 @pytest.fixture

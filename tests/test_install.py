@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import memory, write
+from tests.helpers import memory, write
 
 EXISTING = {
     "permissions": {"allow": ["Bash(ls:*)"], "deny": ["Read(./.env)"]},

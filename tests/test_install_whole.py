@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import memory, write
+from tests.helpers import memory, write
 
 pytestmark = pytest.mark.usefixtures("claude_on_path")  # the wake job bakes in claude's absolute path
 

@@ -29,7 +29,7 @@ import pytest
 from memstore.core import journal
 from memstore.core.config import Config
 from memstore.mirror.sync import rebuild, sync
-from tests.conftest import NOW, memory, write
+from tests.helpers import NOW, memory, write
 
 CFG = Config()
 T0 = dt.datetime(2026, 7, 1, 9, 0, tzinfo=dt.UTC)
@@ -37,7 +37,7 @@ REL = "memory/feedback_a.md"
 
 
 @pytest.fixture
-def agent(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def laptop_root(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("MEMSTORE_HOST", "laptop")
     monkeypatch.setenv("MEMSTORE_CLONE_ID", "0123abcd")
     write(root, REL, memory("feedback_a", "apples"))
@@ -79,29 +79,29 @@ def torn_line(ev: dict[str, str | None]) -> bytes:
     return whole[: len(whole) // 2]
 
 
-def test_append_after_a_torn_tail_starts_a_new_line(agent: Path) -> None:
-    first, lost, after = event(agent, 0), event(agent, 1), event(agent, 2)
-    journal.append(agent, first)
-    path = journal_file(agent)
+def test_append_after_a_torn_tail_starts_a_new_line(laptop_root: Path) -> None:
+    first, lost, after = event(laptop_root, 0), event(laptop_root, 1), event(laptop_root, 2)
+    journal.append(laptop_root, first)
+    path = journal_file(laptop_root)
     with open(path, "ab") as handle:  # an earlier write cut short: half a line, no newline
         handle.write(torn_line(lost))
-    journal.append(agent, after)
+    journal.append(laptop_root, after)
 
     lines = path.read_bytes().split(b"\n")
     assert lines[-1] == b"" and len(lines) == 4, lines
     assert json.loads(lines[2])["id"] == after["id"]  # whole, on a line of its own
-    sync(agent, CFG)
-    assert {first["id"], after["id"]} <= event_ids(agent)
-    assert bad_counts(agent) == {path.name: 1}
-    journal.append(agent, event(agent, 3))  # read on from the offset: still counted, not twice
-    sync(agent, CFG)
-    assert bad_counts(agent) == {path.name: 1}
+    sync(laptop_root, CFG)
+    assert {first["id"], after["id"]} <= event_ids(laptop_root)
+    assert bad_counts(laptop_root) == {path.name: 1}
+    journal.append(laptop_root, event(laptop_root, 3))  # read on from the offset: still counted, not twice
+    sync(laptop_root, CFG)
+    assert bad_counts(laptop_root) == {path.name: 1}
 
 
 def test_a_short_write_that_fails_leaves_nothing_the_next_append_glues_onto(
-    agent: Path, monkeypatch: pytest.MonkeyPatch
+    laptop_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    journal.append(agent, event(agent, 0))
+    journal.append(laptop_root, event(laptop_root, 0))
     real_write = os.write
     calls: list[int] = []
 
@@ -113,21 +113,21 @@ def test_a_short_write_that_fails_leaves_nothing_the_next_append_glues_onto(
 
     monkeypatch.setattr(os, "write", full_disk)
     with pytest.raises(OSError) as caught:
-        journal.append(agent, event(agent, 1))
+        journal.append(laptop_root, event(laptop_root, 1))
     assert caught.value.errno == errno.ENOSPC
     monkeypatch.setattr(os, "write", real_write)
 
-    later = event(agent, 2)
-    journal.append(agent, later)
-    path = journal_file(agent)
+    later = event(laptop_root, 2)
+    journal.append(laptop_root, later)
+    path = journal_file(laptop_root)
     assert path.read_bytes().endswith((json.dumps(later, sort_keys=True) + "\n").encode())
     assert json.loads(path.read_bytes().splitlines()[-1])["id"] == later["id"]
-    sync(agent, CFG)
-    assert later["id"] in event_ids(agent)
-    rebuild(agent, CFG)  # every journal read again from 0: the event comes back
-    assert later["id"] in event_ids(agent)
-    assert bad_counts(agent) == {}  # the half line was cut back: no torn line is left
-    assert (journal.lost_touches(agent) or {}).get("lost") == 1
+    sync(laptop_root, CFG)
+    assert later["id"] in event_ids(laptop_root)
+    rebuild(laptop_root, CFG)  # every journal read again from 0: the event comes back
+    assert later["id"] in event_ids(laptop_root)
+    assert bad_counts(laptop_root) == {}  # the half line was cut back: no torn line is left
+    assert (journal.lost_touches(laptop_root) or {}).get("lost") == 1
 
 
 def memstore_cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -140,30 +140,30 @@ def memstore_cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           timeout=120)
 
 
-def test_status_and_lint_name_the_unreadable_lines(agent: Path) -> None:
-    journal.append(agent, event(agent, 0))
-    path = journal_file(agent)
+def test_status_and_lint_name_the_unreadable_lines(laptop_root: Path) -> None:
+    journal.append(laptop_root, event(laptop_root, 0))
+    path = journal_file(laptop_root)
     with open(path, "ab") as handle:
         handle.write(b"<<<<<<< HEAD\n")
-        handle.write(torn_line(event(agent, 1)))
-    journal.append(agent, event(agent, 2))
-    assert memstore_cli(agent, "sync").returncode == 0
-    assert memstore_cli(agent, "sync").returncode == 0  # the lines were read once, by the first sync
+        handle.write(torn_line(event(laptop_root, 1)))
+    journal.append(laptop_root, event(laptop_root, 2))
+    assert memstore_cli(laptop_root, "sync").returncode == 0
+    assert memstore_cli(laptop_root, "sync").returncode == 0  # the lines were read once, by the first sync
     rel = f"runtime/journal/{path.name}"
 
-    status = memstore_cli(agent, "status")
+    status = memstore_cli(laptop_root, "status")
     assert status.returncode == 0, status.stderr
     said = status.stdout + status.stderr
     assert f"2 unreadable lines in {rel}" in said and "safe to leave" in said, said
     assert "problems  0 errors, 1 warnings (memstore lint)" in status.stdout  # the count lint gives
-    view = json.loads(memstore_cli(agent, "status", "--json").stdout)["journal"]
+    view = json.loads(memstore_cli(laptop_root, "status", "--json").stdout)["journal"]
     assert view["bad_lines"] == [{"file": rel, "lines": 2}]
     assert any(rel in warning for warning in view["warnings"])
 
-    lint = memstore_cli(agent, "lint")
+    lint = memstore_cli(laptop_root, "lint")
     assert lint.returncode == 0, lint.stdout + lint.stderr  # a warning: nothing here is an error to fix
     assert f"{rel}: warning: 2 unreadable lines in {rel}" in lint.stdout
-    found = json.loads(memstore_cli(agent, "lint", "--json").stdout)
+    found = json.loads(memstore_cli(laptop_root, "lint", "--json").stdout)
     assert [(f["path"], f["level"]) for f in found] == [(rel, "warning")]
     assert "the reads recorded there are lost" in found[0]["message"]
 
@@ -171,49 +171,49 @@ def test_status_and_lint_name_the_unreadable_lines(agent: Path) -> None:
     kept = [line for line in path.read_bytes().splitlines(keepends=True) if line.startswith(b'{"host"')
             and line.endswith(b"}\n")]
     path.write_bytes(b"".join(kept))
-    assert memstore_cli(agent, "sync").returncode == 0
-    assert json.loads(memstore_cli(agent, "status", "--json").stdout)["journal"]["bad_lines"] == []
-    assert json.loads(memstore_cli(agent, "lint", "--json").stdout) == []
+    assert memstore_cli(laptop_root, "sync").returncode == 0
+    assert json.loads(memstore_cli(laptop_root, "status", "--json").stdout)["journal"]["bad_lines"] == []
+    assert json.loads(memstore_cli(laptop_root, "lint", "--json").stdout) == []
 
 
-def test_lines_a_merge_puts_before_the_offset_are_read_without_a_rebuild(agent: Path, run) -> None:
-    mine = [event(agent, 10), event(agent, 20)]
+def test_lines_a_merge_puts_before_the_offset_are_read_without_a_rebuild(laptop_root: Path, run) -> None:
+    mine = [event(laptop_root, 10), event(laptop_root, 20)]
     for ev in mine:
-        journal.append(agent, ev)
-    sync(agent, CFG)
-    assert json.loads(run(agent, "show", "feedback_a", "--json").stdout)["journal_touches"] == 2
+        journal.append(laptop_root, ev)
+    sync(laptop_root, CFG)
+    assert json.loads(run(laptop_root, "show", "feedback_a", "--json").stdout)["journal_touches"] == 2
 
     # A merge of another copy of this file: its event lands first, and the file grows.
-    path = journal_file(agent)
-    theirs = event(agent, 5)
+    path = journal_file(laptop_root)
+    theirs = event(laptop_root, 5)
     path.write_bytes((json.dumps(theirs, sort_keys=True) + "\n").encode() + path.read_bytes())
-    sync(agent, CFG)
-    assert theirs["id"] in event_ids(agent)
-    assert json.loads(run(agent, "show", "feedback_a", "--json").stdout)["journal_touches"] == 3
-    assert bad_counts(agent) == {}
+    sync(laptop_root, CFG)
+    assert theirs["id"] in event_ids(laptop_root)
+    assert json.loads(run(laptop_root, "show", "feedback_a", "--json").stdout)["journal_touches"] == 3
+    assert bad_counts(laptop_root) == {}
 
 
-def test_a_mirror_from_before_the_tail_digest_reads_each_journal_again(agent: Path, run) -> None:
+def test_a_mirror_from_before_the_tail_digest_reads_each_journal_again(laptop_root: Path, run) -> None:
     """The in-place migration: offsets stored without a tail are not trusted, so the files are read from 0."""
     from sqlite_utils import Database
 
     from memstore.migrations import migrations
 
-    journal.append(agent, event(agent, 0))
-    path = journal_file(agent)
+    journal.append(laptop_root, event(laptop_root, 0))
+    path = journal_file(laptop_root)
     with open(path, "ab") as handle:
         handle.write(b"not json\n")
-    missed = event(agent, 1)
-    journal.append(agent, missed)
+    missed = event(laptop_root, 1)
+    journal.append(laptop_root, missed)
     # A mirror of the m006 schema that had read the whole file before, and missed an event
     # a merge put before its offset.
-    conn = sqlite3.connect(agent / "runtime" / "memstore.db")
+    conn = sqlite3.connect(laptop_root / "runtime" / "memstore.db")
     migrations.apply(Database(conn), stop_before="m007_journal_integrity")
     conn.execute("INSERT INTO journal_offsets (file, offset) VALUES (?, ?)", (path.name, path.stat().st_size))
     conn.commit()
     conn.close()
 
-    result = run(agent, "sync")
+    result = run(laptop_root, "sync")
     assert result.exit_code == 0 and "rebuil" not in result.stderr  # migrated in place
-    assert missed["id"] in event_ids(agent)
-    assert bad_counts(agent) == {path.name: 1}
+    assert missed["id"] in event_ids(laptop_root)
+    assert bad_counts(laptop_root) == {path.name: 1}

@@ -17,7 +17,7 @@ from memstore.core.config import Config
 from memstore.core.kinds import MEMORY_TYPES
 from memstore.hook.bundle import bundle
 from memstore.mirror.parsing import parse_bytes
-from tests.conftest import NOW, write
+from tests.helpers import NOW, write
 
 PINNED = dt.datetime(2026, 7, 30, 12, 0, tzinfo=dt.UTC)
 

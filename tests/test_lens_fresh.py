@@ -13,16 +13,9 @@ from memstore.core import tamper_sessions
 from memstore.core.frontreader import read_frontmatter
 from memstore.core.starter_templates import EXAMPLE_LENS
 from memstore.mirror.parsing import split_frontmatter
-from tests.conftest import write
-from tests.test_hook import call, pre
-from tests.test_tamper import LENS, context_of, install_user, lens_root, start
+from tests.helpers import LENS, call, context_of, install_user, pre, start, write
 
 pytestmark = pytest.mark.usefixtures("claude_on_path")
-
-
-@pytest.fixture
-def agent(root: Path) -> Path:
-    return lens_root(root)
 
 
 def lens_text(root: Path, tool: str = "Bash", session: str = "s1") -> str:

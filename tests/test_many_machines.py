@@ -13,8 +13,6 @@ import datetime as dt
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,55 +21,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memstore import Store
-from tests.conftest import memory, write
-
-MEMORY = "memory/project_shared-plan.md"
-DAY0, DAY1, DAY2, DAY3 = (f"2026-07-{d:02}T09:00:00Z" for d in (10, 11, 12, 14))
-
-
-def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=60)
-    if check and done.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} in {cwd}: {done.stdout}{done.stderr}")
-    return done
-
-
-def ms(root: Path, host: str, now: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """The memstore command line as a person on that machine runs it."""
-    env = {**os.environ, "MEMSTORE_HOST": host, "MEMSTORE_NOW": now}
-    env.pop("MEMSTORE_ROOT", None)
-    return subprocess.run([sys.executable, "-m", "memstore", "--root", str(root), *args],
-                          capture_output=True, text=True, env=env, timeout=120)
-
-
-def ok(done: subprocess.CompletedProcess[str]) -> str:
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
+from tests.clones import DAY0, DAY1, DAY2, DAY3, MEMORY, ms, ok, shared_root
+from tests.helpers import git, memory, write
 
 
 def this_machine(root: Path, host: str) -> str:
     return json.loads(ok(ms(root, host, DAY0, "status", "--json")))["journal"]["this_machine"]
-
-
-def shared_root(tmp_path: Path) -> tuple[Path, Path, Path]:
-    """A bare repository, the first machine's clone (laid out with init) and the second's."""
-    bare = tmp_path / "shared.git"
-    git(tmp_path, "init", "--bare", "--initial-branch=main", str(bare))
-    laptop = tmp_path / "laptop" / "agent"
-    laptop.mkdir(parents=True)
-    ok(ms(laptop, "setup", DAY0, "init", str(laptop), "--apply"))
-    write(laptop, MEMORY, memory("project_shared-plan", "The shared plan both machines read", "Details."))
-    git(laptop, "init", "--initial-branch=main")
-    git(laptop, "add", "-A")
-    git(laptop, "commit", "-m", "agent root")
-    git(laptop, "remote", "add", "origin", str(bare))
-    git(laptop, "push", "-u", "origin", "main")
-    desktop = tmp_path / "desktop" / "agent"
-    desktop.parent.mkdir()
-    git(desktop.parent, "clone", str(bare), "agent")
-    return bare, laptop, desktop
 
 
 @pytest.mark.parametrize("hosts", [("laptop", "desktop"), ("localhost", "localhost")], ids=["own-names", "one-name"])
@@ -98,8 +53,8 @@ def test_two_clones_converge_with_every_spaced_read_counted_and_no_conflict(
     # pulls: a real merge of two histories, which must need no hand.
     git(b, "add", "-A")
     git(b, "commit", "-m", "desktop: journal")
-    merged = git(b, "pull", "--no-rebase", check=False)
-    assert merged.returncode == 0 and "CONFLICT" not in merged.stdout, merged.stdout + merged.stderr
+    merged = git(b, "pull", "--no-rebase")  # a failed merge fails here, saying git's words
+    assert "CONFLICT" not in merged, merged
     # It is not the flushing machine: its flush is refused, naming the one that is.
     refused = ms(b, host_b, DAY2, "flush", "--force")
     assert refused.returncode == 1 and identity_a in refused.stderr and "Traceback" not in refused.stderr
@@ -158,7 +113,7 @@ def test_the_clone_identity_is_made_once_and_kept_out_of_git(tmp_path: Path) -> 
     assert this_machine(a, "laptop") == first and first.startswith("laptop-")
     ok(ms(a, "laptop", DAY1, "touch", MEMORY))
     assert [p.name for p in (a / "runtime" / "journal").glob("*.jsonl")] == [f"{first}-20260711.jsonl"]
-    tracked = git(a, "status", "--porcelain", "--ignored").stdout
+    tracked = git(a, "status", "--porcelain", "--ignored")
     assert "runtime/state" not in tracked.replace("!! runtime/", "")  # ignored, never offered to commit
 
 
@@ -354,5 +309,5 @@ def test_deleting_runtime_whole_is_caught_before_the_next_commit(tmp_path: Path)
     assert "journal file(s) git tracks are missing here" in done.stderr
     assert "git checkout -- runtime/journal" in done.stderr
     assert (a / "runtime" / ".gitignore").exists()  # put back by the rebuild the missing mirror caused
-    staged = git(a, "add", "-A", "--dry-run").stdout
+    staged = git(a, "add", "-A", "--dry-run")
     assert "memstore.db" not in staged and "clone-id" not in staged

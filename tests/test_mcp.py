@@ -2,29 +2,27 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
 import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp import ClientSession
 
 from memstore import Store
-from tests.conftest import NOW, memory, write
+from tests.helpers import NOW, memory, write
+from tests.mcpclient import TOOLS, is_error, payload, text, with_session
 
-TOOLS = {"search", "read", "note", "new_memory", "bug_add", "bug_list", "bug_close"}
 GROUPS = ("a", "b", "c")
 
 
 @pytest.fixture
-def agent(tmp_path: Path) -> Path:
+def mcp_root(tmp_path: Path) -> Path:
     """A root with 30 T2 memories (feedback_a1..c10), an identity, a T1 fact, and a mirror."""
     base = tmp_path / "agent"
     write(base, "identity.md", "# identity\n\nSECRET-IDENTITY\n")
@@ -39,38 +37,6 @@ def agent(tmp_path: Path) -> Path:
     (base / "memory/feedback_link.md").symlink_to(tmp_path / "outside/secret.md")
     Store(base).rebuild()
     return base
-
-
-def server_params(root: Path, env: dict[str, str] | None = None) -> StdioServerParameters:
-    full = {"MEMSTORE_NOW": NOW, **(env or {})}
-    return StdioServerParameters(command=sys.executable, args=["-m", "memstore", "--root", str(root), "mcp"],
-                                 env=full)
-
-
-def with_session(root: Path, body: Callable[[ClientSession], Awaitable[Any]], env: dict[str, str] | None = None
-                 ) -> Any:
-    async def main() -> Any:
-        async with stdio_client(server_params(root, env)) as (read, write_), ClientSession(read, write_) as session:
-            await session.initialize()
-            return await body(session)
-
-    return asyncio.run(main())
-
-
-def is_error(result: Any) -> bool:
-    return bool(getattr(result, "is_error", None) or getattr(result, "isError", None))
-
-
-def text(result: Any) -> str:
-    return "".join(getattr(item, "text", "") for item in result.content)
-
-
-def payload(result: Any) -> Any:
-    assert not is_error(result), text(result)
-    structured = getattr(result, "structured_content", None) or getattr(result, "structuredContent", None)
-    if structured is not None:
-        return structured.get("result", structured) if set(structured) == {"result"} else structured
-    return json.loads(text(result))
 
 
 def pinned(root: Path) -> Store:
@@ -94,11 +60,11 @@ def journal_events(root: Path) -> list[dict[str, Any]]:
             if line.strip()]
 
 
-def test_tools_listed_and_search_finds_a_memory(agent: Path) -> None:
+def test_tools_listed_and_search_finds_a_memory(mcp_root: Path) -> None:
     async def body(s: ClientSession) -> tuple[Any, Any]:
         return await s.list_tools(), await s.call_tool("search", {"query": "what format does the export write"})
 
-    listed, found = with_session(agent, body)
+    listed, found = with_session(mcp_root, body)
     assert {tool.name for tool in listed.tools} == TOOLS
     hits = payload(found)
     assert hits[0]["name"] == "feedback_export"
@@ -106,24 +72,24 @@ def test_tools_listed_and_search_finds_a_memory(agent: Path) -> None:
     assert hits[0]["path"] == "memory/feedback_export.md"
 
 
-def test_read_returns_text_and_reinforces_once_per_spacing_window(agent: Path) -> None:
+def test_read_returns_text_and_reinforces_once_per_spacing_window(mcp_root: Path) -> None:
     counts: list[int | None] = []
 
     async def body(s: ClientSession) -> list[str]:
         texts = []
         for _ in range(2):
             texts.append(text(await s.call_tool("read", {"name": "feedback_export"})))
-            counts.append(access_count(agent, "feedback_export"))
+            counts.append(access_count(mcp_root, "feedback_export"))
         return texts
 
-    texts = with_session(agent, body)
+    texts = with_session(mcp_root, body)
     assert all("writes parquet files" in t for t in texts)
     assert counts == [1, 1]  # the second read is inside the spacing window: gated, not counted
-    events = journal_events(agent)
+    events = journal_events(mcp_root)
     assert [(e["path"], e["tool"], e["session"]) for e in events] == [("memory/feedback_export.md", "Read", "mcp")] * 2
 
 
-def test_note_and_new_memory_are_written_and_searchable(agent: Path) -> None:
+def test_note_and_new_memory_are_written_and_searchable(mcp_root: Path) -> None:
     async def body(s: ClientSession) -> tuple[Any, ...]:
         noted = payload(await s.call_tool("note", {"text": "The staging database is called zanzibar."}))
         made = payload(await s.call_tool("new_memory", {"type": "project", "topic": "quokka deploys",
@@ -133,18 +99,18 @@ def test_note_and_new_memory_are_written_and_searchable(agent: Path) -> None:
         second = payload(await s.call_tool("search", {"query": "quokka pipeline"}))
         return noted, made, first, second
 
-    noted, made, first, second = with_session(agent, body)
-    assert (agent / noted["path"]).is_file() and noted["written"] is True
-    assert (agent / made["path"]).is_file() and made["name"] == "project_quokka-deploys"
+    noted, made, first, second = with_session(mcp_root, body)
+    assert (mcp_root / noted["path"]).is_file() and noted["written"] is True
+    assert (mcp_root / made["path"]).is_file() and made["name"] == "project_quokka-deploys"
     assert noted["path"] in [h["path"] for h in first]
     assert made["path"] in [h["path"] for h in second]
-    store = pinned(agent)
+    store = pinned(mcp_root)
     store.sync()
     assert store.search("zanzibar") and store.search("quokka")
 
 
-def test_path_escapes_are_refused_and_the_server_keeps_serving(agent: Path) -> None:
-    escapes = ["../identity.md", "/etc/passwd", str(agent / "identity.md"), "memory/../identity.md",
+def test_path_escapes_are_refused_and_the_server_keeps_serving(mcp_root: Path) -> None:
+    escapes = ["../identity.md", "/etc/passwd", str(mcp_root / "identity.md"), "memory/../identity.md",
                "feedback_link", "memory/feedback_link.md"]
 
     async def body(s: ClientSession) -> tuple[list[Any], Any, Any]:
@@ -153,7 +119,7 @@ def test_path_escapes_are_refused_and_the_server_keeps_serving(agent: Path) -> N
         after = await s.call_tool("read", {"name": "memory/feedback_a1.md"})
         return refused, short, after
 
-    refused, short, after = with_session(agent, body)
+    refused, short, after = with_session(mcp_root, body)
     for name, result in zip(escapes, refused, strict=True):
         assert is_error(result), (name, text(result))
         assert "outside memory/" in text(result) and "\n" not in text(result), text(result)
@@ -161,10 +127,10 @@ def test_path_escapes_are_refused_and_the_server_keeps_serving(agent: Path) -> N
     # A T1 fact may be read, but is not reinforced; the server still serves T2 reads after the refusals.
     assert not is_error(short) and "two cores" in text(short)
     assert not is_error(after) and "feedback_a1" in text(after)
-    assert [e["path"] for e in journal_events(agent)] == ["memory/feedback_a1.md"]
+    assert [e["path"] for e in journal_events(mcp_root)] == ["memory/feedback_a1.md"]
 
 
-def test_bad_arguments_and_store_errors_are_one_line_tool_errors(agent: Path) -> None:
+def test_bad_arguments_and_store_errors_are_one_line_tool_errors(mcp_root: Path) -> None:
     async def body(s: ClientSession) -> list[Any]:
         filed = payload(await s.call_tool("bug_add", {"title": "the export drops rows"}))
         results = [
@@ -179,7 +145,7 @@ def test_bad_arguments_and_store_errors_are_one_line_tool_errors(agent: Path) ->
         results.append(payload(await s.call_tool("bug_list", {})))
         return results
 
-    bogus, missing, zero, closed, again, empty, every, open_ = with_session(agent, body)
+    bogus, missing, zero, closed, again, empty, every, open_ = with_session(mcp_root, body)
     assert is_error(bogus) and "unknown memory type 'bogus'" in text(bogus) and "hint: use one of" in text(bogus)
     assert is_error(missing) and "no such memory" in text(missing)
     assert is_error(zero) and "limit" in text(zero)
@@ -191,32 +157,32 @@ def test_bad_arguments_and_store_errors_are_one_line_tool_errors(agent: Path) ->
     assert [b["status"] for b in every] == ["closed"] and open_ == []
 
 
-def test_resources_and_prompt(agent: Path) -> None:
+def test_resources_and_prompt(mcp_root: Path) -> None:
     async def body(s: ClientSession) -> tuple[Any, Any, Any]:
         return (await s.read_resource("memstore://context"), await s.read_resource("memstore://index"),
                 await s.get_prompt("use-memory"))
 
-    context, index, prompt = with_session(agent, body)
-    assert context.contents[0].text == pinned(agent).context()
+    context, index, prompt = with_session(mcp_root, body)
+    assert context.contents[0].text == pinned(mcp_root).context()
     assert "# Memory index" in index.contents[0].text and "feedback_export" in index.contents[0].text
     words = prompt.messages[0].content.text
     assert all(tool in words for tool in ("search", "read", "note", "bug_add"))
 
 
-def test_two_servers_and_a_hook_at_once_lose_nothing(agent: Path) -> None:
+def test_two_servers_and_a_hook_at_once_lose_nothing(mcp_root: Path) -> None:
     def serve(group: str) -> None:
         async def body(s: ClientSession) -> None:
             for i in range(1, 11):
                 result = await s.call_tool("read", {"name": f"feedback_{group}{i}"})
                 assert not is_error(result), text(result)
 
-        with_session(agent, body)
+        with_session(mcp_root, body)
 
     def hooks() -> None:
         for i in range(1, 11):
-            event = {"hook_event_name": "PostToolUse", "session_id": "h", "cwd": str(agent), "tool_name": "Read",
-                     "tool_input": {"file_path": str(agent / f"memory/feedback_c{i}.md")}}
-            subprocess.run([sys.executable, "-m", "memstore", "--root", str(agent), "hook"],
+            event = {"hook_event_name": "PostToolUse", "session_id": "h", "cwd": str(mcp_root), "tool_name": "Read",
+                     "tool_input": {"file_path": str(mcp_root / f"memory/feedback_c{i}.md")}}
+            subprocess.run([sys.executable, "-m", "memstore", "--root", str(mcp_root), "hook"],
                            input=json.dumps(event), text=True, check=True, timeout=30,
                            env={**os.environ, "MEMSTORE_NOW": NOW})
 
@@ -237,15 +203,15 @@ def test_two_servers_and_a_hook_at_once_lose_nothing(agent: Path) -> None:
     for thread in threads:
         thread.join(timeout=60)
     assert not failures, failures
-    store = pinned(agent)
+    store = pinned(mcp_root)
     store.sync()
     counts = {f"{g}{i}": store.show(f"feedback_{g}{i}").access_count for g in GROUPS for i in range(1, 11)}
     assert counts == {key: 1 for key in counts}
-    events = journal_events(agent)
+    events = journal_events(mcp_root)
     assert len(events) == 30 and len({e["path"] for e in events}) == 30
 
 
-def test_the_server_reads_the_real_clock_unless_one_is_pinned(agent: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_server_reads_the_real_clock_unless_one_is_pinned(mcp_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The CLI's App pins `now` at start; a server living for hours must not (Store now=None)."""
     from click.testing import CliRunner
 
@@ -255,17 +221,17 @@ def test_the_server_reads_the_real_clock_unless_one_is_pinned(agent: Path, monke
     seen: list[Store] = []
     monkeypatch.setattr(mcp_server, "serve", seen.append)
     monkeypatch.delenv("MEMSTORE_NOW", raising=False)
-    assert CliRunner().invoke(cli, ["--root", str(agent), "mcp"]).exit_code == 0
-    assert seen[-1]._now is None and seen[-1].root == agent.resolve()
+    assert CliRunner().invoke(cli, ["--root", str(mcp_root), "mcp"]).exit_code == 0
+    assert seen[-1]._now is None and seen[-1].root == mcp_root.resolve()
     monkeypatch.setenv("MEMSTORE_NOW", NOW)
-    assert CliRunner().invoke(cli, ["--root", str(agent), "mcp"]).exit_code == 0
+    assert CliRunner().invoke(cli, ["--root", str(mcp_root), "mcp"]).exit_code == 0
     assert seen[-1]._now is not None and seen[-1].now.isoformat().startswith("2026-07-30T12:00")
     monkeypatch.delenv("MEMSTORE_NOW")
-    assert CliRunner().invoke(cli, ["--root", str(agent), "--now", NOW, "mcp"]).exit_code == 0
+    assert CliRunner().invoke(cli, ["--root", str(mcp_root), "--now", NOW, "mcp"]).exit_code == 0
     assert seen[-1]._now is not None
 
 
-def test_mcp_is_imported_lazily_and_a_missing_extra_is_one_line(agent: Path) -> None:
+def test_mcp_is_imported_lazily_and_a_missing_extra_is_one_line(mcp_root: Path) -> None:
     lazy = subprocess.run([sys.executable, "-c", "import sys, memstore, memstore.frontends.cli, "
                            "memstore.frontends.mcp_server; "
                            "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')))"],
@@ -273,7 +239,7 @@ def test_mcp_is_imported_lazily_and_a_missing_extra_is_one_line(agent: Path) -> 
     assert lazy.stdout.strip() == "[]"
     missing = subprocess.run([sys.executable, "-c", "import sys; sys.modules['mcp'] = None; "
                               "from memstore.frontends.entry import main; main(sys.argv[1:])",
-                              "--root", str(agent), "mcp"],
+                              "--root", str(mcp_root), "mcp"],
                              capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
     assert missing.returncode == 1
     assert missing.stdout == ""
@@ -281,7 +247,7 @@ def test_mcp_is_imported_lazily_and_a_missing_extra_is_one_line(agent: Path) -> 
     assert len(lines) == 1 and "memstore[mcp]" in lines[0], missing.stderr
 
 
-def test_read_serves_own_and_team_memories_with_a_team_joined(agent: Path, tmp_path: Path) -> None:
+def test_read_serves_own_and_team_memories_with_a_team_joined(mcp_root: Path, tmp_path: Path) -> None:
     """Catches: with a team joined, `read` refused every memory as "outside memory/" (the teams' folders were
     listed with a walrus that rebound the candidate's own real path), so search-then-read stopped halfway
     for every team member and no read was reinforced."""
@@ -296,11 +262,11 @@ def test_read_serves_own_and_team_memories_with_a_team_joined(agent: Path, tmp_p
     bare = str(tmp_path / "r.git")
     for args in (["add", "-A"], ["commit", "-qm", "seed"], ["clone", "-q", "--bare", str(seed), bare]):
         subprocess.run(["git", *args], cwd=seed, check=True, env={**os.environ, **ident}, capture_output=True)
-    pinned(agent).teams.add(str(tmp_path / "r.git"), name="acme")
+    pinned(mcp_root).teams.add(str(tmp_path / "r.git"), name="acme")
     team_rel = "teams/acme/memory/feedback_vendor-quirk.md"
 
     # the person's copy of a memory they shared, stepped aside for the team's
-    write(agent, "memory/feedback_shared.md", memory("feedback_shared", "OWN-COPY-77", status="superseded",
+    write(mcp_root, "memory/feedback_shared.md", memory("feedback_shared", "OWN-COPY-77", status="superseded",
                                                      superseded_by=team_rel))
 
     async def body(s: ClientSession) -> list[Any]:
@@ -311,12 +277,12 @@ def test_read_serves_own_and_team_memories_with_a_team_joined(agent: Path, tmp_p
                 await s.call_tool("read", {"name": team_rel.removesuffix(".md")}),
                 await s.call_tool("read", {"name": "feedback_shared"})]
 
-    own, team, link, by_name, no_suffix, shared = with_session(agent, body)
+    own, team, link, by_name, no_suffix, shared = with_session(mcp_root, body)
     assert not is_error(own) and "writes parquet files" in text(own)
     assert not is_error(team) and "TEAM-BODY-41c" in text(team)
     assert is_error(link) and "OUTSIDE-SECRET" not in text(link)  # a link out of memory/ is still refused
     for answer in (by_name, no_suffix, shared):  # one memory, one history: the team's file answers
         assert not is_error(answer) and "TEAM-BODY-41c" in text(answer), text(answer)
-    assert access_count(agent, "feedback_export") == 1
-    assert access_count(agent, team_rel) == 1  # four reads inside one spacing window: one reinforcement
-    assert access_count(agent, "feedback_shared") == 0
+    assert access_count(mcp_root, "feedback_export") == 1
+    assert access_count(mcp_root, team_rel) == 1  # four reads inside one spacing window: one reinforcement
+    assert access_count(mcp_root, "feedback_shared") == 0

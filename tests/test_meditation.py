@@ -13,7 +13,7 @@ import pytest
 from memstore.api.store import Store
 from memstore.core.starter_templates import MEDITATIONS
 from memstore.life.meditation import MeditationObject, Sit, choose, factor, load_objects, load_sits
-from tests.conftest import write
+from tests.helpers import write
 
 DAY0 = dt.datetime(2026, 7, 1, 3, 0, tzinfo=dt.UTC)
 

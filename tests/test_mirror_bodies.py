@@ -21,8 +21,7 @@ from memstore.mirror.index_rows import make_row
 from memstore.mirror.indexing import COLUMNS, body_of, build_row
 from memstore.mirror.render import render
 from memstore.mirror.sync import sync
-from tests.conftest import memory, search_json, write
-from tests.test_render import NOW_DT
+from tests.helpers import NOW_DT, memory, search_json, write
 
 CFG = Config()
 FAUNA = "memory/project_fauna.md"

@@ -18,7 +18,7 @@ from memstore import Store
 from memstore.core.config import Config
 from memstore.mirror.search import search
 from memstore.mirror.sync import open_mirror, sync
-from tests.conftest import memory, write
+from tests.helpers import memory, write
 
 CHILD = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
          "c.execute('SELECT count(*) FROM files').fetchone(); c.close()")

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from memstore import Store
-from tests.conftest import memory, write
+from tests.helpers import memory, write
 
 PROJECTS = {"alpha": "git@example.com:team/alpha.git", "beta": "https://example.com/team/beta.git",
             "gamma": "ssh://git@example.com/team/gamma.git"}

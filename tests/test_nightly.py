@@ -9,7 +9,6 @@ import json
 import os
 import random
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ import pytest
 from memstore import Store
 from memstore.core.timeutil import parse_when
 from memstore.life import duplicates
-from tests.conftest import NOW, memory, write
+from tests.helpers import NOW, git, memory, write
 
 CLOCK = parse_when(NOW)
 assert CLOCK is not None
@@ -229,10 +228,6 @@ def test_near_duplicates_matches_all_pairs_and_respects_the_budget() -> None:
 
 
 # ---------------------------------------------------------------- --commit
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

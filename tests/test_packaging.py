@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.timeout(900)  # pip fetches pipx and uv; each tool builds memstore
 
 
 @pytest.fixture(scope="module")

@@ -63,6 +63,7 @@ def test_on_a_small_root_every_paraphrase_is_found_and_no_unrelated_question_is(
     assert {q: hits for q, hits in answered.items() if hits} == {}
 
 
+@pytest.mark.timeout(600)  # embeds 400 generated notes
 def test_on_a_large_root_the_paraphrase_at_the_end_of_a_long_memory_is_found(tmp_path: Path) -> None:
     store, data = embedded(tmp_path / "agent", large=True, tail_of="reference_db2-restart")
     assert len(list((tmp_path / "agent" / "memory").glob("*.md"))) > 400

@@ -9,7 +9,7 @@ import pytest
 
 from memstore.core.config import Config
 from memstore.mirror.parsing import parse_bytes
-from tests.conftest import memory, write
+from tests.helpers import memory, write
 
 CFG = Config()
 

@@ -15,14 +15,14 @@ import pytest
 
 from memstore.hook.handler import main as hook_main
 from memstore.mirror.sync import sync
-from tests.conftest import NOW, memory, write
+from tests.helpers import NOW, memory, write
 
 REPO = Path(__file__).resolve().parents[1]
 PLUGIN = REPO / "plugin"
 
 
 @pytest.fixture
-def agent(root: Path) -> Path:
+def plugin_root(root: Path) -> Path:
     write(root, "memory/feedback_x.md", memory("feedback_x", "the x rule"))
     write(root, "identity.md", "# me\nIDENTITYMARK\n")
     sync(root)
@@ -57,22 +57,23 @@ def test_session_start_says_when_the_root_is_unset_or_not_laid_out(monkeypatch: 
                         "tool_input": {"file_path": "/etc/hosts"}}, monkeypatch, None) is None
 
 
-def test_session_start_carries_identity_and_the_index(agent: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_session_start_carries_identity_and_the_index(plugin_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Failure caught: a plugin (no `@` imports) starting without identity and the index."""
     from memstore.api.store import Store
 
-    Store(agent).render()
-    part = plugin_hook(START, monkeypatch, agent, "--part", "imports:1")["hookSpecificOutput"]["additionalContext"]
+    Store(plugin_root).render()
+    answer = plugin_hook(START, monkeypatch, plugin_root, "--part", "imports:1")
+    part = answer["hookSpecificOutput"]["additionalContext"]
     assert "IDENTITYMARK" in part and "feedback_x" in part
 
 
-def test_only_the_plugins_own_mcp_tools_are_approved(agent: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_only_the_plugins_own_mcp_tools_are_approved(plugin_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Failure caught: the plugin's MCP tools denied in `claude -p` (no hook approves them), or an
     approval wide enough to pass another server's tools."""
     def decision(tool: str, *extra: str) -> str | None:
         payload = {"hook_event_name": "PreToolUse", "session_id": "p1", "cwd": "/", "tool_name": tool,
                    "tool_input": {"name": "feedback_x"}}
-        out = plugin_hook(payload, monkeypatch, agent, *extra) if "--root" not in extra else None
+        out = plugin_hook(payload, monkeypatch, plugin_root, *extra) if "--root" not in extra else None
         return (out or {}).get("hookSpecificOutput", {}).get("permissionDecision")
 
     assert decision("mcp__plugin_memstore_memstore__read") == "allow"
@@ -82,7 +83,7 @@ def test_only_the_plugins_own_mcp_tools_are_approved(agent: Path, monkeypatch: p
     out = io.StringIO()
     payload = {"hook_event_name": "PreToolUse", "session_id": "p1", "cwd": "/",
                "tool_name": "mcp__plugin_memstore_memstore__read", "tool_input": {}}
-    hook_main(["--root", str(agent)], stdin=io.BytesIO(json.dumps(payload).encode()), stdout=out)
+    hook_main(["--root", str(plugin_root)], stdin=io.BytesIO(json.dumps(payload).encode()), stdout=out)
     assert "allow" not in out.getvalue()
 
 
@@ -93,27 +94,27 @@ def _plugin_settings(home: Path, root: Path) -> None:
                                     "pluginConfigs": {"memstore@memstore": {"options": {"root": str(root)}}}}))
 
 
-def test_verify_recognises_a_plugin_install_and_refuses_double_wiring(agent: Path, run,
+def test_verify_recognises_a_plugin_install_and_refuses_double_wiring(plugin_root: Path, run,
                                                                       private_home: Path) -> None:
     """Failure caught: verify failing a working plugin install (it looks for settings-file hooks), or
     passing one whose root is also wired by `install` (identity and the index would arrive twice)."""
-    _plugin_settings(private_home, agent)
-    assert run(agent, "render").exit_code == 0
-    result = run(agent, "verify", "--json")
+    _plugin_settings(private_home, plugin_root)
+    assert run(plugin_root, "render").exit_code == 0
+    result = run(plugin_root, "verify", "--json")
     checks = {c["name"]: c for c in json.loads(result.stdout)}
     assert result.exit_code == 0, checks
     assert "memstore@memstore" in checks["plugin"]["detail"]
     assert checks["reinforcement"]["ok"] and "access_count 1" in checks["reinforcement"]["detail"]
 
-    refused = run(agent, "install", "--scope", "user", "--apply")  # a settings-file install beside the plugin
+    refused = run(plugin_root, "install", "--scope", "user", "--apply")  # a settings-file install beside the plugin
     assert refused.exit_code == 2 and "install --cron-only" in refused.stderr, refused.stderr
     # the double wiring as it still arises: a settings-file install made before the plugin was enabled
     path = private_home / ".claude" / "settings.json"
     plugin_keys = json.loads(path.read_text())
     path.write_text("{}")
-    assert run(agent, "install", "--scope", "user", "--apply").exit_code == 0
+    assert run(plugin_root, "install", "--scope", "user", "--apply").exit_code == 0
     path.write_text(json.dumps({**json.loads(path.read_text()), **plugin_keys}))
-    doubled = run(agent, "verify", "--json")
+    doubled = run(plugin_root, "verify", "--json")
     checks = {c["name"]: c for c in json.loads(doubled.stdout)}
     assert doubled.exit_code == 1 and not checks["one install"]["ok"], checks
     assert "claude plugin uninstall memstore@memstore" in checks["one install"]["fix"]
@@ -158,22 +159,23 @@ def test_runner_without_its_environment_says_what_to_do(tmp_path: Path) -> None:
     assert hook.returncode == 0 and hook.stdout == "" and hook.stderr == ""
 
 
-def test_a_failed_setup_is_said_at_session_start(agent: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_a_failed_setup_is_said_at_session_start(plugin_root: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 tmp_path: Path) -> None:
     """Failure caught: `claude --init-only` exits 0 and shows nothing when the plugin's Setup fails, so the
     person never learns why the MCP server and the debrief do not work."""
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path))
     (tmp_path / "setup-failed.txt").write_text("memstore plugin: its setup (claude --init-only) failed: pip\n")
-    text = plugin_hook(START, monkeypatch, agent)["hookSpecificOutput"]["additionalContext"]
+    text = plugin_hook(START, monkeypatch, plugin_root)["hookSpecificOutput"]["additionalContext"]
     assert text.startswith("memstore plugin: its setup (claude --init-only) failed")
 
 
-def test_runner_finds_the_root_in_claude_codes_settings(agent: Path, tmp_path: Path) -> None:
+def test_runner_finds_the_root_in_claude_codes_settings(plugin_root: Path, tmp_path: Path) -> None:
     """Failure caught (found by the plugin's end-to-end test): a slash command's shell gets none of the
     plugin's variables, so /memstore:status said no root was set while the option was."""
     home = tmp_path / "h"
     (home / ".claude").mkdir(parents=True)
     (home / ".claude" / "settings.json").write_text(json.dumps(
-        {"pluginConfigs": {"memstore@memstore": {"options": {"root": str(agent)}}}}))
+        {"pluginConfigs": {"memstore@memstore": {"options": {"root": str(plugin_root)}}}}))
     data = home / ".claude" / "plugins" / "data" / "memstore-memstore" / "venv" / "bin"
     data.mkdir(parents=True)
     (data / "memstore").symlink_to(Path(sys.executable).parent / "memstore")
@@ -182,17 +184,17 @@ def test_runner_finds_the_root_in_claude_codes_settings(agent: Path, tmp_path: P
     done = subprocess.run([sys.executable, str(PLUGIN / "run.py"), "status", "--json"], capture_output=True,
                           text=True, env=env, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["root"] == str(agent)
+    assert json.loads(done.stdout)["root"] == str(plugin_root)
 
 
-def test_runner_runs_no_program_planted_beside_the_plugins_data(agent: Path, tmp_path: Path) -> None:
+def test_runner_runs_no_program_planted_beside_the_plugins_data(plugin_root: Path, tmp_path: Path) -> None:
     """Failure caught (issue 31's attacker walkthrough): without ${CLAUDE_PLUGIN_DATA} (a slash command's shell)
     run.py ran the first of ~/.claude/plugins/data/memstore-*/venv/bin/memstore, alphabetically: a folder the
     agent made there (memstore-0) chose the program the person's commands ran."""
     home = tmp_path / "h"
     (home / ".claude").mkdir(parents=True)
     (home / ".claude" / "settings.json").write_text(json.dumps(
-        {"pluginConfigs": {"memstore@memstore": {"options": {"root": str(agent)}}}}))
+        {"pluginConfigs": {"memstore@memstore": {"options": {"root": str(plugin_root)}}}}))
     planted = home / ".claude" / "plugins" / "data" / "memstore-0" / "venv" / "bin" / "memstore"
     planted.parent.mkdir(parents=True)
     marker = tmp_path / "ran"
@@ -209,14 +211,15 @@ def test_runner_runs_no_program_planted_beside_the_plugins_data(agent: Path, tmp
 @pytest.mark.parametrize("target", [".claude/plugins/data/memstore-memstore/venv/bin/memstore",
                                     ".claude/plugins/cache/memstore/memstore/0.1.0/memstore/hook/handler.py",
                                     ".local/bin/memstore"])
-def test_the_agent_cannot_replace_the_code_memstore_runs(agent: Path, monkeypatch, target: str) -> None:
+def test_the_agent_cannot_replace_the_code_memstore_runs(plugin_root: Path, monkeypatch, target: str) -> None:
     """Failure caught (issue 31's attacker walkthrough): the plugin's venv (which the cron jobs run), its copied
     code (which every hook runs) and the `memstore` Setup links were the agent's to overwrite."""
     path = str(Path(os.environ["HOME"]) / target)
-    write_call = {"hook_event_name": "PreToolUse", "session_id": "s", "cwd": str(agent.parent), "tool_name": "Write",
+    write_call = {"hook_event_name": "PreToolUse", "session_id": "s", "cwd": str(plugin_root.parent),
+                  "tool_name": "Write",
                   "tool_input": {"file_path": path, "content": "#!/bin/sh\n"}}
-    out = plugin_hook(write_call, monkeypatch, agent)
+    out = plugin_hook(write_call, monkeypatch, plugin_root)
     assert out and out["hookSpecificOutput"]["permissionDecision"] == "deny", out
     shell = {**write_call, "tool_name": "Bash", "tool_input": {"command": f"printf x > ~/{target}"}}
-    out = plugin_hook(shell, monkeypatch, agent)
+    out = plugin_hook(shell, monkeypatch, plugin_root)
     assert out and out["hookSpecificOutput"]["permissionDecision"] == "deny", out

@@ -13,7 +13,7 @@ import pytest
 from memstore.core.config import Config, load_config
 from memstore.core.policy import PolicyState, apply_touch, baseline, record_touch, score
 from memstore.mirror.sync import rebuild, sync
-from tests.conftest import memory, write
+from tests.helpers import memory, write
 
 UTC = dt.UTC
 CFG = Config()

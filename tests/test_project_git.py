@@ -15,20 +15,16 @@ import pytest
 
 from memstore.core.processes import run_git
 from memstore.core.projects import UnreadableIndex, listing, read_index, read_inside
-from tests.conftest import memory, write
+from tests.helpers import git, memory, write
+
+# The test's own git runs whatever a repository's config names: with these, nothing (a config
+# made hostile by make_hostile starts no program of the test's).
+OFF = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=", "-c", "commit.gpgSign=false",
+       "-c", "filter.x.clean=", "-c", "filter.x.smudge=")
 
 LATER = "2026-07-31T12:00:00Z"
 HOOKS = ("pre-commit", "prepare-commit-msg", "commit-msg", "post-commit", "post-checkout", "post-index-change",
          "reference-transaction", "pre-auto-gc")
-
-
-def git(repo: Path, *args: str) -> str:
-    """The test's own git: it may run whatever the config names, so it runs before the config is hostile
-    or with everything named off."""
-    return subprocess.run(["git", "-C", str(repo), "-c", "user.email=t@e", "-c", "user.name=t",
-                           "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=", "-c", "commit.gpgSign=false",
-                           "-c", "filter.x.clean=", "-c", "filter.x.smudge=", *args],
-                          check=True, capture_output=True).stdout.decode()
 
 
 def make_hostile(repo: Path, marks: Path) -> None:
@@ -83,11 +79,11 @@ def hostile(tmp_path: Path, marks: Path) -> Path:
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     (repo / "src" / "exporter.py").write_text("def export_rows():\n    pass\n")
     (repo / "src" / "reader.py").write_text("def read_rows():\n    pass\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "init")
-    git(repo, "rm", "-q", "src/exporter.py")
-    git(repo, "commit", "-qm", "drop the exporter")
-    git(repo, "remote", "add", "origin", "git@github.com:me/hostile.git")
+    git(repo, *OFF, "add", "-A")
+    git(repo, *OFF, "commit", "-qm", "init")
+    git(repo, *OFF, "rm", "-q", "src/exporter.py")
+    git(repo, *OFF, "commit", "-qm", "drop the exporter")
+    git(repo, *OFF, "remote", "add", "origin", "git@github.com:me/hostile.git")
     make_hostile(repo, marks)
     (repo / "src" / "reader.py").touch()  # stat data differs from the index: git would look again (and filter)
     return repo
@@ -186,18 +182,18 @@ def test_index_versions_2_3_4_read_as_git_lists_them(tmp_path: Path, object_form
     subprocess.run(["git", "init", "-q", f"--object-format={object_format}", str(repo)], check=True)
     for rel in ("a.txt", "src/pkg/mod.py", "src/pkg/mod2.py", "src/pkg/sub/deep.py", "src/z.py", "é/名.txt"):
         write(repo, rel, rel)
-    git(repo, "add", "-A")
-    blob = git(repo, "hash-object", "-w", "a.txt").strip()
+    git(repo, *OFF, "add", "-A")
+    blob = git(repo, *OFF, "hash-object", "-w", "a.txt").strip()
     long = "/".join(["d" * 200] * 22) + "/f.txt"  # 4,400 bytes: more than the 12-bit name length holds
-    git(repo, "update-index", "--add", "--cacheinfo", f"100644,{blob},{long}")
-    git(repo, "update-index", "--index-version", "2")
+    git(repo, *OFF, "update-index", "--add", "--cacheinfo", f"100644,{blob},{long}")
+    git(repo, *OFF, "update-index", "--index-version", "2")
     assert (repo / ".git" / "index").read_bytes()[4:8] == b"\0\0\0\2"
     assert listing(read_index(str(repo))) == _entries(repo)
     write(repo, "ita.txt", "later")
-    git(repo, "add", "-N", "ita.txt")  # intent to add: an extended flag
-    git(repo, "update-index", "--skip-worktree", "src/z.py")  # skip-worktree: another one
+    git(repo, *OFF, "add", "-N", "ita.txt")  # intent to add: an extended flag
+    git(repo, *OFF, "update-index", "--skip-worktree", "src/z.py")  # skip-worktree: another one
     for version in (3, 4):
-        git(repo, "update-index", "--index-version", str(version))
+        git(repo, *OFF, "update-index", "--index-version", str(version))
         assert (repo / ".git" / "index").read_bytes()[4:8] == bytes([0, 0, 0, version])
         entries = read_index(str(repo))
         assert listing(entries) == _entries(repo), version
@@ -214,24 +210,24 @@ def test_a_worktree_and_a_submodule_are_read_through_their_git_file(tmp_path: Pa
     main = tmp_path / "main"
     subprocess.run(["git", "init", "-q", str(main)], check=True)
     write(main, "one.py", "1")
-    git(main, "add", "-A")
-    git(main, "commit", "-qm", "one")
+    git(main, *OFF, "add", "-A")
+    git(main, *OFF, "commit", "-qm", "one")
     linked = tmp_path / "linked"
-    git(main, "worktree", "add", "-q", str(linked))
+    git(main, *OFF, "worktree", "add", "-q", str(linked))
     write(linked, "two.py", "2")
-    git(linked, "add", "two.py")
+    git(linked, *OFF, "add", "two.py")
     assert (linked / ".git").is_file()
     assert [e[3] for e in read_index(str(linked))] == [b"one.py", b"two.py"]
     assert [e[3] for e in read_index(str(main))] == [b"one.py"]
     lib = tmp_path / "lib"
     subprocess.run(["git", "init", "-q", str(lib)], check=True)
     write(lib, "lib.py", "l")
-    git(lib, "add", "-A")
-    git(lib, "commit", "-qm", "lib")
-    git(main, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "vendor/lib")
+    git(lib, *OFF, "add", "-A")
+    git(lib, *OFF, "commit", "-qm", "lib")
+    git(main, *OFF, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "vendor/lib")
     assert (main / "vendor" / "lib" / ".git").is_file()
     assert listing(read_index(str(main / "vendor" / "lib"))) == _entries(main / "vendor" / "lib")
-    git(main, "update-index", "--split-index")  # entries that are deltas of another file: said, not misread
+    git(main, *OFF, "update-index", "--split-index")  # entries that are deltas of another file: said, not misread
     with pytest.raises(UnreadableIndex, match="split index"):
         read_index(str(main))
 
@@ -248,8 +244,8 @@ def test_a_cited_file_is_read_through_no_symlink(tmp_path: Path, root: Path, run
     (repo / "src" / "link.py").symlink_to(outside / "secret.py")
     (repo / "lib").mkdir()
     (repo / "lib" / "real.py").write_text("def real_fn():\n    pass\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "init")
+    git(repo, *OFF, "add", "-A")
+    git(repo, *OFF, "commit", "-qm", "init")
     assert read_inside(str(repo), "lib/real.py") == b"def real_fn():\n    pass\n"
     (repo / "lib" / "real.py").unlink()
     (repo / "lib").rmdir()
@@ -277,13 +273,13 @@ def test_the_git_memstore_runs_in_a_hostile_root_runs_none_of_it(root: Path, run
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     write(root, "memory/feedback_a.md", memory("feedback_a", "A memory"))
     ok(run, root, "render")  # MEMORY.md tracked: the next tick has a file to commit
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "start")
+    git(root, *OFF, "add", "-A")
+    git(root, *OFF, "commit", "-qm", "start")
     make_hostile(root, marks)
     write(root, "memory/feedback_b.md", memory("feedback_b", "Another memory"))  # MEMORY.md changes
     ticked = ok(run, root, "--now", LATER, "tick", "--commit", "--json")
     assert json.loads(ticked.stdout)["committed"].startswith("committed "), ticked.stdout
-    log = git(root, "log", "-1", "--format=%an <%ae>|%cn <%ce>|%s")
+    log = git(root, *OFF, "log", "-1", "--format=%an <%ae>|%cn <%ce>|%s")
     assert log.startswith("The Person <person@example.invalid>|The Person <person@example.invalid>|memstore tick")
     ok(run, root, "--now", LATER, "status")
     assert claude_code.git_tracks(root / "memory" / "feedback_a.md") is True

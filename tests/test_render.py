@@ -12,10 +12,9 @@ from pathlib import Path
 from memstore.core.config import Config
 from memstore.mirror.render import Entry, compose_index, compute_bands
 from memstore.mirror.sync import open_mirror, sync
-from tests.conftest import NOW, memory, write
+from tests.helpers import NOW, NOW_DT, memory, write
 
 CFG = Config()
-NOW_DT = dt.datetime(2026, 7, 30, 12, 0, tzinfo=dt.UTC)
 LINK = re.compile(r"^- \[([^\]]+)\]\(", re.M)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from memstore.mirror.index_rows import NO_SUMMARY, make_row
 from memstore.mirror.render import clean_text
-from tests.conftest import memory, write
+from tests.helpers import memory, write
 
 DERIVED = ("MEMORY.md", "MEMORY-archive.md", "current-state.md")
 BIDI = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")

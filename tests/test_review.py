@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 
 from memstore.hook.bundle import UNREVIEWED
-from tests.conftest import memory, write
+from tests.helpers import call, decision, memory, pre, write
 from tests.ptyrun import as_person, memstore_in_pty
-from tests.test_forged_proposals import as_the_wake_wrote
-from tests.test_hook import call, decision, pre
+from tests.wakestub import as_the_wake_wrote
 
 FIELDS = {"id", "kind", "text", "source", "created", "paths", "project"}
 # Spellings of an answer that the hook's first shell check (a raw-text match) let through (issue 30).
@@ -180,7 +179,7 @@ def test_an_answer_given_inside_an_agent_session_is_refused(waiting: Path, run, 
 
 def test_reviewing_is_the_persons(waiting: Path) -> None:
     """Failure caught by design: an agent that could answer review would accept its own lessons."""
-    from tests.test_mcp import TOOLS
+    from tests.mcpclient import TOOLS
 
     assert not any("review" in tool for tool in TOOLS)
     for command in ("memstore review accept l1234567", "memstore --root . review reject p7654321",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import memory, search_json, write
+from tests.helpers import memory, search_json, write
 
 TURNS = {
     "reference_maria-dog": "Maria adopted a rescue dog named Biscuit from the shelter last spring.",

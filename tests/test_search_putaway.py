@@ -17,7 +17,7 @@ import pytest
 from click.testing import Result
 
 from memstore import Store
-from tests.conftest import memory, search_json, write
+from tests.helpers import memory, search_json, write
 
 MEMS = {
     "project_vpn": ("Use the WireGuard VPN to reach the intranet from home",

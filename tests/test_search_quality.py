@@ -1,11 +1,13 @@
-"""Search quality on real conversational data (LoCoMo dev split), against plain BM25 and FTS alone.
+"""A guard on search quality over LoCoMo and LongMemEval, in well under a minute (the slow tier).
 
-Guards the claim that a plain-English question finds the answering turn: a change to
-tokenising, stop words, weights or re-ranking that loses recall fails here, and so does
-a semantic side (model, embedded text, fusion) that stops earning its cost. The data
-sits beside the checkout in ../shared/data (as on the developers' machines and CI).
-The evaluation runs once (about two minutes, most of it embedding 2,760 turns) and
-both tests read its report.
+The figures are the benchmark scripts' (BENCHMARKS.md, "Search quality on memories" and "Recall
+on the LoCoMo dev split"): scripts/eval_memories.py and scripts/eval_locomo.py over the dev data
+in ../shared/data, beside the checkout. Here the same scripts run where they are cheap: every
+question by words alone (both memory-shaped sets, and LoCoMo's turns beside plain BM25 and the
+command line), and one LoCoMo root of observations with the model. The floors stand well under
+the measured figures: a change that breaks search (tokenising, weights, fusion, the model, the
+floor by meaning, a loader that drops data) fails here; a point of drift does not, and the
+scripts measure it.
 """
 
 from __future__ import annotations
@@ -14,110 +16,72 @@ import json
 import os
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data" / "locomo-dev.json"
+DATA = REPO.parent / "shared" / "data"
 
-pytestmark = pytest.mark.skipif(
-    not DATA.is_file(), reason=f"LoCoMo data not found at {DATA} (ships beside the repo in shared/)"
-)
-
-
-# No wall-clock limit on the whole run: on a busy machine it took past the 900 s once allowed
-# (issue 31), and a slow run is not a failure. What is one is a run that stopped moving:
-# with --verbose the evaluation prints a line on stderr as each backend finishes each
-# conversation, so it fails when no line came for STALL_S (MEMSTORE_QUALITY_STALL_S).
-# Measured on this machine: the longest silence was 161 s (the hybrid backend embedding one
-# conversation while two other pytest runs shared the two cores); the default is 7 times that.
-STALL_S = float(os.environ.get("MEMSTORE_QUALITY_STALL_S", "1200"))
+pytestmark = [
+    pytest.mark.skipif(
+        not ((DATA / "locomo-dev.json").is_file() and (DATA / "longmemeval-oracle-dev.json").is_file()),
+        reason=f"LoCoMo or LongMemEval data not found in {DATA} (ships beside the repo in shared/)",
+    ),
+    pytest.mark.timeout(900),  # 10-20 s each on two quiet cores; embedding is many times slower under load
+]
 
 
-def run_watched(argv: list[str], env: dict[str, str], stall_s: float) -> tuple[int, str]:
-    """(exit code, stderr) of argv, killed when its stderr has been silent for stall_s seconds."""
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    assert proc.stderr is not None
-    lines: list[str] = []
-    last = [time.monotonic()]
-
-    def read() -> None:
-        for line in proc.stderr:  # type: ignore[union-attr]
-            lines.append(line)
-            last[0] = time.monotonic()
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    started = time.monotonic()
-    while proc.poll() is None:
-        if time.monotonic() - last[0] > stall_s:
-            proc.kill()
-            proc.wait()
-            pytest.fail(f"the evaluation printed nothing for {stall_s:.0f} s (after {time.monotonic() - started:.0f} s "
-                        f"in all; last line: {lines[-1].strip() if lines else 'none'}): stuck, killed")
-        time.sleep(1)
-    reader.join(timeout=10)
-    return proc.returncode, "".join(lines)
+def evaluate(script: str, tmp_path: Path, *args: str, semantic: str = "off") -> dict[str, Any]:
+    """The JSON report of scripts/<script> run with args (MEMSTORE_SEMANTIC=semantic)."""
+    out = tmp_path / "report.json"
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / script), *args, "--json", str(out)],
+                          env={**os.environ, "MEMSTORE_SEMANTIC": semantic}, capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return dict(json.loads(out.read_text(encoding="utf-8")))
 
 
-@pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    out = tmp_path_factory.mktemp("quality") / "quality.json"
-    code, stderr = run_watched(
-        [sys.executable, str(REPO / "scripts" / "eval_locomo.py"), "--backend", "all", "--cli-sample", "12",
-         "--verbose", "--json", str(out)],  # --verbose: a line per backend and conversation, the watchdog's pulse
-        {**os.environ, "MEMSTORE_SEMANTIC": "auto"},  # the hybrid rows need it; conftest turns it off
-        STALL_S,
-    )
-    assert code == 0, stderr[-2000:]
-    return json.loads(out.read_text())
+def overall(entry: dict[str, Any]) -> dict[str, float]:
+    assert entry["available"], entry.get("why")
+    assert entry["errors"] == 0, entry["first_error"]
+    return dict(entry["overall"])
 
 
-def test_memstore_beats_plain_bm25_on_locomo(report: dict[str, Any]) -> None:
-    backends = report["backends"]
-    bm25 = backends["bm25"]["overall"]["s@5"]
-    ours = backends["memstore"]["overall"]["s@5"]
-    assert backends["memstore"]["errors"] == 0 and backends["cli"]["errors"] == 0
-    assert ours >= 0.60, f"memstore s@5 fell to {ours:.3f}"
-    assert ours >= bm25 + 0.02, f"memstore s@5 {ours:.3f} no longer clearly beats BM25 {bm25:.3f}"
-    # The command line returns what the library returns.
-    assert backends["cli"]["overall"]["n"] == 12
+def test_words_alone_find_memories_on_both_sets(tmp_path: Path) -> None:
+    """Catches: FTS (tokenising, stop words, field weights, the word share) losing recall on fact-shaped
+    and session memories, and a loader that drops memories or questions. Measured: s@5 0.743 on the
+    observations, 0.883 on LongMemEval (BENCHMARKS.md); every question, about 10 s."""
+    report = evaluate("eval_memories.py", tmp_path, "--backend", "fts")
+    obs, lme = report["sets"]["locomo-observations"], report["sets"]["longmemeval"]
+    assert (obs["memories"], obs["roots"], obs["questions"], obs["left_out"]) == (1210, 5, 631, 129)
+    assert (lme["memories"], lme["roots"], lme["questions"], lme["left_out"]) == (438, 1, 223, 17)
+    assert overall(obs["backends"]["fts"])["s@5"] >= 0.70
+    assert overall(lme["backends"]["fts"])["s@5"] >= 0.84
+
+
+def test_meaning_adds_to_words_and_answers_no_unrelated_question(tmp_path: Path) -> None:
+    """Catches: a model, fusion or embedded text that no longer earns its cost, and a floor by meaning
+    that lets the least distant memories answer a question nobody spoke of. One LoCoMo root of
+    observations (184 memories, 121 questions), embedded: measured FTS s@5 0.702, hybrid 0.760."""
+    report = evaluate("eval_memories.py", tmp_path, "--set", "locomo-observations", "--conversations", "1",
+                      "--backend", "all", semantic="auto")
+    entry = report["sets"]["locomo-observations"]
+    fts, hybrid = overall(entry["backends"]["fts"]), overall(entry["backends"]["hybrid"])
+    assert entry["backends"]["hybrid"]["embedded"] >= entry["memories"] == 184
+    assert hybrid["s@5"] >= 0.72 and hybrid["s@5"] >= fts["s@5"] + 0.02, (fts, hybrid)
+    assert hybrid["s@1"] >= fts["s@1"] and hybrid["s@10"] >= fts["s@10"], (fts, hybrid)
+    unrelated = entry["backends"]["hybrid"]["unrelated"]
+    assert unrelated["questions"] == 6 and unrelated["by_meaning"] == 0, unrelated["found"]
+
+
+def test_on_chat_turns_memstore_beats_plain_bm25_and_the_command_line_agrees(tmp_path: Path) -> None:
+    """Catches: a ranking that no longer clearly beats plain BM25 on LoCoMo's 2,760 chat turns, and a
+    command line that returns other hits than the library. Measured: s@5 0.639 against BM25's 0.595."""
+    report = evaluate("eval_locomo.py", tmp_path, "--backend", "bm25,memstore,cli", "--cli-sample", "12")
+    bm25, ours = overall(report["backends"]["bm25"]), overall(report["backends"]["memstore"])
+    assert ours["n"] == 760 and ours["s@5"] >= 0.60, ours
+    assert ours["s@5"] >= bm25["s@5"] + 0.02, (ours, bm25)
+    assert overall(report["backends"]["cli"])["n"] == 12
     assert report["cli_agreement"]["same_top10"] == 1.0
-
-
-def test_hybrid_search_clearly_beats_fts_alone_on_locomo(report: dict[str, Any]) -> None:
-    # Failure caught: a fusion, model or embedded text that no longer earns its cost: with
-    # the semantic extra, an answering turn must reach the top 5 clearly more often than
-    # with FTS5 alone (the issue's target: +0.05), through the library and the command line.
-    backends = report["backends"]
-    assert backends["hybrid"]["available"], backends["hybrid"].get("why")
-    fts = backends["memstore"]["overall"]["s@5"]
-    hybrid = backends["hybrid"]["overall"]["s@5"]
-    assert hybrid >= fts + 0.05, f"hybrid s@5 {hybrid:.3f} is not clearly above FTS alone {fts:.3f}"
-    assert backends["hybrid"]["errors"] == 0 and backends["cli-hybrid"]["errors"] == 0
-    assert report["cli-hybrid_agreement"]["same_top10"] == 1.0
-    assert report["embedding"]["files"] == 2760  # every turn has a vector: none was left to a later pass
-
-
-def test_a_root_still_being_embedded_is_never_worse_than_words_alone(report: dict[str, Any]) -> None:
-    # Failure caught (issue 21): right after the first sync, with most vectors still pending
-    # (sync embeds for its default budget), hybrid ranked 0.06 below FTS alone: the few
-    # embedded files, with a vector part the others lacked, crowded out the answers.
-    backends = report["backends"]
-    fts = backends["memstore"]["overall"]["s@5"]
-    half = backends["hybrid-sync"]
-    assert half["available"] and half["errors"] == 0, half.get("why") or half.get("first_error")
-    assert half["embedded_share"] < 0.9  # the state under test: most of the root not embedded yet
-    assert half["overall"]["s@5"] >= fts - 0.01, f"half-embedded {half['overall']['s@5']:.3f} < FTS {fts:.3f}"
-
-
-def test_questions_no_conversation_discusses_are_not_answered_by_meaning(report: dict[str, Any]) -> None:
-    # Failure caught (issue 21): on a root of 500 turns the least distant turns came back as
-    # "found by meaning" for a question about something nobody in it ever spoke of.
-    unrelated = report["unrelated"]
-    assert unrelated["questions"] == 30
-    assert unrelated["by_meaning"] == 0, unrelated["found"]

@@ -19,7 +19,7 @@ from memstore import Store
 from memstore.core.config import Config
 from memstore.core.errors import BadUsage
 from memstore.mirror import cjk, search
-from tests.conftest import memory, search_json, write
+from tests.helpers import memory, search_json, write
 
 ZH = "memory/project_db-migration.md"
 JA = "memory/reference_ja-migration.md"

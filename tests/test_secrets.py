@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-from conftest import memory, write
 
 from memstore.api.store import Store
 from memstore.team import secrets
+from tests.helpers import memory, write
 
 Run = Callable[..., Result]
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"

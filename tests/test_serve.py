@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.conftest import NOW, memory, write
+from tests.helpers import NOW, memory, write
 from tests.serving import fetch, serving
 
 pytest.importorskip("starlette", reason="the serve extra is part of the test extra")  # pip install -e '.[test]'

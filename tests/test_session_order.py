@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from memstore.wiring.install_base import hook_command
-from tests.conftest import memory, write
+from tests.helpers import memory, write
 
 
 def test_parts_finish_in_chain_order_when_started_backwards(tmp_path: Path) -> None:

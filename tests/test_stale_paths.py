@@ -13,14 +13,9 @@ import pytest
 
 from memstore.mirror import code_history
 from memstore.mirror.freshness import check_references, references
-from tests.conftest import memory, write
+from tests.helpers import git, memory, write
 
 LATER = "2026-07-31T12:00:00Z"
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), "-c", "user.email=t@e", "-c", "user.name=t", *args], check=True,
-                          capture_output=True, text=True).stdout
 
 
 @pytest.fixture
@@ -31,11 +26,11 @@ def project(tmp_path: Path) -> Path:
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     for name in ("exporter.py", "reader.py", "old_name.py", "pkg/mod.py"):
         (repo / "src" / name).write_text("x = 1\n")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "init")
-    _git(repo, "rm", "-q", "src/exporter.py", "src/pkg/mod.py")
-    _git(repo, "mv", "src/old_name.py", "src/new_name.py")
-    _git(repo, "commit", "-qm", "drop the exporter, rename old_name")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "init")
+    git(repo, "rm", "-q", "src/exporter.py", "src/pkg/mod.py")
+    git(repo, "mv", "src/old_name.py", "src/new_name.py")
+    git(repo, "commit", "-qm", "drop the exporter, rename old_name")
     return repo
 
 
@@ -65,9 +60,9 @@ def test_only_a_path_the_project_once_had_is_flagged(root: Path, run: Any, proje
     row = next(line for line in (root / "memory" / "MEMORY.md").read_text().splitlines() if "project_code" in line)
     assert "(stale: " in row and "new_api" not in row and "x.y.z" not in row
     texts = [w["text"] for w in json.loads(run(root, "review", "--json").stdout)]
-    sha = _git(project, "log", "-1", "--format=%h").strip()
+    sha = git(project, "log", "-1", "--format=%h").strip()
     assert any(t.endswith(f"cites src/exporter.py, no longer in {project}, which had it until commit {sha} of "
-                          f"{_git(project, 'log', '-1', '--format=%as').strip()}") for t in texts), texts
+                          f"{git(project, 'log', '-1', '--format=%as').strip()}") for t in texts), texts
     assert not [t for t in texts if "new_api" in t or "x.y.z" in t]
 
 
@@ -110,8 +105,8 @@ def test_history_is_read_once_per_head(project: Path, monkeypatch: pytest.Monkey
     assert calls == ["rev-parse"]
     (project / "docs").mkdir()
     (project / "docs" / "never.py").write_text("y = 2\n")
-    _git(project, "add", "-A")
-    _git(project, "commit", "-qm", "now it was")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "now it was")
     calls.clear()
     assert set(code_history.last_commits(str(project), ["src/exporter.py", "docs/never.py"], memo)) == \
         {"src/exporter.py", "docs/never.py"}
@@ -152,5 +147,5 @@ def test_a_project_with_no_commit_had_nothing(tmp_path: Path) -> None:
 def test_a_project_config_with_log_follow_still_has_its_history_read(project: Path) -> None:
     """Catches: `log.follow = true` in the project's .git/config making git abort on the one-path log
     memstore runs (a BUG in git's tree-diff), so the stale check was silently off for that project."""
-    _git(project, "config", "log.follow", "true")
+    git(project, "config", "log.follow", "true")
     assert "src/exporter.py" in code_history.last_commits(str(project), ["src/exporter.py"], {})

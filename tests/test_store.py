@@ -14,7 +14,7 @@ import pytest
 
 from memstore import BadUsage, Busy, Hit, MemoryRow, NotFound, RootNotFound, Store
 from memstore.core.config import Config
-from tests.conftest import memory, write
+from tests.helpers import memory, write
 
 NOW = dt.datetime(2026, 7, 30, 12, 0, 37, tzinfo=dt.UTC)  # seconds on purpose: render cuts to the minute
 REPO = Path(__file__).resolve().parents[1]

@@ -22,7 +22,7 @@ import pytest
 from click.testing import Result
 
 from memstore.api.store import Store
-from tests.conftest import NOW, memory, write
+from tests.helpers import NOW, memory, write
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="symlinks and FIFOs need a POSIX system")
 
@@ -210,7 +210,7 @@ def test_link_inside_memory_is_skipped_and_named(run: Callable[..., Result], tmp
 
 def test_identity_and_derived_files_linked_out_are_not_imported(run: Callable[..., Result], tmp_path: Path) -> None:
     """The SessionStart imports (identity.md, MEMORY.md) and the in-flight list refuse a link out."""
-    from memstore.hook.bundle import imports_text
+    from memstore.hook.session_imports import imports_text
 
     root = init_root(run, tmp_path)
     outside = plant_outside(tmp_path)

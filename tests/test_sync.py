@@ -12,7 +12,7 @@ import pytest
 
 from memstore.core.config import Config
 from memstore.mirror.sync import SyncReport, open_mirror, quick_sync, rebuild, sync
-from tests.conftest import memory, write
+from tests.helpers import memory, write
 
 CFG = Config()
 

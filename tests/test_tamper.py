@@ -16,45 +16,13 @@ import pytest
 from memstore.core import tamper, tamper_sessions, tamper_state
 from memstore.core.config import load_config
 from memstore.life.meditation import load_objects
-from memstore.mirror.sync import sync
-from tests.conftest import memory, write
-from tests.test_hook import LENS, call, pre
+from tests.helpers import LENS, call, context_of, install_user, pre, start, write
 
 pytestmark = pytest.mark.usefixtures("claude_on_path")
 
 
-@pytest.fixture
-def agent(root: Path) -> Path:
-    return lens_root(root)
-
-
-def lens_root(root: Path) -> Path:
-    """A root with identity, a Bash lens (its text says LENSMARK) and a meditation, synced."""
-    write(root, "memory/feedback_alpha.md", memory("feedback_alpha", "alpha rule"))
-    write(root, "identity.md", "# me\n")
-    write(root, "lenses/bash-care.md", LENS)
-    write(root, "meditations/still.md", "---\ntype: meditation\nshelf: awareness\n---\nsit\n")
-    sync(root)
-    return root
-
-
-def start(root: Path, session: str = "s1") -> dict | None:
-    return call(root, {"hook_event_name": "SessionStart", "session_id": session, "cwd": str(root),
-                       "source": "startup"})[1]
-
-
-def context_of(response: dict | None) -> str:
-    return (response or {}).get("hookSpecificOutput", {}).get("additionalContext", "")
-
-
 def lens_fired(root: Path, session: str = "s1") -> bool:
     return "LENSMARK" in context_of(call(root, pre("Bash", session=session))[1])
-
-
-def install_user(run, root: Path):
-    result = run(root, "install", "--scope", "user", "--apply")
-    assert result.exit_code == 0, result.output
-    return result
 
 
 def top_lines(text: str) -> list[str]:

@@ -8,61 +8,23 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from memstore import Store
-from tests.conftest import memory, write
+from tests.helpers import NOW_DT, git, joined, memory, write
 
-NOW = dt.datetime(2026, 7, 30, 12, tzinfo=dt.UTC)
-GIT_ID = {"GIT_AUTHOR_NAME": "Ann Teammate", "GIT_AUTHOR_EMAIL": "ann@example.com",
-          "GIT_COMMITTER_NAME": "Ann Teammate", "GIT_COMMITTER_EMAIL": "ann@example.com",
-          # the team's commits are dated on the tests' clock: a retirement is said for days counted from it
-          "GIT_AUTHOR_DATE": "2026-07-30T12:00:00Z", "GIT_COMMITTER_DATE": "2026-07-30T12:00:00Z"}
+pytestmark = pytest.mark.usefixtures("git_identity")
 VPN = "Reach the staging database through the office VPN"
 VPN_WHY = "the VPN was retired; use the zero-trust proxy"
 
 
-def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=60,
-                          env={**os.environ, **GIT_ID}, check=False)
-    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
-    return done.stdout.strip()
-
-
 @pytest.fixture(autouse=True)
-def _identity(monkeypatch: pytest.MonkeyPatch) -> None:
-    for key, value in GIT_ID.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("MEMSTORE_SEMANTIC", "off")
-
-
-@pytest.fixture
-def remote(tmp_path: Path) -> tuple[Path, Path]:
-    """(the working clone the team lead merges pull requests in, the bare remote)."""
-    from memstore.api.teams import Teams
-
-    seed = tmp_path / "seed"
-    Teams.init(seed)
-    write(seed, "memory/feedback_vendor-quirk.md", memory(
-        "feedback_vendor-quirk", "Acme payments API answers 200 with an error body on timeouts"))
-    git(seed, "add", "-A")
-    git(seed, "commit", "-qm", "seed the team memory")
-    bare = tmp_path / "remote.git"
-    git(tmp_path, "clone", "-q", "--bare", str(seed), str(bare))
-    git(seed, "remote", "add", "origin", str(bare))
-    git(seed, "fetch", "-q", "origin")
-    return seed, bare
-
-
-def joined(tmp_path: Path, bare: Path, who: str) -> Store:
-    root = tmp_path / who
-    (root / "memory").mkdir(parents=True)
-    Store(root, NOW).teams.add(str(bare), name="acme")
-    return Store(root, NOW)
+def _dated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The team's commits are dated on the tests' clock: a retirement is said for days counted from it."""
+    for key in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
+        monkeypatch.setenv(key, "2026-07-30T12:00:00Z")
 
 
 def merge(seed: Path, branch: str) -> None:
@@ -83,7 +45,7 @@ def rows_with(store: Store, words: str) -> list[str]:
 def pulled(store: Store) -> Store:
     [result] = store.teams.pull()
     assert result.state in ("updated", "current"), result.message
-    return Store(store.root, NOW)
+    return Store(store.root, NOW_DT)
 
 
 def share_and_merge(tmp_path: Path, remote: tuple[Path, Path], name: str, summary: str) -> tuple[Store, Store]:
@@ -124,7 +86,7 @@ def test_share_merge_pull_then_retire_leaves_one_copy_then_none(tmp_path: Path, 
     assert "feedback_vpn" in bundle.split("Taken out of a team")[1]
     ann = pulled(ann)
     assert VPN_WHY in ann.context()  # the teammate who never had a copy hears why too
-    me = Store(me.root, NOW + dt.timedelta(days=8))
+    me = Store(me.root, NOW_DT + dt.timedelta(days=8))
     me.render()
     assert rows_with(me, "office VPN") == [] and VPN_WHY not in me.context()  # a week on: still aside, said enough
 
@@ -279,6 +241,6 @@ def test_a_bare_repository_whose_head_names_no_pushed_branch_is_followed_on_its_
     said: list[str] = []
     root = tmp_path / "me"
     (root / "memory").mkdir(parents=True)
-    team = Store(root, NOW).teams.add(str(bare), name="acme", say=said.append)
+    team = Store(root, NOW_DT).teams.add(str(bare), name="acme", say=said.append)
     assert team.branch == "main" and any("following its only branch, main" in line for line in said), said
     assert (root / "teams/acme/memory/feedback_vendor-quirk.md").is_file()

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from memstore import Store
-from tests.conftest import memory, write
+from tests.helpers import memory, write
 
 STUB = """
 import json, sys

@@ -16,13 +16,12 @@ import pytest
 
 from memstore.core.inert import inert_block, inert_line
 from memstore.core.kinds import MCP_TOOLS
-from memstore.hook.bundle import imports_text
+from memstore.hook.session_imports import imports_text
 from memstore.hook.shellcmd import names_person_file
 from memstore.wiring.install import registrations
 from memstore.wiring.install_base import MCP_MATCHER
 from memstore.wiring.protect import deny_rules, remove_deny
-from tests.conftest import memory, write
-from tests.test_hook import agent, call, decision, pre  # noqa: F401 (agent is a fixture)
+from tests.helpers import call, decision, memory, pre, write
 
 # Claude Code 2.1.332's own import scan (read from the binary): "@" at a token's start or
 # after whitespace, in markdown text tokens (code spans and code blocks skipped).
@@ -113,7 +112,7 @@ def test_rows_are_rebuilt_inert_by_the_migration(root: Path, run) -> None:
 # ---------------------------------------------------------------- the person's files
 
 
-def test_hook_refuses_shell_writes_to_the_persons_files(agent: Path) -> None:  # noqa: F811
+def test_hook_refuses_shell_writes_to_the_persons_files(agent: Path) -> None:
     """Failure caught: under acceptEdits, `echo ... >> lenses/x.md` and `python3 -c open(...)` changed a
     lens with no prompt; the hook never denied anything."""
     lens = agent / "lenses" / "bash-care.md"
@@ -210,7 +209,7 @@ def test_verify_fails_without_the_deny_rules(tmp_path: Path, run) -> None:
 # ---------------------------------------------------------------- smaller holes in the hook
 
 
-def test_mcp_tools_are_approved_by_exact_name_only(agent: Path) -> None:  # noqa: F811
+def test_mcp_tools_are_approved_by_exact_name_only(agent: Path) -> None:
     """Failure caught: any tool whose name started with mcp__memstore__ was approved
     (mcp__memstore__evil__run_shell)."""
     for tool in MCP_TOOLS:
@@ -221,7 +220,7 @@ def test_mcp_tools_are_approved_by_exact_name_only(agent: Path) -> None:  # noqa
         assert not re.match(MCP_MATCHER, tool), tool
 
 
-def test_a_very_long_path_is_refused_fast(agent: Path) -> None:  # noqa: F811
+def test_a_very_long_path_is_refused_fast(agent: Path) -> None:
     """Failure caught: a 300 KB path (memory/a/a/.../x.md) took the hook 5.7 s in realpath."""
     deep = str(agent / "memory") + "/a" * 150_000 + "/x.md"
     started = time.monotonic()
@@ -331,7 +330,7 @@ def test_a_reinstall_keeps_mcp_and_a_second_root_is_named(tmp_path: Path, run) -
 def test_mcp_results_carry_memory_text_as_data(tmp_path: Path, run) -> None:
     """Failure caught (review): MCP search, read and the bug tools returned memory text raw, so a summary
     holding </system-reminder> or a bidi override reached the model as written."""
-    from tests.test_mcp import payload, text, with_session
+    from tests.mcpclient import payload, text, with_session
 
     root = tmp_path / "me"
     assert run(None, "init", str(root), "--apply").exit_code == 0
@@ -351,7 +350,7 @@ def test_mcp_results_carry_memory_text_as_data(tmp_path: Path, run) -> None:
         assert "export rule" in result and "</system-reminder>" not in result and "\u202e" not in result
 
 
-def test_the_wiring_itself_is_refused(agent: Path) -> None:  # noqa: F811
+def test_the_wiring_itself_is_refused(agent: Path) -> None:
     """Failure caught (review, real binary): in bypassPermissions the agent could rewrite
     ~/.claude/settings.json, and with it the deny rules and hooks that protect the person's files."""
     settings = Path(os.environ["HOME"]) / ".claude" / "settings.json"

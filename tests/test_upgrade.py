@@ -13,17 +13,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
-import memstore
-from tests.conftest import memory, write
+from tests.helpers import memory, previous_settings, write
 
-FIXTURE = Path(__file__).parent / "data" / "previous-release" / "settings.json"
-PACKAGE = Path(memstore.__file__).resolve().parents[1]
 NOW = "2026-11-20T09:00:00Z"
 
 
@@ -31,21 +27,6 @@ def memstore_cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "HOME": str(home), "MEMSTORE_NOW": NOW}
     return subprocess.run([sys.executable, "-m", "memstore", *args], capture_output=True, text=True, env=env,
                           timeout=120)
-
-
-def previous_settings(home: Path, root: Path, package: Path = PACKAGE) -> dict:
-    text = FIXTURE.read_text()
-    for key, value in {"{PACKAGE}": str(package), "{PYTHON}": sys.executable, "{BIN}": str(Path(sys.executable).parent),
-                       "{BASH}": shutil.which("bash") or "/bin/bash", "{ROOT}": str(root), "{HOME}": str(home)}.items():
-        text = text.replace(key, value)
-    settings = home / ".claude" / "settings.json"
-    settings.parent.mkdir(parents=True, exist_ok=True)
-    settings.write_text(text)
-    rules = home / ".claude" / "rules" / "memstore.md"
-    rules.parent.mkdir(parents=True, exist_ok=True)
-    rules.write_text("<!-- memstore:begin (managed by `memstore install`; edits between these lines are replaced) -->\n"
-                     f"@{root}/identity.md\n@{root}/memory/MEMORY.md\n<!-- memstore:end -->\n")
-    return json.loads(text)
 
 
 def handler(settings: dict, event: str, matcher: str | None) -> str:

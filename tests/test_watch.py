@@ -27,7 +27,7 @@ from watchdog.events import FileCreatedEvent, FileModifiedEvent, FileMovedEvent
 from memstore.api.store import Store
 from memstore.core.errors import Busy
 from memstore.frontends.watch import Watcher, WatchLock, relevant, serve
-from tests.conftest import memory, write
+from tests.helpers import memory, write
 
 DEADLINE = 10.0
 
@@ -54,7 +54,7 @@ def index(root: Path) -> str:
 
 
 @pytest.fixture
-def agent(tmp_path: Path) -> Path:
+def watched_root(tmp_path: Path) -> Path:
     base = tmp_path / "agent"
     write(base, "memory/feedback_seed.md", memory("feedback_seed", "seed memory as first written"))
     return base
@@ -103,45 +103,45 @@ def wait_ready(root: Path, proc: subprocess.Popen[str]) -> None:
 
 
 def test_watch_picks_up_create_edit_in_place_rename_into_place_and_delete(
-        agent: Path, start_watcher: Callable[..., subprocess.Popen[str]]) -> None:
+        watched_root: Path, start_watcher: Callable[..., subprocess.Popen[str]]) -> None:
     """Failure caught: a kind of change the observer reports is dropped or never synced: a create, an
     in-place rewrite (which the quick folder check cannot see), an editor's temp-file-and-rename save
     (create of a hidden temp name, then a move onto the real name) or a delete does not reach MEMORY.md.
     The rescan is set far beyond the deadline, so only events can explain each pickup."""
-    proc = start_watcher(agent, "--rescan", "600")
-    wait_ready(agent, proc)
-    target = agent / "memory" / "feedback_alpha.md"
+    proc = start_watcher(watched_root, "--rescan", "600")
+    wait_ready(watched_root, proc)
+    target = watched_root / "memory" / "feedback_alpha.md"
 
-    write(agent, "memory/feedback_alpha.md", memory("feedback_alpha", "alpha as created"))
-    wait_for(lambda: "alpha as created" in index(agent), "a created memory in MEMORY.md", proc)
+    write(watched_root, "memory/feedback_alpha.md", memory("feedback_alpha", "alpha as created"))
+    wait_for(lambda: "alpha as created" in index(watched_root), "a created memory in MEMORY.md", proc)
 
     inode = target.stat().st_ino
     target.write_text(memory("feedback_alpha", "alpha edited in place", body="zebracorn"), encoding="utf-8")
     assert target.stat().st_ino == inode  # really in place: the same inode
-    wait_for(lambda: "alpha edited in place" in index(agent), "an in-place edit in MEMORY.md", proc)
-    assert "alpha as created" not in index(agent)
-    hits = Store(agent).search("zebracorn", catch_up="none")  # the mirror itself, as the watcher left it
+    wait_for(lambda: "alpha edited in place" in index(watched_root), "an in-place edit in MEMORY.md", proc)
+    assert "alpha as created" not in index(watched_root)
+    hits = Store(watched_root).search("zebracorn", catch_up="none")  # the mirror itself, as the watcher left it
     assert [hit.path for hit in hits] == ["memory/feedback_alpha.md"]
 
     temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")  # memstore's own temp naming
     temp.write_text(memory("feedback_alpha", "alpha renamed into place"), encoding="utf-8")
     os.replace(temp, target)
-    wait_for(lambda: "alpha renamed into place" in index(agent), "a rename-into-place save in MEMORY.md", proc)
+    wait_for(lambda: "alpha renamed into place" in index(watched_root), "a rename-into-place save in MEMORY.md", proc)
 
     target.unlink()
-    wait_for(lambda: "feedback_alpha" not in index(agent), "a deleted memory gone from MEMORY.md", proc)
-    assert "seed memory" in index(agent)
+    wait_for(lambda: "feedback_alpha" not in index(watched_root), "a deleted memory gone from MEMORY.md", proc)
+    assert "seed memory" in index(watched_root)
     assert proc.poll() is None
 
 
 def test_second_watcher_on_the_same_root_exits_1_naming_the_first_pid(
-        agent: Path, start_watcher: Callable[..., subprocess.Popen[str]]) -> None:
+        watched_root: Path, start_watcher: Callable[..., subprocess.Popen[str]]) -> None:
     """Failure caught: two watchers on one root (double syncs, racing renders), or a second one that
     fails without saying which process holds the root."""
-    first = start_watcher(agent, "--rescan", "600")
-    wait_ready(agent, first)
+    first = start_watcher(watched_root, "--rescan", "600")
+    wait_ready(watched_root, first)
     env = {k: v for k, v in os.environ.items() if k != "MEMSTORE_NOW"}
-    second = subprocess.run([sys.executable, "-m", "memstore", "--root", str(agent), "watch"],
+    second = subprocess.run([sys.executable, "-m", "memstore", "--root", str(watched_root), "watch"],
                             capture_output=True, text=True, timeout=20, env=env)
     assert second.returncode == 1, second.stdout + second.stderr
     lines = second.stderr.strip().splitlines()
@@ -149,16 +149,16 @@ def test_second_watcher_on_the_same_root_exits_1_naming_the_first_pid(
     assert f"pid {first.pid}" in lines[0] and "already watching" in lines[0]
     assert second.stdout == ""
     assert first.poll() is None  # the first one is unharmed
-    assert lock_file(agent).read_text().strip() == str(first.pid)
+    assert lock_file(watched_root).read_text().strip() == str(first.pid)
 
 
 def test_sigint_and_sigterm_stop_cleanly_and_release_the_lock(
-        agent: Path, start_watcher: Callable[..., subprocess.Popen[str]]) -> None:
+        watched_root: Path, start_watcher: Callable[..., subprocess.Popen[str]]) -> None:
     """Failure caught: Ctrl-C ends in a traceback or exit 130, SIGTERM kills the watcher mid-cycle
     without stopping the observer, or the lock (or its pid) outlives the watcher so the next one
     cannot start. Also that --rescan reaches the watcher."""
-    proc = start_watcher(agent, "--rescan", "2")
-    wait_ready(agent, proc)
+    proc = start_watcher(watched_root, "--rescan", "2")
+    wait_ready(watched_root, proc)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=10)
     assert proc.returncode == 0, err
@@ -166,12 +166,12 @@ def test_sigint_and_sigterm_stop_cleanly_and_release_the_lock(
     assert lines[-1] == "stopped"
     assert f"(pid {proc.pid})" in lines[0] and "full rescan every 2 s" in lines[0]
     assert "Traceback" not in err
-    with open(lock_file(agent), "rb+") as handle:  # free: a non-blocking lock succeeds
+    with open(lock_file(watched_root), "rb+") as handle:  # free: a non-blocking lock succeeds
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         assert handle.read() == b""  # no stale pid left behind
 
-    again = start_watcher(agent, "--rescan", "2")
-    wait_ready(agent, again)
+    again = start_watcher(watched_root, "--rescan", "2")
+    wait_ready(watched_root, again)
     again.send_signal(signal.SIGTERM)
     out, err = again.communicate(timeout=10)
     assert again.returncode == 0, err
@@ -224,13 +224,13 @@ def in_thread() -> Iterator[Callable[[Callable[[threading.Event], object]], thre
 
 
 @pytest.mark.parametrize("observer", [NoEvents, NoInotify])
-def test_rescan_catches_a_change_no_event_reported(agent: Path, in_thread: Callable[..., threading.Thread],
+def test_rescan_catches_a_change_no_event_reported(watched_root: Path, in_thread: Callable[..., threading.Thread],
                                                    observer: type[NoEvents]) -> None:
     """Failure caught: with events lost (queue overflow, sleep, an observer that died or could not
     start), the watcher goes stale for good or stops; the periodic full rescan must catch an in-place
     edit within its interval. Also: serve() releases the watch lock when stopped, so the next watcher
     in this process can start."""
-    store = Store(agent)
+    store = Store(watched_root)
     holder: list[threading.Event] = []
     warnings: list[str] = []
 
@@ -239,9 +239,9 @@ def test_rescan_catches_a_change_no_event_reported(agent: Path, in_thread: Calla
         serve(store, stop, debounce=0.05, rescan=0.5, observer_factory=observer, warn=warnings.append)
 
     thread = in_thread(run)
-    wait_for(lambda: "seed memory as first written" in index(agent), "the first render")
-    write(agent, "memory/feedback_seed.md", memory("feedback_seed", "seed changed with nobody told"))
-    took = wait_for(lambda: "seed changed with nobody told" in index(agent), "the rescan to pick up the edit",
+    wait_for(lambda: "seed memory as first written" in index(watched_root), "the first render")
+    write(watched_root, "memory/feedback_seed.md", memory("feedback_seed", "seed changed with nobody told"))
+    took = wait_for(lambda: "seed changed with nobody told" in index(watched_root), "the rescan to pick up the edit",
                     timeout=5.0)
     assert took < 3.0
     assert len(warnings) == (observer is NoInotify), warnings
@@ -254,14 +254,14 @@ def test_rescan_catches_a_change_no_event_reported(agent: Path, in_thread: Calla
 
 
 def test_a_burst_of_events_is_one_cycle_and_a_temp_rename_save_counts(
-        agent: Path, in_thread: Callable[..., threading.Thread]) -> None:
+        watched_root: Path, in_thread: Callable[..., threading.Thread]) -> None:
     """Failure caught: a sync per event instead of one per burst (debounce), or a temp-file-and-rename
     save missed because only the temp name (ignored) was looked at, not the move's destination."""
-    watcher = Watcher(Store(agent), debounce=0.3, rescan=600)
+    watcher = Watcher(Store(watched_root), debounce=0.3, rescan=600)
     in_thread(lambda stop: watcher.run(stop, NoEvents))
     wait_for(lambda: watcher.cycles == 1, "the first cycle")
 
-    real = agent / "memory" / "feedback_burst.md"
+    real = watched_root / "memory" / "feedback_burst.md"
     temp = real.with_name(f".{real.name}.{os.getpid()}.tmp")
     temp.write_text(memory("feedback_burst", "written through a temp file"), encoding="utf-8")
     watcher.dispatch(FileCreatedEvent(str(temp)))
@@ -272,16 +272,16 @@ def test_a_burst_of_events_is_one_cycle_and_a_temp_rename_save_counts(
     while time.monotonic() - start < 0.6:  # a burst twice as long as the debounce, never quiet for it
         watcher.dispatch(FileMovedEvent(str(temp), str(real)))
         time.sleep(0.02)
-    wait_for(lambda: "written through a temp file" in index(agent), "the burst's one cycle")
+    wait_for(lambda: "written through a temp file" in index(watched_root), "the burst's one cycle")
     time.sleep(0.6)  # quiet for twice the debounce: no further cycle may come
     assert watcher.cycles == 2
 
 
-def test_a_steady_stream_of_events_still_gets_cycles(agent: Path, in_thread: Callable[..., threading.Thread]
+def test_a_steady_stream_of_events_still_gets_cycles(watched_root: Path, in_thread: Callable[..., threading.Thread]
                                                      ) -> None:
     """Failure caught: events that never pause for the debounce (a bulk copy, a tool appending to a
     memory without end) starve the sync for as long as they last; max_delay bounds the wait."""
-    watcher = Watcher(Store(agent), debounce=5.0, rescan=600, max_delay=0.3)
+    watcher = Watcher(Store(watched_root), debounce=5.0, rescan=600, max_delay=0.3)
     in_thread(lambda stop: watcher.run(stop, NoEvents))
     wait_for(lambda: watcher.cycles == 1, "the first cycle")
     start = time.monotonic()
@@ -303,17 +303,17 @@ class Recording(Watcher):
         super().notice(rel)
 
 
-def test_own_render_and_reads_do_not_trigger_the_watcher(agent: Path, in_thread: Callable[..., threading.Thread]
+def test_own_render_and_reads_do_not_trigger_the_watcher(watched_root: Path, in_thread: Callable[..., threading.Thread]
                                                          ) -> None:
     """Failure caught: the watcher's own render (MEMORY.md and the other derived files, written by temp
     file and rename), its mirror writes under runtime/ or its reads of the files count as changes,
     so every cycle schedules another. Uses the real watchdog observer."""
-    watcher = Recording(Store(agent), debounce=0.1, rescan=600)
-    (agent / "runtime" / "state").mkdir(parents=True)  # as serve()'s lock would have made it before the observer
+    watcher = Recording(Store(watched_root), debounce=0.1, rescan=600)
+    (watched_root / "runtime" / "state").mkdir(parents=True)  # as serve()'s lock would have made it before the observer
     in_thread(watcher.run)
     wait_for(lambda: watcher.cycles == 1, "the first cycle")
-    write(agent, "memory/feedback_gamma.md", memory("feedback_gamma", "gamma arrives"))
-    wait_for(lambda: "gamma arrives" in index(agent) and watcher.cycles >= 2, "the created memory in MEMORY.md")
+    write(watched_root, "memory/feedback_gamma.md", memory("feedback_gamma", "gamma arrives"))
+    wait_for(lambda: "gamma arrives" in index(watched_root) and watcher.cycles >= 2, "the created memory in MEMORY.md")
     settled = watcher.cycles
     time.sleep(1.0)  # ten debounces of quiet: a self-triggered cycle would have run by now
     assert set(watcher.noticed) == {"memory/feedback_gamma.md"}
@@ -321,10 +321,10 @@ def test_own_render_and_reads_do_not_trigger_the_watcher(agent: Path, in_thread:
 
 
 def test_a_failed_cycle_is_one_line_and_the_watcher_keeps_going(
-        agent: Path, in_thread: Callable[..., threading.Thread]) -> None:
+        watched_root: Path, in_thread: Callable[..., threading.Thread]) -> None:
     """Failure caught: an error in one cycle (the mirror busy, a bad file) kills the watcher thread,
     prints a traceback, or drops the changes it was carrying instead of retrying them."""
-    store = Store(agent)
+    store = Store(watched_root)
     failing = {"left": 0}
     real_render = store.render
 
@@ -342,9 +342,10 @@ def test_a_failed_cycle_is_one_line_and_the_watcher_keeps_going(
     wait_for(lambda: watcher.cycles == 1, "the first cycle")
 
     failing["left"] = 1
-    write(agent, "memory/feedback_seed.md", memory("feedback_seed", "seed after a busy moment"))
+    write(watched_root, "memory/feedback_seed.md", memory("feedback_seed", "seed after a busy moment"))
     watcher.notice("memory/feedback_seed.md")
-    wait_for(lambda: "seed after a busy moment" in index(agent) and watcher.failures == 0 and watcher.cycles == 2,
+    wait_for(lambda: "seed after a busy moment" in index(watched_root) and watcher.failures == 0
+             and watcher.cycles == 2,
              "the retried cycle")
     assert len(warnings) == 1 and "\n" not in warnings[0], warnings
     assert "failed" in warnings[0] and "database is locked" in warnings[0]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import memory, write
+from tests.helpers import memory, write
 
 
 def front(path: Path) -> dict[str, str]:
@@ -71,7 +71,8 @@ def test_hook_errors_show_in_status(root: Path, run) -> None:
 def test_bug_ids_stay_unique_when_two_clones_merge(tmp_path: Path) -> None:
     """Failure caught: two machines each filed bug 0002; after the merge two files had one id, and lint
     said nothing."""
-    from tests.test_many_machines import DAY0, DAY1, git, ms, ok, shared_root
+    from tests.clones import DAY0, DAY1, ms, ok, shared_root
+    from tests.helpers import git
 
     _, laptop, desktop = shared_root(tmp_path)
     ok(ms(laptop, "laptop", DAY0, "bug", "add", "first bug", "--by", "me"))
@@ -142,7 +143,7 @@ def test_new_is_in_the_index_at_once(root: Path, run) -> None:
 
 def test_the_logs_stay_bounded(root: Path, run) -> None:
     """Failure caught: tick.log, wake.log and hook-errors.log grew without bound."""
-    from memstore.core.locks import LOG_LIMIT
+    from memstore.core.logs import LOG_LIMIT
 
     for name in ("tick.log", "wake.log", "hook-errors.log"):
         write(root, f"runtime/state/{name}", "x" * (LOG_LIMIT + 10))

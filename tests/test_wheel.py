@@ -3,7 +3,7 @@
 The developer tooling (the synthetic corpus generator, the benchmarks, the LoCoMo
 evaluation, the BM25 baseline) is its own distribution in devtools/ (memstore-devtools).
 This builds the real wheel from setup.cfg and reads its file list, so a package added
-back to setup.cfg's `packages` (say memstore.corpus) fails here, and so does a
+back to setup.cfg's `packages` (say a `corpus` subpackage of memstore) fails here, and so does a
 subpackage of memstore/ left off that list (memstore.frontends.commands once was: every command
 of a non-editable install died with ModuleNotFoundError). Then it installs the wheel
 into a fresh venv, away from the checkout, and runs every command's --help and a demo
@@ -68,7 +68,7 @@ def wheel_names(wheel: Path) -> list[str]:
 
 
 def source_modules(src: Path) -> set[str]:
-    """Where each .py of the checkout lands in the wheel: memstore/ as it is, migrations/ as memstore/migrations/."""
+    """Where each .py of the checkout lands in the wheel (migrations/ as memstore.migrations)."""
     found = set()
     for folder, installed in (("memstore", "memstore"), ("migrations", "memstore/migrations")):
         for path in (src / folder).rglob("*.py"):
@@ -132,6 +132,8 @@ def _under(path: str, folder: Path) -> bool:
     return True
 
 
+@pytest.mark.slow  # a fresh venv and an install into it
+@pytest.mark.timeout(600)
 def test_the_installed_wheel_runs_from_a_fresh_venv(built: tuple[Path, Path], tmp_path: Path) -> None:
     """Fails if a plain `pip install` of the wheel gives a memstore that cannot run a command.
 

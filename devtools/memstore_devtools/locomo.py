@@ -31,6 +31,7 @@ Usage (scripts/eval_locomo.py only calls `main` here)::
 
     .venv/bin/python scripts/eval_locomo.py                     # all backends, 5 conversations
     .venv/bin/python scripts/eval_locomo.py --backend bm25
+    .venv/bin/python scripts/eval_locomo.py --backend bm25,memstore,cli --cli-sample 12
     .venv/bin/python scripts/eval_locomo.py --conversations 0,2 --dump-misses 15
     .venv/bin/python scripts/eval_locomo.py --json out.json --min-s5 0.55   # CI gate
     .venv/bin/python scripts/eval_locomo.py --backend hybrid --with-context  # turns with context
@@ -632,6 +633,18 @@ def dump_misses(convs: list[Conversation], limit: int) -> None:
 # ------------------------------------------------------------------------------ main
 
 
+def backend_list(value: str) -> str | list[str]:
+    """'all', or 'bm25,memstore' -> ['bm25', 'memstore'] in BACKENDS' order (each a known name)."""
+    if value == "all":
+        return value
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    unknown = [name for name in names if name not in BACKENDS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown backend {', '.join(unknown) or value!r} (choose from "
+                                         f"{', '.join(BACKENDS)} or all)")
+    return [name for name in BACKENDS if name in names]
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"LoCoMo JSON (default {DEFAULT_DATA})")
@@ -639,7 +652,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--conversations", metavar="SPEC", help="'N' = first N conversations; '0,2' or '1-3' = those indices"
     )
     ap.add_argument("--root", type=Path, help="write the agent roots here and keep them (default: a temp folder)")
-    ap.add_argument("--backend", choices=(*BACKENDS, "all"), default="all")
+    ap.add_argument("--backend", type=backend_list, default="all", metavar="NAME[,NAME...]",
+                    help=f"'all' (default) or a comma-separated list of: {', '.join(BACKENDS)}")
     ap.add_argument(
         "--cli-sample",
         type=int,
@@ -674,7 +688,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         indices = parse_conversation_spec(args.conversations, n_total)
     except (ValueError, json.JSONDecodeError) as exc:
         ap.error(str(exc))
-    wanted = list(BACKENDS) if args.backend == "all" else [args.backend]
+    wanted = list(BACKENDS) if args.backend == "all" else args.backend
     if args.dump_misses and not {"bm25", "memstore"} <= set(wanted):
         ap.error("--dump-misses needs both the bm25 and memstore backends")
 

@@ -25,6 +25,11 @@ Usage (scripts/eval_memories.py only calls `main` here)::
     .venv/bin/python scripts/eval_memories.py                       # both sets, both backends
     .venv/bin/python scripts/eval_memories.py --set longmemeval --backend fts
     .venv/bin/python scripts/eval_memories.py --json out.json --verbose
+    .venv/bin/python scripts/eval_memories.py --conversations 0 --questions 40   # a quick look
+
+``--conversations`` keeps some of LoCoMo's roots; ``--questions N`` asks a seeded sample of
+N questions of each set (every memory of the set stays in its roots): the figures of a
+subset, for a quick check, not the headline.
 
 Exit status: 0; 1 when a backend asked for could not be measured (said why); 2 for bad
 usage. The data is a measuring stick, not a training set: do not tune to single questions.
@@ -35,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import re
 import sys
 import tempfile
@@ -52,6 +58,7 @@ from memstore_devtools.locomo import (
     EVIDENCE_RE,
     KS,
     LIMIT,
+    UNRELATED,
     Backend,
     Conversation,
     HybridBackend,
@@ -59,6 +66,7 @@ from memstore_devtools.locomo import (
     Question,
     format_table,
     load_conversations,
+    parse_conversation_spec,
     parse_session_date,
     relative_path,
     summarize,
@@ -83,6 +91,7 @@ class Corpus:
     files: dict[str, str]  # file name -> file text
     sources: dict[str, frozenset[str]]  # "memory/<file>" -> the turn or session ids it came from
     questions: list[Question]
+    left_out: int = 0  # its questions with nothing to find
     holder: Conversation = field(init=False)  # what locomo's backends search: only its root is used
 
     def __post_init__(self) -> None:
@@ -143,7 +152,7 @@ def load_locomo_observations(path: Path) -> MemorySet:
         observed = frozenset().union(*sources.values())
         kept = [q for q in conv.questions if observed & set(q.evidence)]
         left_out += len(conv.questions) - len(kept)
-        corpora.append(Corpus(f"c{conv.index}", files, sources, kept))
+        corpora.append(Corpus(f"c{conv.index}", files, sources, kept, len(conv.questions) - len(kept)))
     return MemorySet("locomo-observations", path, corpora, left_out, LOCOMO_CATEGORIES)
 
 
@@ -249,6 +258,38 @@ def run(backend: Backend, mset: MemorySet, verbose: bool) -> dict[str, Any]:
     return out
 
 
+def subset(mset: MemorySet, conversations: str | None, questions: int | None, seed: int) -> None:
+    """Keep the LoCoMo roots `conversations` names, then a seeded sample of `questions` questions."""
+    if conversations is not None and mset.name == "locomo-observations":
+        keep = parse_conversation_spec(conversations, len(mset.corpora))
+        mset.corpora = [mset.corpora[i] for i in keep]
+        mset.left_out = sum(corpus.left_out for corpus in mset.corpora)
+    if questions is not None:
+        pool = questions_of(mset)
+        picked = {id(q) for q in random.Random(seed).sample(pool, min(questions, len(pool)))}
+        for corpus in mset.corpora:
+            corpus.questions = [q for q in corpus.questions if id(q) in picked]
+
+
+def ask_unrelated(mset: MemorySet) -> dict[str, Any]:
+    """locomo's UNRELATED asked of each (embedded) root of the set: hits, and how many found by meaning."""
+    from memstore import Store
+
+    hits = by_meaning = 0
+    found: list[str] = []
+    for corpus in mset.corpora:
+        assert corpus.holder.root is not None
+        store = Store(corpus.holder.root, notify=lambda _message: None)
+        for question in UNRELATED:
+            for hit in store.search(question, limit=LIMIT, mode="hybrid"):
+                hits += 1
+                if "vector" in hit.signals:
+                    by_meaning += 1
+                    found.append(f"{corpus.label} {question!r}: {hit.path}")
+    return {"questions": len(UNRELATED) * len(mset.corpora), "hits": hits, "by_meaning": by_meaning,
+            "found": found}
+
+
 def questions_of(mset: MemorySet) -> list[Question]:
     return [q for c in mset.corpora for q in c.questions]
 
@@ -263,6 +304,11 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--locomo", type=Path, default=LOCOMO_DATA, help=f"LoCoMo JSON (default {LOCOMO_DATA})")
     ap.add_argument("--longmemeval", type=Path, default=LONGMEMEVAL_DATA,
                     help=f"LongMemEval oracle JSON (default {LONGMEMEVAL_DATA})")
+    ap.add_argument("--conversations", metavar="SPEC",
+                    help="LoCoMo's roots to keep: 'N' = the first N; '0,2' or '1-3' = those (default: all)")
+    ap.add_argument("--questions", type=int, metavar="N",
+                    help="ask a seeded sample of N questions of each set (default: all)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the --questions sample")
     ap.add_argument("--root", type=Path, help="write the agent roots here and keep them (default: a temp folder)")
     ap.add_argument("--json", type=Path, metavar="FILE", dest="json_out", help="write figures and per-question ranks")
     ap.add_argument("-v", "--verbose", action="store_true", help="a line on stderr per backend, set and root")
@@ -281,11 +327,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not loaders[name][1].is_file():
             ap.error(f"no data file for {name} at {loaders[name][1]}")
     sets = [loaders[name][0](loaders[name][1]) for name in set_names]
+    try:
+        for mset in sets:
+            subset(mset, args.conversations, args.questions, args.seed)
+    except ValueError as exc:
+        ap.error(str(exc))
     wanted = list(BACKENDS) if args.backend == "all" else [args.backend]
 
     tmp = None if args.root else tempfile.TemporaryDirectory(prefix="memstore-memories-")
     base = Path(tmp.name) if tmp else args.root.resolve()
     report: dict[str, Any] = {"sets": {}}
+    if args.conversations is not None or args.questions is not None:
+        report["subset"] = {"conversations": args.conversations, "questions": args.questions, "seed": args.seed}
     failed = False
     try:
         for mset in sets:
@@ -308,6 +361,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if not entry["available"]:
                     print(f"{name} on {mset.name}: {entry['why']}", file=sys.stderr)
                 report["sets"][mset.name]["backends"][name] = entry
+                if isinstance(backend, EmbeddingBackend) and entry["available"]:
+                    entry["unrelated"] = ask_unrelated(mset)
                 if args.verbose:
                     print(f"{name}: {mset.name} done", file=sys.stderr, flush=True)
         print_report(report, wanted)
@@ -345,6 +400,11 @@ def print_report(report: dict[str, Any], wanted: list[str]) -> None:
     print(format_table(headers, rows))
     print()
     print(format_table(["set", "backend", "index s", "ask s", "mean ms", "embedded", "errors"], times))
+    for name, entry in report["sets"].items():
+        unrelated = entry["backends"].get("hybrid", {}).get("unrelated")
+        if unrelated:
+            print(f"\n{name}: {unrelated['questions']} unrelated questions asked (six of each root): "
+                  f"{unrelated['hits']} hits, {unrelated['by_meaning']} of them found by meaning")
 
 
 if __name__ == "__main__":

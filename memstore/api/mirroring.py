@@ -1,30 +1,32 @@
-"""The mirror's life cycle, for the Store: open it, repair a corrupt or missing mirror and retry once,
+"""The mirror's life cycle, for the api: open it, repair a corrupt or missing mirror and retry once,
 catch it up with the files before a read, fall back to a read-only look where the root cannot be
-written, and close it. Also the two multi-step writes whose order the Store owns (a file a verb just
-wrote taken in; flush as lock, sync, flush, sync).
+written, and close it; take in a file a verb just wrote; say who may flush.
 
-`Mirror` is made by the Store for one call from its own state (root, config, notices, progress,
-the clock); a feature that needs the mirror is handed `Mirror.run` (or a Store method), never this.
+`Mirror` is made for one call from the root's state (memstore.api.state: root, config, notices,
+progress, the clock at one instant). The flows (memstore.api.flows) open it once per command and
+hand the connection, never the Mirror, to the layers below.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from memstore.core.agent_root import RootPaths
 from memstore.core.config import Config
 from memstore.core.errors import BadUsage, Busy, MemstoreError, read_only_failure
 
-if TYPE_CHECKING:
-    from memstore.mirror.flush import FlushReport
-
 T = TypeVar("T")
 CATCH_UPS = ("quick", "full", "none")
+
+
+class NotFlushHost(MemstoreError):
+    """memstore.toml names another clone as the one that flushes."""
 
 
 @dataclass(frozen=True)
@@ -109,32 +111,34 @@ class Mirror:
         finally:
             conn.close()
 
-    def take_in(self, rel: str) -> None:
-        """Take a file a verb just wrote into the mirror now; the file stands even if this fails."""
+    def lock(self) -> contextlib.AbstractContextManager[None]:
+        """The mirror lock, so that two passes that write the mirror never interleave."""
+        from memstore.core.locks import file_lock
+
+        return file_lock(Path(self.paths.mirror_lock), timeout=self.config.lock_timeout_s)
+
+    def take_in(self, rel: str, *, render_index: bool = False) -> None:
+        """Take a file a verb just wrote into the mirror now; render_index: MEMORY.md follows at
+        once, on the same connection. The file stands even if either fails (the notice says so)."""
+        from memstore.mirror.changes import mark_written
+        from memstore.mirror.render import render
         from memstore.mirror.sync import sync_locked
 
+        said = "the mirror did not take it in yet ({}); the next sync will"
+
         def run(conn: sqlite3.Connection) -> None:
-            conn.execute("INSERT OR IGNORE INTO dirty (path) VALUES (?)", (rel,))
-            conn.commit()
+            nonlocal said
+            mark_written(conn, rel)
             sync_locked(conn, self.root, self.config, quick=True)
+            if render_index:  # the new row is in MEMORY.md at once, not at the next render
+                said = "MEMORY.md was not rendered yet ({}); the next render will"
+                sync_locked(conn, self.root, self.config, self.progress, now=self.now)
+                render(conn, self.root, self.now, self.config)
 
         try:
             self.run(run)
         except MemstoreError as exc:
-            self.notify(f"wrote {rel}, but the mirror did not take it in yet ({exc}); the next sync will")
-
-    def flush_locked(self, conn: sqlite3.Connection, force: bool) -> FlushReport:
-        """Under the mirror lock: sync so flush sees every change, flush, then sync again so the
-        mirror takes in the files flush just rewrote."""
-        from memstore.core.locks import file_lock
-        from memstore.mirror.flush import flush
-        from memstore.mirror.sync import sync_into
-
-        with file_lock(Path(self.paths.mirror_lock), timeout=self.config.lock_timeout_s):
-            sync_into(conn, self.root, self.config, self.progress, self.now)
-            report = flush(conn, self.root, self.now, self.config, force)
-            sync_into(conn, self.root, self.config, now=self.now)
-        return report
+            self.notify(f"wrote {rel}, but " + said.format(exc))
 
 
 def flush_refusal(root: Path, config: Config) -> str | None:

@@ -1,24 +1,47 @@
-"""The Store's reads that take more than one call: a search's ranking (lexical or fused, the stepped-aside
-memories left out, this project's hits first), lint's findings, and status gathered into its record.
-Each runs on a connection the Store opened and caught up, or on what was read from it."""
+"""The Store's reads that take more than one call: a search's ranking (lexical or fused, the
+stepped-aside memories left out, this project's hits first), one memory shown, lint's findings,
+and status gathered into its record. Each runs on a connection the Store opened and caught up,
+or on what was read from it; the statements are the mirror's (memstore.mirror)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memstore.core.errors import BadUsage
 from memstore.core.teams import team_of
 
 if TYPE_CHECKING:
+    from memstore.api.mirroring import Mirror
     from memstore.core.config import Config
-    from memstore.core.results import Status
+    from memstore.core.results import Hit, Memory, Status
     from memstore.meaning.embedding import Embedder
-    from memstore.mirror.semantic import Host
+    from memstore.mirror.walking import Walk
 
 
-def ranked(conn: sqlite3.Connection, host: Host, now: dt.datetime, query: str, limit: int, type: str | None, *,
+def search(m: Mirror, query: str, limit: int, type: str | None, *, catch_up: str, mode: str,
+           project: str | None, this_project: bool, include_all: bool) -> list[Hit]:
+    """Store.search: the query checked before the mirror is opened (and perhaps rebuilt) for
+    nothing, the model loaded unless mode is "fts", then the hits from a caught-up mirror."""
+    from memstore.core.results import Hit
+    from memstore.mirror.search import check_query
+    from memstore.mirror.semantic import embedder_for
+
+    if mode not in ("auto", "fts", "hybrid"):
+        raise BadUsage(f"unknown search mode {mode!r}", hint="use auto, fts or hybrid")
+    check_query(query)
+    embedder = None if mode == "fts" else embedder_for(m.config, m.notify, mode == "hybrid")
+    hits = m.read(lambda conn: ranked(conn, m, query, limit, type, embedder=embedder,
+                                      catch_up=catch_up, project=project,
+                                      this_project=this_project, include_all=include_all),
+                  catch_up=catch_up)
+    return [Hit(**hit, team=team_of(hit["path"])) for hit in hits]
+
+
+def ranked(conn: sqlite3.Connection, m: Mirror, query: str, limit: int, type: str | None, *,
            embedder: Embedder | None, catch_up: str, project: str | None, this_project: bool, include_all: bool
            ) -> list[dict[str, Any]]:
     """Store.search's hits as dicts, best first, `limit` at most."""
@@ -31,32 +54,34 @@ def ranked(conn: sqlite3.Connection, host: Host, now: dt.datetime, query: str, l
 
     pool = limit if project is None else max(limit * 3, 30)  # room to bring this project's hits forward
     # superseded, forgotten and out-of-date memories, and lessons rejected in review, only with include_all
-    refused = rejected(conn, host.root)
-    aside = set() if include_all else stepped_aside(conn, now) | refused
+    refused = rejected(conn, m.root)
+    aside = set() if include_all else stepped_aside(conn, m.now) | refused
     wanted = pool + min(len(aside), 200)
     if embedder is None:
-        hits = lexical(conn, query, wanted, type, host.config)
+        hits = lexical(conn, query, wanted, type, m.config)
     else:
         if catch_up != "none":  # "none": the mirror as it is, vectors included
-            catch_up_vectors(host, conn, embedder)
-        hits = hybrid(conn, query, wanted, type, host.config, embedder)
+            catch_up_vectors(conn, m.root, m.paths.embed_lock, m.config, m.notify, embedder)
+        hits = hybrid(conn, query, wanted, type, m.config, embedder)
     hits = [{**hit, "rejected": hit["path"] in refused} for hit in hits if hit["path"] not in aside]
     # the score shown is the one the order comes from: this project's hits come first, the journal's last
     return rank_scores(memories_first(conn, by_project(conn, hits, project, only=this_project))[:limit])
 
 
 def lint_rows(conn: sqlite3.Connection, root: Path, *, fresh_max: int | None = None,
-              skipped: list[str] | None = None) -> list[dict[str, str]]:
+              skipped: list[str] | None = None, tree: Walk | None = None) -> list[dict[str, str]]:
     """Store.lint's findings: the mirror's own, any note posing as the wake's proposals, then what looks like
-    a secret in the person's own files (memstore.team.secrets)."""
+    a secret in the person's own files (memstore.team.secrets). `tree`: the command's listing of
+    the root."""
     from memstore.hook.proposal_notes import forged
     from memstore.life.dating import lint_dates as dated
+    from memstore.mirror.queries import short_term_notes
     from memstore.mirror.views import lint_view
     from memstore.team.secrets import lint_findings
 
-    rows = [(r[0], r[1]) for r in conn.execute("SELECT path, meta FROM files WHERE kind = 'short-term'")]
-    found = lint_view(conn, root) + [{"path": rel, "level": "warning", "message": why}
-                                     for rel, why in forged(root, rows)]
+    rows = [(note.path, note.meta) for note in short_term_notes(conn)]
+    found = lint_view(conn, root, tree) + [{"path": rel, "level": "warning", "message": why}
+                                           for rel, why in forged(root, rows)]
     found += lint_findings(conn, root, fresh_max=fresh_max, skipped=skipped)
     found += dated(conn, root, fresh_max=fresh_max, skipped=skipped)
     for item in found:  # a team's file is mended in the team's repository, never here
@@ -73,6 +98,7 @@ def status(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Confi
     from memstore.core.results import BandUse, Status
     from memstore.life.lastrun import view as nightly
     from memstore.mirror.deletions import summary
+    from memstore.mirror.teamrows import team_counts
     from memstore.mirror.views import status_view
 
     view = status_view(conn, root, now, config)
@@ -84,9 +110,35 @@ def status(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Confi
     view["warnings"] = len(found) - view["errors"]
     view["unchecked"] = len(set(skipped))
 
-    counts = dict(conn.execute("SELECT substr(path, 7, instr(substr(path, 7), '/') - 1) || ' ' || kind, count(*) "
-                               "FROM files WHERE path LIKE 'teams/%' GROUP BY 1").fetchall())
-    teams = [{"name": team.name, "memories": counts.get(f"{team.name} t2", 0),
-              "lenses": counts.get(f"{team.name} lens", 0)} for team in config.teams]
+    counts = team_counts(conn)
+    teams = [{"name": team.name, "memories": counts.get(team.name, {}).get("t2", 0),
+              "lenses": counts.get(team.name, {}).get("lens", 0)} for team in config.teams]
     return Status(**{**view, "bands": [BandUse(**b) for b in view["bands"]], "deleted": summary(root),
                      "nightly": nightly(root, now), "teams": teams})
+
+
+def show(m: Mirror, memory: str | os.PathLike[str]) -> Memory:
+    """One file, named as naming.key reads it, from a caught-up mirror; a team memory with who
+    added it and when, and its recent history (the team's git log)."""
+    from memstore.api.naming import key
+    from memstore.core.results import Memory
+    from memstore.mirror.lookup import find_file
+    from memstore.mirror.views import file_view
+
+    name = key(m.root, memory)
+    found = Memory(**m.read(lambda conn: file_view(conn, find_file(conn, name), m.now, m.config)))
+    return with_history(m.root, found) if found.team else found
+
+
+def with_history(root: Path, memory: Memory) -> Memory:
+    """`show`'s view of a team memory: who added it and when, its recent history (git log)."""
+    import dataclasses
+
+    from memstore.team.history import history
+
+    # found by name: it may start at the person's own copy, handed to this one
+    onward = memory.superseded_by
+    if onward and onward[0] == memory.path:
+        onward = onward[1:]
+    return dataclasses.replace(memory, history=history(str(root), memory.path),
+                               superseded_by=onward)

@@ -4,11 +4,13 @@
     store.search("what did we decide about the export", limit=5)
 
 The CLI, the nightly cycle, the watcher and the MCP server parse their input, call a method
-and report what it returns. The Store owns the mirror's life cycle (memstore.api.mirroring),
-the order of every multi-step operation, how a memory is named (memstore.api.naming) and the
-clock (`now`, pinned or real); each method hands the layers below what they need (paths,
-config, the clock, a way to the mirror). Errors are memstore.core.errors'. Only the standard
-library loads at module level (the layers load when a method needs them), so importing stays cheap.
+and report what it returns: what the command line does, a library user does by the same method.
+The Store is the root's state (memstore.api.state: root, clock, config, notices) with a method
+per action; one of more than a step or two hands over to the api module that holds its order:
+memstore.api.flows (sync, embedding, flush, the tick, the debrief, the wake, an edit the mirror
+follows), memstore.api.queries (search, show, lint, status), memstore.api.teams (`store.teams`).
+Errors are memstore.core.errors'. Only the standard library loads at module level (the layers
+load when a method needs them), so importing stays cheap.
 """
 
 from __future__ import annotations
@@ -16,26 +18,26 @@ from __future__ import annotations
 import builtins  # builtins.list in the Store's annotations: its method `list` shadows the type there
 import datetime as dt
 import os
-import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any
 
-from memstore.api import mirroring, naming, queries
-from memstore.api.mirroring import Mirror
-from memstore.core.agent_root import RootPaths, find_root
+from memstore.api import naming
+from memstore.api.mirroring import NotFlushHost
+from memstore.api.state import Notify, Progress, RootState
+from memstore.core.agent_root import find_root
 from memstore.core.config import Config, load_config
-from memstore.core.errors import BadUsage, MemstoreError, NotFound
+from memstore.core.errors import BadUsage, NotFound
 from memstore.core.results import Hit, Memory, MemoryRow, Problem, Restored, Retired, Status, TickStatus, Touch
-from memstore.core.teams import team_of
-from memstore.core.timeutil import UTC, fmt, to_utc
+from memstore.core.timeutil import fmt
 
 if TYPE_CHECKING:
     from memstore.api.teams import Teams
     from memstore.core.results import AuditFile, Bug, Check, Choice, DebriefResult, NewMemory, NoteResult, WakeResult
     from memstore.hook.review import Item as ReviewItem
     from memstore.life.scaffold import Plan
+    from memstore.meaning.embedding import Embedder
     from memstore.meaning.vectors import EmbedReport
     from memstore.mirror.flush import FlushReport
     from memstore.mirror.render import RenderResult
@@ -43,28 +45,12 @@ if TYPE_CHECKING:
     from memstore.wiring.install_base import InstallPlan
     from memstore.wiring.layout import Layout
 
-T = TypeVar("T")
-Notify = Callable[[str], None]
-Progress = Callable[[int, int], None]
 BANDS = ("hot", "new", "cold", "archive", "superseded", "forgotten", "expired", "early")  # as list shows them
+__all__ = ["BANDS", "NotFlushHost", "Notify", "Progress", "Store"]
 
 
-class NotFlushHost(MemstoreError):
-    """memstore.toml names another clone as the one that flushes."""
-
-
-class Store:
+class Store(RootState):
     """One agent root. `now` pins the clock (a datetime); None reads the real clock at each call."""
-
-    def __init__(self, root: str | os.PathLike[str], now: dt.datetime | None = None, *, config: Config | None = None,
-                 notify: Notify | None = None, progress: Progress | None = None) -> None:
-        self.root = Path(find_root(root, None, Path.cwd()))
-        self.alias = naming.alias(root, self.root)  # the root as named, through a symlink
-        self.paths = RootPaths(self.root)
-        self._now = to_utc(now) if now is not None else None
-        self._config = config
-        self.notify: Notify = notify or (lambda _message: None)  # one-line notices (a mirror rebuilt, ...)
-        self.progress = progress  # (done, total) during long walks
 
     @classmethod
     def locate(cls, root: str | os.PathLike[str] | None = None, now: dt.datetime | None = None,
@@ -82,108 +68,79 @@ class Store:
     def __repr__(self) -> str:
         return f"Store({str(self.root)!r})"
 
-    @property
-    def now(self) -> dt.datetime:
-        return self._now if self._now is not None else dt.datetime.now(UTC)
-
-    @property
-    def config(self) -> Config:
-        if self._config is None:
-            self._config = load_config(self.root)
-        return self._config
-
-    # ------------------------------------------------------------ the mirror (memstore.api.mirroring), reading, writing
-
-    def _mirror(self) -> Mirror:
-        return Mirror(self.root, self.config, self.now, self.notify, self.progress)
-
-    def with_mirror(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """fn on the live mirror (for a pass that runs rounds of its own: the background embedding)."""
-        return self._with_mirror(fn)
-
-    def _with_mirror(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """fn on the live mirror (rebuilt first if missing, corrupt or foreign; once more if found corrupt)."""
-        return self._mirror().run(fn)
-
-    def _read(self, fn: Callable[[sqlite3.Connection], T], *, catch_up: str = "quick") -> T:
-        """fn after catching the mirror up: 'quick', 'full' or 'none' (a read-only root: as it stands)."""
-        return self._mirror().read(fn, catch_up)
+    # ------------------------------------------------------------ the mirror (api.flows), reading
 
     def sync(self, full: bool = True, *, embed: bool = True) -> SyncReport:
         """Bring the mirror up to date: a full walk, or the quick folder check; then (the `semantic` extra, embed)
         embed changed files for at most `embed_budget_s`. Capture passes embed=False: it must be quick."""
-        from memstore.mirror.semantic import embed_briefly
-        from memstore.mirror.sync import sync_locked
-        report = self._with_mirror(lambda conn: sync_locked(conn, self.root, self.config, self.progress,
-                                                            quick=not full, now=self.now))
-        if embed:
-            report.vectors = embed_briefly(self, lambda fn: self._read(fn, catch_up="none"), self.config.embed_budget_s)
-        return report
+        from memstore.api import flows
+        return flows.sync(self.mirror(), full, embed)
 
     def rebuild(self) -> SyncReport:
         """Build the mirror afresh from the files and the journal, and swap it in. Vectors of unchanged
         text are carried over from the old mirror; the rest are embedded as after a sync."""
-        from memstore.mirror.semantic import embed_briefly
-        from memstore.mirror.sync import rebuild
-        report = rebuild(self.root, self.config, self.progress, now=self.now)
-        assert report is not None  # only_if_unhealthy was not asked for
-        report.vectors = embed_briefly(self, lambda fn: self._read(fn, catch_up="none"), self.config.embed_budget_s)
-        return report
+        from memstore.api import flows
+        return flows.rebuild_mirror(self.mirror())
 
     def embed(self, budget_s: float | None = None, *, required: bool = True, progress: Progress | None = None
               ) -> EmbedReport | None:
         """After a full sync, embed every searchable file whose vector is missing or stale (budget_s bounds
         the time). None when the extra is absent or semantic search is off and required is False."""
-        from memstore.mirror.semantic import run_embed
-        return run_embed(self, self._with_mirror, budget_s, required, progress)
+        from memstore.api import flows
+        return flows.embed(self.mirror(), budget_s, required, progress)
+
+    def embed_background(self) -> EmbedReport | None:
+        """`memstore embed --background`, the detached pass a sync starts: rounds until nothing
+        waits or SIGTERM asks it to end. None: meaning is off, or another pass runs."""
+        from memstore.api import flows
+        return flows.embed_background(self.mirror())
+
+    def embedder(self, required: bool = False) -> Embedder | None:
+        """The model, when semantic search is on and the extra loads (required: else an error)."""
+        from memstore.mirror.semantic import embedder_for
+        return embedder_for(self.config, self.notify, required)
 
     def search(self, query: str, limit: int = 10, type: str | None = None, *, catch_up: str = "quick",
                mode: str = "auto", cwd: str | os.PathLike[str] | None = None, this_project: bool = False,
                include_all: bool = False) -> list[Hit]:
         """Ranked hits, for a plain-English question or FTS5 syntax. mode "auto": FTS5 fused with vectors when
         the `semantic` extra is there (and on), else FTS alone; "fts": FTS alone; "hybrid": the fusion or fail."""
-        from memstore.mirror.search import check_query
-        from memstore.mirror.semantic import embedder_for
-        if mode not in ("auto", "fts", "hybrid"):
-            raise BadUsage(f"unknown search mode {mode!r}", hint="use auto, fts or hybrid")
-        check_query(query)  # before the mirror is opened (and perhaps rebuilt) for nothing
-        embedder = None if mode == "fts" else embedder_for(self, required=mode == "hybrid")
-        project = self.project_of(cwd)
-        hits = self._read(lambda conn: queries.ranked(conn, self, self.now, query, limit, type, embedder=embedder,
-                                                      catch_up=catch_up, project=project, this_project=this_project,
-                                                      include_all=include_all), catch_up=catch_up)
-        return [Hit(**hit, team=team_of(hit["path"])) for hit in hits]
+        from memstore.api import queries
+        return queries.search(self.mirror(), query, limit, type, catch_up=catch_up, mode=mode,
+                              project=self.project_of(cwd), this_project=this_project,
+                              include_all=include_all)
 
     def list(self, band: str | None = None) -> builtins.list[MemoryRow]:
         """Every T2 memory in rank order with its band, score and policy state."""
         from memstore.mirror.views import list_view
         if band is not None and band not in BANDS:
             raise BadUsage(f"unknown band {band!r}", hint=f"use one of: {', '.join(BANDS)}")
-        rows = self._read(lambda conn: list_view(conn, self.root, self.now, self.config, band))
+        m = self.mirror()
+        rows = m.read(lambda conn: list_view(conn, m.root, m.now, m.config, band))
         return [MemoryRow(**row) for row in rows]
 
     def show(self, memory: str | os.PathLike[str]) -> Memory:
         """One file: a root-relative path (as results carry), an absolute path, or a name."""
-        from memstore.mirror.lookup import find_file
-        from memstore.mirror.views import file_view
-        key = self._key(memory)
-        found = Memory(**self._read(lambda conn: file_view(conn, find_file(conn, key), self.now, self.config)))
-        return self.teams.with_history(found) if found.team else found  # who added it, from the team's git log
+        from memstore.api import queries
+        return queries.show(self.mirror(), memory)  # a team's: who added it, from its git log
 
     @property
     def teams(self) -> Teams:
         """The teams joined (memstore.api.teams): add, list, remove, pull, share, a team memory's history."""
         from memstore.api.teams import Teams
-        return Teams(self)
+        return Teams(self)  # the root's state, which the Store is
 
     def status(self) -> Status:
         # a full catch-up, as lint's: a file broken in place changes no folder, and both count its problems
-        return self._read(lambda conn: queries.status(conn, self.root, self.now, self.config), catch_up="full")
+        from memstore.api import queries
+        m = self.mirror()
+        return m.read(lambda conn: queries.status(conn, m.root, m.now, m.config), catch_up="full")
 
     def lint(self) -> builtins.list[Problem]:
         """Malformed or missing fields, name mismatches, oversize files, lenses that cannot fire."""
         # a full sync first: a file broken by hand in place changes no folder, and a quick one would miss it
-        rows = self._read(lambda conn: queries.lint_rows(conn, self.root), catch_up="full")
+        from memstore.api import queries
+        rows = self.mirror().read(lambda conn: queries.lint_rows(conn, self.root), catch_up="full")
         return [Problem(**item) for item in rows]
 
     def context(self, cwd: str | os.PathLike[str] | None = None) -> str:
@@ -194,7 +151,7 @@ class Store:
     def lens_matcher(self) -> str | None:
         """The union of the lenses' tool_match: the matcher install registers for lenses."""
         from memstore.core.lenses import tool_union
-        return self._read(tool_union, catch_up="full")
+        return self.mirror().read(tool_union, catch_up="full")
 
     def audit(self, files: builtins.list[str | os.PathLike[str]] | None = None, *,
               cwd: str | os.PathLike[str] | None = None) -> builtins.list[AuditFile]:
@@ -217,93 +174,82 @@ class Store:
 
     def supersede(self, old: str | os.PathLike[str], *, by: str | os.PathLike[str]) -> Retired:
         """OLD steps aside for BY: recorded in OLD's frontmatter, out of MEMORY.md and default search."""
+        from memstore.api import flows
         from memstore.mirror.freshness import supersede
-        was, new, onward = self._read(lambda conn: supersede(conn, self.root, self._key(old), self._key(by), self.now))
-        self._after_retire()
+        m = self.mirror()
+        names = self._key(old), self._key(by)
+        was, new, onward = flows.edited(m, lambda conn: supersede(conn, m.root, *names, m.now))
         end = f" (which leads on to {onward[-1]})" if onward else ""
         return Retired("superseded", was, was, new, onward, f"{was}: superseded by {new}{end}; kept, found by "
                                                              "search --all")
 
     def forget(self, memory: str | os.PathLike[str], *, why: str) -> Retired:
         """The memory steps aside into memory/archive/, with why: never deleted, found by search --all."""
+        from memstore.api import flows
         from memstore.mirror.freshness import forget
-        was, now_at = self._read(lambda conn: forget(conn, self.root, self._key(memory), why, self.now))
-        self._after_retire()
+        m = self.mirror()
+        key = self._key(memory)
+        was, now_at = flows.edited(m, lambda conn: forget(conn, m.root, key, why, m.now))
         return Retired("forgotten", now_at, was, message=f"{was}: forgotten, kept at {now_at}; found by search --all")
 
     def restore(self, memory: str | os.PathLike[str]) -> Restored:
         """A memory deleted outside memstore (or forgotten) back from memory/archive/ to where it was, its
         deletion marks taken off byte for byte. NotFound: no such copy; refused: its path is taken now."""
+        from memstore.api import flows
         from memstore.mirror.deletions import restore
-        self.sync(full=False, embed=False)  # a deletion not yet seen is kept first
-        kept = restore(self.root, self._key(memory))
-        self._after_retire()
+        kept = flows.edited(self.mirror(), lambda _conn: restore(self.root, self._key(memory)))
         return Restored(kept.was, kept.path, kept.how, f"{kept.was}: restored from {kept.path}")
 
     def acknowledge_deletions(self) -> int:
         """The person saw the deletions kept so far: status and the bundle stop saying so (how many)."""
+        from memstore.api import flows
         from memstore.mirror.deletions import acknowledge
-        self.sync(full=False, embed=False)
-        return acknowledge(self.root, fmt(self.now))
-
-    def _after_retire(self) -> None:
-        """The mirror and MEMORY.md follow the edit at once (the agent's next session sees it)."""
-        self.sync(full=False, embed=False)
-        self.render()
+        m = self.mirror()
+        return flows.caught_up(m, lambda: acknowledge(m.root, fmt(m.now)))
 
     def promote(self, memory: str | os.PathLike[str]) -> str:
         """Make a memory, note or lesson person-wide (`project: global`, edited in place); its path."""
         from memstore.life.promotion import promote
         rel, written = promote(self.root, self._note_file(memory))
         if written:
-            self._sync_written(rel)
+            self.mirror().take_in(rel)
         return rel
 
     def render(self) -> RenderResult:
         """Write MEMORY.md, MEMORY-archive.md and current-state.md from an up-to-date mirror."""
-        from memstore.mirror.render import render
-        return self._read(lambda conn: render(conn, self.root, self.now, self.config), catch_up="full")
+        from memstore.api import flows
+        return flows.render_index(self.mirror())
 
     def flush(self, force: bool = False) -> FlushReport:
         """Fold policy state into each memory's frontmatter (files in use are skipped unless forced).
         Raises NotFlushHost on a clone that memstore.toml's flush_host does not name."""
-        refusal = self.flush_refusal()
-        if refusal:
-            raise NotFlushHost(refusal, hint="flush on that machine: the reads recorded here reach it "
-                               "through the journal in git (or change flush_host in memstore.toml)")
-        return self._with_mirror(lambda conn: self._flush_locked(conn, force))
+        from memstore.api import flows
+        return flows.flush_memories(self.mirror(), force)
 
     def flush_refusal(self) -> str | None:
         """Why this clone must not flush (flush_host names another one), or None."""
-        return mirroring.flush_refusal(self.root, self.config)
+        from memstore.api.mirroring import flush_refusal
+        return flush_refusal(self.root, self.config)
 
-    def flush_warnings(self, conn: sqlite3.Connection | None = None) -> builtins.list[str]:
+    def flush_warnings(self) -> builtins.list[str]:
         """What is off about who flushes, given the machines whose journals the mirror has read."""
-        if conn is None:
-            return self._read(self.flush_warnings, catch_up="none")
-        return mirroring.flush_warnings(conn, self.root, self.config)
-
-    def _flush_locked(self, conn: sqlite3.Connection, force: bool) -> FlushReport:
-        report = self._mirror().flush_locked(conn, force)
-        for line in self.flush_warnings(conn):
-            self.notify(line)
-        return report
+        from memstore.api.mirroring import flush_warnings
+        m = self.mirror()
+        return m.read(lambda conn: flush_warnings(conn, m.root, m.config), catch_up="none")
 
     # ------------------------------------------------------------ the memory's life: nightly, capture, review, ledgers
 
     def rotate_logs(self) -> None:
-        """The cron jobs' logs and the hook's, each kept under locks.LOG_LIMIT (one older copy beside it)."""
-        from memstore.core.locks import rotate
-        for name in ("tick.log", "wake.log", "hook-errors.log"):
-            rotate(Path(self.paths.state) / name)
+        """The cron jobs' logs and the hook's, each under logs.LOG_LIMIT (one older copy beside)."""
+        from memstore.api import flows
+        flows.rotate_logs(self)
 
     def tick(self, commit: bool = False) -> TickStatus:
         """The nightly tick, the cheap half: a full sync and lint; when no memory changed in `flush_quiet_minutes`,
         flush, roll the T1 and dream-journal windows into archive/ and render; then the cue and the status
         file. commit=True commits exactly the files tick wrote or moved (the root in a git work tree)."""
-        from memstore.life.nightly import run_tick
-        self.rotate_logs()
-        return run_tick(self, self._with_mirror, commit)
+        from memstore.api import flows
+        return flows.tick(self, commit)
 
     def meditate_next(self) -> Choice:
         """The meditation object the rotation picks at `now`, with every candidate's numbers and why."""
@@ -314,17 +260,8 @@ class Store:
         """The nightly dream and sit, when the tick's cue has items: model calls, all or nothing (no cue:
         none). A failed call raises WakeFailed, writes nothing, keeps the cue and is recorded for `status`.
         model_cmd is split like a shell would (default: wake.DEFAULT_MODEL_CMD); the prompt goes on stdin."""
-        from memstore.life import lastrun
-        from memstore.life.wake import run
-        self.rotate_logs()
-        try:
-            result = run(self.root, self.now, self.config, model_cmd=model_cmd, timeout=timeout, commit=commit,
-                         sync=self.sync)
-        except MemstoreError as exc:  # said by status every day until a wake works (cron shows no one stderr)
-            lastrun.wake_failed(self.root, self.now, str(exc))
-            raise
-        lastrun.wake_failed(self.root, self.now, None)
-        return result
+        from memstore.api import flows
+        return flows.wake(self, model_cmd, timeout, commit)
 
     def review(self) -> builtins.list[ReviewItem]:
         """What waits for the person: captured lessons, wake proposals, cue items (memstore.hook.review)."""
@@ -344,6 +281,23 @@ class Store:
             self.sync()
         return item
 
+    def review_done(self, ident: str, *, via: dict[str, object] | None = None,
+                    confirm: Callable[[ReviewItem], bool] | None = None) -> ReviewItem | None:
+        """Mark an accepted proposal done: the bundles stop carrying it as the person's instruction.
+        The person's, like an answer: refused in an agent's session; `confirm(item)` false: None."""
+        from memstore.life.reviewing import accepted_item, mark_done
+        item = accepted_item(self.root, ident)
+        if confirm is not None and not confirm(item):
+            return None
+        mark_done(self.root, ident, fmt(self.now), via)
+        return item
+
+    @staticmethod
+    def check_review_id(ident: str) -> None:
+        """BadUsage unless `ident` is shaped like a review id (a letter and 7 hex digits)."""
+        from memstore.life.reviewing import check_id
+        check_id(ident)
+
     def note(self, text: str, *, kind: str | None = None, everywhere: bool = False,
              cwd: str | os.PathLike[str] | None = None) -> NoteResult:
         """One fact into memory/short-term/YYMMDD-<slug>.md (T1), then a quick sync. The same fact twice on
@@ -356,8 +310,25 @@ class Store:
                 cwd: str | None = None) -> DebriefResult:
         """The end-of-session debrief's mechanical half: full sync, lint, render, a report; a transcript's rule-shaped
         final sentences become T1 lessons (memstore.life.capture); commit=True commits the files it wrote."""
-        from memstore.life.capture import run_debrief
-        return run_debrief(self, transcript, commit, cwd)
+        from memstore.api import flows
+        return flows.debrief(self, transcript, commit, cwd)
+
+    @classmethod
+    def debrief_hook(cls, stdin: IO[Any], *, root: str | None = None, now: str | None = None,
+                     commit: bool = False, detach: bool = False, notify: Notify | None = None
+                     ) -> None:
+        """`debrief --hook`: the client's SessionEnd payload on stdin names the transcript; detach
+        hands the work to a process of its own. Never raises, never prints: a failure goes to the
+        root's hook error log. root and now as --root and --now give them."""
+        from memstore.api import flows
+        asked = flows.debrief_asked(stdin, root, now, commit, detach)
+        if asked is not None:
+            located, wanted = asked
+            try:
+                store = cls.locate(root, flows.hook_clock(now), notify=notify)
+                store.debrief(wanted.transcript, commit=commit, cwd=wanted.cwd)
+            except Exception as exc:  # the session is ending: nothing may stop it
+                flows.hook_failed(located, exc)
 
     def new(self, type: str, topic: str, *, summary: str, importance: float | None = None, pin: bool = False,
             body: str | None = None, everywhere: bool = False, cwd: str | os.PathLike[str] | None = None
@@ -369,18 +340,14 @@ class Store:
         target, name, line = ledgers.write_new(self.paths, self.now, self.config, type, topic, summary, importance,
                                                pin, body, self.project_of(cwd, everywhere))
         rel = target.relative_to(self.root).as_posix()
-        self._sync_written(rel)
-        try:  # the new row is in MEMORY.md at once, not at the next render
-            self.render()
-        except MemstoreError as exc:
-            self.notify(f"wrote {rel}, but MEMORY.md was not rendered yet ({exc}); the next render will")
+        self.mirror().take_in(rel, render_index=True)
         return NewMemory(path=rel, name=name, type=type, summary=line)
 
     def bug_add(self, title: str, *, body: str | None = None, by: str | None = None) -> Bug:
         """File a bug: memory/bugs/<id>-<slug>.md, id = the highest existing + 1, picked under a lock."""
         from memstore.life import ledgers
         target = ledgers.file_bug(self.paths, self.now, self.config, title, body, by)
-        self._sync_written(target.relative_to(self.root).as_posix())
+        self.mirror().take_in(target.relative_to(self.root).as_posix())
         return ledgers.read_bug(target, self.root, self.config)
 
     def bug_list(self, all: bool = False) -> builtins.list[Bug]:
@@ -393,12 +360,8 @@ class Store:
         """Close a bug named by 1, 0001 or its file name: only status, closed_at and why change."""
         from memstore.life import ledgers
         found, target = ledgers.close_bug(self.paths, self.now, self.config, lambda: self.bug_list(all=True), bug, why)
-        self._sync_written(found.path)
+        self.mirror().take_in(found.path)
         return ledgers.read_bug(target, self.root, self.config)
-
-    def _sync_written(self, rel: str) -> None:
-        """Take a file a verb just wrote into the mirror now; the file stands even if this fails."""
-        self._mirror().take_in(rel)
 
     # ------------------------------------------------------------ wiring, tamper evidence, set-up, naming
 
@@ -419,10 +382,28 @@ class Store:
                     crontab_file=crontab_file, cron_time=cron_time, uninstall=uninstall, model_cmd=model_cmd,
                     mcp=mcp, cron_only=cron_only)
 
-    def install(self, plan: InstallPlan) -> builtins.list[Path]:
-        """Write an install plan, then render so the imported index exists."""
+    def install(self, plan: InstallPlan, *, render: bool = True) -> builtins.list[Path]:
+        """Write an install plan, then render so the imported index exists (render=False: the
+        nightly jobs alone, which import nothing)."""
         written = plan.apply()
-        self.render()
+        if render:
+            self.render()
+        return written
+
+    def uninstall(self, plan: InstallPlan, layout: Layout) -> builtins.list[Path]:
+        """Write an uninstall plan, and forget the wiring files it took memstore out of."""
+        written = plan.apply()
+        self.record_wiring(layout.wiring, "claude", "", forget=True)
+        return written
+
+    def install_client(self, plan: InstallPlan, client: str, scope: str, *, uninstall: bool = False
+                       ) -> builtins.list[Path]:
+        """Write install --client's plan, and remember that client's wiring files as written now
+        (tamper evidence: how to put them back), or forget them after an uninstall."""
+        from memstore.wiring.install_clients import client_wiring
+        written = plan.apply()
+        fix = f"memstore --root {self.root} install --client {client} --scope {scope} --apply"
+        self.record_wiring(client_wiring(client, scope), client, fix, forget=uninstall)
         return written
 
     def plan_install_client(self, client: str, scope: str = "user", *, uninstall: bool = False,

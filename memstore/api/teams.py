@@ -1,7 +1,7 @@
 """The Store's teams (`store.teams`): joining, pulling, leaving, sharing, and a team memory's history.
 
-The steps live in memstore.team; this ties them to one root: the config re-read after memstore.toml
-changes, the mirror synced after a clone moves, the hook's gate told to look at the lenses again.
+The steps live in memstore.team; this ties them to one root (memstore.api.state): the config read
+again after memstore.toml changes, the mirror caught up and MEMORY.md rendered after a clone moves.
 Whether a call comes from the person at their terminal is the front end's to check (sharing,
 joining and leaving are the person's); the library does what it is asked.
 """
@@ -14,11 +14,12 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from memstore.api import flows, queries
 from memstore.core.errors import BadUsage, NotFound
 from memstore.core.teams import Team, TeamMemory, team_of
 
 if TYPE_CHECKING:
-    from memstore.api.store import Store
+    from memstore.api.state import RootState
     from memstore.core.results import Memory
     from memstore.team.clones import Pulled
     from memstore.team.sharing import Proposal
@@ -38,35 +39,27 @@ class Prepared:
 
 
 class Teams:
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, state: RootState) -> None:
+        self.state = state
 
     @property
     def joined(self) -> tuple[Team, ...]:
-        return self.store.config.teams
+        return self.state.config.teams
 
     def _changed(self) -> None:
         """memstore.toml or a clone changed: config read again, the mirror caught up, MEMORY.md rendered."""
-        self.store._config = None  # the Store's cached config: memstore.toml changed under it
-        self.store.render()  # a full catch-up of the mirror first (one walk), then MEMORY.md
+        self.state.reload_config()
+        flows.render_index(self.state.mirror())  # a full catch-up of the mirror first (one walk)
 
     def list(self) -> builtins.list[dict[str, Any]]:
         """Each joined team: name, url, branch, folder, its memories and lenses in the mirror, its clone's state."""
+        from memstore.mirror.teamrows import team_counts
         from memstore.team.clones import current_branch, local_changes
 
-        counts: dict[str, dict[str, int]] = {}
-
-        def count(conn: Any) -> None:
-            for path, kind in conn.execute("SELECT path, kind FROM files WHERE path LIKE 'teams/%'"):
-                team = team_of(path)
-                if team:
-                    counts.setdefault(team, {}).setdefault(kind, 0)
-                    counts[team][kind] += 1
-
-        self.store._read(count)
+        counts = self.state.mirror().read(team_counts)
         rows = []
         for team in self.joined:
-            folder = team.folder(self.store.root)
+            folder = team.folder(self.state.root)
             cloned = os.path.isdir(os.path.join(folder, ".git"))
             rows.append({**team.to_json(), "cloned": cloned, "memories": counts.get(team.name, {}).get("t2", 0),
                          "lenses": counts.get(team.name, {}).get("lens", 0),
@@ -81,26 +74,31 @@ class Teams:
         during an agent session, and no team is read until `memstore trust memstore.toml`."""
         from memstore.team.clones import add
 
-        team = add(self.store.root, self.joined, url, name, branch, say, accept)
+        team = add(self.state.root, self.joined, url, name, branch, say, accept)
         self._changed()
         return team
 
     def remove(self, name: str, *, force: bool = False, accept: bool = False) -> Team:
         from memstore.team.clones import remove
 
-        team = remove(self.store.root, self.joined, name, force, accept)
+        team = remove(self.state.root, self.joined, name, force, accept)
         self._changed()
         return team
 
     def pull(self, names: builtins.list[str] | None = None) -> builtins.list[Pulled]:
         """Fast-forward each team (or those named); the person's own copies of what a team now holds step
-        aside (memstore.team.handover); the mirror follows when anything moved."""
-        from memstore.team.clones import find, pull
+        aside (memstore.team.handover); the mirror follows when anything moved. A team that could
+        not be pulled raises, after the others were."""
+        from memstore.team.clones import find
 
         teams = [find(self.joined, name) for name in names] if names else list(self.joined)
-        results = [pull(self.store.root, team) for team in teams]
+        pulled = flows.pull_each(self.state.root, teams)
+        results = [result for _name, result in pulled if not isinstance(result, Exception)]
         if any(result.changed or result.handed for result in results):
             self._changed()
+        for _name, result in pulled:
+            if isinstance(result, Exception):
+                raise result
         return results
 
     @staticmethod
@@ -128,21 +126,22 @@ class Teams:
 
         joined = find(self.joined, team)
         if looks_like_id(os.fspath(memory)):
-            name, data = lesson_file(str(self.store.root), os.fspath(memory), self.store.now)
+            name, data = lesson_file(str(self.state.root), os.fspath(memory), self.state.now)
             refuse(data.decode("utf-8"), f"sharing lesson {os.fspath(memory)}")
             return Prepared(joined, f"memory/{name}", data, f"Share lesson {name[:-3]}", os.fspath(memory))
-        rel = self.store.show(memory).path
+        shown = queries.show(self.state.mirror(), memory)
+        rel = shown.path
         kind = classify(rel)
         if team_of(rel):
             raise BadUsage(f"{rel} is a team's already", hint="share one of your own, under memory/ or lenses/")
         if kind not in ("t2", "lens"):
             raise BadUsage(f"{rel} is not a topic memory (memory/<type>_<topic>.md) or a lens (lenses/*.md)",
                            hint="a note or lesson becomes one in review (memstore review), then it can be shared")
-        raw = (self.store.root / rel).read_bytes()
+        raw = (self.state.root / rel).read_bytes()
         refuse_unreadable(raw, rel)  # a frontmatter YAML does not read as written stays here until mended
         refuse(raw.decode("utf-8", "replace"), f"sharing {rel}")
         filename = rel.rsplit("/", 1)[-1]
-        summary = (self.store.show(rel).summary or "").strip()[:60]
+        summary = (shown.summary or "").strip()[:60]
         inner = f"memory/{filename}" if kind == "t2" else rel  # a lens keeps its place under lenses/
         return Prepared(joined, inner, authored(raw),
                         f"Share {filename[:-3]}" + (f": {summary}" if summary else ""), rel)
@@ -153,11 +152,11 @@ class Teams:
         from memstore.team.handover import record_share
         from memstore.team.sharing import propose
 
-        proposal = propose(str(self.store.root), prepared.team, "share", prepared.inner, prepared.data,
-                           prepared.message, self.store.now)
+        proposal = propose(str(self.state.root), prepared.team, "share", prepared.inner,
+                           prepared.data, prepared.message, self.state.now)
         if prepared.source and prepared.inner.startswith("memory/"):
-            record_share(self.store.root, prepared.team, prepared.inner, prepared.source, proposal.commit,
-                         f"{self.store.now:%Y-%m-%d}")
+            record_share(self.state.root, prepared.team, prepared.inner, prepared.source,
+                         proposal.commit, f"{self.state.now:%Y-%m-%d}")
         return proposal
 
     def propose_forget(self, path: str, why: str) -> Proposal:
@@ -165,8 +164,8 @@ class Teams:
         from memstore.team.sharing import propose
 
         team, inner = self._team_file(path)
-        return propose(str(self.store.root), team, "forget", inner, None,
-                       f"Forget {inner.rsplit('/', 1)[-1][:-3]}: {why.strip()[:200]}", self.store.now)
+        message = f"Forget {inner.rsplit('/', 1)[-1][:-3]}: {why.strip()[:200]}"
+        return propose(str(self.state.root), team, "forget", inner, None, message, self.state.now)
 
     def propose_supersede(self, path: str, by: str) -> Proposal:
         """Propose marking a team memory superseded by BY (`status: superseded`, `superseded_by`)."""
@@ -175,11 +174,11 @@ class Teams:
         from memstore.team.sharing import propose
 
         team, inner = self._team_file(path)
-        by_name = self.store.show(by).name or str(by)
-        raw = (self.store.root / path).read_bytes()
-        edited = set_fields(raw, edits_for_supersede(by_name, self.store.now))
-        return propose(str(self.store.root), team, "supersede", inner, edited,
-                       f"Supersede {inner.rsplit('/', 1)[-1][:-3]} by {by_name}", self.store.now)
+        by_name = queries.show(self.state.mirror(), by).name or str(by)
+        raw = (self.state.root / path).read_bytes()
+        edited = set_fields(raw, edits_for_supersede(by_name, self.state.now))
+        return propose(str(self.state.root), team, "supersede", inner, edited,
+                       f"Supersede {inner.rsplit('/', 1)[-1][:-3]} by {by_name}", self.state.now)
 
     def _team_file(self, path: str) -> tuple[Team, str]:
         from memstore.core.teams import split
@@ -192,12 +191,7 @@ class Teams:
 
     def with_history(self, memory: Memory) -> Memory:
         """`show`'s view of a team memory with who added it and when, and its recent history (git log)."""
-        from memstore.team.history import history
-
-        onward = memory.superseded_by  # found by name: it may start at the person's own copy, handed to this one
-        if onward and onward[0] == memory.path:
-            onward = onward[1:]
-        return dataclasses.replace(memory, history=history(str(self.store.root), memory.path), superseded_by=onward)
+        return queries.with_history(self.state.root, memory)
 
 
 __all__ = ["TeamMemory", "Teams"]

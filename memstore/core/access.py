@@ -64,7 +64,7 @@ SHELL_WORDS = (*PERSON_WORDS, "trust", "share", "team", "runtime", "MEMORY", "cu
                "..")
 # Commands that move, delete, copy over or lock away whatever they name: each starts the shell check whatever
 # it names, since quoting (`ag''ents`) or a plain absolute path above the root hides every word above
-# (chmod, chown, truncate: issue 32's second attacker, `chmod -R 000 <a folder above the root>`).
+# (chmod, chown, truncate: `chmod -R 000 <a folder above the root>` locks the whole memory away).
 SHELL_VERBS = ("mv ", "rm ", "rmdir ", "rsync ", "cp ", "tar ", "ln ", "find ", "unlink ", "shred ", "chmod ",
                "chown ", "chgrp ", "truncate ", "dd ")
 

@@ -27,10 +27,14 @@ import errno
 import json
 import os
 import re
-import sqlite3
 
+from memstore.core import statements
 from memstore.core.agent_root import clone_id_file, journal_dir, journal_lost_file
 from memstore.core.timeutil import fmt
+
+TYPE_CHECKING = False  # not typing's: importing typing costs the hook milliseconds
+if TYPE_CHECKING:
+    import sqlite3
 
 # The host part of `memstore verify`'s probe events: its journal file and rows are removed
 # after the probe, and machine lists leave it out.
@@ -304,15 +308,10 @@ def lost_advice(record: dict[str, object]) -> str:
 
 def insert_event(conn: sqlite3.Connection, event: dict[str, str | None]) -> bool:
     values = (event["id"], event["ts"], event["path"], event["tool"], event.get("session"), event.get("host"))
-    if event.get("born") == "1":  # a Write that created the memory (memstore.mirror.adoption): with its project
-        project = event.get("project")
-        cur = conn.execute(
-            "INSERT OR IGNORE INTO events (id, ts, path, tool, session, host, born, project) "
-            "VALUES (?, ?, ?, ?, ?, ?, 1, ?)", (*values, project if isinstance(project, str) else None))
-        return cur.rowcount == 1
-    cur = conn.execute("INSERT OR IGNORE INTO events (id, ts, path, tool, session, host) VALUES (?, ?, ?, ?, ?, ?)",
-                       values)
-    return cur.rowcount == 1
+    project = event.get("project")
+    # born: a Write that created the memory (memstore.mirror.adoption), with its project
+    return statements.insert_event(conn, values, born=event.get("born") == "1",
+                                   project=project if isinstance(project, str) else None)
 
 
 class Ingested:
@@ -351,7 +350,7 @@ def ingest(conn: sqlite3.Connection, root: str | os.PathLike[str]) -> Ingested:
 
     Each file is read from the offset reached last time, unless the bytes before that offset
     changed (its size fell below it, or journal_offsets.tail no longer matches): then from 0.
-    Events go in by id (INSERT OR IGNORE), so reading a line twice changes nothing.
+    Events go in once by id (statements.insert_event), so reading a line twice changes nothing.
     journal_offsets.bad_lines keeps the count of unreadable lines before the offset: a line
     is read once, so the count is what reports them later; a read from 0 counts afresh.
     """
@@ -359,12 +358,11 @@ def ingest(conn: sqlite3.Connection, root: str | os.PathLike[str]) -> Ingested:
     folder = journal_dir(root)
     if not os.path.isdir(folder):
         return result
-    rows = conn.execute("SELECT file, offset, tail, bad_lines FROM journal_offsets")
-    stored = {r[0]: (r[1], r[2], r[3]) for r in rows}
+    stored = statements.journal_offsets(conn)
     names = sorted(n for n in os.listdir(folder) if n.endswith(".jsonl"))
     gone = set(stored).difference(names)
     if gone:  # a journal file removed: what it said is no longer reported (read again from 0 if it comes back)
-        conn.executemany("DELETE FROM journal_offsets WHERE file = ?", [(name,) for name in sorted(gone)])
+        statements.drop_offsets(conn, sorted(gone))
     for name in names:
         path = os.path.join(folder, name)
         start, tail, bad = stored.get(name, (0, None, 0))
@@ -406,19 +404,14 @@ def ingest(conn: sqlite3.Connection, root: str | os.PathLike[str]) -> Ingested:
                 result.new_events += 1
                 result.paths.add(event["path"])
         reached = base + end + 1
-        conn.execute(
-            "INSERT INTO journal_offsets (file, offset, tail, bad_lines) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT(file) DO UPDATE SET offset = excluded.offset, tail = excluded.tail, "
-            "bad_lines = excluded.bad_lines",
-            (name, reached, _tail_digest(data[max(0, reached - TAIL_WINDOW - base) : end + 1]), bad),
-        )
+        digest = _tail_digest(data[max(0, reached - TAIL_WINDOW - base) : end + 1])
+        statements.save_offset(conn, name, reached, digest, bad)
     return result
 
 
 def bad_line_counts(conn: sqlite3.Connection) -> list[tuple[str, int]]:
     """(journal file name, unreadable lines in it) for every file that has some, by name."""
-    return [(r[0], r[1]) for r in conn.execute(
-        "SELECT file, bad_lines FROM journal_offsets WHERE bad_lines > 0 ORDER BY file")]
+    return statements.bad_line_counts(conn)
 
 
 def bad_lines_advice(name: str, count: int) -> str:

@@ -16,6 +16,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Collection
 
+from memstore.core import statements
 from memstore.core.frontreader import read_frontmatter
 from memstore.core.inert import inert_block, inert_line
 from memstore.core.timeutil import fmt
@@ -99,12 +100,8 @@ def lens_from_row(path: str, meta_json: str, body: str) -> Lens:
 
 
 def load_lenses(conn: sqlite3.Connection) -> list[Lens]:
-    # The body lives in the full-text table, not in `files` (migration m004; indexing.body_of).
-    rows = conn.execute(
-        "SELECT f.path, f.meta, t.body FROM files f LEFT JOIN files_fts t ON t.rowid = f.id "
-        "WHERE f.kind = 'lens' ORDER BY f.path"
-    ).fetchall()
-    return [lens_from_row(r[0], r[1], r[2]) for r in rows]
+    """Every lens as the mirror holds it, by path."""
+    return [lens_from_row(r[0], r[1], r[2]) for r in statements.lens_rows(conn)]
 
 
 def fire(
@@ -123,13 +120,8 @@ def fire(
             continue
         if allowed is not None and not allowed(lens.path):
             continue
-        if session:
-            cur = conn.execute(
-                "INSERT OR IGNORE INTO lens_fired (session, lens, fired_at) VALUES (?, ?, ?)",
-                (session, lens.path, fmt(now)),
-            )
-            if cur.rowcount != 1:
-                continue
+        if session and not statements.lens_fired(conn, session, lens.path, fmt(now)):
+            continue
         fired.append(lens)
     return fired
 
@@ -247,9 +239,7 @@ def current_lenses(conn: sqlite3.Connection | None, root: str, problems: list[st
 
     rows: dict[str, tuple[str, str, int, int]] = {}
     if conn is not None:
-        for path, meta, body, mtime, size in conn.execute(
-                "SELECT f.path, f.meta, t.body, f.mtime_ns, f.size FROM files f "
-                "LEFT JOIN files_fts t ON t.rowid = f.id WHERE f.kind = 'lens'"):
+        for path, meta, body, mtime, size in statements.lens_rows(conn):
             rows[path] = (meta, body, mtime, size)
     found = []
     for rel, stamp in sorted(lens_files(root, stamps, teams).items()):

@@ -121,21 +121,3 @@ def sweep_stale(folder: Path) -> list[str]:
             os.unlink(os.path.join(folder, name))
             removed.append(name)
     return removed
-
-
-LOG_LIMIT = 1_000_000  # bytes; a log past it is moved to LOG.1 (the one before is replaced)
-
-
-def rotate(path: Path, limit: int = LOG_LIMIT) -> bool:
-    """Keep a log bounded: past `limit` bytes it becomes path.1 (replacing the older one). Never raises.
-
-    The cron jobs append to their logs through the shell (`>> tick.log`), so a run's own
-    output may still land in path.1; the next run starts a fresh file. Two files at most.
-    """
-    try:
-        if path.stat().st_size <= limit:
-            return False
-        os.replace(path, f"{path}.1")
-        return True
-    except OSError:
-        return False

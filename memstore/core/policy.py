@@ -39,14 +39,18 @@ import datetime as dt
 import math
 import os
 import sqlite3
-from collections.abc import Collection, Iterable
 
-from memstore.core import journal
+from memstore.core import journal, statements
 from memstore.core.agent_root import db_file
 from memstore.core.config import Config
 from memstore.core.kinds import REINFORCING_TOOLS, T2_NAME, WRITE_TOOLS  # noqa: F401  (re-exported)
 from memstore.core.timeutil import days_between, fmt, parse_when
+from memstore.core.toolpath import Resolved, reinforces, resolve
 from memstore.core.transactions import hook_connect, transaction
+
+TYPE_CHECKING = False  # not typing's: importing typing costs the hook milliseconds
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 BATCH = 500
 
@@ -183,14 +187,6 @@ def _state_row(path: str, state: PolicyState, touches: int) -> tuple[object, ...
     )
 
 
-_UPSERT = (
-    "INSERT INTO policy (path, access_count, stability, last_accessed, last_reinforced, touches) "
-    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET access_count=excluded.access_count, "
-    "stability=excluded.stability, last_accessed=excluded.last_accessed, "
-    "last_reinforced=excluded.last_reinforced, touches=excluded.touches"
-)
-
-
 def starting_state(
     access_count: int | None, stability: float | None, last_accessed: str | None, last_reinforced: str | None,
     base: str | None, config: Config,
@@ -233,21 +229,11 @@ def recompute_policy(conn: sqlite3.Connection, paths: list[str], config: Config)
     """Recompute the policy rows of `paths` from the files table and the events table."""
     for start in range(0, len(paths), BATCH):
         chunk = paths[start : start + BATCH]
-        marks = ",".join("?" * len(chunk))
-        rows = conn.execute(
-            "SELECT path, kind, fm_access_count, fm_stability, fm_last_accessed, fm_last_reinforced, fm_base "
-            f"FROM files WHERE path IN ({marks})",
-            chunk,
-        ).fetchall()
-        present = {r[0]: r for r in rows if r[1] == "t2"}
+        present = {r[0]: r for r in statements.policy_sources(conn, chunk) if r[1] == "t2"}
         gone = [p for p in chunk if p not in present]
         if gone:
-            conn.executemany("DELETE FROM policy WHERE path = ?", [(p,) for p in gone])
-        events: dict[str, list[str]] = {}
-        for path, ts in conn.execute(
-            f"SELECT path, ts FROM events WHERE path IN ({marks}) ORDER BY path, ts, id", chunk
-        ):
-            events.setdefault(path, []).append(ts)
+            statements.drop_policy(conn, gone)
+        events = statements.event_times(conn, chunk)
         out = []
         gaps = []
         for path, row in present.items():
@@ -264,8 +250,8 @@ def recompute_policy(conn: sqlite3.Connection, paths: list[str], config: Config)
                 gap = 1
             out.append(_state_row(path, state, applied))
             gaps.append((gap, path))
-        conn.executemany(_UPSERT, out)
-        conn.executemany("UPDATE policy SET journal_gap = ? WHERE path = ?", gaps)
+        statements.save_policy(conn, out)
+        statements.set_journal_gaps(conn, gaps)
 
 
 class TouchResult:
@@ -280,42 +266,6 @@ class TouchResult:
         self.message = message
 
 
-PATH_MAX = 4096  # Linux's limit for a whole path (as hook.PATH_MAX); longer is never a real file
-
-
-def memory_rel(root: str | os.PathLike[str], file_path: str, cwd: str | os.PathLike[str] | None = None,
-               teams: Collection[str] = ()) -> str | None:
-    """The root-relative path of a T2 memory file, or None if the path is anything else.
-
-    `teams`: the joined teams, whose topic memories (teams/<name>/memory/<T2 file>) count too: a
-    person's read of a team memory reinforces it for them (memstore.core.teams).
-
-    The real path is used (symlinks and `..` resolved), so a link inside memory/ that
-    points elsewhere is not a memory, and a path that wanders out and back in is. A path
-    longer than the system allows is refused first: realpath's cost grows with the square
-    of its depth (a 300 KB file_path from a PostToolUse took seconds).
-    """
-    if not file_path or "\x00" in file_path:
-        return None
-    candidate = os.path.join(cwd or os.getcwd(), file_path)  # an absolute file_path wins
-    if len(candidate) > PATH_MAX:
-        return None
-    try:
-        real = os.path.realpath(candidate)
-        real_memory = os.path.join(os.path.realpath(root), "memory")
-    except (OSError, ValueError):
-        return None
-    folder, name = os.path.split(real)
-    if not T2_NAME.match(name):
-        return None
-    if folder == real_memory:
-        return f"memory/{name}"
-    for team in teams:
-        if folder == os.path.join(os.path.dirname(real_memory), "teams", team, "memory"):
-            return f"teams/{team}/memory/{name}"
-    return None
-
-
 def record_touch(
     root: str | os.PathLike[str],
     file_path: str,
@@ -328,6 +278,7 @@ def record_touch(
     lock_budget_ms: int | None = None,
     written: bool = False,
     born: bool = False,
+    resolved: Resolved | None = None,
 ) -> TouchResult:
     """Record one access: a journal line first, then one SQLite transaction.
 
@@ -335,11 +286,13 @@ def record_touch(
     broken; the next sync folds it in. Nothing here raises for a locked database.
     `born`: this Write created the memory. The line says so, with the project of the session's
     cwd as the bundle names it (none: person-wide), and the mirror counts it as the memory's
-    birth (memstore.mirror.adoption).
+    birth (memstore.mirror.adoption). `resolved`: file_path as the caller resolved it already
+    (core.toolpath), so the hook resolves a path once per call.
     """
     if tool not in REINFORCING_TOOLS:
         return TouchResult(False, False, None, f"{tool} does not reinforce (only {', '.join(REINFORCING_TOOLS)})")
-    rel = memory_rel(root, file_path, cwd, [team.name for team in config.teams])
+    found = resolved if resolved is not None else resolve(root, file_path, cwd)
+    rel = reinforces(found, [team.name for team in config.teams])
     if rel is None:
         return TouchResult(False, False, None, f"not a T2 memory file under {root}/memory: {file_path}")
     event = journal.new_event(rel, tool, now, session, source=journal.identity(root))
@@ -360,15 +313,14 @@ def record_touch(
     except sqlite3.Error as exc:
         return TouchResult(True, False, rel, f"journaled; mirror not opened ({exc})")
     try:
-        count = "SELECT access_count FROM policy WHERE path = ?"
         with transaction(conn):
-            before = conn.execute(count, (rel,)).fetchone()
+            before = statements.access_count(conn, rel)
             apply_event(conn, event, config)
-            after = conn.execute(count, (rel,)).fetchone()
+            after = statements.access_count(conn, rel)
             if written:  # the agent changed the file: the next quick sync re-reads it
-                conn.execute("INSERT OR IGNORE INTO dirty (path) VALUES (?)", (rel,))
+                statements.mark_dirty(conn, rel)
             # The offset is not advanced: sync re-reads this line and skips it by id.
-        if before is not None and after is not None and after[0] <= before[0]:
+        if before is not None and after is not None and after <= before:
             return TouchResult(True, True, rel, "read recorded, not reinforced (inside the spacing gate)")
         return TouchResult(True, True, rel, "reinforced")
     except sqlite3.Error as exc:
@@ -386,7 +338,7 @@ def mark_dirty(root: str | os.PathLike[str], rel: str, config: Config) -> bool:
     try:
         conn = hook_connect(db, budget)
         try:
-            conn.execute("INSERT OR IGNORE INTO dirty (path) VALUES (?)", (rel,))
+            statements.mark_dirty(conn, rel)
         finally:
             conn.close()
     except sqlite3.Error:
@@ -399,9 +351,7 @@ def apply_event(conn: sqlite3.Connection, event: dict[str, str | None], config: 
     if not journal.insert_event(conn, event):
         return
     path = str(event["path"])
-    row = conn.execute(
-        "SELECT access_count, stability, last_accessed, last_reinforced, touches FROM policy WHERE path = ?", (path,)
-    ).fetchone()
+    row = statements.policy_row(conn, path)
     if row is None:
         recompute_policy(conn, [path], config)  # known file not yet in policy, or not synced yet
         return
@@ -411,4 +361,4 @@ def apply_event(conn: sqlite3.Connection, event: dict[str, str | None], config: 
         recompute_policy(conn, [path], config)  # out of order (or a tie): only a full replay is exact
         return
     state = apply_touch(PolicyState(row[0], row[1], last, parse_when(row[3])), when, config)
-    conn.execute(_UPSERT, _state_row(path, state, row[4] + 1))
+    statements.save_policy(conn, [_state_row(path, state, row[4] + 1)])

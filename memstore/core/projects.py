@@ -16,7 +16,8 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # not typing's: importing typing costs the hook milliseconds
 
 if TYPE_CHECKING:
     import sqlite3
@@ -161,11 +162,11 @@ def by_project(conn: sqlite3.Connection, hits: list[dict[str, object]], current:
     paths = [str(hit["path"]) for hit in hits]
     if not paths:
         return hits
-    marks = ",".join("?" * len(paths))
-    rows = conn.execute(
-        f"SELECT path, json_extract(meta, '$.project') FROM files WHERE path IN ({marks})", paths).fetchall()
-    owner = {row[0]: row[1] for row in rows}
-    mine = [hit for hit in hits if str(owner.get(hit["path"]) or "").strip().lower() == current]
+    from memstore.core.statements import projects_of
+
+    owner = projects_of(conn, paths)
+    mine = [hit for hit in hits
+            if str(owner.get(str(hit["path"])) or "").strip().lower() == current]
     if only:
         return mine
     return mine + [hit for hit in hits if hit not in mine]

@@ -1,7 +1,7 @@
 """The small typed records the Store returns. Each one also gives its JSON shape (`to_json`),
 so every front end (the CLI's --json, the MCP server, scripts) prints the same objects.
 
-Field order is the JSON key order. The shapes are a contract (DESIGN.md): `search --json`
+Field order is the JSON key order. The shapes are a contract (docs/reference.md): `search --json`
 items hold at least path, name, type, summary, score, snippet; `list --json` items hold
 at least path, name, type, band, score, access_count, stability, last_accessed,
 last_reinforced, importance, pin, created.
@@ -9,8 +9,9 @@ last_reinforced, importance, pin, created.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import Field, asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, dataclass_transform
 
 
 class Record:
@@ -21,7 +22,31 @@ class Record:
         return asdict(self)
 
 
-@dataclass(frozen=True, slots=True)
+R = TypeVar("R", bound=type[Record])
+_BUILDING = threading.Lock()
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(field,))
+def record(cls: R) -> R:
+    """A frozen dataclass, made one on its first instance: making all of them at import cost every
+    command 17 ms (dataclass compiles six methods each), and a command uses one or two."""
+
+    built = False
+
+    def new(made: type, /, *args: object, **kwargs: object) -> object:
+        nonlocal built
+        if not built:
+            with _BUILDING:  # a first instance in another thread waits until the class is whole
+                if not built:
+                    dataclass(frozen=True)(cls)  # in place: the class keeps its identity
+                    built = True
+        return object.__new__(made)
+
+    cls.__new__ = staticmethod(new)  # type: ignore[assignment]
+    return cls
+
+
+@record
 class Hit(Record):
     """One search result."""
 
@@ -39,7 +64,7 @@ class Hit(Record):
     rejected: bool = False  # a lesson the person rejected in review (only `search --all` shows one)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class MemoryRow(Record):
     """One T2 memory as `list` shows it: its band, score and policy state."""
 
@@ -59,7 +84,7 @@ class MemoryRow(Record):
     team: str | None = None  # the team whose memory it is, None for the person's own
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Problem(Record):
     """One lint finding."""
 
@@ -68,7 +93,7 @@ class Problem(Record):
     message: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Memory(Record):
     """One file as `show` shows it: where it is, its policy state, problems and text."""
 
@@ -102,7 +127,7 @@ class Memory(Record):
     history: list[dict[str, str]] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Retired(Record):
     """What `supersede` or `forget` did: the memory steps aside, never deleted."""
 
@@ -114,7 +139,7 @@ class Retired(Record):
     message: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Restored(Record):
     """What `restore` did: an archived copy back where the memory was, its marks taken off."""
 
@@ -124,7 +149,7 @@ class Restored(Record):
     message: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BandUse(Record):
     band: str
     rows: int
@@ -133,7 +158,7 @@ class BandUse(Record):
     use: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Status(Record):
     """What the mirror holds, and each band's use of its budget."""
 
@@ -158,7 +183,7 @@ class Status(Record):
     unchecked: int = 0  # files whose dates and secrets no lint has checked yet (status checks a few itself)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Touch(Record):
     """What one recorded access did."""
 
@@ -168,7 +193,7 @@ class Touch(Record):
     message: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Check(Record):
     """One verify finding: what Claude Code will do with one piece of the wiring."""
 
@@ -178,7 +203,7 @@ class Check(Record):
     fix: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TickStatus(Record):
     """What one nightly tick did (also written to runtime/state/tick-status.json)."""
 
@@ -208,7 +233,7 @@ class TickStatus(Record):
                 f"rolled {self.rolled} | cue {self.cue_items} item(s)")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Candidate(Record):
     """One meditation object as the rotation weighed it."""
 
@@ -222,7 +247,7 @@ class Candidate(Record):
     excluded_by: str | None  # None (eligible), "last-sit" or "awareness-floor"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Choice(Record):
     """The meditation object the rotation picks for tonight's sit, and why."""
 
@@ -238,7 +263,7 @@ class Choice(Record):
     notes: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class WakeResult(Record):
     """What one `memstore wake` did (paths relative to the root)."""
 
@@ -256,7 +281,7 @@ class WakeResult(Record):
     proposal_notes: list[str] = field(default_factory=list)  # one proposals note per dream that proposed
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NewMemory(Record):
     """A T2 memory `new` wrote."""
 
@@ -266,7 +291,7 @@ class NewMemory(Record):
     summary: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Bug(Record):
     """One entry of the open-bug ledger (memory/bugs/<id>-<slug>.md), as read from its file."""
 
@@ -282,7 +307,7 @@ class Bug(Record):
     problems: list[str] = field(default_factory=list)  # what could not be read; empty when well-formed
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NoteResult(Record):
     """What one `memstore note` did."""
 
@@ -291,7 +316,7 @@ class NoteResult(Record):
     message: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DebriefResult(Record):
     """What one `memstore debrief` did: the mechanical half of the end-of-session debrief."""
 
@@ -311,7 +336,7 @@ class DebriefResult(Record):
     committed: str | None = None  # what --commit did (None: not asked)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AuditLine(Record):
     """One always-loaded line that reads as narrative (`memstore audit`)."""
 
@@ -321,7 +346,7 @@ class AuditLine(Record):
     text: str  # the line, stripped and cut to 120 characters
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AuditImport(Record):
     """One `@` import of an audited CLAUDE.md."""
 
@@ -332,7 +357,7 @@ class AuditImport(Record):
     tokens: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AuditFile(Record):
     """One always-loaded file: what it costs every session, and its narrative lines."""
 

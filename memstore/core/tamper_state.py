@@ -11,18 +11,21 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
-from typing import TypeVar
 
 from memstore.core.tamper_digests import Entry
+
+TYPE_CHECKING = False  # not typing's: importing typing costs the hook milliseconds
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeVar
+
+    _T = TypeVar("_T")
 
 STATE_VERSION = 1
 
 # The state as JSON gives it back: each table is checked to be a dict (or a list) on load, its entries not.
 State = dict[str, object]
 Files = dict[str, Entry]
-
-_T = TypeVar("_T")
 
 
 def state_file(root: str) -> str:

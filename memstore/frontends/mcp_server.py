@@ -170,7 +170,7 @@ def inert_record(record: dict[str, Any]) -> dict[str, Any]:
 
 def build(store: Store) -> Any:
     """The server object, with every tool, resource and prompt registered on it."""
-    from memstore.core.policy import memory_rel
+    from memstore.core import toolpath
 
     server_class, tool_error = _sdk()
     # WARNING: a refused read is the model's business (it gets the tool error), not the client log's.
@@ -216,7 +216,8 @@ def build(store: Store) -> Any:
         teams = tuple(team.name for team in store.config.teams)
         target = resolve(store.root, name, teams)
         text = target.read_text(encoding="utf-8", errors="replace")
-        if memory_rel(store.root, str(target), teams=teams) is not None:  # only T2 memories are reinforced
+        found = toolpath.resolve(store.root, str(target), None)
+        if toolpath.reinforces(found, teams):  # only topic memories are reinforced
             store.touch(str(target), "Read", session=SESSION)
         return inert_block(text, markdown=False)  # the text as data: no tag, no control character
 

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # not typing's: importing typing costs the hook milliseconds
 
 if TYPE_CHECKING:
     from memstore.core.lenses import Lens

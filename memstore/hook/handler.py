@@ -11,20 +11,17 @@ By `hook_event_name`:
   that touch would be lost. Registration filters (`if`) start this process only for
   files under memory/, so other reads cost nothing. A Write or Edit of a memory whose frontmatter
   holds a usual slip (core.frontreader.told) is answered in the same call with what to mend.
-- PreToolUse: deny writes to the person's files (identity.md, lenses/, meditations/,
-  memstore.toml) by real path, and shell commands that name them and do more than read
-  (shellcmd.py), in every permission mode; approve Write/Edit/MultiEdit of markdown files
-  whose real path lies in memory/ (never derived files or anything else), memstore's own
-  MCP tools by exact name,
-  and deliver matching lenses as additionalContext, once per session each. Where the
-  agent root lies outside the project, Reads of memory files are approved the same
-  way (by real path), as a fallback to the read grant `install` writes.
+- PreToolUse (pretool.py): deny writes to the person's files and to memstore's own by real
+  path, and shell commands that name them and do more than read, in every permission mode;
+  approve writes of memory files (core.toolpath.may_write) and memstore's own MCP tools; and
+  deliver matching lenses as additionalContext, once per session each.
 - SessionStart: the cold-start bundle as additionalContext. With `--part imports:N`,
   part N of identity.md + MEMORY.md instead: for a root outside the project, whose
-  `@` imports Claude Code would not expand (see context.imports_text).
+  `@` imports Claude Code would not expand (session_imports.py).
 
-Every failure is written to runtime/state/hook-errors.log and swallowed: a memory
-bookkeeping bug must never stop the agent from working.
+A tool's file_path is resolved once per call (core.toolpath.resolve) and handed down. Every
+failure is written to runtime/state/hook-errors.log (core.logs, its one writer) and swallowed: a
+memory bookkeeping bug must never stop the agent from working.
 
 Start-up is most of a hook's cost, and every memory Read pays it, so this path avoids
 pathlib, dataclasses, typing and friends; each import here is one the work needs.
@@ -35,10 +32,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import TYPE_CHECKING
 
-from memstore.hook.paths import PATH_MAX, in_memory, machine_file, outside, person_file, wiring_file, within
+from memstore.core.toolpath import may_write, resolve, usable
 
+TYPE_CHECKING = False  # not typing's: importing typing costs the hook milliseconds
 if TYPE_CHECKING:  # annotations only: the hook's path imports nothing for them
     import datetime as dt
     from typing import Any, Protocol
@@ -61,7 +58,6 @@ if TYPE_CHECKING:  # annotations only: the hook's path imports nothing for them
 MAX_STDIN = 4 * 1024 * 1024  # a hook payload is small; anything larger is not ours to parse
 
 Payload = dict[str, object]
-_UNQUOTE = {ord("'"): None, ord('"'): None, ord("\\"): None}
 
 
 def _args(argv: list[str]) -> dict[str, str | None]:
@@ -91,22 +87,9 @@ def _find_root(explicit: str | None, payload: Payload) -> str | None:
 
 
 def _log(root: str | None, message: str) -> None:
-    if root is None:
-        return
-    try:
-        import time
+    from memstore.core.logs import hook_error  # imported only when there is something to say
 
-        from memstore.core.agent_root import hook_log
-
-        log = hook_log(root)
-        os.makedirs(os.path.dirname(log), exist_ok=True)
-        if os.path.exists(log) and os.path.getsize(log) > 1_000_000:
-            os.replace(log, log + ".1")  # keep the log from growing without end
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        with open(log, "a", encoding="utf-8") as handle:
-            handle.write(f"{stamp} {message}\n")
-    except OSError:
-        pass
+    hook_error(root, message)
 
 
 def read_payload(stream: Reader) -> Payload | None:
@@ -126,29 +109,11 @@ def _tool_input(payload: Payload) -> tuple[str, str | None]:
     file_path = None
     if isinstance(data, dict):  # NotebookEdit names its file notebook_path
         file_path = data.get("file_path") if data.get("file_path") is not None else data.get("notebook_path")
-    return (tool if isinstance(tool, str) else ""), _usable(file_path)
-
-
-def _command(payload: Payload) -> str | None:
-    data = payload.get("tool_input")
-    command = data.get("command") if isinstance(data, dict) else None
-    return command if isinstance(command, str) and len(command) <= MAX_STDIN else None
-
-
-def _usable(value: object) -> str | None:
-    """A non-empty string that a path and a journal line can carry (no NUL, no lone surrogate, not longer
-    than a path can be: realpath's cost grows with the square of a path's depth, for a cwd as for a file)."""
-    if not isinstance(value, str) or not value or "\x00" in value or len(value) > PATH_MAX:
-        return None
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return None
-    return value
+    return (tool if isinstance(tool, str) else ""), usable(file_path)
 
 
 def _text(payload: Payload, key: str) -> str | None:
-    return _usable(payload.get(key))
+    return usable(payload.get(key))
 
 
 def _plugin_root() -> tuple[str | None, str]:
@@ -217,91 +182,18 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
     them already (a client adapter hands several payloads over for one call). `after`: the SessionStart
     handler the bundle's waits for (session_start.py)."""
     config, now = settings if settings is not None else _settings(root, now_opt)
-    from memstore.core.kinds import REINFORCING_TOOLS, WRITE_TOOLS
-
     event = payload.get("hook_event_name")
     tool, file_path = _tool_input(payload)
     cwd = _text(payload, "cwd")
     session = _text(payload, "session_id")
 
     if event == "PostToolUse":
-        from memstore.core.policy import record_touch
-
-        written = tool in WRITE_TOOLS
-        marked = False
-        if tool in REINFORCING_TOOLS and file_path:
-            # Claude Code's Write result says whether it made the file ("create") or replaced it ("update")
-            response = payload.get("tool_response")
-            born = isinstance(response, dict) and response.get("type") == "create"
-            result = record_touch(root, file_path, tool, now, config, session=session, cwd=cwd, written=written,
-                                  born=born)
-            marked = result.applied and written  # the dirty mark went in the same transaction
-            if result.recorded and not result.applied:
-                _log(root, f"touch of {result.rel} journaled only: {result.message}")
-        if written and file_path and in_memory(root, file_path, cwd):
-            real = os.path.realpath(os.path.join(cwd or os.getcwd(), str(file_path)))
-            rel = os.path.relpath(real, os.path.realpath(root)).replace(os.sep, "/")
-            if not marked:
-                from memstore.core.policy import mark_dirty
-
-                mark_dirty(root, rel, config)
-            _remember_dates(root, rel, payload.get("tool_input"), payload.get("tool_response"), now)
-            said = _frontmatter_said(real, rel)
-            if said:  # in the same call: the agent mends what it just wrote while it still holds it
-                return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": said}}
-        return None
+        return _post_tool_use(payload, root, tool, file_path, cwd, session, now, config)
 
     if event == "PreToolUse":
-        from memstore.core.access import CLIENT_WIRING_WORDS, SHELL_VERBS, WIRING_WORDS, watch_words
-        from memstore.core.kinds import EDIT_TOOLS, MCP_TOOLS, PLUGIN_MCP
+        from memstore.hook.pretool import answer
 
-        output: Payload = {"hookEventName": "PreToolUse"}
-        owned = person_file(root, file_path, cwd) if tool in EDIT_TOOLS else None
-        if owned is None and tool in EDIT_TOOLS:
-            owned = wiring_file(file_path, cwd) or machine_file(root, file_path, cwd)
-        # Bash, and any other tool that runs a shell command it is given (Claude Code's Monitor)
-        if owned is None and (tool == "Bash" or _command(payload) is not None):
-            command = _command(payload) or ""
-            # A cheap look first: most commands name none of it, and shellcmd's import costs ms.
-            # quotes and backslashes taken out first: `ag''ents` is `agents` to the shell
-            plain = _plain_command(command)
-            if any(word in plain for word in watch_words(root)) or any(verb in plain for verb in SHELL_VERBS) \
-                    or root in plain or os.path.realpath(root) in plain or within(cwd, root):
-                from memstore.hook.shellcmd import names_person_file, names_wiring
-
-                owned = names_person_file(command, root, cwd) or names_wiring(command, cwd)
-            elif any(word in command for word in (*WIRING_WORDS, *CLIENT_WIRING_WORDS)):
-                from memstore.hook.shellcmd import names_wiring
-
-                owned = names_wiring(command, cwd)
-        if owned is not None:
-            # Refused in every permission mode: a hook's deny outranks acceptEdits and bypass.
-            output["permissionDecision"] = "deny"
-            output["permissionDecisionReason"] = (
-                "memstore: answering `memstore review` and `memstore trust`, sharing with a team and joining or "
-                "leaving one are the person's; leave it to them"
-                if owned.startswith(("memstore review", "memstore trust")) else
-                f"memstore: {owned} is not the agent's to change (identity.md, lenses/, meditations/, "
-                "memstore.toml, review/ and teams/ are the person's; runtime/ and the clients' settings are "
-                "memstore's). "
-                "Propose the change to the person, or write a memory under memory/."
-            )
-        elif tool in WRITE_TOOLS and in_memory(root, file_path, cwd):
-            output["permissionDecision"] = "allow"
-            output["permissionDecisionReason"] = "memstore: writes to memory files are pre-approved"
-        elif (tool.startswith("mcp__memstore__") and tool[len("mcp__memstore__"):] in MCP_TOOLS) or (
-                plugin and tool.startswith(PLUGIN_MCP) and tool[len(PLUGIN_MCP):] in MCP_TOOLS):
-            # memstore's own MCP tools, by exact name: they enforce the same real-path rules themselves
-            output["permissionDecision"] = "allow"
-            output["permissionDecisionReason"] = "memstore: its MCP tools are pre-approved"
-        elif tool == "Read" and outside(root, cwd) and in_memory(root, file_path, cwd, derived=True,
-                                                                teams=tuple(t.name for t in config.teams)):
-            output["permissionDecision"] = "allow"
-            output["permissionDecisionReason"] = "memstore: reads of memory files are pre-approved"
-        # a client whose context before a tool never reaches the model asks for no lenses here (clients/gemini.py)
-        texts = [] if payload.get("memstore_no_lenses") else _lens_texts(root, tool, file_path, session, now, config)
-        if texts:
-            output["additionalContext"] = "\n\n".join(texts)
+        output = answer(payload, root, tool, file_path, cwd, session, now, config, plugin)
         return {"hookSpecificOutput": output} if len(output) > 1 else None
 
     if event == "SessionStart":
@@ -327,6 +219,41 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
         from memstore.core.tamper_sessions import session_end
 
         session_end(root, session)
+    return None
+
+
+def _post_tool_use(payload: Payload, root: str, tool: str, file_path: str | None, cwd: str | None,
+                   session: str | None, now: dt.datetime, config: Config) -> Payload | None:
+    """Reinforce the memory a Read or an edit touched; for a memory the agent wrote, mark it for
+    the next sync, keep its dates, and say at once what to mend in its frontmatter."""
+    from memstore.core.kinds import REINFORCING_TOOLS, WRITE_TOOLS
+
+    if tool not in REINFORCING_TOOLS or not file_path:
+        return None
+    found = resolve(root, file_path, cwd)  # once: every step below is handed this
+    if found is None:
+        return None
+    from memstore.core.policy import record_touch
+
+    written = tool in WRITE_TOOLS
+    # Claude Code's Write result says whether it made the file ("create") or replaced it ("update")
+    response = payload.get("tool_response")
+    born = isinstance(response, dict) and response.get("type") == "create"
+    result = record_touch(root, file_path, tool, now, config, session=session, cwd=cwd,
+                          written=written, born=born, resolved=found)
+    if result.recorded and not result.applied:
+        _log(root, f"touch of {result.rel} journaled only: {result.message}")
+    rel = may_write(found) if written else None
+    if rel is None:
+        return None
+    if not (result.applied and result.rel == rel):  # else the touch's transaction marked it
+        from memstore.core.policy import mark_dirty
+
+        mark_dirty(root, rel, config)
+    _remember_dates(root, rel, payload.get("tool_input"), response, now)
+    said = _frontmatter_said(found.real, rel)
+    if said:  # in the same call: the agent mends what it just wrote while it still holds it
+        return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": said}}
     return None
 
 
@@ -360,14 +287,15 @@ def _session_start(payload: Payload, root: str, now: dt.datetime, config: Config
     """The text of one SessionStart handler: part N of identity + MEMORY.md, or the cold-start bundle."""
     from pathlib import Path
 
-    from memstore.hook.bundle import bundle, import_part
-
     if part is not None:
+        from memstore.hook.session_imports import import_part
+
         kind, _, number = part.partition(":")
         return import_part(Path(root), int(number)) if kind == "imports" and number.isdigit() else ""
     from memstore.core import tamper, tamper_lines
     from memstore.core.agent_root import state_dir
     from memstore.core.projects import locate, remember_worktree
+    from memstore.hook.bundle import bundle
     from memstore.hook.gate import session_refresh
 
     project, top = locate(cwd, root)
@@ -404,66 +332,11 @@ def for_client(client: str, payload: Payload, root: str, now_opt: str | None) ->
         # No `@` imports there: identity and the index travel with the cold-start bundle.
         from pathlib import Path
 
-        from memstore.hook.bundle import imports_text
+        from memstore.hook.session_imports import imports_text
 
         context = imports_text(Path(root))
     answer: Payload | None = adapter.answer(payload, responses, context)  # each adapter's answer() (hook/clients)
     return answer
-
-
-def _lens_texts(root: str, tool: str, file_path: str | None, session: str | None, now: dt.datetime,
-                config: Config) -> list[str]:
-    import sqlite3
-
-    from memstore.core.agent_root import db_file
-    from memstore.core.lenses import current_lenses, fire
-    from memstore.core.tamper import lens_filter
-    from memstore.core.transactions import hook_connect, transaction
-
-    db = db_file(root)
-    if not os.path.exists(db):
-        return []
-    budget = config.hook_lock_budget_ms
-    try:
-        conn = hook_connect(db, budget)
-    except sqlite3.Error as exc:
-        _log(root, f"lenses skipped: {exc}")
-        return []
-    try:
-        unread: list[str] = []
-        stamps: dict[str, int] = {}
-        with transaction(conn):
-            # the lens files as they are now, not as the last sync saw them (a lens is due the next session)
-            found = current_lenses(conn, root, unread, stamps, [team.name for team in config.teams])
-            # a lens changed during an agent session and not yet trusted is held back (memstore.core.tamper)
-            lenses = fire(conn, tool, file_path, session, now, lens_filter(root), found)
-        from memstore.core.lenses import SLOW
-
-        for rel in SLOW:
-            _log(root, f"lens {rel} skipped: its pattern took too long to match (a pattern with nested repeats?)")
-        from memstore.hook.gate import REWRITE_ON, refresh
-
-        if os.environ.get("MEMSTORE_GATE") in REWRITE_ON:  # hookgate.sh could not answer from its file
-            refresh(root, found, stamps, bool(unread), tool)
-        return [lens.text() for lens in lenses]
-    except sqlite3.Error as exc:
-        _log(root, f"lenses skipped: {exc}")
-        return []
-    finally:
-        conn.close()
-
-
-def _plain_command(command: str) -> str:
-    """What the cheap look compares: quotes and backslashes out (`ag''ents` is `agents` to the shell), every
-    run of whitespace one space (`rm<TAB>-rf` is `rm -rf`), and `//` and `/./` one slash (`/home//me` is
-    `/home/me`). hookgate.sh spells the same steps in bash."""
-    if "'" in command or '"' in command or "\\" in command:
-        command = command.translate(_UNQUOTE)
-    if not command.isprintable() or "  " in command:
-        command = " ".join(command.split())
-    while "//" in command or "/./" in command:
-        command = command.replace("//", "/").replace("/./", "/")
-    return command
 
 
 def _answer(response: dict[str, Any]) -> str:

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING
 
 from memstore.core.access import CLIENT_DIRS, CLIENT_WIRING_WORDS, PERSON_OWNED, WIRING_WORDS
 
+TYPE_CHECKING = False  # not typing's: importing typing costs the hook milliseconds
 if TYPE_CHECKING:
     from memstore.hook import shellpaths
 

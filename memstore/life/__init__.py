@@ -4,8 +4,8 @@ the provenance an answer records), the nightly tick (nightly; its window rolling
 commits) and the wake with its dream (wake, dreaming), duplicates, meditation, the last-run
 record and the scaffold of a new root.
 
-Handed what it needs of the Store (a small Protocol in the feature's module, a mirror runner),
-never the Store itself.
+Each step is handed plain values (the root, the config, the clock, a connection, the
+command's listing of the root), never the Store; the order of a flow is memstore.api.flows'.
 
 May import: mirror, meaning, hook, core. Not wiring (a sibling), the API or front ends.
 """

@@ -75,7 +75,7 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from memstore.core import processes
 from memstore.core.agent_root import RootPaths
@@ -83,6 +83,7 @@ from memstore.core.errors import BadUsage
 from memstore.core.frontreader import split_front
 from memstore.core.kinds import KEBAB
 from memstore.core.locks import atomic_write, file_lock
+from memstore.core.logs import hook_error
 from memstore.hook.bundle import _dated
 from memstore.hook.factform import normalise
 from memstore.hook.rulecue import refused, rules
@@ -92,7 +93,7 @@ from memstore.meaning.chunking import one_line
 
 if TYPE_CHECKING:
     from memstore.core.config import Config
-    from memstore.core.results import DebriefResult, Problem
+    from memstore.core.results import DebriefResult
     from memstore.mirror.render import RenderResult
     from memstore.mirror.sync import SyncReport
 
@@ -346,69 +347,92 @@ def detach_debrief(root: str | os.PathLike[str], raw: bytes, *, commit: bool, no
 
 
 def log_failure(root: str | os.PathLike[str] | None, message: str) -> None:
-    """One line in the root's hook error log (runtime/state/hook-errors.log); never raises."""
-    if root is None:
-        return
+    """One line in the root's hook error log, through its one writer; never raises."""
+    hook_error(root, f"debrief: {' '.join(message.split())}")
+
+
+def session_ended(root: str, raw: bytes) -> None:
+    """Tamper evidence: the session the hook's payload names is no longer live (core.tamper);
+    first, and cheap (Codex kills its SessionEnd hook after a second or two)."""
+    from memstore.core import tamper_sessions
+
+    payload, _why = hook_payload(raw)
+    session = payload.get("session_id") if payload is not None else None
     try:
-        log = Path(RootPaths(root).hook_log)
-        log.parent.mkdir(parents=True, exist_ok=True)
-        if log.exists() and log.stat().st_size > 1_000_000:
-            os.replace(log, str(log) + ".1")
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        with open(log, "a", encoding="utf-8") as handle:
-            handle.write(f"{stamp} debrief: {' '.join(message.split())}\n")
-    except OSError:
-        pass
+        tamper_sessions.session_end(root, session if isinstance(session, str) else None)
+    except OSError as exc:
+        log_failure(root, f"could not record the session's end: {exc}")
 
 
-class DebriefHost(Protocol):
-    """What the debrief needs of its caller (the Store): the root, its config and clock, and the
-    Store's own sync, lint and render."""
+@dataclass(frozen=True)
+class Asked:
+    """What the SessionEnd hook's payload asks of the debrief: a transcript (None: there is none)
+    and the session's folder."""
 
-    @property
-    def root(self) -> Path: ...
-    @property
-    def config(self) -> Config: ...
-    @property
-    def now(self) -> dt.datetime: ...
-    def sync(self, *, embed: bool = True) -> SyncReport: ...
-    def lint(self) -> list[Problem]: ...
-    def render(self) -> RenderResult: ...
+    transcript: str | None
+    cwd: str | None
 
 
-def run_debrief(store: DebriefHost, transcript: str | os.PathLike[str] | None = None,
-                commit: bool = False, cwd: str | None = None) -> DebriefResult:
-    """Store.debrief: sync, lessons from the transcript, lint, render, (commit); see its docstring."""
-    from memstore.core.results import DebriefResult
+def hook_asks(root: str | None, raw: bytes) -> Asked | None:
+    """What the hook's payload asks of the debrief; None when it asks nothing (another event). An
+    odd payload is logged and the debrief runs without a transcript."""
+    payload, why = hook_payload(raw)
+    transcript = None
+    if payload is None:
+        log_failure(root, f"{why}; ran without a transcript")
+    else:
+        event = payload.get("hook_event_name")
+        if event not in (None, "SessionEnd", "Stop"):
+            log_failure(root, f"called for {event!r}, not SessionEnd; nothing done")
+            return None
+        named = payload.get("transcript_path")
+        if isinstance(named, str) and named and os.path.isfile(named):
+            transcript = named
+        # a session that wrote no transcript (nothing said, or persistence off) is no error:
+        # the debrief runs without one and nothing is logged
+    cwd = payload.get("cwd") if payload is not None else None
+    return Asked(transcript, cwd if isinstance(cwd, str) else None)
+
+
+def lessons_from(root: Path, config: Config, now: dt.datetime,
+                 transcript: str | os.PathLike[str] | None, cwd: str | None) -> Captured:
+    """The debrief's lessons: the rules of the transcript's final answer, for the session's project
+    (its cwd), so they reach that project's sessions only. Nothing without a transcript."""
+    from memstore.core.projects import project_of
+
+    captured = Captured()
+    if transcript is None:
+        return captured
+    answer, prompt = final_exchange(Path(transcript).expanduser())
+    if answer is None:  # garbage or an empty file must not read as a session with nothing to learn
+        captured.notes.append(f"no assistant answer found in {transcript}: is it a Claude Code "
+                              "transcript (JSON lines)?")
+        return captured
+    project = project_of(cwd or os.getcwd(), os.fspath(root))
+    return capture_lessons(root, answer, now, config.short_term_days, project=project,
+                           prompt=prompt, lock_timeout=config.lock_timeout_s)
+
+
+def commit_debrief(root: Path, now: dt.datetime, captured: Captured, rendered: RenderResult) -> str:
+    """Commit exactly the lessons written and the derived files rendered; what git said."""
     from memstore.core.timeutil import fmt
     from memstore.life.commits import commit_paths
 
-    now = store.now
-    synced = store.sync(embed=False)  # first, so the report says what the session itself added
-    captured = Captured()
-    if transcript is not None:
-        answer, prompt = final_exchange(Path(transcript).expanduser())
-        if answer is not None:
-            from memstore.core.projects import project_of
+    lessons = [p.relative_to(root).as_posix() for p in captured.written]
+    derived = [f"memory/{name}" for name in rendered.written]
+    if not lessons and not derived:
+        return "nothing to commit: debrief wrote no files"
+    return commit_paths(root, lessons, f"memstore debrief {fmt(now)}", tracked_only=derived)
 
-            # the session's project (its cwd): its lessons reach that project's sessions only
-            project = project_of(cwd or os.getcwd(), os.fspath(store.root))
-            captured = capture_lessons(store.root, answer, now, store.config.short_term_days, project=project,
-                                       prompt=prompt, lock_timeout=store.config.lock_timeout_s)
-        else:  # garbage or an empty file must not read like a session with nothing to learn
-            captured.notes.append(f"no assistant answer found in {transcript}: is it a Claude Code "
-                                  "transcript (JSON lines)?")
-    problems = store.lint()  # lint and render catch the mirror up with the lessons just written
-    errors = sum(1 for p in problems if p.level == "error")
-    rendered = store.render()
-    lessons = [p.relative_to(store.root).as_posix() for p in captured.written]
-    committed: str | None = None
-    if commit:
-        derived = [f"memory/{name}" for name in rendered.written]
-        if lessons or derived:
-            committed = commit_paths(store.root, lessons, f"memstore debrief {fmt(now)}", tracked_only=derived)
-        else:
-            committed = "nothing to commit: debrief wrote no files"
+
+def debrief_result(root: Path, now: dt.datetime, transcript: str | os.PathLike[str] | None,
+                   synced: SyncReport, captured: Captured, problems: list[dict[str, str]],
+                   rendered: RenderResult, committed: str | None) -> DebriefResult:
+    """The debrief's report (Store.debrief)."""
+    from memstore.core.results import DebriefResult
+    from memstore.core.timeutil import fmt
+
+    errors = sum(1 for p in problems if p["level"] == "error")
     return DebriefResult(
         ran_at=fmt(now),
         sync=synced.summary(),
@@ -420,7 +444,7 @@ def run_debrief(store: DebriefHost, transcript: str | os.PathLike[str] | None = 
         render=rendered.summary(),
         transcript=str(transcript) if transcript is not None else None,
         rules_found=len(captured.found),
-        lessons=lessons,
+        lessons=[p.relative_to(root).as_posix() for p in captured.written],
         skipped=[{"rule": rule, "why": why} for rule, why in captured.skipped],
         notes=captured.notes,
         committed=committed,

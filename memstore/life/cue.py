@@ -28,6 +28,7 @@ from memstore.core.timeutil import UTC, fmt, parse_when
 from memstore.hook import review
 from memstore.hook.bundle import _dated
 from memstore.life.duplicates import COMPARE_BUDGET, Duplicates, clusters, near_duplicates, project_scopes
+from memstore.mirror.queries import in_flight_memories
 
 # An in-flight memory nobody has read for this long is probably no longer in flight.
 STALE_IN_FLIGHT_DAYS = 14
@@ -97,21 +98,20 @@ def cue_items(
                 ((-r["importance"], r["score"], r["path"]), _item("important-gone-cold", [r["path"]], detail)))
 
     stale_before = now - dt.timedelta(days=STALE_IN_FLIGHT_DAYS)
-    for row in conn.execute(
-        "SELECT f.path, f.state, p.last_accessed FROM files f LEFT JOIN policy p ON p.path = f.path "
-        "WHERE f.kind = 't2' AND f.in_flight"
-    ):
-        seen = parse_when(row["last_accessed"])
+    for flying, state, last_accessed in in_flight_memories(conn):
+        seen = parse_when(last_accessed)
         how = "last read"
         if seen is None:
             try:
-                seen = dt.datetime.fromtimestamp((root / row["path"]).stat().st_mtime, UTC)
+                seen = dt.datetime.fromtimestamp((root / flying).stat().st_mtime, UTC)
             except OSError:
                 continue
             how = "never read; last changed"
         if seen < stale_before:
-            detail = f"in flight, {how} {fmt(seen)[:10]} ({(now - seen).days} days ago): {row['state'] or '(no state)'}"
-            ranked["stale-in-flight"].append(((seen, row["path"]), _item("stale-in-flight", [row["path"]], detail)))
+            detail = (f"in flight, {how} {fmt(seen)[:10]} ({(now - seen).days} days ago): "
+                      f"{state or '(no state)'}")
+            ranked["stale-in-flight"].append(
+                ((seen, flying), _item("stale-in-flight", [flying], detail)))
 
     # New facts: T1 files in the window that no wake has dreamt about yet, known by their
     # path and content (never by mtime against the clock, which --now may pin). Wake's own

@@ -22,6 +22,7 @@ from typing import Any
 
 from memstore.core.datecue import CUE
 from memstore.mirror.datewords import Meant, relative_dates
+from memstore.mirror.queries import own_memory_digests
 
 # Already dated: the phrase is followed by "(...2026..." (an annotation, ours or the writer's).
 _DATED_AFTER = re.compile(r"\s*\([^)\n]{0,24}\b\d{4}\b")
@@ -68,8 +69,7 @@ def lint_dates(conn: sqlite3.Connection, root: Path, *, fresh_max: int | None = 
     waiting = pending_lines(str(root))  # what the agent wrote since the last tick: the tick dates it
     seen: dict[str, list[list[str]]] = {}
     found = []
-    for path, created, digest in conn.execute(
-            "SELECT path, created, digest FROM files WHERE kind = 't2' AND path NOT LIKE 'teams/%' ORDER BY path"):
+    for path, created, digest in own_memory_digests(conn):
         key = f"{digest}:{created}"
         messages = cache.get("files", {}).get(key) if isinstance(cache.get("files"), dict) else None
         if not isinstance(messages, list):
@@ -139,7 +139,7 @@ def date_written(root: Path) -> list[str]:
     rewritten. Call with the mirror lock held."""
     from memstore.core.datecue import take
     from memstore.core.locks import atomic_write
-    from memstore.hook.paths import in_memory
+    from memstore.core.toolpath import may_write, resolve
 
     records, taken = take(str(root))
     by_path: dict[str, dict[tuple[str, dt.date], None]] = {}
@@ -157,7 +157,8 @@ def date_written(root: Path) -> list[str]:
     rewritten = []
     for rel, written in by_path.items():
         path = root / rel
-        if ".." in Path(rel).parts or not rel.startswith("memory/") or not in_memory(str(root), str(path), None):
+        written_here = ".." not in Path(rel).parts and rel.startswith("memory/")
+        if not written_here or may_write(resolve(root, str(path), None)) is None:
             continue  # the real path must be a memory: a folder linked out of memory/ is not followed
         real = Path(os.path.realpath(path))
         try:

@@ -9,6 +9,8 @@ import re
 import sqlite3
 from dataclasses import dataclass, field
 
+from memstore.mirror.queries import memory_projects
+
 # Words that say nothing about what a summary is about; left out of the near-duplicate measure.
 _STOP = frozenset(
     "the and for with that this from into when then than not are was were has have had but use "
@@ -96,8 +98,7 @@ def project_scopes(conn: sqlite3.Connection) -> dict[str, str | None]:
     """path -> its scope (the `project:` of its frontmatter, lower-cased; None: person-wide)."""
     from memstore.life.dreaming import scope_of
 
-    rows = conn.execute("SELECT path, json_extract(meta, '$.project') FROM files WHERE kind = 't2'")
-    return {row[0]: scope_of(row[1] if isinstance(row[1], str) else None) for row in rows}
+    return {path: scope_of(project) for path, project in memory_projects(conn).items()}
 
 
 def clusters(pairs: list[tuple[str, str, float]], project: dict[str, str | None]

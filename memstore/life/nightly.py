@@ -1,14 +1,14 @@
-"""The cheap, deterministic half of the nightly cycle: what `memstore tick` does beyond sync,
-flush and render.
+"""The nightly tick's own steps, beyond sync, flush and render: is someone at work, what the
+team pulls said, what is stale, what goes into the cue, the commit, and the status file.
 
-- `live_change`: is a person (or an agent) probably mid-session? Any memory file changed
-  in the last `flush_quiet_minutes`. Then tick only scans (sync, lint) and writes the cue.
-- `run_tick`: the whole tick, in order; its parts live beside it: window rolling
-  (memstore.life.rolling), the cue for the wake (memstore.life.cue) and the commit of exactly
-  the files it wrote (memstore.life.commits).
+The tick's order is memstore.api.flows.tick; each step here takes the values it needs (the
+root, the config, the clock, a connection, the command's listing of the root) and none reads
+the clock. Its other parts live beside it: window rolling (memstore.life.rolling), the cue
+for the wake (memstore.life.cue) and the commit of exactly the files it wrote
+(memstore.life.commits).
 
-The tick is handed what it needs of the Store (TickHost, and the mirror runner), never the Store
-itself. Every function takes `now` from its caller (the Store's clock); none reads the clock.
+A person (or an agent) is probably mid-session when any memory file changed in the last
+`flush_quiet_minutes`: then the tick only scans (sync, lint) and writes the cue.
 """
 
 from __future__ import annotations
@@ -16,21 +16,23 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any
 
+from memstore.core.agent_root import RootPaths
 from memstore.core.config import Config
 from memstore.core.errors import MemstoreError
 from memstore.core.kinds import DERIVED
 from memstore.core.locks import atomic_write
-from memstore.core.timeutil import fmt
 from memstore.hook import review
 from memstore.life.commits import commit_paths
 from memstore.life.cue import PER_KIND, Findings, cue, cue_items, dreamt_ids, write_cue
-from memstore.life.dating import date_written
-from memstore.life.rolling import Rolled, roll_windows
-from memstore.mirror.semantic import Host
+from memstore.life.rolling import Rolled
+from memstore.mirror.adoption import MENDING
+from memstore.mirror.freshness import tick_items, write_stale
+from memstore.mirror.views import list_view
 
 if TYPE_CHECKING:
     from memstore.core.results import TickStatus
@@ -38,56 +40,50 @@ if TYPE_CHECKING:
     from memstore.mirror.flush import FlushReport
     from memstore.mirror.render import RenderResult
     from memstore.mirror.sync import SyncReport
+    from memstore.team.clones import Pulled
 
-T = TypeVar("T")
-
-
-class OnMirror(Protocol):
-    """Runs `fn` on the live mirror (rebuilt first when missing, corrupt or foreign) and returns its result."""
-
-    def __call__(self, fn: Callable[[sqlite3.Connection], T], /) -> T: ...
+SKIPPED = "skipped (live session)"
+PERSON_FOLDERS = ("memory/", "lenses/", "meditations/")
 
 
-class TickHost(Host, Protocol):
-    """What the tick needs of its caller (the Store): what an embedding pass needs (semantic.Host: the
-    root, its paths and config, progress, notices), the clock, and the passes that are the caller's own
-    (who flushes, embedding, the tamper check)."""
+@dataclass
+class Night:
+    """What the tick's passes on the mirror did, for the cue and the status file."""
 
-    @property
-    def now(self) -> dt.datetime: ...
-    def flush_refusal(self) -> str | None: ...
-    def flush_warnings(self, conn: sqlite3.Connection | None = None) -> list[str]: ...
-    def embed(self, *, required: bool = True) -> EmbedReport | None: ...
-    def tamper_check(self) -> list[Any]: ...
-    def tamper_lines(self, found: list[Any]) -> list[str]: ...
+    live: tuple[str, float] | None
+    synced: SyncReport
+    flushed: FlushReport | None = None
+    rolled: Rolled = field(default_factory=Rolled)
+    rendered: RenderResult | None = None
+    problems: list[dict[str, str]] = field(default_factory=list)
+    found: Findings | None = None
+    warnings: list[str] = field(default_factory=list)
+    dated: list[str] = field(default_factory=list)  # memories whose relative dates the tick dated
+    embedded: EmbedReport | None = None
 
 
 # ---------------------------------------------------------------- live-session awareness
 
 
-def memory_files(root: Path) -> Iterable[tuple[str, int]]:
-    """(root-relative path, mtime_ns) of every file a person or the agent writes.
+def memory_files(files: Mapping[str, tuple[int, int, int]]) -> Iterator[tuple[str, int]]:
+    """(root-relative path, mtime_ns) of every file a person or the agent writes, from the listing.
 
     Markdown under memory/ (every depth, archives included), lenses/ and meditations/,
     and identity.md; not the derived files (tick writes those itself) nor runtime/.
     """
-    from memstore.mirror.walking import walk
-
-    for start in ("memory", "lenses", "meditations"):
-        if not (root / start).is_dir():
-            continue
-        for rel, (mtime_ns, _size, _inode) in walk(root, start).files.items():
-            if rel.startswith("memory/") and rel.count("/") == 1 and rel[len("memory/"):] in DERIVED:
+    for rel, (mtime_ns, _size, _inode) in files.items():
+        if rel == "identity.md":
+            yield rel, mtime_ns
+        elif rel.startswith(PERSON_FOLDERS):
+            if rel.count("/") == 1 and rel.startswith("memory/") and rel[7:] in DERIVED:
                 continue
             yield rel, mtime_ns
-    try:
-        yield "identity.md", (root / "identity.md").stat().st_mtime_ns
-    except OSError:
-        pass
 
 
-def live_change(root: Path, now: dt.datetime, config: Config) -> tuple[str, float] | None:
-    """The most recently changed memory file inside the quiet window, with its age in minutes; else None.
+def live_change(files: Mapping[str, tuple[int, int, int]], now: dt.datetime, config: Config
+                ) -> tuple[str, float] | None:
+    """The most recently changed memory file inside the quiet window, with its age in minutes;
+    else None.
 
     The window is `flush_quiet_minutes` either side of now: a file stamped a little
     after now was written while the tick started (or on a host whose clock runs a
@@ -97,7 +93,7 @@ def live_change(root: Path, now: dt.datetime, config: Config) -> tuple[str, floa
     window_ns = config.flush_quiet_minutes * 60 * 1_000_000_000
     now_ns = int(now.timestamp()) * 1_000_000_000
     best: tuple[int, str] | None = None
-    for rel, mtime_ns in memory_files(root):
+    for rel, mtime_ns in memory_files(files):
         if abs(now_ns - mtime_ns) < window_ns and (best is None or (mtime_ns, rel) > best):
             best = (mtime_ns, rel)
     if best is None:
@@ -115,140 +111,133 @@ def describe_live(found: tuple[str, float] | None) -> str | None:
     return f"{rel} changed {minutes:.0f} min ago"
 
 
-def pull_teams(root: Path, config: Config) -> list[str]:
-    """Fast-forward each joined team's clone (memstore.team.clones.pull): one line for each that did not
-    simply come up to date (moved, unreachable, or left as it is because it cannot fast-forward)."""
-    from memstore.team.clones import pull
-
+def pulled_lines(pulled: Iterable[tuple[str, Pulled | MemstoreError]]) -> list[str]:
+    """One line for each team whose pull did not simply come up to date (moved, unreachable, or
+    left as it is because it cannot fast-forward, or not pulled at all)."""
     lines = []
-    for team in config.teams:
-        try:
-            result = pull(root, team)
-        except MemstoreError as exc:  # a clone whose config memstore refuses to run, git missing, ...
-            lines.append(f"team {team.name}: not pulled: {exc}")
-            continue
-        if result.state != "current":
-            lines.append(f"team {team.name}: {result.state}: {result.message}")
+    for name, result in pulled:
+        if isinstance(result, MemstoreError):  # a clone's config memstore refuses, git missing
+            lines.append(f"team {name}: not pulled: {result}")
+        elif result.state != "current":
+            lines.append(f"team {name}: {result.state}: {result.message}")
     return lines
 
 
-def run_tick(store: TickHost, on_mirror: OnMirror, commit: bool = False) -> TickStatus:
-    """Store.tick: the passes, the cue and the status file (see its docstring). `on_mirror` runs the
-    mirror's passes on the live mirror (the Store's, which rebuilds a corrupt one and runs them again)."""
-    from memstore.core.locks import file_lock
-    from memstore.core.results import TickStatus
-    from memstore.mirror.adoption import MENDING
-    from memstore.mirror.flush import flush
-    from memstore.mirror.freshness import tick_items, write_stale
-    from memstore.mirror.render import render
-    from memstore.mirror.sync import sync_into
-    from memstore.mirror.views import lint_view, list_view
+# ---------------------------------------------------------------- what the night found
 
-    now = store.now  # one instant for every pass, even on the real clock
-    ran_at = fmt(now)
-    teams = pull_teams(store.root, store.config)  # before the sync, so that it takes in what came
-    live = live_change(store.root, now, store.config)
-    not_here = store.flush_refusal()  # another clone is the one that flushes
 
-    dated: list[str] = []  # memories whose relative dates the tick dated (life.dating.date_written)
+def stale_items(conn: sqlite3.Connection, root: Path, now: dt.datetime, ran_at: str,
+                notify: Callable[[str], None]) -> list[dict[str, Any]]:
+    """Cited code gone and memories out of their dates, as cue items; stale.json written for
+    render."""
+    answered = review.answers(root)
+    fresh, stale = tick_items(conn, root, now, answered, review.cue_id, PER_KIND, notify)
+    write_stale(root, stale, ran_at)
+    return fresh
 
-    def run(conn: sqlite3.Connection) -> tuple[SyncReport, FlushReport | None, Rolled,
-                                               RenderResult | None, list[dict[str, str]],
-                                               Findings, list[str]]:
-        flushed: FlushReport | None = None
-        rolled = Rolled()
-        rendered: RenderResult | None = None
-        with file_lock(Path(store.paths.mirror_lock), timeout=store.config.lock_timeout_s):
-            # what the agent wrote gains its absolute dates (not mid-session: the agent may be editing it)
-            dated.extend(date_written(store.root) if live is None else [])
-            synced = sync_into(conn, store.root, store.config, store.progress, now)
-            if live is None:
-                if not_here is None:
-                    flushed = flush(conn, store.root, now, store.config)
-                rolled = roll_windows(store.root, now, store.config)
-                if (flushed and flushed.written) or rolled.moves:
-                    sync_into(conn, store.root, store.config, now=now)  # the mirror follows the rewrites and moves
-        # freshness: cited code gone, memories out of their dates (before render, which marks them)
-        fresh, stale = tick_items(conn, store.root, now, review.answers(store.root), review.cue_id, PER_KIND,
-                                  store.notify)
-        write_stale(store.root, stale, ran_at)
-        if live is None:
-            rendered = render(conn, store.root, now, store.config)
-        problems = lint_view(conn, store.root)
-        rows = list_view(conn, store.root, now, store.config)
-        found = cue_items(conn, store.root, now, store.config, rows)
-        found.items += fresh
-        for item in fresh:
-            found.found[item["kind"]] = found.found.get(item["kind"], 0) + 1
-        # with many machines: nobody, or more than one, flushes
-        return synced, flushed, rolled, rendered, problems, found, store.flush_warnings(conn)
 
-    synced, flushed, rolled, rendered, problems, found, flush_warnings = on_mirror(run)
-    for line in flush_warnings:
-        store.notify(line)
-    if dated:
-        store.notify(f"dated the relative dates in {len(set(dated))} memory file(s) the agent wrote")
-    # The night is when the embedding backlog is worked off in full (the `semantic` extra):
-    # a sync in the day embeds for a few seconds at most.
-    embedded = store.embed(required=False)
-    items = found.items
-    for rel, why in rolled.failed:
-        store.notify(f"could not roll {rel} into archive/ ({why}); left in place")
-    if found.duplicates.exhausted:
-        store.notify(f"near-duplicate check stopped after {found.duplicates.compared} comparisons; "
-                    "the cue may miss some pairs")
-    errors = sum(1 for p in problems if p["level"] == "error")
-    warnings = len(problems) - errors
-    for problem in problems:  # every night until the file is mended (memstore.mirror.adoption)
-        if problem["message"].startswith(MENDING) and not problem["path"].startswith("teams/"):  # not the person's
-            store.notify(f"{problem['path']}: {problem['message']}")
+def findings(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config,
+             fresh: list[dict[str, Any]]) -> Findings:
+    """The cue's items: what the memories' ranks and the short-term window show, and `fresh`."""
+    found = cue_items(conn, root, now, config, list_view(conn, root, now, config))
+    found.items += fresh
+    for item in fresh:
+        found.found[item["kind"]] = found.found.get(item["kind"], 0) + 1
+    return found
+
+
+def notices(night: Night) -> list[str]:
+    """What the person hears of the night besides the status: files left in place, a comparison
+    cut short, and each file the mirror mends every night until it is mended by hand."""
+    lines = [f"could not roll {rel} into archive/ ({why}); left in place"
+             for rel, why in night.rolled.failed]
+    if night.found is not None and night.found.duplicates.exhausted:
+        compared = night.found.duplicates.compared
+        lines.append(f"near-duplicate check stopped after {compared} comparisons; "
+                     "the cue may miss some pairs")
+    for problem in night.problems:  # memstore.mirror.adoption; a team's file is not the person's
+        if problem["message"].startswith(MENDING) and not problem["path"].startswith("teams/"):
+            lines.append(f"{problem['path']}: {problem['message']}")
+    return lines
+
+
+def lint_counts(night: Night) -> tuple[int, int]:
+    """(errors, warnings) among the night's lint problems."""
+    errors = sum(1 for p in night.problems if p["level"] == "error")
+    return errors, len(night.problems) - errors
+
+
+def flush_said(night: Night, not_here: str | None) -> str | None:
+    """The flush's line: its summary, why it was skipped, or None in a live session."""
+    if night.flushed is not None:
+        return night.flushed.summary()
+    return f"skipped: {not_here}" if night.live is None else None
+
+
+def write_night_cue(root: Path, ran_at: str, night: Night, not_here: str | None) -> None:
+    """runtime/state/cue.json: what the tick did and what the wake should look at."""
+    errors, warnings = lint_counts(night)
+    assert night.found is not None
     did = {
-        "sync": synced.summary(),
+        "sync": night.synced.summary(),
         "lint": f"{errors} error(s), {warnings} warning(s)",
-        "flush": flushed.summary() if flushed else (f"skipped: {not_here}" if live is None else None),
-        "rolled": rolled.paths,
-        "render": rendered.summary() if rendered else None,
-        "embed": embedded.summary() if embedded else None,
-        "warnings": flush_warnings,
+        "flush": flush_said(night, not_here),
+        "rolled": night.rolled.paths,
+        "render": night.rendered.summary() if night.rendered else None,
+        "embed": night.embedded.summary() if night.embedded else None,
+        "warnings": night.warnings,
     }
-    write_cue(store.root, cue(ran_at, live is not None, did, items, dreamt_ids(store.root)))
+    write_cue(root, cue(ran_at, night.live is not None, did, night.found.items, dreamt_ids(root)))
 
-    committed: str | None = None
-    failure: MemstoreError | None = None
-    if commit:
-        touched = [*dated, *(flushed.written if flushed else []), *(p for move in rolled.moves for p in move)]
-        derived = [f"memory/{name}" for name in rendered.written] if rendered else []
-        state = [Path(store.paths.cue).relative_to(store.root).as_posix()]
-        try:
-            committed = commit_paths(store.root, touched, f"memstore tick {ran_at}",
-                                     tracked_only=[*derived, *state])
-        except MemstoreError as exc:
-            committed, failure = str(exc), exc
-    skipped = "skipped (live session)"
-    # the person's files and the wiring against what the person accepted: a hand edit is said once and
-    # accepted; a change made during a session stays held; wiring gone is said every night until fixed
-    tampered = store.tamper_check()
-    evidence = [f"{'HELD' if f.state == 'held' else 'GONE' if f.state == 'gone' else 'accepted'}: {line}"
-                for f, line in zip(tampered, store.tamper_lines(tampered), strict=True)]
-    status = TickStatus(
+
+def commit_night(root: Path, ran_at: str, night: Night) -> tuple[str, MemstoreError | None]:
+    """Commit exactly the files the tick wrote or moved: (what git said, the failure to raise
+    later)."""
+    touched = [*night.dated, *(night.flushed.written if night.flushed else []),
+               *(p for move in night.rolled.moves for p in move)]
+    derived = [f"memory/{name}" for name in night.rendered.written] if night.rendered else []
+    state = [Path(RootPaths(root).cue).relative_to(root).as_posix()]
+    try:
+        said = commit_paths(root, touched, f"memstore tick {ran_at}",
+                            tracked_only=[*derived, *state])
+        return said, None
+    except MemstoreError as exc:
+        return str(exc), exc
+
+
+def evidence(found: list[Any], lines: list[str]) -> list[str]:
+    """The tamper check's findings as the status says them: held, gone or accepted."""
+    label = {"held": "HELD", "gone": "GONE"}
+    return [f"{label.get(f.state, 'accepted')}: {line}"
+            for f, line in zip(found, lines, strict=True)]
+
+
+def tick_status(ran_at: str, night: Night, not_here: str | None, committed: str | None,
+                tamper: list[str], teams: list[str]) -> TickStatus:
+    """The tick's record (returned, and written as runtime/state/tick-status.json)."""
+    from memstore.core.results import TickStatus
+
+    errors, warnings = lint_counts(night)
+    assert night.found is not None
+    return TickStatus(
         ran_at=ran_at,
-        sync=synced.summary(),
-        flush=flushed.summary() if flushed else (f"skipped: {not_here}" if live is None else skipped),
-        render=rendered.summary() if rendered else skipped,
+        sync=night.synced.summary(),
+        flush=flush_said(night, not_here) or SKIPPED,
+        render=night.rendered.summary() if night.rendered else SKIPPED,
         lint_errors=errors,
         lint_warnings=warnings,
-        live_session=live is not None,
-        live_because=describe_live(live),
-        rolled=len(rolled.moves),
-        cue_items=len(items),
-        cue_kinds=found.found,
+        live_session=night.live is not None,
+        live_because=describe_live(night.live),
+        rolled=len(night.rolled.moves),
+        cue_items=len(night.found.items),
+        cue_kinds=night.found.found,
         committed=committed,
-        tamper=evidence,
+        tamper=tamper,
         teams=teams,
     )
-    target = Path(store.paths.tick_status)
+
+
+def write_status(root: Path, status: TickStatus) -> None:
+    target = Path(RootPaths(root).tick_status)
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(target, (json.dumps(status.to_json(), indent=2) + "\n").encode())
-    if failure is not None:
-        raise failure
-    return status

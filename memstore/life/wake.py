@@ -38,7 +38,6 @@ import json
 import os
 import re
 import signal
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -280,9 +279,11 @@ def scoped(root: Path, items: list[dict[str, object]]) -> tuple[dict[str | None,
 
 
 def run(root: Path, now: dt.datetime, config: Config, *, model_cmd: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT_S, commit: bool = False,
-        sync: Callable[[], object] | None = None) -> WakeResult:
-    """One wake at `now`: read the cue, dream, sit, write, consume the cue, sync, (commit)."""
+        timeout: float = DEFAULT_TIMEOUT_S, commit: bool = False) -> WakeResult:
+    """One wake at `now`: read the cue, dream, sit, write, consume the cue. `commit`: the entries
+    will be committed (commit_entries), so the root must be in a git work tree before any model
+    call.
+    The mirror's sync and the commit that follow are memstore.api.flows.wake's."""
     from memstore.core.locks import LockTimeout, atomic_write, file_lock
     from memstore.life.meditation import next_choice
 
@@ -402,14 +403,16 @@ def run(root: Path, now: dt.datetime, config: Config, *, model_cmd: str | None =
     except LockTimeout:
         raise WakeFailed("another memstore wake is running on this root", hint="let it finish") from None
 
-    if sync is not None:
-        sync()
-    if commit:
-        written = [*result.dreams, *result.proposal_notes, *([result.meditation] if result.meditation else [])]
-        message = f"memstore wake {today.isoformat()}: dream" + (f", sit on {result.object}" if result.object else "")
-        from dataclasses import replace
-
-        from memstore.life.commits import commit_paths  # pathspec-limited: whatever else is staged stays staged
-
-        result = replace(result, commit=commit_paths(root, written, message))
     return result
+
+
+def commit_entries(root: Path, now: dt.datetime, result: WakeResult) -> WakeResult:
+    """Commit exactly the entries and notes a wake wrote; the result with what git said."""
+    from dataclasses import replace
+
+    from memstore.life.commits import commit_paths  # pathspec-limited: the rest stays staged
+
+    written = [*result.dreams, *result.proposal_notes, *filter(None, [result.meditation])]
+    sit = f", sit on {result.object}" if result.object else ""
+    message = f"memstore wake {now.date().isoformat()}: dream{sit}"
+    return replace(result, commit=commit_paths(root, written, message))

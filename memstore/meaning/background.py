@@ -12,7 +12,7 @@ does not.
 
 They are deliberately plain and spread thin over many subjects, so that none of them
 answers a real question better than a real memory would. Changing them changes the
-floor: measure (scripts/eval_locomo.py, tests/test_offtopic.py) before and after.
+floor: measure (scripts/eval_locomo.py, tests/test_recall.py) before and after.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ import re
 import sqlite3
 from typing import TYPE_CHECKING
 
-from memstore.core.transactions import transaction
+from memstore.meaning.vector_store import keep_latents, kept_latents
 from memstore.meaning.vectors import part_text
 
 if TYPE_CHECKING:
@@ -56,11 +56,10 @@ def paragraphs(text: str) -> list[str]:
 
 def _kept(conn: sqlite3.Connection, model: str, path: str, part: int, text_digest: str,
           count: int) -> list[tuple[np.ndarray, np.ndarray]] | None:
-    rows = conn.execute("SELECT piece, terms FROM latents WHERE path = ? AND model = ? AND chunk = ? "
-                        "AND text_digest = ? ORDER BY piece", (path, model, part, text_digest)).fetchall()
-    if len(rows) != count or any(len(blob) % 4 for _, blob in rows):
+    blobs = kept_latents(conn, model, path, part, text_digest)
+    if len(blobs) != count or any(len(blob) % 4 for blob in blobs):
         return None
-    return [_unpack(blob) for _, blob in rows]
+    return [_unpack(blob) for blob in blobs]
 
 
 def agreement(conn: sqlite3.Connection, embedder: Embedder, question: str,
@@ -93,14 +92,9 @@ def agreement(conn: sqlite3.Connection, embedder: Embedder, question: str,
                         for idx, val in terms)
     if made:
         try:
-            with transaction(conn):
-                for path, part, text_digest, terms in made:
-                    conn.execute("DELETE FROM latents WHERE path = ? AND model = ? AND chunk = ?",
-                                 (path, embedder.key, part))
-                    conn.executemany(
-                        "INSERT INTO latents (path, model, chunk, piece, text_digest, terms) VALUES (?, ?, ?, ?, ?, ?)",
-                        [(path, embedder.key, part, i, text_digest, _pack(idx, val))
-                         for i, (idx, val) in enumerate(terms)])
+            keep_latents(conn, embedder.key, [
+                (path, part, text_digest, [_pack(idx, val) for idx, val in terms])
+                for path, part, text_digest, terms in made])
         except sqlite3.OperationalError:
             pass  # a mirror this process cannot write, or busy: made again next time, nothing lost
     return out

@@ -22,7 +22,8 @@ Callers bound a pass by time (`budget_s`) or by count (`max_files`); what is lef
 reported as pending and picked up by the next pass.
 
 numpy is imported inside the functions that need it: this module is imported by the
-Store, which the hook never loads, but `status` should not pay for numpy either.
+Store, which the hook never loads, but `status` should not pay for numpy either. The SQL
+is memstore.meaning.vector_store's.
 """
 
 from __future__ import annotations
@@ -31,11 +32,16 @@ import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memstore.core.transactions import transaction
+from memstore.meaning import vector_store as store
 from memstore.meaning.chunking import CONTEXT_PART, context_text, digest, embed_text, tail_parts
+
+# the counts and the rebuild's copy are plain SQL, kept with the rest of it; named here for callers
+from memstore.meaning.vector_store import carry_over as carry_over
+from memstore.meaning.vector_store import embedded_count as embedded_count
+from memstore.meaning.vector_store import pending_count as pending_count
+from memstore.meaning.vector_store import searchable_count as searchable_count
 
 if TYPE_CHECKING:
     import numpy as np
@@ -45,32 +51,6 @@ if TYPE_CHECKING:
 BATCH = 16
 PART_PENALTY = 0.005
 CONTEXT_WEIGHT = 0.3
-# A part's row is current when it holds the digest its file has now for that part.
-_DIGEST = "CASE WHEN {chunk} = 0 THEN {f}text_digest WHEN {chunk} < 0 THEN {f}context_digest ELSE {f}tail_digest END"
-_CURRENT = "v.text_digest = " + _DIGEST.format(chunk="v.chunk", f="f.")
-_HEAD = "EXISTS (SELECT 1 FROM vectors v WHERE v.path = f.path AND v.model = :model AND v.chunk = 0 " \
-        "AND v.text_digest = f.text_digest)"
-_TAILS = "(SELECT count(*) FROM vectors v WHERE v.path = f.path AND v.model = :model AND v.chunk > 0 " \
-         "AND v.text_digest = f.tail_digest)"
-_CONTEXT = "(f.context_digest IS NULL OR EXISTS (SELECT 1 FROM vectors v WHERE v.path = f.path " \
-           f"AND v.model = :model AND v.chunk = {CONTEXT_PART} AND v.text_digest = f.context_digest))"
-# Files with a part missing go in this order: memories first (what search is mostly
-# for), then everything else searchable, each by path so the order is the same everywhere.
-_PENDING_SQL = f"""
-    SELECT path, text_digest, tail_digest, context_digest, context, summary, description, body,
-           head, tails, parts, has_context FROM (
-        SELECT f.path, f.kind, f.text_digest, f.tail_digest, f.context_digest, f.context, f.summary,
-               f.description, t.body, {_HEAD} AS head, {_TAILS} AS tails, f.parts, {_CONTEXT} AS has_context
-        FROM files f JOIN files_fts t ON t.rowid = f.id
-        WHERE f.kind != 'derived' AND f.parts > 0
-    ) WHERE head = 0 OR tails < parts - 1 OR has_context = 0
-    ORDER BY kind != 't2', path
-"""
-_PENDING_COUNT_SQL = f"""
-    SELECT count(*) FROM files f
-    WHERE f.kind != 'derived' AND f.parts > 0
-      AND (NOT {_HEAD} OR (f.parts > 1 AND {_TAILS} < f.parts - 1) OR NOT {_CONTEXT})
-"""
 
 
 @dataclass
@@ -97,25 +77,6 @@ class EmbedReport:
         return text
 
 
-def pending_count(conn: sqlite3.Connection, model: str) -> int:
-    return int(conn.execute(_PENDING_COUNT_SQL, {"model": model}).fetchone()[0])
-
-
-def searchable_count(conn: sqlite3.Connection) -> int:
-    """Files a vector can be made for: what embedded_count is a share of."""
-    return int(conn.execute("SELECT count(*) FROM files f WHERE f.kind != 'derived' AND f.parts > 0").fetchone()[0])
-
-
-def embedded_count(conn: sqlite3.Connection, model: str) -> int:
-    """Searchable files whose head vector is current (so meaning ranks them)."""
-    return int(
-        conn.execute(
-            f"SELECT count(*) FROM files f WHERE f.kind != 'derived' AND f.parts > 0 AND {_HEAD}",
-            {"model": model},
-        ).fetchone()[0]
-    )
-
-
 def _pack(vec: np.ndarray) -> bytes:
     return vec.astype("<f2").tobytes()
 
@@ -137,18 +98,14 @@ class _Part:
 
 
 def _pending_rows(conn: sqlite3.Connection, model: str, max_files: int | None) -> list[tuple[Any, ...]]:
-    rows = conn.execute(_PENDING_SQL, {"model": model}).fetchall()
+    rows = store.pending_rows(conn, model)
     return rows if max_files is None else rows[: max(0, max_files)]
 
 
-# What a part's text and digest are made of, in this order: _PENDING_SQL's first columns and _PART_SQL's.
-_MADE_OF = "f.path, f.text_digest, f.tail_digest, f.context_digest, f.context, f.summary, f.description, t.body"
-_PART_SQL = f"SELECT {_MADE_OF} FROM files f JOIN files_fts t ON t.rowid = f.id WHERE f.path = ?"
-
-
 def _parts_of(row: tuple[Any, ...], chunks: list[int]) -> list[_Part]:
-    """The parts `chunks` of a file as its row (_MADE_OF) holds it now: 0 the head, CONTEXT_PART its context,
-    1.. its tail; one the file does not have is left out. The one place a part's text and digest are chosen."""
+    """The parts `chunks` of a file as its row (store.made_of) holds it now: 0 the head,
+    CONTEXT_PART its context, 1.. its tail; one the file does not have is left out. The one
+    place a part's text and digest are chosen."""
     path, head_digest, tail_digest, context_digest, context, summary, description, body = row[:8]
     out: list[_Part] = []
     tails: list[str] | None = None
@@ -168,8 +125,8 @@ def _parts_of(row: tuple[Any, ...], chunks: list[int]) -> list[_Part]:
 
 def part_text(conn: sqlite3.Connection, path: str, chunk: int) -> tuple[str, str] | None:
     """(digest, text) of a file's part as it is now; None when the file or the part is gone."""
-    row = conn.execute(_PART_SQL, (path,)).fetchone()
-    found = _parts_of(tuple(row), [chunk]) if row is not None else []
+    row = store.made_of(conn, path)
+    found = _parts_of(row, [chunk]) if row is not None else []
     return (found[0].digest, found[0].text) if found else None
 
 
@@ -189,12 +146,7 @@ def _tails(conn: sqlite3.Connection, model: str, rows: list[tuple[Any, ...]]) ->
         path, tail_digest, parts, done = row[0], row[2], row[10], row[9]
         if parts <= 1 or done >= parts - 1 or not tail_digest:
             continue
-        have = set() if not done else {
-            r[0] for r in conn.execute(
-                "SELECT chunk FROM vectors WHERE path = ? AND model = ? AND chunk > 0 AND text_digest = ?",
-                (path, model, tail_digest),
-            )
-        }
+        have = store.current_tails(conn, model, path, tail_digest) if done else set()
         out.extend(_parts_of(row, [i for i in range(1, parts) if i not in have]))
     return out
 
@@ -208,25 +160,12 @@ def _reuse(conn: sqlite3.Connection, model: str, todo: list[_Part]) -> list[_Par
     if not todo:
         return todo
     wanted = {(p.chunk, p.digest) for p in todo}
-    found: dict[tuple[int, str], tuple[int, bytes]] = {}
-    digests = sorted({digest for _, digest in wanted})
-    for start in range(0, len(digests), 500):
-        chunk_of = digests[start : start + 500]
-        marks = ",".join("?" * len(chunk_of))
-        for chunk, text_digest, dim, vec in conn.execute(
-            f"SELECT chunk, text_digest, dim, vec FROM vectors WHERE model = ? AND text_digest IN ({marks})",
-            [model, *chunk_of],
-        ):
-            if (chunk, text_digest) in wanted and len(vec) == dim * 2:
-                found[(chunk, text_digest)] = (dim, vec)
+    kept = store.vectors_by_digest(conn, model, [p.digest for p in todo])
+    found = {key: value for key, value in kept.items() if key in wanted}
     if not found:
         return todo
-    copies = [(p, found[(p.chunk, p.digest)]) for p in todo if (p.chunk, p.digest) in found]
-    with transaction(conn):
-        conn.executemany(
-            "INSERT OR REPLACE INTO vectors (path, model, chunk, text_digest, dim, vec) VALUES (?, ?, ?, ?, ?, ?)",
-            [(p.path, model, p.chunk, p.digest, dim, vec) for p, (dim, vec) in copies],
-        )
+    store.copy_vectors(conn, model, [(p.path, p.chunk, p.digest, *found[(p.chunk, p.digest)])
+                                     for p in todo if (p.chunk, p.digest) in found])
     return [p for p in todo if (p.chunk, p.digest) not in found]
 
 
@@ -250,8 +189,7 @@ def embed_pending(
     report = EmbedReport(embedder.key)
     budget_s = None if budget_s is None else max(0.0, budget_s)
     started = clock()
-    with transaction(conn):  # vectors of another model (an upgrade, a downgrade) are never used again
-        conn.execute("DELETE FROM vectors WHERE model != ?", (embedder.key,))
+    store.drop_other_models(conn, embedder.key)  # an upgrade's or a downgrade's: never used again
     rows = _pending_rows(conn, embedder.key, max_files)
     touched: set[str] = set()
     # Heads of every file first, then contexts, then tails: a pass cut short leaves the most files ranked by meaning.
@@ -283,25 +221,8 @@ def embed_pending(
 
 
 def _store(conn: sqlite3.Connection, embedder: Embedder, batch: list[_Part], vectors: np.ndarray) -> None:
-    rows = [
-        (p.path, embedder.key, p.chunk, p.digest, embedder.dim, _pack(vec), p.path, p.chunk, p.chunk, p.digest)
-        for p, vec in zip(batch, vectors, strict=True)
-    ]
-    paths = sorted({p.path for p in batch})
-    with transaction(conn):  # one short write; a file edited meanwhile keeps no vector of its old text
-        conn.executemany(
-            "INSERT OR REPLACE INTO vectors (path, model, chunk, text_digest, dim, vec) "
-            "SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM files WHERE path = ? "
-            f"AND ({_DIGEST.format(chunk='?', f='')}) = ?)",
-            rows,
-        )
-        # Tail parts of an older tail (the file was edited, perhaps grew shorter) go.
-        marks = ",".join("?" * len(paths))
-        conn.execute(
-            f"DELETE FROM vectors WHERE model = ? AND chunk > 0 AND path IN ({marks}) AND text_digest IS NOT "
-            "(SELECT tail_digest FROM files WHERE files.path = vectors.path)",
-            [embedder.key, *paths],
-        )
+    made = [(p.path, p.chunk, p.digest, _pack(vec)) for p, vec in zip(batch, vectors, strict=True)]
+    store.keep_vectors(conn, embedder.key, embedder.dim, made)
 
 
 @dataclass
@@ -319,14 +240,8 @@ def similarities(conn: sqlite3.Connection, model: str, query: np.ndarray, type_:
     import numpy as np
 
     dim = int(query.shape[0])
-    where = "f.kind != 'derived'" if type_ is None else "(f.type = ? OR f.kind = ?)"
-    params: list[Any] = [model, dim] + ([] if type_ is None else [type_, type_])
-    every = conn.execute(
-        f"SELECT v.path, v.vec, f.kind, v.chunk FROM vectors v JOIN files f ON f.path = v.path AND {_CURRENT} "
-        f"WHERE v.model = ? AND v.dim = ? AND {where} ORDER BY v.path, v.chunk",
-        params,
-    ).fetchall()
-    every = [r for r in every if len(r[1]) == dim * 2]  # a damaged blob is skipped, not trusted
+    # a damaged blob is skipped, not trusted
+    every = [r for r in store.current_vectors(conn, model, dim, type_) if len(r[1]) == dim * 2]
     rows = [r for r in every if r[3] != CONTEXT_PART]
     contexts = [r for r in every if r[3] == CONTEXT_PART]
     if not rows:
@@ -376,17 +291,13 @@ def background(conn: sqlite3.Connection, embedder: Embedder) -> np.ndarray:
     cached = _BACKGROUND.get(embedder.key)
     if cached is not None and cached[0] == key:
         return cached[1]
-    row = conn.execute("SELECT digest, dim, vecs FROM background WHERE model = ?", (embedder.key,)).fetchone()
+    row = store.kept_background(conn, embedder.key)
     if row is not None and row[0] == key and row[1] == embedder.dim and len(row[2]) == 2 * row[1] * len(SENTENCES):
         vecs = _unpack([row[2]], embedder.dim * len(SENTENCES)).reshape(len(SENTENCES), embedder.dim)
     else:
         vecs = embedder.passages(list(SENTENCES))
         try:
-            with transaction(conn):
-                conn.execute(
-                    "INSERT OR REPLACE INTO background (model, digest, dim, vecs) VALUES (?, ?, ?, ?)",
-                    (embedder.key, key, embedder.dim, _pack(np.asarray(vecs))),
-                )
+            store.keep_background(conn, embedder.key, key, embedder.dim, _pack(np.asarray(vecs)))
         except sqlite3.OperationalError:
             pass  # a mirror this process cannot write: made again next time, nothing lost
     _BACKGROUND[embedder.key] = (key, vecs)
@@ -394,39 +305,3 @@ def background(conn: sqlite3.Connection, embedder: Embedder) -> np.ndarray:
 
 
 _BACKGROUND: dict[str, tuple[str, Any]] = {}
-
-
-def carry_over(fresh: sqlite3.Connection, old_path: Path) -> int:
-    """Copy the old mirror's vectors into a freshly built one (a rebuild); stale ones are simply never used.
-
-    A part's vector is kept under the digest of the text it was made from, so a carried
-    row is used only while its file still has that text. Anything unreadable in the old
-    mirror (it may be why we are rebuilding) carries nothing: the files are embedded again.
-    """
-    if not old_path.exists():
-        return 0
-    try:
-        fresh.execute("ATTACH DATABASE ? AS old", (str(old_path),))
-    except sqlite3.DatabaseError:
-        return 0
-    try:
-        old_columns = {r[1] for r in fresh.execute("PRAGMA old.table_info(vectors)")}
-        chunk = "v.chunk" if "chunk" in old_columns else "0"  # a mirror from before m010 holds heads only
-        with transaction(fresh):
-            cursor = fresh.execute(
-                "INSERT OR IGNORE INTO vectors (path, model, chunk, text_digest, dim, vec) "
-                f"SELECT v.path, v.model, {chunk}, v.text_digest, v.dim, v.vec FROM old.vectors v "
-                f"JOIN files f ON f.path = v.path AND v.text_digest = {_DIGEST.format(chunk=chunk, f='f.')} "
-                "WHERE length(v.vec) = v.dim * 2"
-            )
-            carried = max(cursor.rowcount, 0)
-            if "background" in {r[0] for r in fresh.execute("SELECT name FROM old.sqlite_master")}:
-                fresh.execute("INSERT OR IGNORE INTO background SELECT model, digest, dim, vecs FROM old.background")
-            return carried
-    except sqlite3.DatabaseError:
-        return 0
-    finally:
-        try:
-            fresh.execute("DETACH DATABASE old")
-        except sqlite3.DatabaseError:
-            pass

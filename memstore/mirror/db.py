@@ -65,6 +65,24 @@ def connect_frozen(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def connect_read_only(path: Path, *, timeout_s: float = 5) -> sqlite3.Connection:
+    """The mirror opened read-only, for a reader on any thread: SQLite refuses any write on it."""
+    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, check_same_thread=False,
+                           timeout=timeout_s)
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA query_only = ON")
+    except sqlite3.Error:
+        conn.close()
+        raise
+    return conn
+
+
+def quick_check(conn: sqlite3.Connection) -> str:
+    """SQLite's quick integrity check of the mirror: "ok", or the first problem it found."""
+    return str(conn.execute("PRAGMA quick_check").fetchone()[0])
+
+
 def migration_names() -> list[str]:
     return list(KNOWN_MIGRATIONS)
 

@@ -19,20 +19,20 @@ rounds, so it is:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import sqlite3
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from memstore.meaning.embedding import Embedder
     from memstore.meaning.vectors import EmbedReport
-    from memstore.mirror.semantic import Host
 
 PID_FILE = "embed-background.json"
 LOG_FILE = "embed-background.log"
@@ -122,46 +122,53 @@ def stop(root: Path, wait_s: float = 15.0) -> bool:
     return False
 
 
-def run(store: Host, with_mirror: Callable[[Callable[[sqlite3.Connection], Any]], Any],
-        embedder: Embedder) -> EmbedReport | None:
-    """The background pass itself (`memstore embed --background`, through semantic.background_pass): rounds
-    of ROUND_S until nothing is pending or SIGTERM asks it to end; None when another pass holds the lock."""
+class Held:
+    """A background pass at work: what it embedded so far, and whether SIGTERM asked it to end."""
+
+    def __init__(self, model: str) -> None:
+        from memstore.meaning.vectors import EmbedReport
+
+        self.total = EmbedReport(model)
+        self.asked: list[int] = []
+
+    def add(self, done: EmbedReport) -> None:
+        self.total.embedded += done.embedded
+        self.total.parts += done.parts
+        self.total.reused += done.reused
+        self.total.seconds += done.seconds
+        self.total.pending = done.pending
+
+
+@contextlib.contextmanager
+def held(root: Path, lock: str | os.PathLike[str], model: str) -> Iterator[Held | None]:
+    """The background pass's hold on the root (`memstore embed --background`): the embedding lock,
+    its pid file and SIGTERM taken as "end after this round"; None when another pass holds the lock.
+    Its rounds (`one_round`, ROUND_S each) are run by memstore.api.flows."""
     from memstore.core.locks import LockTimeout, atomic_write, file_lock
-    from memstore.meaning.vectors import EmbedReport, pending_count
 
-    asked: list[int] = []
-    signal.signal(signal.SIGTERM, lambda signum, frame: asked.append(signum))
-    total = EmbedReport(embedder.key)
-    pid_path = _pid_path(store.root)
-    try:
-        with file_lock(Path(store.paths.embed_lock), timeout=0):
-            pid_path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(pid_path, json.dumps({"pid": os.getpid(), "started": time.time()}).encode())
-            while not asked:
-                done: EmbedReport = with_mirror(lambda conn: _round(store.root, conn, embedder))
-                total.embedded += done.embedded
-                total.parts += done.parts
-                total.reused += done.reused
-                total.seconds += done.seconds
-                total.pending = done.pending
-                if not done.pending or not done.parts:
-                    break
-            total.pending = with_mirror(lambda conn: pending_count(conn, embedder.key))
-            if asked:
-                store.notify(f"background pass stopped after its round ({total.pending} files left): another "
-                             "memstore process needed the embedding lock")
-    except LockTimeout:
-        return None
-    finally:
+    state = Held(model)
+    signal.signal(signal.SIGTERM, lambda signum, frame: state.asked.append(signum))
+    pid_path = _pid_path(root)
+    with contextlib.ExitStack() as stack:
         try:
-            if json.loads(pid_path.read_text()).get("pid") == os.getpid():
-                pid_path.unlink()
-        except (OSError, ValueError, AttributeError):
-            pass
-    return total
+            stack.enter_context(file_lock(Path(lock), timeout=0))
+        except LockTimeout:
+            yield None
+            return
+        pid_path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(pid_path, json.dumps({"pid": os.getpid(), "started": time.time()}).encode())
+        try:
+            yield state
+        finally:
+            try:
+                if json.loads(pid_path.read_text()).get("pid") == os.getpid():
+                    pid_path.unlink()
+            except (OSError, ValueError, AttributeError):
+                pass
 
 
-def _round(root: Path, conn: sqlite3.Connection, embedder: Embedder) -> EmbedReport:
+def one_round(conn: sqlite3.Connection, root: Path, embedder: Embedder) -> EmbedReport:
+    """One round of the background pass: ROUND_S of embedding, and the coverage it leaves."""
     from memstore.meaning.vectors import embed_pending
 
     done = embed_pending(conn, embedder, budget_s=ROUND_S)

@@ -76,10 +76,6 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from memstore.core.config import Config
-from memstore.meaning.chunking import OVERLAP, tail_parts
-from memstore.meaning.latents import agreement
-from memstore.meaning.vectors import background, similarities
-from memstore.mirror.indexing import body_of
 from memstore.mirror.putaway import journal, sits
 from memstore.mirror.search import SNIPPET_TOKENS, looks_advanced, rank_scores, search, search_with_shares
 
@@ -116,6 +112,10 @@ def hybrid(
     conn: sqlite3.Connection, query: str, limit: int, type_: str | None, config: Config, embedder: Embedder
 ) -> list[dict[str, Any]]:
     import numpy as np
+
+    # here, not at the top: a search by words alone (lexical, the CLI's usual) never loads meaning
+    from memstore.meaning.latents import agreement
+    from memstore.meaning.vectors import background, similarities
 
     if looks_advanced(query):
         return lexical(conn, query, limit, type_, config)
@@ -246,6 +246,9 @@ def _nearest(paths: list[str], scores: np.ndarray, depth: int) -> list[tuple[str
 
 def _rows(conn: sqlite3.Connection, paths: list[str], best_part: dict[str, int]) -> dict[str, dict[str, Any]]:
     """The hit fields of files found by their vectors alone; the snippet opens the nearest part."""
+    from memstore.meaning.chunking import OVERLAP, tail_parts
+    from memstore.mirror.indexing import body_of
+
     if not paths:
         return {}
     marks = ",".join("?" * len(paths))

@@ -24,3 +24,9 @@ def find_file(conn: sqlite3.Connection, name: str) -> sqlite3.Row:
     if row is None:
         raise NotFound(f"no memory named {name!r}", hint="try: memstore search " + json.dumps(key))
     return row
+
+
+def memory_names(conn: sqlite3.Connection) -> dict[str, str]:
+    """name -> path of every T2 memory the mirror holds."""
+    rows = conn.execute("SELECT name, path FROM files WHERE kind = 't2'")
+    return {row[0]: row[1] for row in rows}

@@ -50,6 +50,8 @@ def load_frontmatter(text: str) -> Any:
         if node is None:
             return None
         aliased = "*" in text  # an alias needs its star; without one only the depth is looked at
+        if not aliased and _depth_bound(text) <= MAX_DEPTH:
+            return loader.construct_document(node)  # too few places for nesting to start: no walk
         seen: set[int] = set()
         todo = [(node, 1)]
         while todo:
@@ -70,6 +72,15 @@ def load_frontmatter(text: str) -> Any:
         return loader.construct_document(node)
     finally:
         loader.dispose()
+
+
+def _depth_bound(text: str) -> int:
+    """At least the nesting depth of YAML text: a collection inside another starts on a new line,
+    after a flow bracket, or after an indicator on the same line ("- - a", "? - a", ": - a")."""
+    same_line = text.count("- ") + text.count("-\t") + text.count("[") + text.count("{")
+    if "?" in text:  # a complex key's "? " and ": " may open a collection too
+        same_line += text.count("? ") + text.count(": ") + text.count("?\t") + text.count(":\t")
+    return 1 + text.count("\n") + same_line
 
 
 ERROR = "error"

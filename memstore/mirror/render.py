@@ -236,8 +236,8 @@ def assign(entries: list[Entry], now: dt.datetime, config: Config) -> Bands:
 def _assign(entries: list[Entry], now: dt.datetime, config: Config, shortest: int) -> Bands:
     """assign, for entries as load_entries makes them (row = full_row, band archive).
 
-    Every pass used to look at every T2 file, and after the sort the entries lie all over
-    memory, so each look is a cache miss: at 100,000 files the passes cost as much as the
+    A pass that looked at every T2 file would pay a cache miss per look, since after the sort
+    the entries lie all over memory: at 100,000 files the passes cost as much as the
     query. Here one loop splits off the superseded and picks out the pins and the newborns;
     Hot and Cold stop once their budget has no room for even the shortest row (`shortest`,
     without its newline), and the files they did not reach stay in the archive untouched.

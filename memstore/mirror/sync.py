@@ -1,17 +1,14 @@
 """Bring the mirror in line with the files: full and quick sync, rebuild, self-repair.
 
-A full sync walks every folder and compares each file's (mtime, size, inode) with the
-mirror, reading only what moved; a content digest then decides whether it really
-changed. A file that disappeared leaves the mirror; a file that cannot be read keeps
-its row, and a folder that cannot be listed keeps the rows under it, so a permissions
-hiccup never becomes a mass deletion. Rebuild builds a fresh mirror beside the live
-one and swaps it in whole.
+A full sync compares each file's (mtime, size, inode) with the mirror and reads only what
+moved; a content digest decides whether it changed. A file that cannot be read keeps its
+row and an unlistable folder its rows: a permissions hiccup never deletes. Rebuild swaps in a
+fresh mirror built beside the live one.
 
-A quick sync (what search and the read-only commands run first) stats only the
-folders: adding, removing or renaming a file changes its folder's mtime, and a folder
-listing gives each file's inode without a stat, so a file replaced by rename shows
-too. Files the hook saw written or edited are in the `dirty` table. What a quick sync
-cannot see is a file rewritten in place by something other than the agent's tools;
+A quick sync (search and the read-only commands run it first) stats only the folders: adding,
+removing or renaming a file changes its folder's mtime, and a listing gives each file's inode
+without a stat, so a file replaced by rename shows too. Files the hook saw written are in the
+`dirty` table. A quick sync misses a file rewritten in place other than by the agent's tools;
 the next full sync (`memstore sync`, the nightly tick, render) picks that up.
 
 Only regular files are read: a link (to a file or a folder, inside memory/ or out of
@@ -26,8 +23,9 @@ import datetime as dt
 import os
 import sqlite3
 import stat as statmod
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,14 +37,16 @@ from memstore.core.policy import recompute_policy
 from memstore.core.timeutil import UTC, fmt
 from memstore.core.transactions import transaction
 from memstore.mirror import db as mirror
-from memstore.mirror.adoption import adopt, keep_last_good
-from memstore.mirror.indexing import build_row, delete_rows, digest, optimize_text_tables, write_rows
 from memstore.mirror.walking import Stat, Walk, joined, skip_dir, team_ignored, team_skipped, walk
 
 Progress = Callable[[int, int], None]
 Notify = Callable[[str], None]
 
 BATCH = 500
+# A first sync of this many files or more is parsed by a pool of processes (forked: tens of ms)
+PARALLEL_MIN = 2000
+MAX_WORKERS = 4
+CHUNK = 100  # files a parsing process takes at a time
 # A stamp this close to the moment we record it may be followed by another change in the
 # same clock tick (the "racily clean" problem); such stamps are recorded as unknown (-1),
 # so the next sync looks again instead of trusting them.
@@ -120,6 +120,10 @@ def _apply(
     from memstore.core import journal
     from memstore.mirror import deletions  # local: journal ingestion is a separate concern
 
+    # here, not at the top: a quick sync finding nothing new (before every search) never loads them
+    from memstore.mirror.adoption import adopt, keep_last_good
+    from memstore.mirror.indexing import delete_rows, write_rows
+
     todo = sorted(rel for rel, st in found.items() if known.get(rel, (None, None, None, None))[:2] != st[:2]
                   or known[rel][3] != st[2])
     report.unchanged += len(found) - len(todo)
@@ -160,23 +164,25 @@ def _apply(
 
     total = len(todo)
     now_ns = time.time_ns()
-    for index, rel in enumerate(todo, 1):
+    jobs = []
+    for rel in todo:
         mtime_ns, _size, inode = found[rel]
-        if not _trusted(mtime_ns, now_ns):
-            inode = -1  # look at this file again next time
-        try:
-            raw = read_regular(root / rel)  # never through a link, never a FIFO (it was swapped since the walk)
-        except OSError:
+        old = known.get(rel)
+        recorded = inode if _trusted(mtime_ns, now_ns) else -1  # -1: the next sync looks again
+        jobs.append((rel, mtime_ns, recorded, old[2] if old else None))
+    outcomes = zip(jobs, _read_all(root, config, jobs), strict=True)
+    for index, ((rel, mtime_ns, inode, _), outcome) in enumerate(outcomes, 1):
+        if outcome is None:
             report.unreadable.append(rel)
             continue
-        if deletions.watched(rel):
-            raws.append((rel, deletions.pack(raw)))
+        size, packed, row = outcome
+        if packed is not None:
+            raws.append((rel, packed))
         old = known.get(rel)
-        if old is not None and old[2] == digest(raw):
-            stat_only.append((mtime_ns, len(raw), inode, rel))
+        if row is None:  # the same bytes: only its stat moved
+            stat_only.append((mtime_ns, size, inode, rel))
             report.touched_only += 1
         else:
-            row = build_row(rel, raw, mtime_ns, len(raw), config, inode)
             if row["broken"]:
                 keep_last_good(conn, row)
             if old is None:
@@ -207,6 +213,75 @@ def _apply(
     return done
 
 
+Job = tuple[str, int, int, str | None]  # path, mtime_ns, inode to record, the mirror's digest of it
+# size, packed copy, row; None: unreadable
+Outcome = tuple[int, bytes | None, dict[str, object] | None] | None
+
+
+def _read_one(root: Path, config: Config, job: Job) -> Outcome:
+    """Read one file and build its row: (size, its packed copy when deletions keep one, the row,
+    None when the bytes are the mirror's already), or None when it cannot be read."""
+    from memstore.mirror import deletions
+    from memstore.mirror.indexing import build_row, digest
+
+    rel, mtime_ns, inode, old_digest = job
+    try:
+        raw = read_regular(root / rel)  # never through a link nor a FIFO (swapped since the walk)
+    except OSError:
+        return None
+    packed = deletions.pack(raw) if deletions.watched(rel) else None
+    if old_digest is not None and old_digest == digest(raw):
+        return len(raw), packed, None
+    return len(raw), packed, build_row(rel, raw, mtime_ns, len(raw), config, inode)
+
+
+def read_chunk(root: Path, config: Config, jobs: list[Job]) -> list[Outcome]:
+    """_read_one over a chunk of files: what a parsing process does."""
+    return [_read_one(root, config, job) for job in jobs]
+
+
+def _die_with(parent: int) -> None:
+    """A parsing process ends when the sync that forked it is killed: it holds the sync's lock."""
+    import ctypes
+
+    ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL: the kernel ends us with it
+    if os.getppid() != parent:  # the sync died before the line above took effect
+        os._exit(1)
+
+
+def _read_all(root: Path, config: Config, jobs: list[Job]) -> Iterator[Outcome]:
+    """Each job's outcome, in order: past PARALLEL_MIN files, forked processes parse chunks while
+    this one writes; what they could not parse (none started, one killed) is parsed here."""
+    import threading
+
+    chunks = [jobs[at:at + CHUNK] for at in range(0, len(jobs), CHUNK)]
+    # Forked, not spawned: a spawned process runs the caller's script again (an unguarded one does
+    # it all twice). A fork is safe only with no other thread (one may hold a lock), on Linux.
+    alone = sys.platform == "linux" and threading.active_count() == 1
+    workers = min(len(os.sched_getaffinity(0)), MAX_WORKERS) if alone else 1
+    done = 0  # chunks given out
+    if len(jobs) >= PARALLEL_MIN and workers > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        fork = multiprocessing.get_context("fork")
+        try:
+            with ProcessPoolExecutor(workers, mp_context=fork, initializer=_die_with,
+                                     initargs=(os.getpid(),)) as pool:
+                ahead = [pool.submit(read_chunk, root, config, c) for c in chunks[:2 * workers]]
+                while ahead:
+                    outcomes = ahead.pop(0).result()
+                    following = done + len(ahead) + 1  # a bounded window of chunks in memory
+                    if following < len(chunks):
+                        ahead.append(pool.submit(read_chunk, root, config, chunks[following]))
+                    done += 1
+                    yield from outcomes
+        except Exception:  # parsed below, where an error of the files themselves is raised again
+            pass
+    for chunk in chunks[done:]:
+        yield from read_chunk(root, config, chunk)
+
+
 def _known(conn: sqlite3.Connection, paths: list[str] | None = None) -> dict[str, tuple[int, int, str, int | None]]:
     sql = "SELECT path, mtime_ns, size, digest, inode FROM files"
     if paths is None:
@@ -235,10 +310,11 @@ def _record_dirs(conn: sqlite3.Connection, dirs: dict[str, int], gone: list[str]
 
 
 def sync_into(conn: sqlite3.Connection, root: Path, config: Config, progress: Progress | None = None,
-              now: dt.datetime | None = None) -> SyncReport:
-    """Full incremental sync of `conn` against every file under `root` (`now`: a deletion's stamp)."""
+              now: dt.datetime | None = None, tree: Walk | None = None) -> SyncReport:
+    """Full incremental sync of `conn` against every file under `root` (`now`: a deletion's stamp).
+    `tree`: the command's listing of the root (memstore.mirror.changes), so this walks none of its own."""
     report = SyncReport()
-    tree = walk(root, teams=joined(config))
+    tree = tree if tree is not None else walk(root, teams=joined(config))
     report.scanned = len(tree.files)
     known = _known(conn)
     removed = [rel for rel in known if rel not in tree.files and not tree.shielded(rel)]
@@ -368,6 +444,8 @@ def rebuild(
         fresh_path = live.with_name(f"memstore.db.rebuild-{os.getpid()}")
         fresh = None
         try:
+            from memstore.mirror.indexing import optimize_text_tables
+
             fresh = mirror.create_fresh(fresh_path)
             report = sync_into(fresh, root, config, progress)
             optimize_text_tables(fresh)

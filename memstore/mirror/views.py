@@ -5,15 +5,19 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memstore.core.agent_root import RootPaths
 from memstore.core.config import Config
 from memstore.core.kinds import KINDS
 from memstore.core.teams import team_of
 from memstore.mirror.indexing import body_of
+
+if TYPE_CHECKING:
+    from memstore.mirror.walking import Walk
 
 
 def file_view(conn: sqlite3.Connection, row: sqlite3.Row, now: dt.datetime, config: Config) -> dict[str, Any]:
@@ -68,9 +72,11 @@ def root_of(conn: sqlite3.Connection) -> str:
     return os.path.dirname(os.path.dirname(path)) if path else ""
 
 
-def lint_view(conn: sqlite3.Connection, root: Path | None = None) -> list[dict[str, str]]:
+def lint_view(conn: sqlite3.Connection, root: Path | None = None, tree: Walk | None = None
+              ) -> list[dict[str, str]]:
     """Problems of the mirrored files and lenses; with `root`, also every link and non-regular
-    file sync skipped (memstore.core.fsguard), read from a fresh walk: the mirror never holds them."""
+    file sync skipped (memstore.core.fsguard), read from `tree` (the command's listing of the
+    root) or a fresh walk: the mirror never holds them."""
     from memstore.core.lenses import load_lenses
 
     found = []
@@ -78,11 +84,16 @@ def lint_view(conn: sqlite3.Connection, root: Path | None = None) -> list[dict[s
         from memstore.core.fsguard import describe_link
         from memstore.mirror.walking import walk
 
-        tree = walk(root)
+        tree = tree if tree is not None else walk(root)
+        inside_team = re.compile(r"teams/[^/]+/")  # a team's clone is mended in its own repository
         for rel in tree.links:
+            if inside_team.match(rel):
+                continue
             level, message = describe_link(root, rel)
             found.append({"path": rel, "level": level, "message": message})
         for rel in tree.special:
+            if inside_team.match(rel):
+                continue
             found.append({"path": rel, "level": "warning", "message": "not a regular file (a FIFO, socket or "
                           "device): never read"})
     for row in conn.execute("SELECT path, problems FROM files WHERE problems != '[]' ORDER BY path"):

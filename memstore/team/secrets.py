@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstore.core.errors import MemstoreError
+from memstore.mirror.queries import own_file_digests
 
 if TYPE_CHECKING:
     import sqlite3
@@ -122,8 +123,7 @@ def lint_findings(conn: sqlite3.Connection, root: Path, *, fresh_max: int | None
     """lint's warnings: a line of the person's own mirrored files that looks like a secret (their root
     travels to a git remote too). Derived files repeat their memories' lines; team files are the team's.
     `fresh_max` and `skipped` as scan_files takes them."""
-    files = [(row[0], row[1]) for row in conn.execute(
-        "SELECT path, digest FROM files WHERE kind != 'derived' AND path NOT LIKE 'teams/%' ORDER BY path")]
+    files = own_file_digests(conn)
     if fresh_max is not None:
         files = _within(root, files, fresh_max, skipped)
     return [{"path": rel, "level": "warning",

@@ -1,8 +1,8 @@
 """What Claude Code will do with the files memstore writes for it: where they live, and
 whether the client honours them. `install` plans with it and `verify` judges with it.
 
-The facts behind each rule were checked with the real binary (see DESIGN.md, "An agent
-root outside the project"):
+The facts behind each rule were checked with the real binary (tests/e2e/test_claude_code.py
+keeps checking them):
 - `@` imports in user memory (~/.claude/CLAUDE.md, ~/.claude/rules/*.md) are always
   expanded; imports of files outside the project from the project's own memory files
   are expanded only after the person approved external imports once, which Claude Code

@@ -221,7 +221,7 @@ def plan_install(
     mcp: bool = False,
 ) -> InstallPlan:
     """cron: also install the nightly tick and wake (cron.py) in that crontab, tick at cron_at (hour, minute)."""
-    from memstore.hook.bundle import IMPORT_PARTS
+    from memstore.hook.session_imports import IMPORT_PARTS
     from memstore.wiring.install_mcp import plan_mcp, plan_mcp_only, wired_for_user
 
     if mcp and layout.scope == "project" and wired_for_user(layout.root):

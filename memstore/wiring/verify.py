@@ -18,7 +18,6 @@ import json
 import os
 import re
 import shlex
-import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +30,7 @@ from memstore.core.journal import PROBE_HOST
 from memstore.core.kinds import REINFORCING_TOOLS
 from memstore.core.results import Check
 from memstore.mirror import db as mirror
+from memstore.mirror.queries import forget_host, policy_reads
 from memstore.wiring import claude_code
 from memstore.wiring.install_base import BEGIN, END, approved_tools, is_ours
 from memstore.wiring.layout import Layout
@@ -107,7 +107,7 @@ def check_settings(layout: Layout, lens_matcher: str | None) -> tuple[list[Check
     checks.append(Check("hook SessionEnd", bool(debriefs), "registered: the end-of-session debrief" if debriefs
                         else "not registered (no end-of-session debrief)", fix))
     if layout.session_imports:
-        from memstore.hook.bundle import IMPORT_PARTS
+        from memstore.hook.session_imports import IMPORT_PARTS
 
         parts = [h for _m, h in _handlers(settings, "SessionStart") if "--part imports:" in h["command"]]
         checks.append(Check("hook SessionStart imports", len(parts) == IMPORT_PARTS,
@@ -230,7 +230,7 @@ def check_imports(layout: Layout, state: dict[str, Any]) -> list[Check]:
                 checks.append(Check("imports expanded", False, f"{layout.project / 'CLAUDE.md'}: {why}",
                                     install_fix(layout)))
     if layout.session_imports:
-        from memstore.hook.bundle import IMPORT_PARTS, PART_CHARS, imports_text
+        from memstore.hook.session_imports import IMPORT_PARTS, PART_CHARS, imports_text
 
         size = len(imports_text(layout.root))
         room = IMPORT_PARTS * PART_CHARS
@@ -272,7 +272,7 @@ def check_mirror(root: Path) -> Check:
     except mirror.MirrorUnhealthy as exc:
         return Check("mirror", False, exc.reason, "memstore rebuild")
     try:
-        result = conn.execute("PRAGMA quick_check").fetchone()[0]
+        result = mirror.quick_check(conn)
     finally:
         conn.close()
     return Check("mirror", result == "ok", f"quick_check: {result}", "memstore rebuild")
@@ -296,19 +296,10 @@ def _forget_probe(root: Path) -> None:
         path.unlink(missing_ok=True)
     if not Path(RootPaths(root).db).exists():
         return
-    conn = sqlite3.connect(RootPaths(root).db, timeout=10)
+    rel = f"memory/{PROBE}.md"
+    conn = mirror.connect(Path(RootPaths(root).db))
     try:
-        with conn:
-            rel = f"memory/{PROBE}.md"
-            conn.execute("DELETE FROM events WHERE host = ? OR host LIKE ? OR path = ?",
-                         (PROBE_HOST, f"{PROBE_HOST}-%", rel))
-            conn.execute("DELETE FROM journal_offsets WHERE file LIKE ?", (f"{PROBE_HOST}-%",))
-            conn.execute("DELETE FROM policy WHERE path = ?", (rel,))
-            conn.execute("DELETE FROM dirty WHERE path = ?", (rel,))
-            if not Path(root, rel).exists():  # its row too: the sync after must not keep it as a deletion
-                from memstore.mirror.indexing import delete_rows
-
-                delete_rows(conn, [rel])
+        forget_host(conn, PROBE_HOST, rel, file_gone=not Path(root, rel).exists())
     finally:
         conn.close()
 
@@ -345,10 +336,9 @@ def check_reinforcement(root: Path, command: str, now: dt.datetime,
         except (OSError, processes.TimeoutExpired) as exc:
             return Check("reinforcement", False, f"the registered command could not run: {exc}",
                          "memstore install --apply")
-        conn = sqlite3.connect(RootPaths(root).db)
+        conn = mirror.connect(Path(RootPaths(root).db))
         try:
-            row = conn.execute("SELECT access_count, last_accessed FROM policy WHERE path = ?",
-                               (f"memory/{PROBE}.md",)).fetchone()
+            row = policy_reads(conn, f"memory/{PROBE}.md")
         finally:
             conn.close()
         if proc.returncode != 0:

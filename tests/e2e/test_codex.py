@@ -44,7 +44,7 @@ from typing import Any
 import pytest
 import tomlkit
 
-from tests.conftest import memory, write
+from tests.helpers import memory, write
 
 from .binaries import E2E_ENV, find_binary, find_memstore
 from .fake_openai import FakeOpenAI, Recorded, add_file, apply_patch, call_id, patch, shell, text, update_file

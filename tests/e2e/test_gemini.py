@@ -44,7 +44,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import memory, write
+from tests.helpers import memory, write
 
 from .binaries import E2E_ENV, find_binary, find_memstore
 from .fake_gemini import FakeGemini, Recorded, read_file, replace, run_shell_command, text, write_file

@@ -14,8 +14,8 @@ import subprocess
 from pathlib import Path
 
 from .binaries import find_memstore
+from .claude import CLAUDE_TIMEOUT, CLI_TIMEOUT, Markers, clean_env, find_claude, make_project
 from .fake_anthropic import FakeAnthropic, text
-from .test_claude_code import CLAUDE_TIMEOUT, CLI_TIMEOUT, Markers, clean_env, find_claude, make_project
 
 
 def test_claude_code_reads_a_memory_through_the_mcp_server(tmp_path: Path) -> None:

@@ -29,20 +29,12 @@ import pytest
 
 from tests.ptyrun import run_in_pty
 
+from .claude import CLI_TIMEOUT, REPO, request_text
 from .fake_anthropic import text, tool_use
-from .test_claude_code import CLI_TIMEOUT, REPO, request_text
-from .test_plugin_claude import (
-    SETUP_TIMEOUT,
-    Claude,
-    claude_binary,
-    fresh_home,
-    install_and_set_up,
-    make_project,
-    pip_cache,  # noqa: F401 - the module-scoped pip cache fixture, shared
-    system_python_ok,
-)
+from .plugin import SETUP_TIMEOUT, Claude, claude_binary, fresh_home, install_and_set_up, make_project, system_python_ok
 
-pytestmark = pytest.mark.e2e
+# Setup (pip) takes up to SETUP_TIMEOUT; one pip download cache for the module
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800), pytest.mark.usefixtures("pip_cache")]
 
 
 def wiring_files(home: Path, project: Path) -> dict[str, bytes | None]:

@@ -17,8 +17,8 @@ import pytest
 from memstore.wiring.audit import loaded_text
 
 from .binaries import find_memstore
+from .claude import CLAUDE_TIMEOUT, CLI_TIMEOUT, clean_env, find_claude, request_text
 from .fake_anthropic import FakeAnthropic, text
-from .test_claude_code import CLAUDE_TIMEOUT, CLI_TIMEOUT, clean_env, find_claude, request_text
 
 pytestmark = pytest.mark.e2e
 

@@ -28,9 +28,8 @@ from pathlib import Path
 import pytest
 
 from .binaries import find_memstore
+from .claude import CLAUDE_TIMEOUT, find_claude, person_at_home, request_text, write
 from .fake_anthropic import FakeAnthropic, text, tool_use
-from .test_claude_code import CLAUDE_TIMEOUT, find_claude, request_text, write
-from .test_trust_claude import person_at_home
 
 pytestmark = pytest.mark.e2e
 

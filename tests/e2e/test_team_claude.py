@@ -34,12 +34,12 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import git
 from tests.ptyrun import run_in_pty
 
 from .binaries import find_memstore
+from .claude import CLAUDE_TIMEOUT, CLI_TIMEOUT, after_result, find_claude, person_at_home, request_text, write
 from .fake_anthropic import FakeAnthropic, text, tool_use
-from .test_claude_code import CLAUDE_TIMEOUT, CLI_TIMEOUT, after_result, find_claude, request_text, write
-from .test_trust_claude import person_at_home
 
 pytestmark = pytest.mark.e2e
 
@@ -82,14 +82,8 @@ def person(tmp_path: Path, who: str, memstore: str) -> Person:
     return Person(home, root, project, env, ms, memstore)
 
 
-def git(*args: str, env: dict[str, str]) -> str:
-    done = subprocess.run(["git", *args], env=env, capture_output=True, text=True, timeout=CLI_TIMEOUT)
-    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
-    return done.stdout
-
-
 def branches(bare: Path, env: dict[str, str]) -> list[str]:
-    return sorted(git("-C", str(bare), "branch", "--list", "--format=%(refname:short)", env=env).split())
+    return sorted(git(bare, "branch", "--list", "--format=%(refname:short)", env=env).split())
 
 
 def test_a_team_memory_from_share_to_bs_session(tmp_path: Path) -> None:
@@ -113,9 +107,9 @@ def test_a_team_memory_from_share_to_bs_session(tmp_path: Path) -> None:
     write(seed / "lenses" / "team-shell.md",
           f"---\nname: team-shell\ntype: lens\ntrigger:\n  tool_match: \"^Bash$\"\n---\n\n"
           f"# The team's shell rule\n\n- Never deploy on Friday. ({lens_marker})\n")
-    git("-C", str(seed), "add", "-A", env=a.env)
-    git("-C", str(seed), "commit", "-q", "-m", "Lay the team out", env=a.env)
-    git("clone", "-q", "--bare", str(seed), str(bare), env=a.env)
+    git(seed, "add", "-A", env=a.env)
+    git(seed, "commit", "-q", "-m", "Lay the team out", env=a.env)
+    git(tmp_path, "clone", "-q", "--bare", str(seed), str(bare), env=a.env)
 
     # ---- both join, at their terminals
     for who in (a, b):
@@ -136,14 +130,14 @@ def test_a_team_memory_from_share_to_bs_session(tmp_path: Path) -> None:
     assert len(new) == 1 and new[0].startswith("memstore/share-"), (before, new, shared)
     assert f"branch {new[0]}" in shared and "next: open a pull request" in shared, shared
     # what went is A's authored text, with A's name on the commit
-    author = git("-C", str(bare), "log", "-1", "--format=%an <%ae>", new[0], env=a.env).strip()
+    author = git(bare, "log", "-1", "--format=%an <%ae>", new[0], env=a.env)
     assert author == "Person A <a@example.com>", author
 
     # ---- the pull request is merged: main fast-forwarded to the branch, in the bare repository
     merger = tmp_path / "merger"
-    git("clone", "-q", str(bare), str(merger), env=a.env)
-    git("-C", str(merger), "merge", "-q", "--ff-only", f"origin/{new[0]}", env=a.env)
-    git("-C", str(merger), "push", "-q", "origin", "main", env=a.env)
+    git(tmp_path, "clone", "-q", str(bare), str(merger), env=a.env)
+    git(merger, "merge", "-q", "--ff-only", f"origin/{new[0]}", env=a.env)
+    git(merger, "push", "-q", "origin", "main", env=a.env)
 
     # ---- both pull
     for who in (a, b):
@@ -233,7 +227,7 @@ def test_a_team_memory_from_share_to_bs_session(tmp_path: Path) -> None:
             b.ms("flush", "--force")
         elif step == "tick":
             b.ms("tick")
-        status = git("-C", clone, "status", "--porcelain", "--untracked-files=all", env=b.env)
+        status = git(Path(clone), "status", "--porcelain", "--untracked-files=all", env=b.env)
         assert status == "", f"after {step}, B's team clone changed:\n{status}"
     assert b.listed()[team_rel]["access_count"] >= 1, "the reinforcement did not survive flush and tick"
     print(f"team e2e: session {session_seconds:.1f}s, test {time.monotonic() - started:.1f}s")

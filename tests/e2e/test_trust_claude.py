@@ -22,51 +22,25 @@ vacuous); the person's files byte-identical; the memory write present.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import subprocess
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from .binaries import find_memstore
-from .fake_anthropic import FakeAnthropic, text, tool_use
-from .test_claude_code import CLAUDE_TIMEOUT, CLI_TIMEOUT, clean_env, find_claude, request_text, write
+from .claude import (
+    CLI_TIMEOUT,
+    find_claude,
+    person_at_home,
+    request_text,
+    run_session,
+    write,
+)
+from .fake_anthropic import text, tool_use
 
 pytestmark = pytest.mark.e2e
 
-
-def run_session(claude: str, project: Path, home: Path, steps: list, mode: str) -> tuple[dict, list]:
-    with FakeAnthropic(steps) as fake:
-        env = clean_env(HOME=str(home), ANTHROPIC_API_KEY="sk-ant-e2e-fake", ANTHROPIC_BASE_URL=fake.url,
-                        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", IS_SANDBOX="1")
-        proc = subprocess.run([claude, "-p", "Tidy up my notes.", "--output-format", "json", "--permission-mode", mode],
-                              cwd=project, env=env, capture_output=True, text=True, timeout=CLAUDE_TIMEOUT,
-                              stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, f"claude ({mode}): exit {proc.returncode}\n{proc.stdout[-900:]}\n{proc.stderr[-900:]}"
-    return json.loads(proc.stdout), [r for r in fake.requests if r.is_main]
-
-
-
-def person_at_home(tmp_path: Path, memstore: str, **extra: str
-                   ) -> tuple[Path, Path, Path, dict[str, str], Callable[..., subprocess.CompletedProcess[str]]]:
-    """A person's set-up for these tests: (home, ~/agents/me, ~/code/p a git work tree, the environment,
-    `ms(*args)`: memstore on that root from the project, which must exit 0)."""
-    home = (tmp_path / "home").resolve()
-    root = home / "agents" / "me"
-    project = home / "code" / "p"
-    project.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=CLI_TIMEOUT)
-    env = clean_env(HOME=str(home), **extra)
-
-    def ms(*args: str) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([memstore, "--root", str(root), *args], cwd=project, env=env, capture_output=True,
-                              text=True, timeout=CLI_TIMEOUT, stdin=subprocess.DEVNULL)
-        assert proc.returncode == 0, f"memstore {' '.join(args)}: {proc.stdout}\n{proc.stderr}"
-        return proc
-
-    return home, root, project, env, ms
 
 def test_memory_text_is_inert_and_the_persons_files_hold(tmp_path: Path) -> None:
     claude, memstore = find_claude(), find_memstore()

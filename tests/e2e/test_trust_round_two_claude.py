@@ -28,8 +28,7 @@ from pathlib import Path
 import pytest
 
 from .binaries import find_memstore
-from .test_claude_code import find_claude, request_text, write
-from .test_trust_claude import person_at_home, run_session
+from .claude import find_claude, person_at_home, request_text, run_session, write
 
 pytestmark = pytest.mark.e2e
 

@@ -13,12 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_upgrade import previous_settings
+from tests.helpers import previous_settings
 
 from .binaries import find_memstore
+from .claude import find_claude, person_at_home, run_session, write
 from .fake_anthropic import text, tool_use
-from .test_claude_code import find_claude, write
-from .test_trust_claude import person_at_home, run_session
 
 pytestmark = pytest.mark.e2e
 

@@ -19,8 +19,8 @@ from pathlib import Path
 from memstore.core.model_command import DEFAULT_MODEL_CMD
 
 from .binaries import find_memstore
+from .claude import CLI_TIMEOUT, clean_env, find_claude, request_text
 from .fake_anthropic import FakeAnthropic
-from .test_claude_code import CLI_TIMEOUT, clean_env, find_claude, request_text
 
 
 def test_wake_runs_the_default_model_command_on_the_real_binary(tmp_path: Path) -> None:

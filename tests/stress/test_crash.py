@@ -48,6 +48,7 @@ from memstore.core.policy import record_touch
 
 from . import _support as s
 
+pytestmark = pytest.mark.timeout(900)  # up to 30 s each on two quiet cores; slow under load
 CFG = Config()
 
 

@@ -72,7 +72,7 @@ sys.argv = ["memstore", *sys.argv[1:]]
 runpy.run_module("memstore", run_name="__main__", alter_sys=True)
 """
 
-WORKER_MAIN = r"""
+WORKER_OPS = r"""
 import datetime as dt, json, time, traceback
 from pathlib import Path
 
@@ -129,6 +129,11 @@ def op_hook_command(root):
     return hook_command(Path(root))
 
 
+"""
+
+# The loop after every op_ function a worker program defines; an op may time itself by returning
+# a dict with "seconds" (what it did around the measured part is then left out).
+WORKER_LOOP = r"""
 OPS = {name[3:]: fn for name, fn in list(globals().items()) if name.startswith("op_")}
 answer.write(json.dumps({"memstore": memstore.__file__, "migrations": memstore.migrations.__file__}) + "\n")
 for line in sys.stdin:
@@ -137,21 +142,25 @@ for line in sys.stdin:
         start = time.perf_counter()
         value = OPS[request["op"]](**request["args"])
         seconds = time.perf_counter() - start
+        if isinstance(value, dict) and "seconds" in value:
+            seconds = value.pop("seconds")
         answer.write(json.dumps({"ok": True, "seconds": seconds, "value": value}) + "\n")
     except Exception:
         answer.write(json.dumps({"ok": False, "error": traceback.format_exc()}) + "\n")
 """
+WORKER_MAIN = WORKER_OPS + WORKER_LOOP
 
 
 class Worker:
     """A long-lived child running memstore from `code`; `call` times one operation inside it."""
 
-    def __init__(self, code: Path, python: str, env: dict[str, str], log_path: Path) -> None:
+    def __init__(self, code: Path, python: str, env: dict[str, str], log_path: Path,
+                 program: str = WORKER_MAIN) -> None:
         self.code = code
         self.log_path = log_path
         self._log = open(log_path, "ab")  # noqa: SIM115  (closed in close())
         self.proc = subprocess.Popen(
-            [python, "-c", BOOT + WORKER_MAIN],
+            [python, "-c", BOOT + program],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,

@@ -335,7 +335,10 @@ class Bench:
         # is imported here, so an edit mid-run cannot mix old and new modules in this process);
         # CLI children load what is on disk when they start. Record the commit once, and say if
         # it moved mid-run.
-        for module in IN_PROCESS_MODULES:
+        # A bench that times only child processes (bench_releases) imports none of memstore here.
+        in_process = getattr(args, "in_process", True)
+        wanted = IN_PROCESS_MODULES if in_process else ("memstore_devtools.corpus",)
+        for module in wanted:
             importlib.import_module(module)
         self.commit = git_describe()
         self.baseline: Any = None  # a baseline.Baseline when --baseline-ref is given

@@ -296,7 +296,7 @@ def section_search(b: Bench) -> Outcome:
         "repetition); each figure is the median of its repetitions. The CLI rows and grep are "
         "whole processes (fork, exec, interpreter start-up). "
         f"Goal at 100k files: the default CLI >= {GOAL_GREP_SPEEDUP:g}x faster than grep, judged "
-        "on the median over queries of grep's time over memstore's. Peer (quoted in DESIGN.md): "
+        "on the median over queries of grep's time over memstore's. Peer (published, not measured here): "
         "basic-memory's CLI search over 6,000 files took 9.8 s where `grep -ril` took 28 ms.",
         md_table(sum_headers, sum_rows, "rrlrrrr"),
         startup,

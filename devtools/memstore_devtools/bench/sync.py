@@ -216,7 +216,7 @@ def section_throughput(b: Bench) -> Outcome:
             "`runtime/memstore.db` and runs `sync` (which builds the missing mirror); rebuild "
             "runs with the mirror present (it builds a fresh database and copies it over the live "
             "one). The CLI row is the whole `memstore --root R rebuild` process, interpreter "
-            "start-up included. Goal: >= 2,000 files/s. Peer (quoted in DESIGN.md, not measured "
+            "start-up included. Goal: >= 2,000 files/s. Peer (published, not measured "
             "here): basic-memory's first index of 6,000 files ran at about 6 files/s.",
             md_table(headers, rows_md, "rrlrrrrl"),
         ]
@@ -353,7 +353,7 @@ def section_incremental(b: Bench) -> Outcome:
             f"(`{target.name}`) gets a line appended before each timed sync; the no-change sync "
             "follows it. Baseline: the median rebuild at the same size, in process for the "
             "in-process rows and `memstore rebuild` for the CLI rows. Goal: one change <= 0.1 "
-            "of a rebuild. Peer (quoted in DESIGN.md): basic-memory's no-change reindex of "
+            "of a rebuild. Peer (published, not measured here): basic-memory's no-change reindex of "
             "6,000 files took 9.5 s."
             + (
                 " The rebuild at this size ran past its budget and was stopped (see the throughput "

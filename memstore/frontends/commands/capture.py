@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from memstore.api.store import Store
 from memstore.frontends.cligroup import App, cli, common, emit_json, json_option, table
 
 if TYPE_CHECKING:
@@ -160,51 +160,9 @@ def debrief(app: App, transcript: str | None, commit: bool, as_hook: bool, detac
 
 def _debrief_hook(app: App, commit: bool, detach: bool = False) -> None:
     """`debrief --hook`: never blocks the session end, never speaks on stdout, logs what went wrong."""
-    from memstore.core.agent_root import locate
-    from memstore.life import capture
-
-    if os.environ.get("MEMSTORE_HOOKS", "").lower() == "off":
-        return  # a session memstore itself started (the nightly wake): nothing to debrief
-    root = locate(app.root_opt, os.environ.get("MEMSTORE_ROOT"), os.getcwd())
-    try:
-        raw = capture.read_hook_stdin(getattr(sys.stdin, "buffer", sys.stdin))
-        if root is not None:
-            _session_ended(root, raw)
-        if detach and root is not None:
-            capture.detach_debrief(root, raw, commit=commit, now=app.now_opt)
-            return
-        payload, why = capture.hook_payload(raw)
-        transcript = None
-        if payload is None:
-            capture.log_failure(root, f"{why}; ran without a transcript")
-        else:
-            event = payload.get("hook_event_name")
-            if event not in (None, "SessionEnd", "Stop"):
-                capture.log_failure(root, f"called for {event!r}, not SessionEnd; nothing done")
-                return
-            named = payload.get("transcript_path")
-            if isinstance(named, str) and named and os.path.isfile(named):
-                transcript = named
-            # a session that wrote no transcript (nothing said, or persistence off) is no error:
-            # the debrief runs without one and nothing is logged
-        cwd = payload.get("cwd") if payload is not None else None
-        app.store.debrief(transcript, commit=commit, cwd=cwd if isinstance(cwd, str) else None)
-    except Exception as exc:  # the session is ending: nothing may stop it
-        capture.log_failure(root, f"failed: {type(exc).__name__}: {exc}")
-
-
-def _session_ended(root: str, raw: bytes) -> None:
-    """Tamper evidence: the session is no longer live (memstore.core.tamper); first, and cheap (Codex kills
-    its SessionEnd hook after a second or two)."""
-    from memstore.core import tamper_sessions
-    from memstore.life import capture
-
-    payload, _why = capture.hook_payload(raw)
-    session = payload.get("session_id") if payload is not None else None
-    try:
-        tamper_sessions.session_end(root, session if isinstance(session, str) else None)
-    except OSError as exc:
-        capture.log_failure(root, f"could not record the session's end: {exc}")
+    stdin = getattr(sys.stdin, "buffer", None) or sys.stdin  # a text stream is read too (a test's)
+    Store.debrief_hook(stdin, root=app.root_opt, now=app.now_opt, commit=commit, detach=detach,
+                       notify=app.say)
 
 
 # ---------------------------------------------------------------- audit
@@ -342,10 +300,9 @@ def _walk(app: App, items: list[ReviewItem], via: dict[str, object]) -> None:
 def _answer(app: App, ident: str, accept: bool) -> None:
     """Only for the person at their terminal, and only on a typed y (memstore.frontends.terminal): no flag skips it."""
     from memstore.frontends.terminal import NotThePerson, confirmed, person_at_terminal
-    from memstore.life.reviewing import check_id
 
     verb = "accept" if accept else "reject"
-    check_id(ident)
+    Store.check_review_id(ident)
     via = {"front": "terminal", **person_at_terminal(f"review {verb}")}
 
     def confirm(item: ReviewItem) -> bool:
@@ -388,17 +345,18 @@ def review_done(app: App, ident: str) -> None:
 
     Yours alone, like accept and reject: it runs only at your terminal and asks `done ID? [y/N]` first.
     """
-    from memstore.core.timeutil import fmt
     from memstore.frontends.terminal import NotThePerson, confirmed, person_at_terminal
-    from memstore.life.reviewing import accepted_item, check_id, mark_done
 
-    check_id(ident)
+    Store.check_review_id(ident)
     via = {"front": "terminal", **person_at_terminal("review done")}
-    item = accepted_item(app.store.root, ident)
-    _show(item)
-    if not confirmed(f"done {item.id}?"):
+
+    def confirm(item: ReviewItem) -> bool:
+        _show(item)
+        return confirmed(f"done {item.id}?")
+
+    item = app.store.review_done(ident, via=via, confirm=confirm)
+    if item is None:
         raise NotThePerson("not marked done (no y typed): nothing changed")
-    mark_done(app.store.root, ident, fmt(app.store.now), via)
     click.echo(f"done proposal {item.id}: no longer carried into the sessions' bundles")
 
 

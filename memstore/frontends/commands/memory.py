@@ -65,9 +65,7 @@ def rebuild(app: App) -> None:
 def embed(app: App, budget: float | None, background: bool, as_json: bool) -> None:
     """Embed every file whose vector is missing or stale (the `semantic` extra), with progress."""
     if background:
-        from memstore.mirror.semantic import background_pass
-
-        done = background_pass(app.store, app.store.with_mirror)
+        done = app.store.embed_background()
         click.echo(f"background pass: {done.summary()}" if done else "background pass: nothing to do (another "
                    "pass holds the lock, or meaning is off)")
         return

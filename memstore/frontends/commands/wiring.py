@@ -160,14 +160,13 @@ def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_m
         click.echo(f"{len(changed)} file(s) would change; nothing written. Run again with --apply.")
         return
     if cron_only:
-        written = plan.apply()
+        written = app.store.install(plan, render=False)
         where = f"--crontab-file {crontab_file}" if crontab_file else "--cron"
         done = "taken out" if uninstall else f"wired; check them with: memstore --root {app.root} verify {where}"
         click.echo(f"{len(written)} file(s) changed; the nightly tick and wake for {app.root} {done}.")
         return
     if uninstall:
-        written = plan.apply()
-        app.store.record_wiring(layout.wiring, "claude", "", forget=True)
+        written = app.store.uninstall(plan, layout)
         gone = [c.path for c in plan.changes if c.remove]
         left = (f"Removed {', '.join(map(str, gone))}: install made them, and nothing else was in them. "
                 if gone else "")
@@ -211,11 +210,8 @@ def _install_client(app: App, client: str, scope: str, do_apply: bool, uninstall
     if not do_apply:
         click.echo(f"{len(changed)} file(s) would change; nothing written. Run again with --apply.")
         return
-    written = plan.apply()
-    from memstore.wiring.install_clients import client_wiring
-
-    fix = f"memstore --root {app.root} install --client {client} --scope {scope} --apply"
-    app.store.record_wiring(client_wiring(client, scope), client, fix, forget=uninstall)  # tamper evidence
+    # the Store records the client's wiring as written now (tamper evidence) or forgets it
+    written = app.store.install_client(plan, client, scope, uninstall=uninstall)
     done = "taken out" if uninstall else "wired"
     click.echo(f"{len(written)} file(s) changed; {client} {done} for {app.root}.")
     for step in plan.next_steps:

@@ -21,6 +21,7 @@ from html import escape
 from memstore.core.config import Config
 from memstore.core.policy import PolicyState, apply_touch, score_days, starting_state
 from memstore.core.timeutil import days_between, fmt, parse_when
+from memstore.mirror.queries import newest_reads, policy_source
 
 MAX_EVENTS = 5000  # the newest this many reads are drawn; older ones are summed into the start
 SAMPLES_PER_GAP = 24  # points on the decay curve between two reads
@@ -52,16 +53,11 @@ class History:
 
 def replay(conn: sqlite3.Connection, path: str, importance: float, now: dt.datetime, config: Config) -> History:
     """The history of one T2 memory (an empty one for a file the policy does not cover)."""
-    row = conn.execute(
-        "SELECT created, fm_access_count, fm_stability, fm_last_accessed, fm_last_reinforced, fm_base "
-        "FROM files WHERE path = ? AND kind = 't2'", (path,)).fetchone()
+    row = policy_source(conn, path)
     if row is None:
         return History(start=None, now=now)
     state, cut = starting_state(row[1], row[2], row[3], row[4], row[5], config)
-    total = conn.execute("SELECT count(*) FROM events WHERE path = ?", (path,)).fetchone()[0]
-    events = conn.execute(
-        "SELECT ts, tool, host FROM (SELECT ts, tool, host, id FROM events WHERE path = ? ORDER BY ts DESC, id DESC "
-        "LIMIT ?) ORDER BY ts, id", (path, MAX_EVENTS)).fetchall()
+    total, events = newest_reads(conn, path, MAX_EVENTS)
     # The picture starts where the starting state stands (its last read), else at creation: what
     # came before is summed up in the file's own fields and cannot be drawn again.
     first = parse_when(events[0][0]) if events else None

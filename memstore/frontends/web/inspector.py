@@ -25,6 +25,9 @@ from memstore.core.agent_root import RootPaths
 from memstore.core.config import Config
 from memstore.core.errors import MemstoreError, NotFound
 from memstore.core.kinds import MEMORY_TYPES
+from memstore.mirror.db import connect_read_only
+from memstore.mirror.lookup import memory_names
+from memstore.mirror.queries import reads_by_day, reads_by_machine, short_term_notes
 
 if TYPE_CHECKING:
     from memstore.meaning.embedding import Embedder
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
 
 PAGE_ROWS = 200  # rows of one band per page
 TIMELINE_MAX_DAYS = 366
+TIMELINE_ROWS = 2000  # (day, memory) rows the timeline shows at most
 SEARCH_LIMIT = 20
 PROBLEMS_SHOWN = 100
 # A memory's name where a body mentions one: feedback_x, project_y.md ...
@@ -61,10 +65,8 @@ class Inspector:
         """The mirror, read-only. SQLite itself refuses any write on this connection."""
         if not self.db.is_file():
             raise MirrorMissing(f"no mirror at {self.db}", hint="run: memstore sync")
-        conn = sqlite3.connect(f"{self.db.as_uri()}?mode=ro", uri=True, check_same_thread=False, timeout=5)
+        conn = connect_read_only(self.db)
         try:
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA query_only = ON")
             yield conn
         finally:
             conn.close()
@@ -183,10 +185,9 @@ class Inspector:
                 entry = next((e for e in self.bands(conn, now).entries if e.path == row["path"]), None)
                 band = entry.band if entry is not None else None
             history = replay(conn, row["path"], float(row["importance"] or 0.0), now, self.config)
-            known = self._names(conn)
-            links = {r[0]: r[1] for r in conn.execute("SELECT name, path FROM files WHERE kind = 't2'")}
-            superseded_by = [(n, links.get(n)) for n in view.get("superseded_by", [])]
-            supersedes = [(n, links.get(n)) for n in view.get("supersedes", [])]
+            known = memory_names(conn)
+            superseded_by = [(n, known.get(n)) for n in view.get("superseded_by", [])]
+            supersedes = [(n, known.get(n)) for n in view.get("supersedes", [])]
         from memstore.team.history import history as team_history
 
         return {
@@ -212,21 +213,15 @@ class Inspector:
         now = self.clock()
         since = (now - dt.timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
         with self.connection() as conn:
-            rows = conn.execute(
-                "SELECT substr(e.ts, 1, 10) AS day, e.path, f.name, count(*) AS reads, "
-                "group_concat(DISTINCT coalesce(e.host, '?')) AS hosts, max(e.ts) AS newest "
-                "FROM events e LEFT JOIN files f ON f.path = e.path WHERE e.ts >= ? "
-                "GROUP BY day, e.path ORDER BY day DESC, reads DESC, e.path LIMIT 2000", (since,)).fetchall()
-            machines = conn.execute(
-                "SELECT coalesce(host, '?') AS host, count(*) AS reads, count(DISTINCT path) AS memories, "
-                "max(ts) AS newest FROM events WHERE ts >= ? GROUP BY host ORDER BY reads DESC", (since,)).fetchall()
+            rows = reads_by_day(conn, since, TIMELINE_ROWS)
+            machines = reads_by_machine(conn, since)
         by_day: dict[str, list[dict[str, Any]]] = {}
         for r in rows:
             by_day.setdefault(r["day"], []).append(
                 {"path": r["path"], "name": r["name"] or Path(r["path"]).stem, "reads": r["reads"],
                  "hosts": sorted(set((r["hosts"] or "").split(","))), "newest": r["newest"],
                  "present": r["name"] is not None})
-        return {"days": days, "since": since, "by_day": by_day, "machines": [dict(m) for m in machines],
+        return {"days": days, "since": since, "by_day": by_day, "machines": machines,
                 "total": sum(m["reads"] for m in machines)}
 
     # ------------------------------------------------------------------ helpers
@@ -234,17 +229,11 @@ class Inspector:
     @staticmethod
     def _short_term(conn: sqlite3.Connection) -> list[tuple[str, str, dict[str, str], str]]:
         """The short-term notes (archive included) as review.pending reads them, from the mirror."""
-        from memstore.mirror.indexing import body_of
-
         out = []
-        for row in conn.execute("SELECT id, path, meta FROM files WHERE kind = 'short-term'"):
-            values = {k: "" if v is None else str(v) for k, v in _meta(row["meta"]).items()}
-            out.append((row["path"], row["path"].rsplit("/", 1)[-1], values, body_of(conn, row["id"])))
+        for note in short_term_notes(conn, bodies=True):
+            values = {k: "" if v is None else str(v) for k, v in _meta(note.meta).items()}
+            out.append((note.path, note.path.rsplit("/", 1)[-1], values, note.body))
         return out
-
-    @staticmethod
-    def _names(conn: sqlite3.Connection) -> dict[str, str]:
-        return {r[0]: r[1] for r in conn.execute("SELECT name, path FROM files WHERE kind = 't2'")}
 
 
 def _mtime(path: Path) -> dt.datetime | None:

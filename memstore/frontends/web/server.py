@@ -92,7 +92,6 @@ def web_app(store: Store, *, exposed: bool = False) -> Any:
         raise MemstoreError(f"memstore serve needs the serve extra ({exc.name} is not installed)",
                             hint=extra_hint("serve", "'starlette>=0.37' 'jinja2>=3.1' 'uvicorn>=0.30'")) from None
     from memstore.frontends.web.inspector import Inspector
-    from memstore.mirror.semantic import embedder_for
 
-    inspector = Inspector(store.root, store.config, lambda: store.now, lambda required: embedder_for(store, required))
+    inspector = Inspector(store.root, store.config, lambda: store.now, store.embedder)
     return create_app(inspector, exposed=exposed)
