@@ -64,7 +64,7 @@ def measure(work: Path, old: Path, calls: int) -> int:
         "PostToolUse Read of a memory": lambda: {"tool_name": "Read", "hook_event_name": "PostToolUse",
                                                  "session_id": "s", "tool_input": {"file_path": str(memory)},
                                                  "tool_response": {}},
-        # the text an agent writes, with a relative date the hook keeps for the tick (core.datecue)
+        # the text an agent writes, with a relative date the hook keeps for the tick (core.pending_dates)
         "PostToolUse Write of a memory": lambda: {"tool_name": "Write", "hook_event_name": "PostToolUse",
                                                   "session_id": "s", "tool_input": {
                                                       "file_path": str(memory),

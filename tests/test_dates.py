@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from memstore.life.dating import annotate
+from memstore.life.date_stamping import annotate
 from tests.helpers import TICK_AT, WRITTEN_AT, agent_wrote, memory, run_hook, search_json, write
 
 Run = Callable[..., Result]  # the `run` fixture pins the clock at 2026-07-30T12:00:00Z
@@ -63,7 +63,7 @@ def test_new_dates_its_summary_and_body(root: Path, run: Run) -> None:
 @pytest.mark.parametrize("day", [dt.date(2026, 7, 30), dt.date(2026, 12, 1)])
 def test_ordinary_words_and_absolute_dates_gain_nothing(sentence: str, day: dt.date) -> None:
     """Fails if dateparser's false hits get through (broken: drop the past/future direction check in
-    datewords._relative and "may", "march", "3 years" are dated; drop the letter check and "0001" is
+    date_phrases._relative and "may", "march", "3 years" are dated; drop the letter check and "0001" is
     read as a year whose month moves with a July base)."""
     assert annotate(sentence, day) == sentence
 
@@ -137,7 +137,7 @@ def test_a_memory_the_agent_writes_is_dated_from_the_moment_it_was_written(root:
 
 
 def test_a_multiedit_dates_each_new_string(root: Path, run: Run) -> None:
-    """Fails if MultiEdit's new_strings are not kept (broken: datecue.written_text reading only
+    """Fails if MultiEdit's new_strings are not kept (broken: pending_dates.written_text reading only
     content/new_string), or if a line it did not write is dated."""
     rel = "memory/project_db.md"
     text = memory("project_db", "DB notes", "Talked to Bo yesterday.\n\nDeployed v2 last Friday.\n\n"
@@ -197,16 +197,16 @@ def test_an_edit_made_after_the_write_wins(root: Path, run: Run) -> None:
 
 def test_a_loop_of_writes_cannot_fill_the_disk(root: Path) -> None:
     """Fails if the pending file grows past MAX_PENDING between ticks (broken: the size check in
-    datecue.remember removed): an agent rewriting a memory in a loop would fill runtime/state."""
-    from memstore.core import datecue
+    pending_dates.remember removed): an agent rewriting a memory in a loop would fill runtime/state."""
+    from memstore.core import pending_dates
 
-    pending = root / "runtime" / "state" / datecue.PENDING
+    pending = root / "runtime" / "state" / pending_dates.PENDING
     pending.parent.mkdir(parents=True)
-    pending.write_bytes(b"x" * (datecue.MAX_PENDING + 1))
-    assert not datecue.remember(str(root), "memory/a.md", "Met Anna yesterday.", WRITTEN_AT)
-    assert pending.stat().st_size == datecue.MAX_PENDING + 1
+    pending.write_bytes(b"x" * (pending_dates.MAX_PENDING + 1))
+    assert not pending_dates.remember(str(root), "memory/a.md", "Met Anna yesterday.", WRITTEN_AT)
+    assert pending.stat().st_size == pending_dates.MAX_PENDING + 1
     pending.unlink()
-    assert datecue.remember(str(root), "memory/a.md", "Met Anna yesterday.", WRITTEN_AT)
+    assert pending_dates.remember(str(root), "memory/a.md", "Met Anna yesterday.", WRITTEN_AT)
 
 
 # ---------------------------------------------------------------- what an attacker tried (issue 34's walkthrough)
@@ -271,16 +271,16 @@ def test_a_longer_line_a_fence_or_a_crlf_frontmatter_is_left_alone(root: Path, r
 @pytest.mark.parametrize("created", ["9999-12-31", "0001-01-01"])
 def test_a_date_past_the_calendar_is_a_lint_line_not_a_traceback(root: Path, run: Run, created: str) -> None:
     """Fails if lint (and so every debrief, and the tick) raises OverflowError on a memory created at
-    the calendar's edge, or a pending record written then (broken: the guards in datewords)."""
+    the calendar's edge, or a pending record written then (broken: the guards in date_phrases)."""
     write(root, "memory/project_edge.md", memory("project_edge", "Edge", "We meet tomorrow; it was yesterday.",
                                                  created=created))
     assert run(root, "lint").exit_code in (0, 1)
-    from memstore.core import datecue
+    from memstore.core import pending_dates
 
-    datecue.remember(str(root), "memory/project_edge.md", "We meet tomorrow; it was yesterday.",
+    pending_dates.remember(str(root), "memory/project_edge.md", "We meet tomorrow; it was yesterday.",
                      f"{created}T12:00:00")
     assert run(root, "--now", TICK_AT, "tick").exit_code == 0
-    assert not (root / "runtime" / "state" / datecue.TAKING).exists()  # taken, not stuck for every night
+    assert not (root / "runtime" / "state" / pending_dates.TAKING).exists()  # taken, not stuck for every night
 
 
 def test_a_time_of_day_stays_after_the_date_it_belongs_to() -> None:
@@ -292,7 +292,7 @@ def test_a_time_of_day_stays_after_the_date_it_belongs_to() -> None:
 
 def test_a_day_of_the_month_is_found_whatever_else_the_file_says(root: Path, run: Run) -> None:
     """Fails if "on the 18th" is linted only when another relative word shares the file (broken: the
-    ordinal missing from datecue.CUE, the gate before dateparser)."""
+    ordinal missing from pending_dates.CUE, the gate before dateparser)."""
     write(root, "memory/project_freeze.md", memory("project_freeze", "Freeze", "The freeze lifts on the 18th.",
                                                    created="2026-12-11"))
     rows = [r for r in json.loads(run(root, "lint", "--json").stdout) if "relative date" in r["message"]]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from memstore.life.dating import annotate
+from memstore.life.date_stamping import annotate
 from tests.helpers import TICK_AT, agent_wrote
 
 Run = Callable[..., Result]
@@ -34,7 +34,7 @@ DAY = dt.date(2027, 1, 25)  # the day of writing in the report: "in 3 days" is 0
 ])
 def test_a_duration_or_a_distance_from_an_event_is_never_dated(sentence: str) -> None:
     """Catches: a duration or a count from an event dated from the day of writing ("for 6 months after
-    (2027-07) it": broken, the _HEAD check in datewords._whole removed, so "6 months after" is a
+    (2027-07) it": broken, the _HEAD check in date_phrases._whole removed, so "6 months after" is a
     date), a span ("for the past week") read as the week it names (_SPAN removed), or the day a
     distance counts from dated as if it were the day meant ("3 days after next Monday (2027-02-01)":
     _ANCHOR_OF removed)."""
@@ -59,7 +59,7 @@ def test_the_report_launch_gets_its_date_and_the_weeks_after_it_none() -> None:
 ])
 def test_a_date_goes_only_after_a_whole_phrase(sentence: str, dated: str) -> None:
     """Catches: a date written between the words of one phrase: "yesterday and (2027-01-24) today"
-    (broken: the _HEAD check in datewords._whole removed, so a run may end on "and"), "yesterday
+    (broken: the _HEAD check in date_phrases._whole removed, so a run may end on "and"), "yesterday
     (2027-01-24) morning" or "in 3 days (2027-01-28)' time" (_JOINED not joined)."""
     assert annotate(sentence, DAY) == dated
 
@@ -84,14 +84,14 @@ def test_a_distance_from_now_is_still_dated(sentence: str, dated: str) -> None:
 def test_yesterday_run_into_other_words_is_dated_all_the_same(rest: str) -> None:
     """Catches: "yesterday" left bare because dateparser ran it into the words after it ("yesterday, 2
     weeks after" read as one date, dated after "after", so the "yesterday" in it had none: broken, the
-    _HEAD check in datewords._whole removed, or its rule for a count beside a named day)."""
+    _HEAD check in date_phrases._whole removed, or its rule for a count beside a named day)."""
     assert annotate(f"Rolled back yesterday{rest}", DAY) == f"Rolled back yesterday (2027-01-24){rest}"
 
 
 def test_the_body_line_is_dated_like_its_summary(root: Path, run: Run) -> None:
     """Catches: the report's memory, whose summary got its date while the body line "rolled back
     yesterday, 2 weeks after the launch" stayed bare (dateparser read "yesterday, 2 weeks after" as one
-    date; broken: the _HEAD check in datewords._whole removed): the tick dates both, from the moment of
+    date; broken: the _HEAD check in date_phrases._whole removed): the tick dates both, from the moment of
     writing (2026-07-30), and `new` dates both from its clock."""
     rel = "memory/project_rollback.md"
     text = ("---\nname: project_rollback\ntype: project\ncreated: 2026-07-01\n"

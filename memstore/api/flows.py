@@ -25,7 +25,7 @@ from memstore.core.logs import rotate
 from memstore.core.timeutil import fmt, parse_now
 from memstore.life import capture, lastrun, nightly
 from memstore.life import wake as waking
-from memstore.life.dating import date_written
+from memstore.life.date_stamping import date_written
 from memstore.life.rolling import Rolled, roll_windows
 from memstore.meaning.vectors import pending_count
 from memstore.mirror import changes, semantic

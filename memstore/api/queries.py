@@ -74,7 +74,7 @@ def lint_rows(conn: sqlite3.Connection, root: Path, *, fresh_max: int | None = N
     a secret in the person's own files (memstore.team.secrets). `tree`: the command's listing of
     the root."""
     from memstore.hook.proposal_notes import forged
-    from memstore.life.dating import lint_dates as dated
+    from memstore.life.date_stamping import lint_dates as dated
     from memstore.mirror.queries import short_term_notes
     from memstore.mirror.views import lint_view
     from memstore.team.secrets import lint_findings

@@ -258,8 +258,8 @@ def _post_tool_use(payload: Payload, root: str, tool: str, file_path: str | None
 
 
 def _remember_dates(root: str, rel: str, tool_input: object, tool_response: object, now: dt.datetime) -> None:
-    """What the agent wrote, kept for the tick to date its "yesterday"s from this instant (core.datecue)."""
-    from memstore.core.datecue import remember, written_text
+    """What the agent wrote, kept for the tick to date its "yesterday"s from this instant (core.pending_dates)."""
+    from memstore.core.pending_dates import remember, written_text
 
     try:
         remember(root, rel, written_text(tool_input, tool_response), now.isoformat())

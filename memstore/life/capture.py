@@ -87,7 +87,7 @@ from memstore.core.logs import hook_error
 from memstore.hook.bundle import _dated
 from memstore.hook.factform import normalise
 from memstore.hook.rulecue import refused, rules
-from memstore.life.dating import annotate
+from memstore.life.date_stamping import annotate
 from memstore.life.transcripts import final_answer, final_exchange  # noqa: F401 - final_answer: read from here too
 from memstore.meaning.chunking import one_line
 
@@ -185,7 +185,7 @@ def _lock(root: Path, timeout: float) -> Any:
 def _write_note(root: Path, text: str, day: dt.date, *, source: str, kind: str | None,
                 project: str | None = None, context: str | None = None) -> Written:
     """The one writer of T1 notes (call with the capture lock held)."""
-    text = annotate(text, day)  # "yesterday" gains its date (memstore.life.dating)
+    text = annotate(text, day)  # "yesterday" gains its date (memstore.life.date_stamping)
     stem = f"{day:%y%m%d}"
     wanted = normalise(text)
     for path in _t1_files(root):

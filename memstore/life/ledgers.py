@@ -329,11 +329,11 @@ def write_new(paths: RootPaths, now: dt.datetime, config: Config, type_: str, to
     """Write memory/<type>_<topic>.md under the ledger lock; (its path, name, one-line summary). Text that
     looks like it holds a secret is refused (memstore.team.secrets)."""
     from memstore.core.locks import atomic_write, file_lock
-    from memstore.life.dating import annotate
+    from memstore.life.date_stamping import annotate
     from memstore.team.secrets import refuse
 
     name, line, importance = check_new(type_, topic, summary, importance, body)
-    line, body = annotate(line, now.date()), annotate(body, now.date()) if body else body  # memstore.life.dating
+    line, body = annotate(line, now.date()), annotate(body, now.date()) if body else body  # memstore.life.date_stamping
     target = Path(paths.memory) / f"{name}.md"
     text = new_memory_text(name, type_, line, now, config, importance, pin, body, project)
     refuse(text, f"memory {name}")

@@ -493,8 +493,8 @@ def search_with_shares(
             if not _is_query_error(exc):
                 raise
     dated: list[str] = []
-    if any(ch.isdigit() for ch in query):  # a date in words has a number: only then load datewords
-        from memstore.mirror.datewords import iso_in_query
+    if any(ch.isdigit() for ch in query):  # a date in words has a number: only then load date_phrases
+        from memstore.mirror.date_phrases import iso_in_query
         dated = iso_in_query(query)  # "November 30, 2026" meets "(2026-11-30)"
     words = terms(query + " " + " ".join(dated))
     if not words:

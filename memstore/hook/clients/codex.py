@@ -47,7 +47,7 @@ def _as(payload: Payload, tool: str, file_path: str, added: str = "") -> Payload
 
 def patch_added(patch: str) -> dict[str, str]:
     """The lines a patch adds ("+" lines), joined, for each path as written: what the agent wrote there,
-    which the hook keeps for dating (core.datecue)."""
+    which the hook keeps for dating (core.pending_dates)."""
     added: dict[str, list[str]] = {}
     current: list[str] | None = None
     for line in (patch or "").splitlines():

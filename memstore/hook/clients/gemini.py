@@ -56,7 +56,7 @@ def canonical(payload: Payload) -> list[Payload]:
             return []
         path = os.path.normpath(os.path.join(cwd or os.getcwd(), file_path))
         shell = None
-        # what it wrote goes along: the hook keeps its relative dates for the tick to date (core.datecue)
+        # what it wrote goes along: the hook keeps its relative dates for the tick to date (core.pending_dates)
         said = {key: data[key] for key in ("content", "new_string") if isinstance(data.get(key), str)}
         reads = [{**payload, "tool_name": tool, "tool_input": {"file_path": path, **said}}]
     if event == "BeforeTool":  # refusals only: context given here never reaches the model

@@ -3,7 +3,7 @@
 The hook sees the text of each Write/Edit of a memory, but reading dates takes dateparser, which the
 hook's path cannot import (standard library only). So the hook keeps the written text, with the
 instant of writing, in runtime/state/dates-pending.jsonl when it holds a word that can begin a
-relative date (CUE); the tick (memstore.life.dating.date_written) adds the absolute dates it meant,
+relative date (CUE); the tick (memstore.life.date_stamping.date_written) adds the absolute dates it meant,
 from that instant, to the lines of the memory that still hold that text. Standard library only.
 
 The file is taken by renaming it (TAKING), so a hook appending meanwhile starts a new one; a take
@@ -25,7 +25,7 @@ MAX_PENDING = 8 * 1024 * 1024  # between two ticks; past it, writes go undated (
 # than let a loop of writes fill the disk
 
 # A word that begins a relative date in dateparser's English data: a cost gate only (the parsing,
-# and what counts, is memstore.mirror.datewords's). Lint uses it too.
+# and what counts, is memstore.mirror.date_phrases's). Lint uses it too.
 CUE = re.compile(r"\b(?:ago|yesterday|tomorrow|today|tonight|last|next|coming|past|previous|this\s+\w+|"
                  r"the\s+\d{1,2}(?:st|nd|rd|th)\b|"
                  r"in\s+(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few)\s)", re.I)

@@ -4,7 +4,7 @@
 said, the date right after them. Inline rather than a frontmatter `dates:` map, so the date is read
 wherever the sentence is (the bundle, an excerpt, a quote), full-text search indexes it with the
 body, and render shows it as the text it is. Resolved from the day of writing (noon UTC, so "2 hours
-ago" never crosses midnight); which phrases count is memstore.mirror.datewords's rule. Durations
+ago" never crosses midnight); which phrases count is memstore.mirror.date_phrases's rule. Durations
 ("for 3 years") are left out: whether they start or end at the moment of writing is not in the words
 ("used it for 3 years" vs "valid for 3 years"); so is a distance from an event ("for 2 weeks after the
 launch"), which counts from that event, not from the writing. A date goes only after a whole phrase.
@@ -20,8 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memstore.core.datecue import CUE
-from memstore.mirror.datewords import Meant, relative_dates
+from memstore.core.pending_dates import CUE
+from memstore.mirror.date_phrases import Meant, relative_dates
 from memstore.mirror.queries import own_memory_digests
 
 # Already dated: the phrase is followed by "(...2026..." (an annotation, ours or the writer's).
@@ -64,7 +64,7 @@ def lint_dates(conn: sqlite3.Connection, root: Path, *, fresh_max: int | None = 
         cache = cache if isinstance(cache, dict) and cache.get("version") == CACHE_VERSION else {}
     except (OSError, ValueError):
         cache = {}
-    from memstore.core.datecue import pending_lines
+    from memstore.core.pending_dates import pending_lines
 
     waiting = pending_lines(str(root))  # what the agent wrote since the last tick: the tick dates it
     seen: dict[str, list[list[str]]] = {}
@@ -92,7 +92,7 @@ def lint_dates(conn: sqlite3.Connection, root: Path, *, fresh_max: int | None = 
 
 
 CACHE_FILE = "lint-dates.json"
-CACHE_VERSION = 3  # one more when the rule (memstore.mirror.datewords) or the entries' shape changes
+CACHE_VERSION = 3  # one more when the rule (memstore.mirror.date_phrases) or the entries' shape changes
 
 
 def _messages(root: Path, path: str, day: dt.date | None, split_front: Callable[[str], tuple[Any, str]]
@@ -130,15 +130,15 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 
 
 def date_written(root: Path) -> list[str]:
-    """The tick's pass over what the agent wrote (memstore.core.datecue): in each memory, each line equal
+    """The tick's pass over what the agent wrote (memstore.core.pending_dates): in each memory, each line equal
     to a line the agent added gains the absolute dates of its relative ones, as meant at the instant of
     writing. A line is found by its whole text, so a later edit elsewhere in the file, or a reordering,
     does not stop it; a line changed since, found twice, or inside a code fence is left alone (lint
     names it). Only a file whose real path lies in memory/ is rewritten (a folder linked out of it is
     not followed), and only if nobody changed it meanwhile. Returns the paths (relative to root)
     rewritten. Call with the mirror lock held."""
-    from memstore.core.datecue import take
     from memstore.core.locks import atomic_write
+    from memstore.core.pending_dates import take
     from memstore.core.toolpath import may_write, resolve
 
     records, taken = take(str(root))
