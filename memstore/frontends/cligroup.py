@@ -22,6 +22,7 @@ import click
 from memstore import __version__
 from memstore.api.store import Store
 from memstore.core.errors import BadUsage, MemstoreError, storage_failure
+from memstore.frontends.progress import progress_reporter
 
 
 class App:
@@ -66,28 +67,8 @@ class App:
         click.echo(f"memstore: {message}", err=True)
 
     def progress(self, label: str, min_total: int = 2000, unit: str = "files") -> Callable[[int, int], None]:
-        """A progress reporter on stderr: a live line on a terminal, quarter marks otherwise.
-
-        Silent for fewer than min_total items: those finish too soon to need it.
-        """
-        tty = sys.stderr.isatty()
-        marks: set[int] = set()
-
-        def report(done: int, total: int) -> None:
-            if total < min_total:
-                return
-            if tty:
-                end = "\n" if done == total else ""
-                click.echo(f"\r{label}: {done}/{total} {unit}", err=True, nl=False)
-                if end:
-                    click.echo("", err=True)
-                return
-            quarter = done * 4 // total
-            if quarter not in marks:
-                marks.add(quarter)
-                click.echo(f"{label}: {done}/{total} {unit}", err=True)
-
-        return report
+        """A progress reporter on stderr (memstore.frontends.progress)."""
+        return progress_reporter(label, min_total, unit)
 
 
 root_option = click.option(

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable
 from typing import Any
 
 HELP = ("-h", "--help")
@@ -102,32 +101,6 @@ def say(message: str) -> None:
     sys.stderr.flush()
 
 
-def progress_reporter(label: str, min_total: int = 2000, unit: str = "files"
-                      ) -> Callable[[int, int], None]:
-    """A progress reporter on stderr, as App.progress: a live line on a terminal, quarter marks
-    otherwise. Silent for fewer than min_total items: those finish too soon to need it."""
-    tty = sys.stderr.isatty()
-    marks: set[int] = set()
-
-    def report(done: int, total: int) -> None:
-        if total < min_total:
-            return
-        if tty:
-            _stderr(f"\r{label}: {done}/{total} {unit}", done == total)
-            return
-        quarter = done * 4 // total
-        if quarter not in marks:
-            marks.add(quarter)
-            _stderr(f"{label}: {done}/{total} {unit}", True)
-
-    return report
-
-
-def _stderr(text: str, newline: bool) -> None:
-    sys.stderr.write(text + ("\n" if newline else ""))
-    sys.stderr.flush()
-
-
 def json_text(value: Any) -> str:
     """What every --json prints."""
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
@@ -147,6 +120,7 @@ def fast_search(argv: list[str]) -> bytes:
     from memstore.api.store import Store
     from memstore.core.errors import MemstoreError
     from memstore.core.timeutil import parse_now
+    from memstore.frontends.progress import progress_reporter
     from memstore.mirror.search import check_query, check_type
 
     try:
