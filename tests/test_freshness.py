@@ -189,7 +189,7 @@ def test_a_project_named_by_a_local_remote_path_is_checked(tmp_path: Path) -> No
     """Failure caught (issue 32's newcomer): a project whose git remote is a path on disk
     (`origin` = ~/remotes/alpha.git) is named by that absolute path; the tick took the name for a work
     tree no session was seen in and said so every night, never checking the project at all."""
-    from memstore.mirror.freshness import worktree_of
+    from memstore.mirror.stale_refs import worktree_of
 
     tree = tmp_path / "code" / "alpha"
     tree.mkdir(parents=True)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from memstore.mirror import code_history
-from memstore.mirror.freshness import check_references, references
+from memstore.mirror.stale_refs import check_references, references
 from tests.helpers import git, memory, write
 
 LATER = "2026-07-31T12:00:00Z"
@@ -46,7 +46,7 @@ def _stale(root: Path) -> dict[str, list[str]]:
 def test_only_a_path_the_project_once_had_is_flagged(root: Path, run: Any, project: Path) -> None:
     """Catches: a cited path that was never in the repository flagged "no longer in" the project every
     morning, with "(stale: ...)" on its MEMORY.md row (broken: the last_commits filter at the end of
-    freshness._check_project removed), while the deleted, renamed and subfolder-cited ones still are;
+    stale_refs._check_project removed), while the deleted, renamed and subfolder-cited ones still are;
     and a flag that does not say until which commit the project had the path."""
     _session_in(run, root, project)
     write(root, "memory/project_code.md", memory(
@@ -72,7 +72,7 @@ def test_only_a_path_the_project_once_had_is_flagged(root: Path, run: Any, proje
                                   "Per service: services/<service>/config.yaml."])
 def test_a_placeholder_is_no_path(text: str) -> None:
     """Catches: a branch pattern or a template in prose taken for a cited file (broken: the
-    placeholder() filter in freshness.references, or the template characters in PATH_REF's guards,
+    placeholder() filter in stale_refs.references, or the template characters in PATH_REF's guards,
     removed): a project that once had such a name would flag it."""
     assert references(text) == []
 

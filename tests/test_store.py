@@ -145,6 +145,6 @@ def test_cli_is_a_thin_layer() -> None:
     front = REPO / "memstore/frontends"
     files = [front / "cli.py", front / "cligroup.py", *(front / "commands").glob("*.py")]
     source = "\n".join(p.read_text() for p in files)
-    for forbidden in ("import sqlite3", "SELECT ", "INSERT ", "open_mirror", "sync_locked", "file_lock",
+    for forbidden in ("import sqlite3", "SELECT ", "INSERT ", "open_mirror", "sync_under_lock", "file_lock",
                       "from memstore.mirror.sync", "from memstore.mirror.views", "from memstore.mirror.render"):
         assert forbidden not in source, forbidden

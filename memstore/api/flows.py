@@ -32,7 +32,7 @@ from memstore.mirror import changes, semantic
 from memstore.mirror import embed_background as background
 from memstore.mirror.flush import FlushReport, flush
 from memstore.mirror.render import RenderResult, render
-from memstore.mirror.sync import SyncReport, rebuild, sync_into, sync_locked
+from memstore.mirror.sync import SyncReport, rebuild, sync_into, sync_under_lock
 from memstore.mirror.views import lint_view
 from memstore.mirror.walking import Walk
 from memstore.team.clones import Pulled, pull
@@ -64,7 +64,7 @@ def sync(m: Mirror, full: bool = True, embed: bool = True) -> SyncReport:
     embedder = semantic.embedder_for(m.config, m.notify, required=False) if embed else None
 
     def run(conn: sqlite3.Connection) -> SyncReport:
-        report = sync_locked(conn, m.root, m.config, m.progress, quick=not full, now=m.now)
+        report = sync_under_lock(conn, m.root, m.config, m.progress, quick=not full, now=m.now)
         if embed:
             report.vectors = _embed_briefly(conn, m, embedder)
         return report
@@ -100,7 +100,7 @@ def embed(m: Mirror, budget_s: float | None, required: bool, progress: Progress 
     background.stop(m.root)  # it lets the lock go after its round: this pass embeds everything
     with semantic.embed_lock(m.paths.embed_lock, m.config.lock_timeout_s):
         def run(conn: sqlite3.Connection) -> EmbedReport:
-            sync_locked(conn, m.root, m.config, m.progress, now=m.now)
+            sync_under_lock(conn, m.root, m.config, m.progress, now=m.now)
             return semantic.embed_all(conn, m.root, embedder, budget_s, progress)
 
         return m.run(run)
@@ -329,9 +329,9 @@ def edited(m: Mirror, edit: Callable[[sqlite3.Connection], T]) -> T:
     """An edit of the memory on a caught-up mirror (a deletion not yet seen is kept first); then
     the mirror and MEMORY.md follow at once, so the agent's next session sees it."""
     def run(conn: sqlite3.Connection) -> T:
-        sync_locked(conn, m.root, m.config, quick=True, now=m.now)
+        sync_under_lock(conn, m.root, m.config, quick=True, now=m.now)
         done = edit(conn)
-        sync_locked(conn, m.root, m.config, m.progress, now=m.now)
+        sync_under_lock(conn, m.root, m.config, m.progress, now=m.now)
         render(conn, m.root, m.now, m.config)
         return done
 
@@ -342,7 +342,7 @@ def caught_up(m: Mirror, step: Callable[[], T]) -> T:
     """A step on the files after a quick catch-up of the mirror (a deletion not seen yet is
     kept)."""
     def run(conn: sqlite3.Connection) -> T:
-        sync_locked(conn, m.root, m.config, quick=True, now=m.now)
+        sync_under_lock(conn, m.root, m.config, quick=True, now=m.now)
         return step()
 
     return m.run(run)

@@ -77,14 +77,14 @@ class Mirror:
 
     def read(self, fn: Callable[[sqlite3.Connection], T], catch_up: str = "quick") -> T:
         """fn after catching the mirror up with the files: 'quick', 'full' or 'none'."""
-        from memstore.mirror.sync import sync_locked
+        from memstore.mirror.sync import sync_under_lock
 
         if catch_up not in CATCH_UPS:
             raise BadUsage(f"catch_up must be quick, full or none, not {catch_up!r}")
 
         def run(conn: sqlite3.Connection) -> T:
             if catch_up != "none":
-                sync_locked(conn, self.root, self.config, self.progress, quick=catch_up == "quick", now=self.now)
+                sync_under_lock(conn, self.root, self.config, self.progress, quick=catch_up == "quick", now=self.now)
             return fn(conn)
 
         try:
@@ -122,17 +122,17 @@ class Mirror:
         once, on the same connection. The file stands even if either fails (the notice says so)."""
         from memstore.mirror.changes import mark_written
         from memstore.mirror.render import render
-        from memstore.mirror.sync import sync_locked
+        from memstore.mirror.sync import sync_under_lock
 
         said = "the mirror did not take it in yet ({}); the next sync will"
 
         def run(conn: sqlite3.Connection) -> None:
             nonlocal said
             mark_written(conn, rel)
-            sync_locked(conn, self.root, self.config, quick=True)
+            sync_under_lock(conn, self.root, self.config, quick=True)
             if render_index:  # the new row is in MEMORY.md at once, not at the next render
                 said = "MEMORY.md was not rendered yet ({}); the next render will"
-                sync_locked(conn, self.root, self.config, self.progress, now=self.now)
+                sync_under_lock(conn, self.root, self.config, self.progress, now=self.now)
                 render(conn, self.root, self.now, self.config)
 
         try:

@@ -46,7 +46,7 @@ def ranked(conn: sqlite3.Connection, m: Mirror, query: str, limit: int, type: st
            ) -> list[dict[str, Any]]:
     """Store.search's hits as dicts, best first, `limit` at most."""
     from memstore.core.projects import by_project
-    from memstore.mirror.freshness import stepped_aside
+    from memstore.mirror.stepping_aside import stepped_aside
     from memstore.mirror.hybrid import hybrid, lexical
     from memstore.mirror.putaway import memories_first, rejected
     from memstore.mirror.search import rank_scores

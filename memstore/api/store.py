@@ -175,7 +175,7 @@ class Store(RootState):
     def supersede(self, old: str | os.PathLike[str], *, by: str | os.PathLike[str]) -> Retired:
         """OLD steps aside for BY: recorded in OLD's frontmatter, out of MEMORY.md and default search."""
         from memstore.api import flows
-        from memstore.mirror.freshness import supersede
+        from memstore.mirror.stepping_aside import supersede
         m = self.mirror()
         names = self._key(old), self._key(by)
         was, new, onward = flows.edited(m, lambda conn: supersede(conn, m.root, *names, m.now))
@@ -186,7 +186,7 @@ class Store(RootState):
     def forget(self, memory: str | os.PathLike[str], *, why: str) -> Retired:
         """The memory steps aside into memory/archive/, with why: never deleted, found by search --all."""
         from memstore.api import flows
-        from memstore.mirror.freshness import forget
+        from memstore.mirror.stepping_aside import forget
         m = self.mirror()
         key = self._key(memory)
         was, now_at = flows.edited(m, lambda conn: forget(conn, m.root, key, why, m.now))

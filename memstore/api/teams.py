@@ -170,7 +170,7 @@ class Teams:
     def propose_supersede(self, path: str, by: str) -> Proposal:
         """Propose marking a team memory superseded by BY (`status: superseded`, `superseded_by`)."""
         from memstore.mirror.fmedit import set_fields
-        from memstore.mirror.freshness import edits_for_supersede
+        from memstore.mirror.stepping_aside import edits_for_supersede
         from memstore.team.sharing import propose
 
         team, inner = self._team_file(path)

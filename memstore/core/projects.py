@@ -177,7 +177,7 @@ WORKTREES = "worktrees.json"  # under runtime/state/: project -> the folder its 
 
 def remember_worktree(state_dir: str, project: str | None, top: str | None) -> None:
     """Note where this machine keeps a project (`locate`'s answer), so the nightly tick can check the code
-    its memories cite (memstore.mirror.freshness). One small file, written only when something changed."""
+    its memories cite (memstore.mirror.stale_refs). One small file, written only when something changed."""
     if top is None or project is None:
         return
     path = os.path.join(state_dir, WORKTREES)

@@ -115,7 +115,7 @@ class Memory(Record):
     score: float | None = None
     problems: list[dict[str, str]] = field(default_factory=list)
     body: str = ""
-    # freshness (memstore.mirror.freshness): why it stepped aside, what replaced it (to the end of the chain),
+    # stepping aside (memstore.mirror.stepping_aside): why it stepped aside, what replaced it (to the end of the chain),
     # what it replaced, and the code it cites that the last tick could not find
     aside: str | None = None
     superseded_by: list[str] = field(default_factory=list)

@@ -31,7 +31,7 @@ from memstore.life.commits import commit_paths
 from memstore.life.cue import PER_KIND, Findings, cue, cue_items, dreamt_ids, write_cue
 from memstore.life.rolling import Rolled
 from memstore.mirror.adoption import MENDING
-from memstore.mirror.freshness import tick_items, write_stale
+from memstore.mirror.stale_refs import tick_items, write_stale
 from memstore.mirror.views import list_view
 
 if TYPE_CHECKING:

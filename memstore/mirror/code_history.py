@@ -1,5 +1,5 @@
 """What a project once had: whether a path a memory cites, and git no longer tracks, was ever in the
-project's history, so that only code that is gone is called gone (memstore.mirror.freshness). A path
+project's history, so that only code that is gone is called gone (memstore.mirror.stale_refs). A path
 the project never had (a branch pattern in prose, `release/x.y.z`; a file planned but never written)
 is no stale reference, nor is a placeholder.
 

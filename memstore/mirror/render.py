@@ -37,7 +37,7 @@ from memstore.core.loaded import publish
 from memstore.core.policy import score_days
 from memstore.core.teams import team_of
 from memstore.core.timeutil import to_utc
-from memstore.mirror.freshness import DAY_OF
+from memstore.mirror.stepping_aside import DAY_OF
 from memstore.mirror.index_rows import link, make_row
 
 BANDS = ("hot", "new", "cold", "archive", "superseded")
@@ -165,7 +165,7 @@ def _load(
                     score_days(count, stability, days if days is not None else 0.0, importance, config),
                     date(created),
                     bool(pin),
-                    # stepped aside (memstore.mirror.freshness): superseded, forgotten, or outside its dates
+                    # stepped aside (memstore.mirror.stepping_aside): superseded, forgotten, or outside its dates
                     retired or bool(timing),
                     bool(in_flight),
                     state,
@@ -461,7 +461,7 @@ def score_of(conn: sqlite3.Connection, path: str, now: dt.datetime, config: Conf
 
 def render(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config) -> RenderResult:
     """Write the three derived files atomically, under the render lock."""
-    from memstore.mirror.freshness import read_stale
+    from memstore.mirror.stale_refs import read_stale
 
     stale = read_stale(RootPaths(root).state)
     marks = {path: f"(stale: {', '.join(refs[:2])}{' ...' if len(refs) > 2 else ''})" for path, refs in stale.items()}

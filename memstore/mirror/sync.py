@@ -506,12 +506,12 @@ def sync(
     config = config or load_config(root)
     conn = open_mirror(root, config, notify, progress)
     try:
-        return sync_locked(conn, root, config, progress)
+        return sync_under_lock(conn, root, config, progress)
     finally:
         conn.close()
 
 
-def sync_locked(
+def sync_under_lock(
     conn: sqlite3.Connection, root: Path, config: Config, progress: Progress | None = None, *, quick: bool = False,
     now: dt.datetime | None = None,
 ) -> SyncReport:

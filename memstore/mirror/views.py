@@ -48,7 +48,8 @@ def file_view(conn: sqlite3.Connection, row: sqlite3.Row, now: dt.datetime, conf
         )
     view["problems"] = json.loads(row["problems"] or "[]")
     view["body"] = body_of(conn, row["id"])
-    from memstore.mirror.freshness import chain, out_of_time, read_stale, replaced
+    from memstore.mirror.stepping_aside import chain, out_of_time, replaced
+    from memstore.mirror.stale_refs import read_stale
 
     meta = json.loads(row["meta"] or "{}") if isinstance(row["meta"], str) else {}
     meta = meta if isinstance(meta, dict) else {}

@@ -8,7 +8,7 @@ and stays aside when the team takes the memory out.
   memory/<file>.md body, steps aside for the team's copy: `status: superseded`, `superseded_by:
   teams/<team>/memory/<file>.md`, `superseded_on` the day the team's commit added it (frontmatter
   edited byte-preservingly). It then has no row, no search hit and no cue item
-  (memstore.mirror.freshness), and `show` leads to the team's copy;
+  (memstore.mirror.stepping_aside), and `show` leads to the team's copy;
 - a lesson the person accepted in review and shared (or whose text is the team file's body) leaves the
   bundle's standing lessons: the team's copy stands instead;
 - when the team takes a memory out (a pull that removes it, or a share merged and taken out between two
@@ -184,7 +184,7 @@ def _own(root: Path, team: Team, folder: str, inner: str, held: bool, gone: tupl
          sent: dict[str, Any] | None, done: Handover) -> None:
     """One own memory/<file>.md against the team's file of that name."""
     from memstore.core.frontreader import front_values, split_front
-    from memstore.mirror.freshness import edits_for_team_copy, edits_for_team_retired
+    from memstore.mirror.stepping_aside import edits_for_team_copy, edits_for_team_retired
 
     path = root / inner
     if not _inner(inner):

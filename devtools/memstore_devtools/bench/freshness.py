@@ -74,7 +74,7 @@ def _seen(root: Path, project: Path) -> None:
 def _list_times(project: Path, reps: int) -> tuple[float, float]:
     """Medians (s) of reading the project's tracked files: memstore's index reader, and the `git ls-files -s -z`
     process (with its output parsed as the check did) that it replaced."""
-    from memstore.mirror.freshness import tracked_files
+    from memstore.mirror.stale_refs import tracked_files
 
     new, old = [], []
     for _ in range(reps):

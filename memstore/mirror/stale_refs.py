@@ -1,21 +1,9 @@
-"""Freshness: memories that step aside (superseded, forgotten, out of their time) and memories whose
-cited code is gone. Nothing here deletes a file.
-
-- supersede: OLD's frontmatter gets `status: superseded`, `superseded_by: NEW` and the day (edited
-  byte-preservingly, memstore.mirror.fmedit). render puts it in the superseded band (out of MEMORY.md),
-  default search leaves it out, `search --all` finds it. A chain (A by B, B by C) resolves to C.
-- forget: `status: forgotten`, the day and why, then the file moves to memory/archive/ (as tick
-  rolls old facts into short-term/archive/): its text and its journal history stay.
-- valid_from / valid_until (dates): outside them a memory steps aside as if superseded, and the
-  nightly tick puts it up for review.
-- a team's copy: once a team holds a memory the person shared, the person's own copy is superseded by
-  it (`superseded_by: teams/<team>/memory/<file>`, memstore.team.handover), and when the team takes
-  it out, the own copy is forgotten with the team's reason.
-- stale references: a memory that cites code of its project (a path such as `src/exporter.py`,
-  a `path:line`, a backticked symbol next to a path) is checked by the tick against that project's
-  git work tree: one read of its git index per project (no git process), then only the files a symbol
-  names are read, from the work tree, through no symlink. A cited path the index lacks is gone only if
-  the project's history had it (code_history: git through core.processes, once per HEAD).
+"""Stale references: a memory that cites code of its project (a path such as `src/exporter.py`,
+a `path:line`, a backticked symbol next to a path) is checked by the nightly tick against that
+project's git work tree. One read of its git index per project (no git process), then only the files
+a symbol names are read, from the work tree, through no symlink. A cited path the index lacks is gone
+only if the project's history had it (memstore.mirror.code_history: git through core.processes, once
+per HEAD). Nothing here changes a memory.
 """
 
 from __future__ import annotations
@@ -29,15 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memstore.core.errors import BadUsage, NotFound
-from memstore.core.teams import TeamMemory, team_of
+from memstore.core.agent_root import state_dir
+from memstore.core.locks import atomic_write
+from memstore.core.projects import UnreadableIndex, read_index, read_inside, worktrees
 from memstore.mirror.code_history import HistoryUnread, last_commits, placeholder
-from memstore.mirror.lookup import find_file
+from memstore.mirror.indexing import body_of
+from memstore.mirror.stepping_aside import ASIDE_STATUSES, out_of_time
 
-ASIDE_STATUSES = ("superseded", "forgotten")
-ARCHIVE = "memory/archive"
-MAX_CHAIN = 50
-ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")  # valid_from/valid_until count only as dates
 # A cited path: at least one folder and a file extension, optionally :line (`src/exporter.py:42`); not
 # part of a template (`$ENV/app.yaml`, `<service>/x.yaml`, `logs/*.log`).
 PATH_REF = re.compile(r"(?<![\w/.~$%<{*-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?::(\d+))?(?![\w/*>}])")
@@ -45,108 +31,6 @@ PATH_REF = re.compile(r"(?<![\w/.~$%<{*-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8
 SYMBOL_REF = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?:\(\))?`")
 STALE_FILE = "stale.json"  # under runtime/state/: the tick's findings, read by render and show
 CACHE_FILE = "stale-cache.json"  # under runtime/state/: what each project's last check was made from
-
-
-def today(now: dt.datetime) -> str:
-    return now.date().isoformat()
-
-
-# ---------------------------------------------------------------- stepping aside
-
-
-def aside_sql(now: dt.datetime) -> tuple[str, list[Any]]:
-    """A SQL condition on `files f` that holds for a file that stepped aside at `now`."""
-    day = today(now)
-    # a copy of a memory deleted outside memstore (memstore.mirror.deletions) has deleted_from, whatever its status
-    return ("(lower(coalesce(f.status, '')) LIKE 'superseded%' OR lower(coalesce(f.status, '')) LIKE 'forgotten%' "
-            "OR json_extract(f.meta, '$.deleted_from') IS NOT NULL "
-            f"OR ({DAY_OF.format(key='valid_until')} < ?) OR ({DAY_OF.format(key='valid_from')} > ?))", [day, day])
-
-
-# a frontmatter date as YYYY-MM-DD, or NULL when it is not one (a comparison with NULL is false)
-DAY_OF = ("CASE WHEN substr(CAST(json_extract(f.meta, '$.{key}') AS TEXT), 1, 10) GLOB "
-          "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' "
-          "THEN substr(CAST(json_extract(f.meta, '$.{key}') AS TEXT), 1, 10) END")
-
-
-def stepped_aside(conn: sqlite3.Connection, now: dt.datetime) -> set[str]:
-    """Paths of the files that stepped aside at `now` (superseded, forgotten, out of their time)."""
-    where, params = aside_sql(now)
-    return {row[0] for row in conn.execute(f"SELECT f.path FROM files f WHERE {where}", params)}
-
-
-def out_of_time(meta: dict[str, Any], now: dt.datetime) -> str | None:
-    """Why a memory's valid_from/valid_until puts it aside at `now`, or None."""
-    day = today(now)
-    until, since = (value if ISO_DAY.fullmatch(value) else "" for value in
-                    (str(meta.get("valid_until") or "")[:10], str(meta.get("valid_from") or "")[:10]))
-    if until and until < day:
-        return f"valid until {until}"
-    if since and since > day:
-        return f"valid from {since}"
-    return None
-
-
-def chain(conn: sqlite3.Connection, name: str) -> list[str]:
-    """The names a superseded memory leads through, to the one that holds now (its last). A step may be a
-    root-relative path (a team's copy, teams/<team>/memory/<file>); a name is the person's own file first."""
-    out: list[str] = []
-    current = name
-    seen = {name}
-    while len(out) < MAX_CHAIN:
-        by = "path" if "/" in current else "name"
-        row = conn.execute(f"SELECT json_extract(meta, '$.superseded_by') FROM files WHERE {by} = ? AND kind = 't2' "
-                           "ORDER BY path LIMIT 1", (current,)).fetchone()
-        nxt = row[0] if row else None
-        if not isinstance(nxt, str) or not nxt or nxt in seen:
-            break
-        out.append(nxt)
-        seen.add(nxt)
-        current = nxt
-    return out
-
-
-def replaced(conn: sqlite3.Connection, name: str) -> list[str]:
-    """The memories `name` superseded."""
-    return [r[0] for r in conn.execute(
-        "SELECT name FROM files WHERE json_extract(meta, '$.superseded_by') = ? ORDER BY name", (name,))]
-
-
-def edits_for_supersede(new_name: str, now: dt.datetime) -> dict[str, Any]:
-    return {"status": "superseded", "superseded_by": new_name, "superseded_on": today(now)}
-
-
-def edits_for_team_copy(team_rel: str, day: str) -> dict[str, Any]:
-    """The person's own copy of a memory a team now holds steps aside for the team's (root-relative) file."""
-    return {"status": "superseded", "superseded_by": team_rel, "superseded_on": day}
-
-
-def edits_for_team_retired(team: str, why: str, day: str) -> dict[str, Any]:
-    """The person's own copy of a memory the team took out: forgotten with the team's reason (no chain left)."""
-    text = " ".join(why.split())[:300] or "no reason given"
-    return {"status": "forgotten", "forgotten_on": day, "forgotten_why": f"team {team} took it out: {text}",
-            "superseded_by": None}
-
-
-def edits_for_forget(why: str, now: dt.datetime) -> dict[str, Any]:
-    text = " ".join(why.split())
-    if not text:
-        raise BadUsage("--why is empty",
-                       hint="say in a few words why the memory goes, e.g. --why 'the export was removed'")
-    return {"status": "forgotten", "forgotten_on": today(now), "forgotten_why": text}
-
-
-def archive_target(root: Path, rel: str) -> Path:
-    """Where a forgotten memory goes: memory/archive/<its name>, never over another file."""
-    folder = root / ARCHIVE
-    target = folder / Path(rel).name
-    n = 2
-    while target.exists():
-        target = folder / f"{Path(rel).stem}-{n}{Path(rel).suffix}"
-        n += 1
-    return target
-
-
 # ---------------------------------------------------------------- stale references
 
 
@@ -191,7 +75,6 @@ def tracked_files(worktree: str) -> tuple[set[str], str]:
     be read."""
     import hashlib
 
-    from memstore.core.projects import read_index
 
     entries = read_index(worktree)
     names = b"\0".join([name for _, _, _, name in entries])  # no path holds a NUL: one decode for all
@@ -250,7 +133,6 @@ def check_references(rows: list[tuple[str, str, str]], worktrees: dict[str, str]
     """
     import hashlib
 
-    from memstore.core.projects import UnreadableIndex
 
     by_project: dict[str, list[tuple[str, str]]] = {}
     for path, project, stamp in rows:
@@ -300,7 +182,6 @@ def _check_project(project: str, tree: str, files: set[str], memories: list[tupl
                    text_of: Any, history: dict[str, Any] | None = None) -> list[Stale]:
     """The stale memories of one project: a cited path git does not track that the project's history
     had (`history`: last_commits's memo), a symbol no longer in the file it names."""
-    from memstore.core.projects import read_inside
 
     tails: set[str] | None = None
     contents: dict[str, str | None] = {}
@@ -357,53 +238,6 @@ def read_stale(state_dir: str) -> dict[str, list[str]]:
     return {k: [str(x) for x in v] for k, v in found.items() if isinstance(v, list)} if isinstance(found, dict) else {}
 
 
-def find_t2(conn: sqlite3.Connection, name: str) -> sqlite3.Row:
-    row = find_file(conn, name)
-    if row["kind"] != "t2":
-        raise NotFound(f"{row['path']} is not a topic memory",
-                       hint="supersede and forget take a memory/<type>_<topic>.md")
-    return row
-
-
-# ---------------------------------------------------------------- the two verbs, on the files
-
-
-def _edit(path: Path, updates: dict[str, Any]) -> None:
-    from memstore.core.locks import atomic_write
-    from memstore.mirror.fmedit import set_fields
-
-    atomic_write(path, set_fields(path.read_bytes(), updates))
-
-
-def supersede(conn: sqlite3.Connection, root: Path, old: str, new: str, now: dt.datetime) -> tuple[str, str, list[str]]:
-    """OLD steps aside for NEW: (OLD's path, NEW's name, the chain from NEW to the memory that holds now)."""
-    old_row, new_row = find_t2(conn, old), find_t2(conn, new)
-    if team_of(old_row["path"]):
-        raise TeamMemory(old_row["path"], "supersede")  # a team memory superseded by anything is the team's call
-    if old_row["path"] == new_row["path"]:
-        raise BadUsage("a memory cannot supersede itself", hint="name the memory that replaces it with --by")
-    onward = chain(conn, new_row["name"])
-    if old_row["name"] in onward:
-        raise BadUsage(f"{new_row['name']} is itself superseded, by way of {old_row['name']}: that would be a loop",
-                       hint=f"supersede by the memory that holds now: {onward[-1]}")
-    _edit(root / old_row["path"], edits_for_supersede(new_row["name"], now))
-    return old_row["path"], new_row["name"], onward
-
-
-def forget(conn: sqlite3.Connection, root: Path, name: str, why: str, now: dt.datetime) -> tuple[str, str]:
-    """The memory steps aside into memory/archive/, its why recorded: (old path, new path)."""
-    row = find_t2(conn, name)
-    if team_of(row["path"]):
-        raise TeamMemory(row["path"], "forget")
-    updates = edits_for_forget(why, now)
-    source = root / row["path"]
-    _edit(source, updates)
-    target = archive_target(root, row["path"])
-    target.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(source, target)
-    return row["path"], target.relative_to(root).as_posix()
-
-
 # ---------------------------------------------------------------- the nightly tick's findings
 
 
@@ -413,9 +247,6 @@ def tick_items(conn: sqlite3.Connection, root: Path, now: dt.datetime, answered:
     outside its valid dates), none the person rejected; and every stale memory's missing references
     (for runtime/state/stale.json, which render and show read). `notify(line)` hears of each project
     not checked tonight, and why."""
-    from memstore.core.agent_root import state_dir
-    from memstore.core.projects import worktrees
-    from memstore.mirror.indexing import body_of
 
     rows = []
     ids: dict[str, int] = {}
@@ -485,15 +316,12 @@ def tick_items(conn: sqlite3.Connection, root: Path, now: dt.datetime, answered:
 
 
 def _save_cache(path: Path, cache: dict[str, Any]) -> None:
-    from memstore.core.locks import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, json.dumps(cache, sort_keys=True).encode("utf-8"))
 
 
 def write_stale(root: Path, found: dict[str, list[str]], ran_at: str) -> None:
-    from memstore.core.agent_root import state_dir
-    from memstore.core.locks import atomic_write
 
     folder = Path(state_dir(root))
     folder.mkdir(parents=True, exist_ok=True)
