@@ -11,15 +11,24 @@ must stay cheap for any front end. `Store` and the result types load on first us
 
 from __future__ import annotations
 
-__version__ = "0.2.0"  # each release bumps it, with plugin.json and docs/upgrading.md (tests hold them equal)
+__version__ = "0.2.0"  # each release bumps it, with plugin.json and docs/upgrading.md (tests agree)
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing would cost the hook start-up time
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing would cost the hook start-up
 if TYPE_CHECKING:
     from typing import Any
 
     from memstore.api.store import Store
     from memstore.core.errors import BadUsage, Busy, MemstoreError, NotFound, RootNotFound
-    from memstore.core.results import Check, Hit, Memory, MemoryRow, Problem, Status, TickStatus, Touch
+    from memstore.core.results import (
+        Check,
+        Hit,
+        Memory,
+        MemoryRow,
+        Problem,
+        Status,
+        TickStatus,
+        Touch,
+    )
 
 _LAZY = {
     "Store": "memstore.api.store",

@@ -15,7 +15,7 @@
 # Bash 3.2 (macOS) is enough. It never blocks a call: it exits 0 or becomes the hook, which exits 0.
 
 FORMAT="memstore-gate 1"  # memstore/hook/gate.py GATE_FORMAT
-LIMIT=16384               # a longer payload goes to the hook unread (bash reads a pipe byte by byte)
+LIMIT=16384               # a longer payload goes to the hook unread (bash reads a pipe bytewise)
 shopt -s execfail         # a failed exec returns here instead of failing the call
 
 mode=full
@@ -33,7 +33,7 @@ run() {  # become the hook command, the payload handed on, $MEMSTORE_GATE saying
     fi
     exit 0
 }
-# builtins only (no `cat` process): read stops at LIMIT characters, or at a NUL (garbage), leaving the rest
+# builtins only (no `cat`): read stops at LIMIT characters or a NUL (garbage), leaving the rest
 more=
 IFS= read -r -d '' -n "$LIMIT" payload && more=1
 [ -z "$more" ] || run large
@@ -70,9 +70,9 @@ while IFS=$'\t' read -r key value; do
         watch) { [ -e "$value" ] && ! [ "$value" -nt "$gate" ]; } || run stale; watched=1 ;;
     esac
 done < "$gate"
-# memstore always writes at least the lenses folder (or the root) as a watch line: a list without one is not its
-[ "$fmt" = "$FORMAT" ] && [ "$groot" = "$root" ] && [ "$ghome" = "${HOME-}" ] && [ -n "$real" ] && [ -n "$watched" ] \
-    || run stale
+# memstore always writes a watch line (the lenses folder, or the root): a list with none is not its
+[ "$fmt" = "$FORMAT" ] && [ "$groot" = "$root" ] && [ "$ghome" = "${HOME-}" ] \
+    && [ -n "$real" ] && [ -n "$watched" ] || run stale
 
 # one key's string value, when the key is there once and its value has no escape we would misread
 value_of() {
@@ -86,17 +86,22 @@ value_of hook_event_name && [ "$got" = "PreToolUse" ] || run event
 value_of tool_name || run tool
 tool=$got
 case $tools in *$'\n'"$tool"$'\n'*) ;; *) run new ;; esac
-# Not left to the list: any tool other than Bash that carries a shell command (Claude Code's Monitor runs one) is
-# judged by the hook, and so are the edit tools and memstore's MCP tools when this gate is the only handler.
+# Not left to the list: any tool other than Bash that carries a shell command (Claude Code's
+# Monitor runs one) is judged by the hook, and so are the edit tools and memstore's MCP tools when
+# this gate is the only handler.
 if [ "$tool" != Bash ]; then
     case $payload in *'"command"'*) run command ;; esac
 fi
 if [ "$mode" = full ]; then
-    case $tool in Write | Edit | MultiEdit | NotebookEdit | mcp__memstore__* | mcp__plugin_memstore_memstore__*) run edit ;; esac
+    case $tool in
+        Write | Edit | MultiEdit | NotebookEdit | mcp__memstore__* \
+            | mcp__plugin_memstore_memstore__*) run edit ;;
+    esac
 fi
 if [ "$mode" = lenses ]; then
-    # Bash with no lens on it goes on to the word check below: the settings install's `if` filters match
-    # a command's raw text, and this is the net for the spellings they miss (quotes, tabs, doubled slashes)
+    # Bash with no lens on it goes on to the word check below: the settings install's `if` filters
+    # match a command's raw text, and this is the net for the spellings they miss (quotes, tabs,
+    # doubled slashes)
     case $free in *$'\n'"$tool"$'\n'*) [ "$tool" = Bash ] || exit 0 ;; *) run lens ;; esac
 else
     case $skip in *$'\n'"$tool"$'\n'*) ;; *) run lens ;; esac
@@ -107,9 +112,10 @@ under_root() {  # is the physical folder $1 the real root or inside it (or not t
     case $PWD in "$real" | "$real"/*) return 0 ;; esac
     return 1
 }
-has_word() {  # does $1 (as the hook's cheap look reads it: handler._plain_command) hold one of the hook's words?
+# does $1 (as the hook's cheap look reads it: handler._plain_command) hold one of the hook's words?
+has_word() {
     local plain=$1 w
-    plain=${plain//\\[tnrfb]/ }            # a JSON \t, \n ... is whitespace to the shell (a \\t too: more, never less)
+    plain=${plain//\\[tnrfb]/ }            # JSON \t, \n ...: whitespace (\\t too: more, never less)
     plain=${plain//[\"\'\\]/}                # quotes and backslashes out
     plain=${plain//[$'\t\n\r\v\f']/ }       # any whitespace is one space
     while :; do

@@ -22,7 +22,8 @@ def m001_files_and_search(db: Database) -> None:
         CREATE TABLE files (
             id INTEGER PRIMARY KEY,
             path TEXT NOT NULL UNIQUE,        -- relative to the root, posix separators
-            kind TEXT NOT NULL,               -- t2, short-term, dream, bug, lens, meditation, identity, derived, other
+            kind TEXT NOT NULL,               -- t2, short-term, dream, bug, lens, meditation,
+                                              -- identity, derived, other
             type TEXT,
             name TEXT,
             summary TEXT,
@@ -36,7 +37,8 @@ def m001_files_and_search(db: Database) -> None:
             state TEXT,
             pin INTEGER NOT NULL DEFAULT 0,
             importance REAL NOT NULL DEFAULT 0,
-            fm_access_count INTEGER,          -- policy values as written in the file (NULL: absent or invalid)
+            fm_access_count INTEGER,          -- policy values as written in the file (NULL: absent
+                                              -- or invalid)
             fm_stability REAL,
             fm_last_accessed TEXT,
             fm_last_reinforced TEXT,
@@ -202,7 +204,8 @@ def m003_unspaced_scripts(db: Database) -> None:
         CREATE TRIGGER files_cjk_ad AFTER DELETE ON files WHEN old.unspaced BEGIN
             DELETE FROM files_cjk WHERE rowid = old.id;
         END;
-        CREATE TRIGGER files_cjk_au AFTER UPDATE OF name, summary, description, body, unspaced ON files BEGIN
+        CREATE TRIGGER files_cjk_au AFTER UPDATE OF name, summary, description, body, unspaced
+        ON files BEGIN
             DELETE FROM files_cjk WHERE rowid = old.id;
             INSERT INTO files_cjk(rowid, name, summary, description, body)
             SELECT new.id, new.name, new.summary, new.description, new.body WHERE new.unspaced;
@@ -219,7 +222,8 @@ M004_FILES = """
     CREATE TABLE files (
         id INTEGER PRIMARY KEY,
         path TEXT NOT NULL UNIQUE,        -- relative to the root, posix separators
-        kind TEXT NOT NULL,               -- t2, short-term, dream, bug, lens, meditation, identity, derived, other
+        kind TEXT NOT NULL,               -- t2, short-term, dream, bug, lens, meditation, identity,
+                                      -- derived, other
         type TEXT,
         name TEXT,
         summary TEXT,
@@ -233,7 +237,8 @@ M004_FILES = """
         state TEXT,
         pin INTEGER NOT NULL DEFAULT 0,
         importance REAL NOT NULL DEFAULT 0,
-        fm_access_count INTEGER,          -- policy values as written in the file (NULL: absent or invalid)
+        fm_access_count INTEGER,          -- policy values as written in the file (NULL: absent or
+                                      -- invalid)
         fm_stability REAL,
         fm_last_accessed TEXT,
         fm_last_reinforced TEXT,
@@ -251,7 +256,8 @@ M004_FILES = """
 
 @migrations()
 def m004_bodies_out_of_files(db: Database) -> None:
-    """The body leaves `files` and lives only in the full-text tables; the row is built once; `settings` goes.
+    """The body leaves `files` and lives only in the full-text tables; the row is built once;
+    `settings` goes.
 
     Every render reads every T2 row of `files`, and with the body inline (long ones
     spilling to overflow pages) that scan walked twice the pages it needs. Now:
@@ -276,7 +282,8 @@ def m004_bodies_out_of_files(db: Database) -> None:
 
     Ids are kept (the copy carries them), so the existing files_cjk rows stay valid.
     """
-    for trigger in ("files_ai", "files_ad", "files_au", "files_cjk_ai", "files_cjk_ad", "files_cjk_au"):
+    for trigger in ("files_ai", "files_ad", "files_au", "files_cjk_ai", "files_cjk_ad",
+                    "files_cjk_au"):
         db.execute(f"DROP TRIGGER IF EXISTS {trigger}")
     db.execute("DROP TABLE files_fts")  # external content: this drops the index only
     db.execute(
@@ -287,7 +294,8 @@ def m004_bodies_out_of_files(db: Database) -> None:
         "INSERT INTO files_fts(rowid, name, summary, description, body) "
         "SELECT id, name, summary, description, body FROM files"
     )
-    db.execute("INSERT INTO files_fts(files_fts) VALUES('optimize')")  # one segment, as a rebuild leaves it
+    # one segment, as a rebuild leaves it
+    db.execute("INSERT INTO files_fts(files_fts) VALUES('optimize')")
     from memstore.mirror.index_rows import make_row
 
     def index_row(path: str, row_text: str | None) -> str:
@@ -297,7 +305,8 @@ def m004_bodies_out_of_files(db: Database) -> None:
     db.conn.create_function("m004_index_row", 2, index_row, deterministic=True)
     db.execute(M004_FILES.replace("CREATE TABLE files (", "CREATE TABLE files_m004 (", 1))
     columns = ", ".join(
-        row[1] for row in db.execute("PRAGMA table_info(files_m004)").fetchall() if row[1] != "index_row"
+        row[1] for row in db.execute("PRAGMA table_info(files_m004)").fetchall()
+        if row[1] != "index_row"
     )
     db.execute(
         f"INSERT INTO files_m004 ({columns}, index_row) SELECT {columns}, "
@@ -350,7 +359,8 @@ def m005_vectors(db: Database) -> None:
 
 @migrations()
 def m006_policy_base(db: Database) -> None:
-    """files.fm_base: a T2 file's `policy_base` frontmatter, the starting state its policy is replayed from.
+    """files.fm_base: a T2 file's `policy_base` frontmatter, the starting state its policy is
+    replayed from.
 
     memstore.core.policy explains it: with a base, the policy state is the base plus every
     journal event in (ts, id) order, so an event that arrives after a flush (another
@@ -380,7 +390,8 @@ def m007_journal_integrity(db: Database) -> None:
 
 @migrations()
 def m008_inert_rows(db: Database) -> None:
-    """files.index_row made again for every T2 file, with memory text made inert (memstore/core/inert.py).
+    """files.index_row made again for every T2 file, with memory text made inert
+    (memstore/core/inert.py).
 
     Rows stored before this escaped nothing: a summary such as `see @~/.ssh/config` would
     stay an import in MEMORY.md until its file changed. The row is built by the current
@@ -406,7 +417,8 @@ def m009_journal_gap(db: Database) -> None:
 
 @migrations()
 def m010_vector_parts(db: Database) -> None:
-    """The whole of a file embedded, in parts (memstore/meaning/chunking.py), and the yardstick of unrelatedness.
+    """The whole of a file embedded, in parts (memstore/meaning/chunking.py), and the yardstick of
+    unrelatedness.
 
     - files.parts: how many vectors a file's text makes (0: no readable text, so none;
       1: the head alone; more: the head and its tail parts). files.tail_digest: the digest
@@ -425,7 +437,8 @@ def m010_vector_parts(db: Database) -> None:
     db.execute("ALTER TABLE files ADD COLUMN parts INTEGER NOT NULL DEFAULT 1")
     db.execute("ALTER TABLE files ADD COLUMN tail_digest TEXT")
     rows = db.execute(
-        "SELECT f.id, f.summary, f.description, t.body FROM files f JOIN files_fts t ON t.rowid = f.id"
+        "SELECT f.id, f.summary, f.description, t.body FROM files f "
+        "JOIN files_fts t ON t.rowid = f.id"
     ).fetchall()
     db.conn.executemany(
         "UPDATE files SET parts = ?, tail_digest = ? WHERE id = ?",
@@ -465,11 +478,13 @@ def m010_vector_parts(db: Database) -> None:
 @migrations()
 def m011_raw_texts(db: Database) -> None:
     """raw_texts: each memory file's bytes as sync last read them (zlib), so one that disappears
-    without `memstore forget` can be written back into memory/archive/ exactly (memstore/mirror/deletions.py).
+    without `memstore forget` can be written back into memory/archive/ exactly
+    (memstore/mirror/deletions.py).
 
     Only files under memory/ that deletions.watched names (not the derived files, not archive/
     folders). Existing mirrors hold no bytes yet: their memory rows get inode -1 ("look again",
-    as sync marks a racily clean stamp), so the next sync reads each of them once and fills the table.
+    as sync marks a racily clean stamp), so the next sync reads each of them once and fills the
+    table.
     """
     db.execute("CREATE TABLE raw_texts (path TEXT PRIMARY KEY, raw BLOB NOT NULL)")
     db.execute("UPDATE files SET inode = -1 WHERE path LIKE 'memory/%' AND kind != 'derived'")
@@ -477,20 +492,22 @@ def m011_raw_texts(db: Database) -> None:
 
 @migrations()
 def m012_births(db: Database) -> None:
-    """What a memory's birth was, kept by the mirror until flush writes it into the file (memstore/mirror/adoption.py).
+    """What a memory's birth was, kept by the mirror until flush writes it into the file
+    (memstore/mirror/adoption.py).
 
     - events.born: 1 for the event of a Write that created the memory (the hook sees Claude Code's
-      tool_response say so), events.project: the session's project then (memstore.core.projects). The
-      journal line carries both, so a rebuild reads them again.
+      tool_response say so), events.project: the session's project then (memstore.core.projects).
+      The journal line carries both, so a rebuild reads them again.
     - files.adopted: JSON of the values the mirror took from a birth because the file does not say
       them (created, project); NULL when it took none. Flush adds exactly these to the frontmatter.
 
     Existing rows: no event was known as a birth before, so every row starts 0 / NULL.
     """
-    for table, column, kind in (("events", "born", "INTEGER NOT NULL DEFAULT 0"), ("events", "project", "TEXT"),
-                                ("files", "adopted", "TEXT")):
+    for table, column, kind in (("events", "born", "INTEGER NOT NULL DEFAULT 0"),
+                                ("events", "project", "TEXT"), ("files", "adopted", "TEXT")):
         # a column already there is kept (a mirror a test took back to an older schema by hand)
-        if column not in {row[1] for row in db.execute(f"PRAGMA table_info({table})").fetchall()}:
+        if column not in {row[1]
+                          for row in db.execute(f"PRAGMA table_info({table})").fetchall()}:
             db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
 
@@ -522,7 +539,8 @@ def m013_latents(db: Database) -> None:
 
 @migrations()
 def m014_context(db: Database) -> None:
-    """What an excerpt replied to (a `context:` line), embedded as a part of its own (memstore/meaning/chunking.py).
+    """What an excerpt replied to (a `context:` line), embedded as a part of its own
+    (memstore/meaning/chunking.py).
 
     - files.context: the line as sync read it, one line; NULL without one. Never indexed for
       words, never shown: it only makes the context part's vector.
@@ -536,15 +554,52 @@ def m014_context(db: Database) -> None:
     db.execute("ALTER TABLE files ADD COLUMN context TEXT")
     db.execute("ALTER TABLE files ADD COLUMN context_digest TEXT")
     rows = db.execute(
-        "SELECT f.id, json_extract(f.meta, '$.context'), f.summary, f.description, t.body FROM files f "
-        "JOIN files_fts t ON t.rowid = f.id WHERE json_type(f.meta, '$.context') IN ('text', 'integer', 'real')"
+        "SELECT f.id, json_extract(f.meta, '$.context'), f.summary, f.description, t.body "
+        "FROM files f JOIN files_fts t ON t.rowid = f.id "
+        "WHERE json_type(f.meta, '$.context') IN ('text', 'integer', 'real')"
     ).fetchall()
     updates = []
     for id_, value, summary, description, body in rows:
         context = one_line(str(value)) or None
-        has_parts = readable(full_text(summary, description, body))  # as chunking.plan decides files.parts
-        updates.append((context, context_digest(context, summary, description, body) if has_parts else None, id_))
+        # as chunking.plan decides files.parts
+        has_parts = readable(full_text(summary, description, body))
+        digest = context_digest(context, summary, description, body) if has_parts else None
+        updates.append((context, digest, id_))
     db.conn.executemany("UPDATE files SET context = ?, context_digest = ? WHERE id = ?", updates)
+
+
+@migrations()
+def m015_stepping_aside(db: Database) -> None:
+    """What makes a file step aside (memstore/mirror/stepping_aside.py), in columns with indexes,
+    so a search finds the few such files by three index lookups rather than reading every row's
+    frontmatter.
+
+    - files.aside: 1 when the status starts with superseded or forgotten (in any case), or the
+      frontmatter has a deleted_from (memstore.mirror.deletions); else 0.
+    - files.valid_from, files.valid_until: the frontmatter's date as YYYY-MM-DD when its first ten
+      characters are one, else NULL (a comparison with NULL is false, as for no date).
+
+    Sync writes them with every row (indexing.write_rows, from the row's status and meta); existing
+    rows get them here from the same two columns, by the rule stepping_aside.DAY_OF gives in SQL.
+    """
+    day = ("CASE WHEN substr(CAST(json_extract(meta, '$.{key}') AS TEXT), 1, 10) GLOB "
+           "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' "
+           "THEN substr(CAST(json_extract(meta, '$.{key}') AS TEXT), 1, 10) END")
+    have = {row[1] for row in db.execute("PRAGMA table_info(files)").fetchall()}
+    for column, kind in (("aside", "INTEGER NOT NULL DEFAULT 0"), ("valid_from", "TEXT"),
+                         ("valid_until", "TEXT")):
+        if column not in have:  # kept when there (a mirror a test took back by hand, as m012)
+            db.execute(f"ALTER TABLE files ADD COLUMN {column} {kind}")
+    db.execute(
+        "UPDATE files SET aside = (lower(coalesce(status, '')) LIKE 'superseded%' "
+        "OR lower(coalesce(status, '')) LIKE 'forgotten%' "
+        "OR json_extract(meta, '$.deleted_from') IS NOT NULL), "
+        f"valid_from = {day.format(key='valid_from')}, "
+        f"valid_until = {day.format(key='valid_until')}"
+    )
+    for column, where in (("aside", "aside = 1"), ("valid_from", "valid_from IS NOT NULL"),
+                          ("valid_until", "valid_until IS NOT NULL")):
+        db.execute(f"CREATE INDEX IF NOT EXISTS files_{column} ON files({column}) WHERE {where}")
 
 
 def names() -> list[str]:

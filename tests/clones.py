@@ -34,7 +34,8 @@ def shared_root(tmp_path: Path) -> tuple[Path, Path, Path]:
     laptop = tmp_path / "laptop" / "agent"
     laptop.mkdir(parents=True)
     ok(ms(laptop, "setup", DAY0, "init", str(laptop), "--apply"))
-    write(laptop, MEMORY, memory("project_shared-plan", "The shared plan both machines read", "Details."))
+    write(laptop, MEMORY, memory("project_shared-plan", "The shared plan both machines read",
+                                 "Details."))
     git(laptop, "init", "--initial-branch=main")
     git(laptop, "add", "-A")
     git(laptop, "commit", "-m", "agent root")

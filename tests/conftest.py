@@ -16,19 +16,22 @@ from tests.helpers import GIT_ID, NOW, agent_root, team_remote
 
 @pytest.fixture(autouse=True)
 def private_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own HOME: no test may read or write the real ~/.claude or ~/.claude.json."""
+    """Every test gets its own HOME: no test may read or write the real ~/.claude or
+    ~/.claude.json."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     from memstore.life.reviewing import AGENT_MARKS
 
-    for name in (*AGENT_MARKS, "MEMSTORE_HOOKS"):  # tests play the person; a test that plays the agent sets them
-        monkeypatch.delenv(name, raising=False)  # memstore's own config (the installed root) under HOME
+    # tests play the person; a test that plays the agent sets them
+    for name in (*AGENT_MARKS, "MEMSTORE_HOOKS"):
+        # memstore's own config (the installed root) under HOME
+        monkeypatch.delenv(name, raising=False)
     # Tests of FTS behaviour see FTS alone even where the semantic extra is installed (an
     # embedding pass would add seconds to every sync); tests/test_semantic.py turns it on.
     monkeypatch.setenv("MEMSTORE_SEMANTIC", "off")
-    # no detached embedding pass behind a test's back (tests/test_embed_background.py starts one itself)
+    # no detached embedding pass behind a test's back (test_embed_background.py starts its own)
     monkeypatch.setenv("MEMSTORE_EMBED_BACKGROUND", "off")
     # Tests start in that HOME, outside any git work tree: what they note or capture is person-wide
     # unless a test makes a project (memstore.core.projects). (The checkout itself is a work tree.)
@@ -59,39 +62,45 @@ def run(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
 
 @pytest.fixture
 def agent(root: Path) -> Path:
-    """A synced root: a memory, an identity, the Bash lens (LENSMARK), a lens on Edit of notes/ and a
-    meditation (tests/helpers.py agent_root)."""
+    """A synced root: a memory, an identity, the Bash lens (LENSMARK), a lens on Edit of notes/ and
+    a meditation (tests/helpers.py agent_root)."""
     return agent_root(root)
 
 
 @pytest.fixture
 def git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Commits memstore makes (a team's share, the nightly commit) are by Ann Teammate (tests/helpers.py GIT_ID)."""
+    """Commits memstore makes (a team's share, the nightly commit) are by Ann Teammate
+    (tests/helpers.py GIT_ID)."""
     for key, value in GIT_ID.items():
         monkeypatch.setenv(key, value)
 
 
 @pytest.fixture
 def remote(tmp_path: Path) -> tuple[Path, Path]:
-    """A team's repository: (the clone the team commits in, the bare remote), with a memory and a lens."""
+    """A team's repository: (the clone the team commits in, the bare remote), with a memory and a
+    lens."""
     return team_remote(tmp_path)
 
 
 @pytest.fixture
 def wake_root(tmp_path: Path) -> Path:
-    """An initialised root with topic memories, a lens, T1 facts and a cue with items (tests/wakestub.py)."""
+    """An initialised root with topic memories, a lens, T1 facts and a cue with items
+    (tests/wakestub.py)."""
     return wakestub.initialised_root(tmp_path / "agent")
 
 
 @pytest.fixture
 def model(tmp_path: Path) -> Callable[..., str]:
-    """`--model-cmd` for the wake's stand-in model in a given mode; it logs to tmp_path/stub/calls.jsonl."""
+    """`--model-cmd` for the wake's stand-in model in a given mode; it logs to
+    tmp_path/stub/calls.jsonl."""
     return wakestub.stub_model(tmp_path / "stub")
 
 
 @pytest.fixture
-def claude_on_path(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A stand-in `claude` on PATH: install bakes its absolute path into the wake job (cron's PATH is bare)."""
+def claude_on_path(tmp_path_factory: pytest.TempPathFactory,
+                   monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A stand-in `claude` on PATH: install bakes its absolute path into the wake job (cron's PATH
+    is bare)."""
     folder = tmp_path_factory.mktemp("bin")
     stub = folder / "claude"
     stub.write_text("#!/bin/sh\necho a dream\n")
@@ -108,8 +117,8 @@ TIERS = {
     "slow": (
         "tests/stress/",  # concurrency and crash runs: many processes, killed at random moments
         "tests/test_packaging.py",  # pipx and uv build and install the package
-        "tests/test_paraphrase.py",  # the model's second opinion on an embedded agent set, small and large
-        "tests/test_search_quality.py",  # the guard on LoCoMo and LongMemEval (figures: scripts/eval_*)
+        "tests/test_paraphrase.py",  # the model's second opinion on agent sets, small and large
+        "tests/test_search_quality.py",  # the LoCoMo/LongMemEval guard (figures: scripts/eval_*)
     ),
 }
 # Tests that build memstore in the checkout itself (build/, egg-info) run one after another on
@@ -132,7 +141,8 @@ def _in(rel: str, places: tuple[str, ...]) -> bool:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     root = Path(str(config.rootpath))
     for item in items:
-        rel = Path(str(item.path)).relative_to(root).as_posix() if str(item.path).startswith(str(root)) else ""
+        rel = Path(str(item.path)).relative_to(root).as_posix() \
+            if str(item.path).startswith(str(root)) else ""
         for marker, places in TIERS.items():
             if _in(rel, places):
                 item.add_marker(getattr(pytest.mark, marker))

@@ -1,4 +1,5 @@
-"""Hypothesis strategies for tests/test_fuzz.py: frontmatter, whole file bytes, hook payloads, queries.
+"""Hypothesis strategies for tests/test_fuzz.py: frontmatter, whole file bytes,
+hook payloads, queries.
 
 Frontmatter mixes the keys memstore reads (with values biased towards what each key is
 parsed as, and away from it) with junk keys, and is written either by yaml.safe_dump
@@ -54,35 +55,41 @@ date_texts = st.one_of(
     datetimes.map(lambda d: d.isoformat(" ")),
     dates.map(lambda d: d.isoformat()),
 )
-NUMBER_TEXTS = ("1e999", "-1e999", "nan", "NaN", "inf", "-inf", " 5 ", "0x10", "1_000", "-0", "3.5", "1" + "0" * 400,
-                "10", "14", "365", "366", "0", "-3")
+NUMBER_TEXTS = ("1e999", "-1e999", "nan", "NaN", "inf", "-inf", " 5 ", "0x10", "1_000", "-0", "3.5",
+                "1" + "0" * 400, "10", "14", "365", "366", "0", "-3")
 number_texts = st.sampled_from(NUMBER_TEXTS)
 BOOL_TEXTS = ("true", "yes", "on", "1", "false", "no", "off", "0", "", "maybe", "TRUE", "Y", "n")
 bool_texts = st.sampled_from(BOOL_TEXTS)
 texts = st.one_of(
     st.text(max_size=40),
     st.text(alphabet=string.printable, max_size=40),
-    st.text(alphabet=st.characters(categories=["Cc", "Zs", "Zl", "Zp", "Cf", "So", "Lo"]), max_size=20),
+    st.text(alphabet=st.characters(categories=["Cc", "Zs", "Zl", "Zp", "Cf", "So", "Lo"]),
+            max_size=20),
 )
-scalars = st.one_of(st.none(), st.booleans(), integers, floats, texts, date_texts, number_texts, dates, datetimes)
+scalars = st.one_of(st.none(), st.booleans(), integers, floats, texts, date_texts, number_texts,
+                    dates, datetimes)
 values = st.recursive(
     scalars,
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    lambda children: (st.lists(children, max_size=4)
+                      | st.dictionaries(st.text(max_size=8), children, max_size=4)),
     max_leaves=8,
 )
 
 NUMERIC_KEYS = ("access_count", "stability", "importance", "body_token_cap", "cadence_weight")
 DATE_KEYS = ("created", "last_updated", "last_accessed", "last_reinforced")
 BOOL_KEYS = ("pin", "in_flight")
-TEXT_KEYS = ("name", "type", "summary", "description", "status", "state", "content", "shelf", "title")
+TEXT_KEYS = ("name", "type", "summary", "description", "status", "state", "content", "shelf",
+             "title")
 KEYS = (*NUMERIC_KEYS, *DATE_KEYS, *BOOL_KEYS, *TEXT_KEYS, "trigger")
 
 regexish = st.one_of(
-    st.sampled_from(["^Bash$", "Edit|Write", "(", "[", "*", "a{2,", "(?P<x>", "", ".*", "notes/", "\\"]),
+    st.sampled_from(["^Bash$", "Edit|Write", "(", "[", "*", "a{2,", "(?P<x>", "", ".*", "notes/",
+                     "\\"]),
     st.text(max_size=12),
 )
 trigger = st.one_of(
-    st.fixed_dictionaries({}, optional={"tool_match": regexish | values, "path_pattern": regexish | values}),
+    st.fixed_dictionaries({}, optional={"tool_match": regexish | values,
+                                        "path_pattern": regexish | values}),
     values,
 )
 
@@ -98,7 +105,8 @@ def value_for(key: str) -> st.SearchStrategy[object]:
     elif key == "trigger":
         return trigger
     elif key == "status":
-        own = st.sampled_from(["superseded", "superseded by feedback_x", "Superseded", "open", "closed", "active"])
+        own = st.sampled_from(["superseded", "superseded by feedback_x", "Superseded", "open",
+                               "closed", "active"])
     elif key == "type":
         own = st.sampled_from([*MEMORY_TYPES, "lens", "meditation", "Feedback"])
     else:
@@ -111,7 +119,8 @@ junk_keys = st.one_of(st.text(max_size=10), st.integers(), st.none(), st.boolean
 
 @st.composite
 def mappings(draw: st.DrawFn) -> dict[object, object]:
-    """A frontmatter mapping: some known keys (each with a value for it), some junk keys, shuffled."""
+    """A frontmatter mapping: some known keys (each with a value for it), some junk keys,
+    shuffled."""
     keys = draw(st.lists(st.sampled_from(KEYS), min_size=1, max_size=8, unique=True))
     known = {key: draw(value_for(key)) for key in keys}
     junk = draw(st.dictionaries(junk_keys, values, max_size=3))
@@ -169,25 +178,31 @@ BROKEN_LINES = (
 
 # Scalar text as a person might type it; several make the YAML constructor itself fail
 # (a date that does not exist, a bad explicit tag), which is not a YAMLError.
-RAW_SCALARS = ("2026-02-30", "2026-13-45", "2026-07-30T25:00:00Z", "2026-07-30 12:61:00", "!!int 0xZZ", "!!float abc",
-               "!!timestamp soon", "!!bool maybe", "!!null x", "!!binary ===", "!!str 3", "!!set {a, b}",
-               "!!omap [a: 1]", "!!python/name:os.system", "0x_", "0o9", ".nan", ".inf", "-.inf", "1e400",
-               "1" + "0" * 400, "-" + "9" * 30, "~", "null", "yes", "No", "''", '""', "'it''s'", "&a 1", "*a",
-               "[a, b", "{a: 1", "|", ">-", "@x", "`x", "% x", "9999-12-31T23:59:59-05:00", "0001-01-01T00:00:00+14:00",
-               "2026-07-30T12:00:00.123456789Z", "2026-7-3", "20260730", "12:30:00", "1_000", "0b101", "+12")
+RAW_SCALARS = ("2026-02-30", "2026-13-45", "2026-07-30T25:00:00Z", "2026-07-30 12:61:00",
+               "!!int 0xZZ", "!!float abc", "!!timestamp soon", "!!bool maybe", "!!null x",
+               "!!binary ===", "!!str 3", "!!set {a, b}", "!!omap [a: 1]",
+               "!!python/name:os.system", "0x_", "0o9", ".nan", ".inf", "-.inf", "1e400",
+               "1" + "0" * 400, "-" + "9" * 30, "~", "null", "yes", "No", "''", '""', "'it''s'",
+               "&a 1", "*a", "[a, b", "{a: 1", "|", ">-", "@x", "`x", "% x",
+               "9999-12-31T23:59:59-05:00", "0001-01-01T00:00:00+14:00",
+               "2026-07-30T12:00:00.123456789Z", "2026-7-3", "20260730", "12:30:00", "1_000",
+               "0b101", "+12")
 raw_scalars = st.sampled_from(RAW_SCALARS) | number_texts | bool_texts
 
 
 def dump(value: object, flow: bool | None, unicode: bool) -> str:
-    return yaml.safe_dump(value, sort_keys=False, default_flow_style=flow, allow_unicode=unicode, width=10**6)
+    return yaml.safe_dump(value, sort_keys=False, default_flow_style=flow, allow_unicode=unicode,
+                          width=10**6)
 
 
 @st.composite
 def yaml_texts(draw: st.DrawFn) -> str:
     """Frontmatter text (between the fences): valid, hand-written, broken, or not a mapping."""
-    style = draw(st.sampled_from(["dump", "dump", "dump", "dump", "lines", "lines", "broken", "other-shape"]))
+    style = draw(st.sampled_from(["dump", "dump", "dump", "dump", "lines", "lines", "broken",
+                                  "other-shape"]))
     if style == "dump":
-        return dump(draw(mappings()), draw(st.sampled_from([False, None, True])), draw(st.booleans()))
+        return dump(draw(mappings()), draw(st.sampled_from([False, None, True])),
+                    draw(st.booleans()))
     if style == "other-shape":
         return dump(draw(values), draw(st.sampled_from([False, None])), draw(st.booleans()))
     mapping = draw(mappings())
@@ -195,7 +210,8 @@ def yaml_texts(draw: st.DrawFn) -> str:
     for key, value in mapping.items():
         how = draw(st.integers(0, 5))
         if how == 0:
-            lines.append(f"{key}: {value}")  # Python's str(), not YAML: often not what it looks like
+            # Python's str(), not YAML: often not what it looks like
+            lines.append(f"{key}: {value}")
         elif how in (1, 2):
             lines.append(f"{key}: {draw(raw_scalars)}")  # YAML scalar text written by hand
         else:
@@ -212,29 +228,33 @@ def yaml_texts(draw: st.DrawFn) -> str:
 bodies = st.one_of(
     st.just(""),
     st.text(max_size=200),
-    st.sampled_from(["# Title\n\nA body line.\n", "---\nA rule above.\n", "\n\n\n", "zebra body\n"]),
+    st.sampled_from(["# Title\n\nA body line.\n", "---\nA rule above.\n", "\n\n\n",
+                     "zebra body\n"]),
 )
 
 
-# True about one time in eight (hypothesis does not draw sampled_from evenly, so weights are explicit)
+# True about one time in eight (hypothesis draws sampled_from unevenly: the weights are explicit)
 rarely = st.tuples(st.booleans(), st.booleans(), st.booleans()).map(all)
 
 
 @st.composite
 def file_texts(draw: st.DrawFn) -> str:
     # Mostly the plain fence; now and then one the parser and the editor may read differently.
-    opening = draw(st.sampled_from(["----", "--- ", "---\t", "-- -", "+++"])) if draw(rarely) else "---"
+    opening = draw(st.sampled_from(["----", "--- ", "---\t", "-- -", "+++"])) if draw(rarely) \
+        else "---"
     closing = draw(st.sampled_from(["----", "--- ", "...", "", "-----"])) if draw(rarely) else "---"
     head = draw(yaml_texts())
     body = draw(bodies)
     lead = draw(st.sampled_from(["\n", " "])) if draw(rarely) else ""
-    return f"{lead}{opening}\n{head}{closing}\n{body}" if closing else f"{lead}{opening}\n{head}{body}"
+    return f"{lead}{opening}\n{head}{closing}\n{body}" if closing \
+        else f"{lead}{opening}\n{head}{body}"
 
 
 @st.composite
 def damaged(draw: st.DrawFn, text: str) -> bytes:
     """Encode, then maybe: CRLF (all lines or some), a BOM, stray bytes, a cut at a random byte."""
-    eol = draw(st.sampled_from(["mixed", "cr"])) if draw(rarely) else draw(st.sampled_from(["lf", "crlf"]))
+    eol = draw(st.sampled_from(["mixed", "cr"])) if draw(rarely) \
+        else draw(st.sampled_from(["lf", "crlf"]))
     if eol == "crlf":
         text = text.replace("\n", "\r\n")
     elif eol == "cr":
@@ -242,13 +262,15 @@ def damaged(draw: st.DrawFn, text: str) -> bytes:
     elif eol == "mixed":
         parts = text.split("\n")
         flags = draw(st.lists(st.booleans(), min_size=len(parts), max_size=len(parts)))
-        text = "".join(p + ("\r\n" if f else "\n") for p, f in zip(parts[:-1], flags, strict=False)) + parts[-1]
+        text = "".join(p + ("\r\n" if f else "\n")
+                       for p, f in zip(parts[:-1], flags, strict=False)) + parts[-1]
     raw = text.encode("utf-8")
     if draw(rarely):
         raw = b"\xef\xbb\xbf" + raw
     if draw(rarely):
         at = draw(st.integers(min_value=0, max_value=len(raw)))
-        raw = raw[:at] + draw(st.sampled_from([b"\x00", b"\xff", b"\xc3", b"\xef\xbb\xbf", b"\r", b"\x00\x00"]))\
+        raw = raw[:at] + draw(st.sampled_from([b"\x00", b"\xff", b"\xc3", b"\xef\xbb\xbf", b"\r",
+                                               b"\x00\x00"]))\
             + raw[at:]
     if draw(rarely):
         raw = raw[: draw(st.integers(min_value=0, max_value=len(raw)))]
@@ -271,7 +293,8 @@ def file_bytes(draw: st.DrawFn) -> bytes:
 
 kebab = st.from_regex(r"[a-z0-9]{1,8}(-[a-z0-9]{1,8}){0,3}", fullmatch=True)
 odd_topics = st.text(
-    alphabet=st.characters(blacklist_categories=["Cs", "Cc"], blacklist_characters="/\\"), min_size=1, max_size=24
+    alphabet=st.characters(blacklist_categories=["Cs", "Cc"], blacklist_characters="/\\"),
+    min_size=1, max_size=24
 )
 
 
@@ -283,8 +306,8 @@ def t2_names(draw: st.DrawFn) -> str:
     return name if len(name.encode()) <= 200 else name[:60] + ".md"
 
 
-OTHER_FOLDERS = ("memory/short-term/260729-", "memory/dream-journal/260728-", "memory/bugs/0001-", "lenses/",
-                 "meditations/", "memory/", "")
+OTHER_FOLDERS = ("memory/short-term/260729-", "memory/dream-journal/260728-", "memory/bugs/0001-",
+                 "lenses/", "meditations/", "memory/", "")
 
 
 @st.composite
@@ -298,29 +321,33 @@ def corpora(draw: st.DrawFn) -> dict[str, bytes]:
     return files
 
 
-# ---------------------------------------------------------------- files for fmedit: fenced, hand-written
+# ----------------------------------------------------------- files for fmedit: fenced, hand-written
 
-EDIT_KEYS = ("access_count", "stability", "last_accessed", "last_reinforced", "name", "type", "created")
-EDIT_VALUES = ("", "3", "57.3", "-1", "2026-07-30", "2026-07-30T06:12:00Z", "'quoted'", '"double # not a comment"',
-               "'a: b'", "null", "~", "|", ">-", "[1, 2]", "{a: 1}", "&anchor 3", "*anchor", "!!str 3", "x #y",
-               "'it''s'", '"unterminated', "feedback_x", "true", "1e3", ".inf", "0o17", "[a,", "a: b")
+EDIT_KEYS = ("access_count", "stability", "last_accessed", "last_reinforced", "name", "type",
+             "created")
+EDIT_VALUES = ("", "3", "57.3", "-1", "2026-07-30", "2026-07-30T06:12:00Z", "'quoted'",
+               '"double # not a comment"', "'a: b'", "null", "~", "|", ">-", "[1, 2]", "{a: 1}",
+               "&anchor 3", "*anchor", "!!str 3", "x #y", "'it''s'", '"unterminated', "feedback_x",
+               "true", "1e3", ".inf", "0o17", "[a,", "a: b")
 COMMENTS = ("", "", "", " # spaced reinforcements", "\t# tab comment", "  #", " #x #y", "   ")
-OTHER_LINES = ("# a comment the person wrote", "", "summary: 'Quoted: keep my quotes'", "tags: [a, b]",
-               "description: >", "  folded text", "  - item", "list:", "- top item", "nested:", "  access_count: 9",
-               "  stability: 2", '"access_count": 5', "'stability': 6", "? last_accessed", ": 2026-01-01",
-               "summary: |", "  access_count: 7", "{access_count: 1}", "pin: true", "status: superseded",
-               "summary: \"line one", "access_count: 3\"", "anchor: &a 1", "alias: *a", "...", "---x", "-----",
-               "access_count_extra: 1", "xaccess_count: 2", "stability.5: 3")
+OTHER_LINES = ("# a comment the person wrote", "", "summary: 'Quoted: keep my quotes'",
+               "tags: [a, b]", "description: >", "  folded text", "  - item", "list:", "- top item",
+               "nested:", "  access_count: 9", "  stability: 2", '"access_count": 5',
+               "'stability': 6", "? last_accessed", ": 2026-01-01", "summary: |",
+               "  access_count: 7", "{access_count: 1}", "pin: true", "status: superseded",
+               "summary: \"line one", "access_count: 3\"", "anchor: &a 1", "alias: *a", "...",
+               "---x", "-----", "access_count_extra: 1", "xaccess_count: 2", "stability.5: 3")
 
 
-TIDY_VALUES = ("", "3", "57.3", "2026-07-30", "2026-07-30T06:12:00Z", "'quoted'", '"double # not a comment"',
-               "'a: b'", "null", "~", "[1, 2]", "{a: 1}", "!!str 3", "x #y", "'it''s'", "feedback_x", "true", "1e3",
-               ".inf", "plain words here", "\"\\u00e9t\\u00e9\"", "14.0", "0")
-TIDY_LINES = ("# a comment the person wrote", "", "summary: 'Quoted: keep my quotes'", "tags: [a, b]",
-              "description: >", "  folded text", "list:", "  - item", "nested:", "  access_count: 9", "pin: true",
-              "status: superseded", "anchor: &a 1", "alias: *a", "summary: |", "  access_count: 7",
-              "access_count_extra: 1", "xaccess_count: 2", '"quoted key": 1', "summary: \"line one",
-              "  access_count: 3\"")
+TIDY_VALUES = ("", "3", "57.3", "2026-07-30", "2026-07-30T06:12:00Z", "'quoted'",
+               '"double # not a comment"', "'a: b'", "null", "~", "[1, 2]", "{a: 1}", "!!str 3",
+               "x #y", "'it''s'", "feedback_x", "true", "1e3", ".inf", "plain words here",
+               "\"\\u00e9t\\u00e9\"", "14.0", "0")
+TIDY_LINES = ("# a comment the person wrote", "", "summary: 'Quoted: keep my quotes'",
+              "tags: [a, b]", "description: >", "  folded text", "list:", "  - item", "nested:",
+              "  access_count: 9", "pin: true", "status: superseded", "anchor: &a 1", "alias: *a",
+              "summary: |", "  access_count: 7", "access_count_extra: 1", "xaccess_count: 2",
+              '"quoted key": 1', "summary: \"line one", "  access_count: 3\"")
 
 
 @st.composite
@@ -349,7 +376,8 @@ def editable_files(draw: st.DrawFn) -> bytes:
         lines += dump(draw(mappings()), False, True).splitlines()
     opening = draw(st.sampled_from(["---", "---", "---", "--- ", "---\t", "----"]))
     closing = draw(st.sampled_from(["---", "---", "---", "---", "---", "--- ", "----", "..."]))
-    body = draw(st.sampled_from(["", "# Body\n---\na rule above must survive\n", "body\n", "\n\ntext", "---\n"])
+    body = draw(st.sampled_from(["", "# Body\n---\na rule above must survive\n", "body\n",
+                                 "\n\ntext", "---\n"])
                 | bodies)
     text = "\n".join([opening, *lines, closing]) + "\n" + body
     eol = draw(st.sampled_from(["\n", "\n", "\r\n"]))
@@ -361,7 +389,7 @@ def editable_files(draw: st.DrawFn) -> bytes:
     return raw
 
 
-# ---------------------------------------------------------------- fmedit updates (what flush and init pass)
+# -------------------------------------------------------- fmedit updates (what flush and init pass)
 
 utc_datetimes = st.datetimes(min_value=dt.datetime(1, 1, 2), max_value=dt.datetime(9999, 12, 30),
                              timezones=st.just(dt.UTC))
@@ -382,7 +410,8 @@ INIT_VALUES = {
 
 @st.composite
 def _updates(draw: st.DrawFn, table: dict[str, st.SearchStrategy[object]]) -> dict[str, object]:
-    keys = draw(st.lists(st.sampled_from(sorted(table)), min_size=1, max_size=len(table), unique=True))
+    keys = draw(st.lists(st.sampled_from(sorted(table)), min_size=1, max_size=len(table),
+                         unique=True))
     return {key: draw(table[key]) for key in keys}
 
 
@@ -392,14 +421,15 @@ init_updates = _updates(INIT_VALUES)  # what init passes
 
 # ---------------------------------------------------------------- search queries
 
-FTS_BITS = ('"', "AND", "OR", "NOT", "NEAR", "NEAR(", ")", "(", "*", "^", ":", "name:", "body:", "summary :",
-            "{name summary}:", "-", "+", ",", "'", "zebra", "alpha", "stripes", "x*", "^zebra", "NEAR(zebra alpha, 2)",
-            '"unclosed', "\x00", "\udcff", "\ud800", "", " ", "\t", "\n", "é", "日本", "—", "%", "_", "\\", ";",
-            "DROP TABLE files;", "' OR 1=1 --")
+FTS_BITS = ('"', "AND", "OR", "NOT", "NEAR", "NEAR(", ")", "(", "*", "^", ":", "name:", "body:",
+            "summary :", "{name summary}:", "-", "+", ",", "'", "zebra", "alpha", "stripes", "x*",
+            "^zebra", "NEAR(zebra alpha, 2)", '"unclosed', "\x00", "\udcff", "\ud800", "", " ",
+            "\t", "\n", "é", "日本", "—", "%", "_", "\\", ";", "DROP TABLE files;", "' OR 1=1 --")
 queries = st.one_of(
     st.text(max_size=40),
     st.lists(st.sampled_from(FTS_BITS) | st.text(max_size=6), max_size=8).map(" ".join),
     st.lists(st.sampled_from(FTS_BITS), max_size=8).map("".join),
     # what the command line hands over for bytes that are not UTF-8 (surrogateescape)
-    st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from(["\udcff", "\udc80", "\udcc3"]), max_size=20),
+    st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from(["\udcff", "\udc80", "\udcc3"]),
+            max_size=20),
 )

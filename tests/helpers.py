@@ -55,7 +55,8 @@ def memory(
     return "\n".join(lines)
 
 
-def search_json(run: Callable[..., Result], root: Path, query: str, *extra: str) -> list[dict[str, object]]:
+def search_json(run: Callable[..., Result], root: Path, query: str,
+                *extra: str) -> list[dict[str, object]]:
     result = run(root, "search", query, "--json", *extra)
     assert result.exit_code == 0, result.output + result.stderr
     return list(json.loads(result.stdout))
@@ -70,7 +71,8 @@ GIT_ID = {"GIT_AUTHOR_NAME": "Ann Teammate", "GIT_AUTHOR_EMAIL": "ann@example.co
 
 
 def git(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
-    """git run by the test's own hand in cwd: its stdout without the last newline. A failure fails the test."""
+    """git run by the test's own hand in cwd: its stdout without the last newline. A failure fails
+    the test."""
     done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=60,
                           env={**GIT_ID, **os.environ, **(env or {})}, check=False)
     assert done.returncode == 0, f"git {' '.join(args)} in {cwd}: {done.stdout}{done.stderr}"
@@ -94,7 +96,8 @@ def bash_lens(name: str, text: str) -> str:
 
 
 def team_remote(folder: Path) -> tuple[Path, Path]:
-    """(a working clone the team commits in, the bare remote) in folder, with one memory and one lens."""
+    """(a working clone the team commits in, the bare remote) in folder, with one memory and one
+    lens."""
     from memstore.api.teams import Teams
 
     seed = folder / "seed"
@@ -102,7 +105,8 @@ def team_remote(folder: Path) -> tuple[Path, Path]:
     write(seed, "memory/feedback_vendor-quirk.md", memory(
         "feedback_vendor-quirk", "Acme payments API answers 200 with an error body on timeouts",
         "Check body.status, never the HTTP code.", access_count=99, pin="true"))
-    write(seed, "lenses/friday.md", bash_lens("no-friday-deploys", "TEAMLENS-7f3a: never deploy on a Friday."))
+    write(seed, "lenses/friday.md", bash_lens("no-friday-deploys",
+                                              "TEAMLENS-7f3a: never deploy on a Friday."))
     git(seed, "add", "-A")
     git(seed, "commit", "-qm", "seed the team memory")
     bare = folder / "remote.git"
@@ -117,8 +121,9 @@ def person(folder: Path, own: int = 0, who: str = "me") -> Store:
     root = folder / who
     (root / "memory").mkdir(parents=True)
     for i in range(own):
-        write(root, f"memory/project_own-{i:03d}.md", memory(f"project_own-{i:03d}", f"own memory number {i} "
-                                                             "about the billing service" + " words" * 8))
+        write(root, f"memory/project_own-{i:03d}.md",
+              memory(f"project_own-{i:03d}",
+                     f"own memory number {i} about the billing service" + " words" * 8))
     return Store(root, NOW_DT)
 
 
@@ -138,19 +143,22 @@ trigger:
   tool_match: "^Bash$"
 body_token_cap: 20
 ---
-LENSMARK Before running shell commands, check the working directory. """ + "More words follow here. " * 40
+LENSMARK Before running shell commands, check the working directory. """ \
+    + "More words follow here. " * 40
 
 
 def agent_root(root: Path, *, notes_lens: bool = True) -> Path:
-    """The `agent` fixture's root, synced: a memory, an identity, the Bash lens (LENSMARK), a lens on
-    Edit of notes/ (PATHLENS; left out with notes_lens=False) and a meditation."""
-    from memstore.mirror.sync import sync  # here: a module that fails to import fails only its callers
+    """The `agent` fixture's root, synced: a memory, an identity, the Bash lens (LENSMARK), a lens
+    on Edit of notes/ (PATHLENS; left out with notes_lens=False) and a meditation."""
+    # here: a module that fails to import fails only its callers
+    from memstore.mirror.sync import sync
 
     write(root, "memory/feedback_alpha.md", memory("feedback_alpha", "alpha rule"))
     write(root, "identity.md", "# me\n")
     write(root, "lenses/bash-care.md", LENS)
     if notes_lens:
-        write(root, "lenses/edit-notes.md", "---\ntype: lens\ntrigger:\n  tool_match: Edit\n  path_pattern: notes/\n"
+        write(root, "lenses/edit-notes.md",
+              "---\ntype: lens\ntrigger:\n  tool_match: Edit\n  path_pattern: notes/\n"
               "---\nPATHLENS only for notes\n")
     write(root, "meditations/still.md", "---\ntype: meditation\nshelf: awareness\n---\nsit\n")
     sync(root)
@@ -170,7 +178,8 @@ def call(root: Path | None, payload: object, *, raw: bytes | None = None, now: s
     return code, (json.loads(text) if text else None)
 
 
-def pre(tool: str, file_path: str | None = None, session: str = "s1", cwd: str = "/") -> dict[str, Any]:
+def pre(tool: str, file_path: str | None = None, session: str = "s1",
+        cwd: str = "/") -> dict[str, Any]:
     tool_input = {"file_path": file_path} if file_path is not None else {"command": "ls"}
     return {"hook_event_name": "PreToolUse", "session_id": session, "cwd": cwd, "tool_name": tool,
             "tool_input": tool_input}
@@ -196,14 +205,15 @@ def install_user(run: Callable[..., Result], root: Path) -> Result:
     return result
 
 
-# ------------------------------------------------------- the hook as a process, what the agent writes
+# ----------------------------------------------------- the hook as a process, what the agent writes
 
 WRITTEN_AT = "2026-07-30T12:00:00Z"  # the hook's clock when the agent wrote
 TICK_AT = "2026-08-06T03:00:00Z"  # a week on: "yesterday" read then would mean 08-05
 
 
 def run_hook(root: Path, payload: dict[str, object], *client: str) -> None:
-    """`memstore hook` as a process on one payload, on the clock of WRITTEN_AT; it must say nothing."""
+    """`memstore hook` as a process on one payload, on the clock of WRITTEN_AT; it must say
+    nothing."""
     proc = subprocess.run([sys.executable, "-m", "memstore", "--root", str(root), "hook", *client],
                           input=json.dumps(payload).encode(), capture_output=True, timeout=60,
                           env={**os.environ, "MEMSTORE_NOW": WRITTEN_AT})
@@ -211,23 +221,26 @@ def run_hook(root: Path, payload: dict[str, object], *client: str) -> None:
 
 
 def agent_wrote(root: Path, rel: str, text: str, tool: str = "Write", **tool_input: object) -> None:
-    """What Claude Code does: the file changes, then PostToolUse names the tool and what it wrote."""
+    """What Claude Code does: the file changes, then PostToolUse names the tool and what it
+    wrote."""
     path = root / rel
     path.write_text(text, encoding="utf-8")
     os.utime(path, (1785000000, 1785000000))  # 2026-07-25: no live session at the tick
     given = tool_input or {"content": text}
-    run_hook(root, {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(root), "tool_name": tool,
-                    "tool_input": {"file_path": str(path), **given}})
+    run_hook(root, {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(root),
+                    "tool_name": tool, "tool_input": {"file_path": str(path), **given}})
 
 
 # ------------------------------------------------------------------------------- hostile text
 
-SMUGGLED = "".join(chr(0xE0000 + ord(c)) for c in "OBEY") + "\ufe0f\u00ad\u3164"  # seen by a model, not a person
+# seen by a model, not a person
+SMUGGLED = "".join(chr(0xE0000 + ord(c)) for c in "OBEY") + "\ufe0f\u00ad\u3164"
 
 
 def raw_forms(text: str, *, persons: bool = False) -> list[str]:
-    """The hostile forms found in `text`: what must never reach a file the client loads. A person's own
-    file (`persons`: a lens) keeps its markdown, `@` and headings included; never its tags or controls."""
+    """The hostile forms found in `text`: what must never reach a file the client loads. A person's
+    own file (`persons`: a lens) keeps its markdown, `@` and headings included; never its tags or
+    controls."""
     found = []
     if "</system-reminder>" in text or "<system-reminder>" in text:
         found.append("a raw wrapper tag")
@@ -237,7 +250,8 @@ def raw_forms(text: str, *, persons: bool = False) -> list[str]:
         found.append("a heading from memory text")
     if "\u202e" in text or "\x1b" in text:
         found.append("a control or bidi character")
-    if any(c in text for c in SMUGGLED):  # issue 32's attacker: tag characters spell words only a model reads
+    # issue 32's attacker: tag characters spell words only a model reads
+    if any(c in text for c in SMUGGLED):
         found.append("an invisible character (tag, variation selector, filler)")
     return found
 
@@ -251,14 +265,17 @@ PACKAGE = Path(memstore.__file__).resolve().parents[1]  # the folder holding the
 def previous_settings(home: Path, root: Path, package: Path = PACKAGE) -> dict[str, Any]:
     """The previous release's install in `home` (its settings.json and rules file), for `root`."""
     text = PREVIOUS_SETTINGS.read_text()
-    for key, value in {"{PACKAGE}": str(package), "{PYTHON}": sys.executable, "{BIN}": str(Path(sys.executable).parent),
-                       "{BASH}": shutil.which("bash") or "/bin/bash", "{ROOT}": str(root), "{HOME}": str(home)}.items():
+    for key, value in {"{PACKAGE}": str(package), "{PYTHON}": sys.executable,
+                       "{BIN}": str(Path(sys.executable).parent),
+                       "{BASH}": shutil.which("bash") or "/bin/bash", "{ROOT}": str(root),
+                       "{HOME}": str(home)}.items():
         text = text.replace(key, value)
     settings = home / ".claude" / "settings.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
     settings.write_text(text)
     rules = home / ".claude" / "rules" / "memstore.md"
     rules.parent.mkdir(parents=True, exist_ok=True)
-    rules.write_text("<!-- memstore:begin (managed by `memstore install`; edits between these lines are replaced) -->\n"
+    rules.write_text("<!-- memstore:begin (managed by `memstore install`; edits between these "
+                     "lines are replaced) -->\n"
                      f"@{root}/identity.md\n@{root}/memory/MEMORY.md\n<!-- memstore:end -->\n")
     return dict(json.loads(text))

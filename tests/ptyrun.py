@@ -31,16 +31,20 @@ MEMSTORE = str(Path(sys.executable).parent / "memstore")
 @dataclass
 class PtyResult:
     exit_code: int
-    output: str  # everything the terminal showed (stdout, stderr, the echo of what was typed), \r\n as \n
+    # everything the terminal showed (stdout, stderr, the echo of what was typed), \r\n as \n
+    output: str
     asked: int  # how many questions were answered
 
 
-def run_in_pty(argv: Sequence[str], answers: Sequence[str] = (), *, env: dict[str, str] | None = None,
-               cwd: str | os.PathLike[str] | None = None, timeout: float = 60) -> PtyResult:
-    """argv in a new session on a new pty; each answer (a line, newline added) is typed at the next question."""
+def run_in_pty(
+        argv: Sequence[str], answers: Sequence[str] = (), *, env: dict[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None, timeout: float = 60) -> PtyResult:
+    """argv in a new session on a new pty; each answer (a line, newline added) is typed at the next
+    question."""
     env = dict(os.environ if env is None else env)
     pid, fd = pty.fork()
-    if pid == 0:  # the child: pty.fork made the pty its controlling terminal and stdin/stdout/stderr
+    # the child: pty.fork made the pty its controlling terminal and stdin/stdout/stderr
+    if pid == 0:
         try:
             if cwd is not None:
                 os.chdir(cwd)
@@ -57,7 +61,8 @@ def run_in_pty(argv: Sequence[str], answers: Sequence[str] = (), *, env: dict[st
             left = deadline - time.monotonic()
             if left <= 0:
                 os.kill(pid, signal.SIGKILL)
-                raise AssertionError(f"{' '.join(argv)}: no end in {timeout}s; the terminal showed:\n{out.decode()}")
+                raise AssertionError(
+                    f"{' '.join(argv)}: no end in {timeout}s; the terminal showed:\n{out.decode()}")
             ready, _, _ = select.select([fd], [], [], min(left, 0.5))
             if ready:
                 try:
@@ -79,7 +84,8 @@ def run_in_pty(argv: Sequence[str], answers: Sequence[str] = (), *, env: dict[st
 
 
 def memstore_in_pty(root: Path, *args: str, answers: Sequence[str] = (), parent: str | None = None,
-                    env: dict[str, str] | None = None, cwd: str | os.PathLike[str] | None = None) -> PtyResult:
+                    env: dict[str, str] | None = None,
+                    cwd: str | os.PathLike[str] | None = None) -> PtyResult:
     """`memstore --root ROOT ARGS...` in a pty with the tests' pinned clock, typing `answers`.
 
     `parent`: a program to run it under (a shell by another name, e.g. a copy of /bin/sh called
@@ -88,7 +94,8 @@ def memstore_in_pty(root: Path, *args: str, answers: Sequence[str] = (), parent:
     environ = {**(os.environ if env is None else env), "MEMSTORE_NOW": NOW}
     argv = [MEMSTORE, "--root", str(root), *args]
     if parent is not None:
-        argv = [parent, "-c", '"$@"; exit $?', "sh", *argv]  # not the last command: the shell stays the parent
+        # not the last command: the shell stays the parent
+        argv = [parent, "-c", '"$@"; exit $?', "sh", *argv]
     return run_in_pty(argv, answers, env=environ, cwd=cwd)
 
 
@@ -103,7 +110,9 @@ def as_person(root: Path, *args: str, answers: Sequence[str] = ("y",)) -> PtyRes
 
     among = client_among(parents())
     if among is not None:
-        pytest.skip(f"this test run is inside a coding client ({among[0]}): memstore refuses review answers there")
+        pytest.skip(f"this test run is inside a coding client ({among[0]}): memstore refuses "
+                    "review answers there")
     result = memstore_in_pty(root, *args, answers=answers)
-    assert result.exit_code == 0, f"memstore {' '.join(args)}: exit {result.exit_code}\n{result.output}"
+    assert result.exit_code == 0, (
+        f"memstore {' '.join(args)}: exit {result.exit_code}\n{result.output}")
     return result

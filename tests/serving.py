@@ -28,13 +28,14 @@ class Answer:
 
 @contextmanager
 def serving(root: Path, *args: str, now: str | None = None) -> Iterator[str]:
-    """The base URL of a running `memstore serve` over root; the server is stopped (and must stop cleanly) after."""
+    """The base URL of a running `memstore serve` over root; the server is stopped (and must stop
+    cleanly) after."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     cmd = [sys.executable, "-m", "memstore", "--root", str(root)]
     if now:
         cmd += ["--now", now]
-    proc = subprocess.Popen([*cmd, "serve", "--port", "0", *args], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                            text=True, env=env)
+    proc = subprocess.Popen([*cmd, "serve", "--port", "0", *args], stderr=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, text=True, env=env)
     seen: list[str] = []
     try:
         assert proc.stderr is not None
@@ -64,10 +65,13 @@ def serving(root: Path, *args: str, now: str | None = None) -> Iterator[str]:
     assert proc.returncode == 0, f"serve exited {proc.returncode}: {''.join(seen)}{rest}"
 
 
-def fetch(url: str, method: str = "GET", headers: dict[str, str] | None = None, data: bytes | None = None) -> Answer:
+def fetch(
+        url: str, method: str = "GET", headers: dict[str, str] | None = None,
+        data: bytes | None = None) -> Answer:
     request = urllib.request.Request(url, method=method, headers=headers or {}, data=data)
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
-            return Answer(response.status, response.read().decode("utf-8", "replace"), dict(response.headers))
+            return Answer(response.status, response.read().decode("utf-8", "replace"),
+                          dict(response.headers))
     except urllib.error.HTTPError as exc:
         return Answer(exc.code, exc.read().decode("utf-8", "replace"), dict(exc.headers))

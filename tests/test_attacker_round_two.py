@@ -1,7 +1,7 @@
 """What the attacker's walkthrough of trust, round two found past the first fixes.
 
-- A NotebookEdit names its file `notebook_path`, not `file_path`: the hook read only the latter, so a
-  NotebookEdit of identity.md or MEMORY.md got no refusal from it.
+- A NotebookEdit names its file `notebook_path`, not `file_path`: the hook read only the latter, so
+  a NotebookEdit of identity.md or MEMORY.md got no refusal from it.
 - A mirror whose policy row holds text where a number belongs (a hand-edited or damaged
   runtime/memstore.db) ended status, tick, render and list in a TypeError traceback.
 - memstore's own config (~/.config/memstore/config.toml, the root `install --scope user` recorded,
@@ -21,17 +21,19 @@ from tests.helpers import memory, write
 
 
 def pre(root: Path, tool: str, tool_input: dict) -> str | None:
-    payload = {"hook_event_name": "PreToolUse", "session_id": "s", "cwd": str(root), "tool_name": tool,
-               "tool_input": tool_input}
+    payload = {"hook_event_name": "PreToolUse", "session_id": "s", "cwd": str(root),
+               "tool_name": tool, "tool_input": tool_input}
     out = io.StringIO()
-    assert hook_main(["--root", str(root)], stdin=io.BytesIO(json.dumps(payload).encode()), stdout=out) == 0
+    assert hook_main(["--root", str(root)], stdin=io.BytesIO(json.dumps(payload).encode()),
+                     stdout=out) == 0
     return (json.loads(out.getvalue()) if out.getvalue() else {}).get("hookSpecificOutput", {}).get(
         "permissionDecision")
 
 
 def test_notebook_edit_is_judged_by_its_own_field(root: Path) -> None:
     for rel in ("identity.md", "lenses/x.md", "memory/MEMORY.md", "runtime/journal/x.jsonl"):
-        assert pre(root, "NotebookEdit", {"notebook_path": str(root / rel), "new_source": "x"}) == "deny", rel
+        assert pre(root, "NotebookEdit", {"notebook_path": str(root / rel), "new_source": "x"}) == \
+            "deny", rel
 
 
 def test_a_damaged_policy_row_is_scored_as_defaults_not_a_traceback(root: Path, run) -> None:
@@ -49,5 +51,6 @@ def test_a_damaged_policy_row_is_scored_as_defaults_not_a_traceback(root: Path, 
 
 def test_memstores_own_config_is_not_the_agents(root: Path) -> None:
     config = Path(os.environ["HOME"]) / ".config" / "memstore" / "config.toml"
-    assert pre(root, "Write", {"file_path": str(config), "content": 'root = "/tmp/elsewhere"'}) == "deny"
+    assert pre(root, "Write", {"file_path": str(config), "content": 'root = "/tmp/elsewhere"'}) == \
+        "deny"
     assert pre(root, "Bash", {"command": f"echo 'root = \"/x\"' > {config}"}) == "deny"

@@ -46,8 +46,8 @@ def crafted() -> str:
     lines = ["# Status of 2026-07-30 (shipped, done)", ""]
     lines += [text for _n, (text, _r) in sorted(NARRATIVE.items())]
     lines += ["", "## Rules", "", *RULES, "",
-              "```sh", "git revert 3f9e2c1   # done 2026-07-30, fixed #12, 42 tests pass", "```", "",
-              BEGIN, "@identity.md", END, ""]
+              "```sh", "git revert 3f9e2c1   # done 2026-07-30, fixed #12, 42 tests pass", "```",
+              "", BEGIN, "@identity.md", END, ""]
     return "\n".join(lines)
 
 
@@ -67,7 +67,8 @@ def test_each_narrative_kind_is_flagged_with_its_reason(run, root: Path, tmp_pat
     assert texts[3] == NARRATIVE[3][0]
 
 
-def test_rules_headings_fences_and_the_import_block_are_never_flagged(run, root: Path, tmp_path: Path) -> None:
+def test_rules_headings_fences_and_the_import_block_are_never_flagged(
+        run, root: Path, tmp_path: Path) -> None:
     text = "\n".join([
         "---", "created: 2026-07-30", "---",  # frontmatter
         "# Shipped on 2026-07-30: done, 42 tests pass",  # a heading
@@ -83,18 +84,22 @@ def test_rules_headings_fences_and_the_import_block_are_never_flagged(run, root:
     # and the same fence text outside its fence is flagged: the skip is the fence's doing
     md.write_text(text.replace("~~~\n", ""), encoding="utf-8")
     [entry] = [e for e in audit_json(run, root, str(md)) if e["path"] == str(md)]
-    assert [item["text"] for item in entry["flagged"]] == ["We fixed it in a1b2c3d on Jul 30 (#9), 3/5 done"]
-    assert entry["flagged"][0]["reasons"] == ["date", "commit", "count", "status", "first-person", "ticket"]
+    assert [item["text"] for item in entry["flagged"]] == \
+        ["We fixed it in a1b2c3d on Jul 30 (#9), 3/5 done"]
+    assert entry["flagged"][0]["reasons"] == ["date", "commit", "count", "status", "first-person",
+                                              "ticket"]
 
 
 def sent(text: str) -> str:
-    """What Claude Code sends of a CLAUDE.md: its one-line HTML comments (crafted() has only those) left out."""
+    """What Claude Code sends of a CLAUDE.md: its one-line HTML comments (crafted() has only those)
+    left out."""
     return "".join(line for line in text.splitlines(keepends=True)
                    if not (line.startswith("<!--") and line.rstrip().endswith("-->")))
 
 
 def test_costs_are_characters_and_characters_over_four(run, root: Path, tmp_path: Path) -> None:
-    """Failure caught (walkthrough): audit counted the HTML comments Claude Code strips before sending."""
+    """Failure caught (walkthrough): audit counted the HTML comments Claude Code strips before
+    sending."""
     text = crafted()
     md = write(tmp_path, "proj/CLAUDE.md", text)
     [entry] = [e for e in audit_json(run, root, str(md)) if e["path"] == str(md)]
@@ -116,7 +121,8 @@ def test_default_files_are_identity_and_the_project_and_root_instruction_files(
     monkeypatch.chdir(tmp_path / "proj")
     found = audit_json(run, root)
     assert [(e["path"], e["role"]) for e in found] == [
-        (str(project.resolve()), "project"), (str(identity.resolve()), "identity"), (str(agents.resolve()), "root")]
+        (str(project.resolve()), "project"), (str(identity.resolve()), "identity"),
+        (str(agents.resolve()), "root")]
     assert found[2]["flagged"][0]["reasons"] == ["date", "status"]
     # no CLAUDE.md in cwd: only what exists is listed
     project.unlink()
@@ -126,9 +132,10 @@ def test_default_files_are_identity_and_the_project_and_root_instruction_files(
     assert [e["role"] for e in audit_json(run, root)] == ["identity", "project"]
 
 
-def test_audit_counts_what_user_memory_imports(run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Failure caught: in the recommended setup audit counted identity.md only (177 chars) while Claude Code
-    also loads MEMORY.md through ~/.claude/rules/memstore.md."""
+def test_audit_counts_what_user_memory_imports(
+        run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Failure caught: in the recommended setup audit counted identity.md only (177 chars) while
+    Claude Code also loads MEMORY.md through ~/.claude/rules/memstore.md."""
     import os
 
     root = tmp_path / "me"
@@ -141,7 +148,8 @@ def test_audit_counts_what_user_memory_imports(run, tmp_path: Path, monkeypatch:
     index = str((root / "memory" / "MEMORY.md").resolve())
     assert rules in paths and index in paths and paths[index]["imported_by"] == rules
     loaded = sum(e["chars"] for e in found)
-    assert loaded >= len((root / "memory" / "MEMORY.md").read_text()) + len((root / "identity.md").read_text())
+    assert loaded >= len((root / "memory" / "MEMORY.md").read_text()) + \
+        len((root / "identity.md").read_text())
 
 
 def test_imports_of_a_claude_md_are_followed_one_level(run, root: Path, tmp_path: Path,
@@ -152,19 +160,23 @@ def test_imports_of_a_claude_md_are_followed_one_level(run, root: Path, tmp_path
     write(tmp_path, "proj/docs/b.md", "Merged yesterday.\n")
     rel = Path("..") / "agent"
     write(tmp_path, "proj/CLAUDE.md",
-          f"Read @docs/a.md first.\n@docs/missing.md\n{BEGIN}\n@{rel}/identity.md\n@{rel}/memory/MEMORY.md\n{END}\n")
+          f"Read @docs/a.md first.\n@docs/missing.md\n{BEGIN}\n@{rel}/identity.md\n"
+          f"@{rel}/memory/MEMORY.md\n{END}\n")
     monkeypatch.chdir(tmp_path / "proj")
     listed = audit_json(run, root)
     found = {Path(e["path"]).name: e for e in listed}
-    assert set(found) == {"identity.md", "CLAUDE.md", "a.md", "MEMORY.md"}  # b.md: a second level, not followed
+    # b.md: a second level, not followed
+    assert set(found) == {"identity.md", "CLAUDE.md", "a.md", "MEMORY.md"}
     assert len(listed) == 4  # identity.md once, though it is a default file and imported too
     imports = {i["ref"]: i for i in found["CLAUDE.md"]["imports"]}
-    assert imports["@docs/a.md"]["found"] and imports["@docs/a.md"]["chars"] == found["a.md"]["chars"]
+    assert imports["@docs/a.md"]["found"] and imports["@docs/a.md"]["chars"] == \
+        found["a.md"]["chars"]
     assert imports["@docs/missing.md"]["found"] is False
     assert found["a.md"]["role"] == "import" and found["a.md"]["imported_by"].endswith("CLAUDE.md")
     assert found["a.md"]["flagged"][0]["reasons"] == ["date", "first-person"]
     assert found["identity.md"]["role"] == "identity"  # listed once, though also imported
-    assert found["MEMORY.md"]["flagged"] == [] and "rendered by memstore" in found["MEMORY.md"]["note"]
+    assert found["MEMORY.md"]["flagged"] == [] and "rendered by memstore" in \
+        found["MEMORY.md"]["note"]
 
 
 def test_a_missing_named_file_exits_1_with_one_line(run, root: Path, tmp_path: Path) -> None:
@@ -175,19 +187,22 @@ def test_a_missing_named_file_exits_1_with_one_line(run, root: Path, tmp_path: P
     assert result.stdout == ""
 
 
-def test_human_output_reports_and_exits_0(run, root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_human_output_reports_and_exits_0(
+        run, root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write(tmp_path, "proj/CLAUDE.md", crafted())
     monkeypatch.chdir(tmp_path / "proj")
     result = run(root, "audit", "CLAUDE.md")
     assert result.exit_code == 0  # narrative found, still 0: it reports, it does not judge
     lines = result.stdout.splitlines()
     size, count = len(sent(crafted())), len(crafted().splitlines())
-    assert lines[0] == f"CLAUDE.md  (named)  {size:,} chars ≈ {math.ceil(size / 4):,} tokens, {count} line(s)"
+    assert lines[0] == (f"CLAUDE.md  (named)  {size:,} chars ≈ {math.ceil(size / 4):,} tokens, "
+                        f"{count} line(s)")
     assert "  L3  date, status: - Shipped the exporter on 2026-07-30." in lines
     assert "  L17  first-person: - We ran the migration on staging." in lines
     saved = sum(len(line) + 1 for line, _why in NARRATIVE.values())
     total = (f"total: 1 file(s), {size:,} chars ≈ {math.ceil(size / 4):,} tokens every session; "
-             f"{len(NARRATIVE)} narrative line(s), {saved:,} chars ≈ {math.ceil(saved / 4):,} tokens")
+             f"{len(NARRATIVE)} narrative line(s), {saved:,} chars "
+             f"≈ {math.ceil(saved / 4):,} tokens")
     assert lines[-1].startswith(total)
 
 
@@ -196,11 +211,12 @@ def test_json_is_a_list_of_file_objects(run, root: Path, tmp_path: Path) -> None
     write(tmp_path, "notes.md", "Never push to main.\n")
     found = audit_json(run, root, str(md))
     assert isinstance(found, list) and len(found) == 2
-    assert list(found[0]) == ["path", "role", "chars", "tokens", "lines", "flagged", "flagged_chars",
-                              "flagged_tokens", "imports", "imported_by", "note"]
-    assert found[0]["flagged"] == [{"line": 1, "reasons": ["status", "ticket"], "chars": 11, "text": "Merged #4."}]
-    assert found[0]["imports"] == [{"ref": "@notes.md", "path": str(tmp_path / "notes.md"), "found": True,
-                                    "chars": 20, "tokens": 5}]
+    assert list(found[0]) == ["path", "role", "chars", "tokens", "lines", "flagged",
+                              "flagged_chars", "flagged_tokens", "imports", "imported_by", "note"]
+    assert found[0]["flagged"] == [{"line": 1, "reasons": ["status", "ticket"], "chars": 11,
+                                    "text": "Merged #4."}]
+    assert found[0]["imports"] == [{"ref": "@notes.md", "path": str(tmp_path / "notes.md"),
+                                    "found": True, "chars": 20, "tokens": 5}]
     assert found[1]["role"] == "import" and found[1]["imported_by"] == str(md)
 
 

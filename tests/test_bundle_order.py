@@ -1,5 +1,5 @@
-"""The SessionStart bundle is the same bytes from session to session while nothing changed (issue 31,
-item 8): a part or item order that moves defeats prompt caching of everything after it."""
+"""The SessionStart bundle is the same bytes from session to session while nothing changed (issue
+31, item 8): a part or item order that moves defeats prompt caching of everything after it."""
 
 from __future__ import annotations
 
@@ -13,18 +13,26 @@ from tests.helpers import write
 from tests.wakestub import as_the_wake_wrote
 
 FILES = {
-    "memory/current-state.md": "---\nkind: current-state\n---\n- the export rewrite\n- the flaky watcher test\n",
-    "memory/short-term/260729-export-bug.md": "---\ndate: 2026-07-29\n---\nThe export dropped the last row.\n",
-    "memory/short-term/260730-cache.md": "---\ndate: 2026-07-30\nproject: github.com/me/proja\n---\nWarm the cache.\n",
+    "memory/current-state.md": "---\nkind: current-state\n---\n- the export rewrite\n"
+                               "- the flaky watcher test\n",
+    "memory/short-term/260729-export-bug.md": "---\ndate: 2026-07-29\n---\n"
+                                              "The export dropped the last row.\n",
+    "memory/short-term/260730-cache.md": "---\ndate: 2026-07-30\nproject: github.com/me/proja\n"
+                                         "---\nWarm the cache.\n",
     "memory/short-term/260730-tea.md": "---\ndate: 2026-07-30\n---\nShort answers.\n",
-    "memory/short-term/260730-wake-proposals.md": "---\ndate: 2026-07-30\nkind: wake-proposals\n---\n\n"
-                                                 "- merge a into b\n- retire c\n",
-    "memory/short-term/260730-wake-proposals-proja.md": "---\ndate: 2026-07-30\nkind: wake-proposals\n"
-                                                       "project: github.com/me/proja\n---\n\n- fold the cache fact\n",
-    "memory/dream-journal/260730-dream.md": "---\ndate: 2026-07-30\nkind: dream\n---\nA person-wide dream.\n",
-    "memory/dream-journal/260730-dream-proja.md": "---\ndate: 2026-07-30\nkind: dream\nproject: github.com/me/proja\n"
-                                                 "---\nA dream of proja.\n",
-    "memory/dream-journal/260729-dream.md": "---\ndate: 2026-07-29\nkind: dream\n---\nAn older dream.\n",
+    "memory/short-term/260730-wake-proposals.md": "---\ndate: 2026-07-30\nkind: wake-proposals\n"
+                                                  "---\n\n- merge a into b\n- retire c\n",
+    "memory/short-term/260730-wake-proposals-proja.md": "---\ndate: 2026-07-30\n"
+                                                        "kind: wake-proposals\n"
+                                                        "project: github.com/me/proja\n---\n\n"
+                                                        "- fold the cache fact\n",
+    "memory/dream-journal/260730-dream.md": "---\ndate: 2026-07-30\nkind: dream\n---\n"
+                                            "A person-wide dream.\n",
+    "memory/dream-journal/260730-dream-proja.md": "---\ndate: 2026-07-30\nkind: dream\n"
+                                                  "project: github.com/me/proja\n"
+                                                  "---\nA dream of proja.\n",
+    "memory/dream-journal/260729-dream.md": "---\ndate: 2026-07-29\nkind: dream\n---\n"
+                                            "An older dream.\n",
     "memory/bugs/0002-b.md": "---\nid: 2\ntitle: second bug\n---\n",
     "memory/bugs/0001-a.md": "---\nid: 1\ntitle: first bug\n---\n",
 }
@@ -50,7 +58,9 @@ def test_two_bundles_hours_apart_with_nothing_changed_are_byte_identical(tmp_pat
     for project in (None, "github.com/me/proja"):
         first = bundle(forward, morning, config, project, evidence=[])
         assert first and first == bundle(forward, evening, config, project, evidence=[])
-        assert first == bundle(backward, evening, config, project, evidence=[]).replace(str(backward), str(forward))
+        assert first == bundle(backward, evening, config, project,
+                               evidence=[]).replace(str(backward), str(forward))
     text = bundle(forward, morning, config, "github.com/me/proja", evidence=[])
     assert text.index("first bug") < text.index("second bug")
-    assert text.index("260730-dream-proja.md") < text.index("260730-dream.md") < text.index("260729-dream.md")
+    assert text.index("260730-dream-proja.md") < text.index("260730-dream.md") < \
+        text.index("260729-dream.md")

@@ -47,8 +47,10 @@ def test_bad_now_is_usage_error(run, root: Path) -> None:
 def test_now_pins_the_score(run, root: Path) -> None:
     write(root, "memory/feedback_a.md", memory("feedback_a", "alpha", access_count=0, stability=14,
                                                 last_accessed="2026-07-16T12:00:00Z"))
-    early = json.loads(run(root, "show", "feedback_a", "--json", "--now", "2026-07-16T12:00:00Z").stdout)
-    late = json.loads(run(root, "--now", "2026-07-30T12:00:00Z", "show", "feedback_a", "--json").stdout)
+    early = json.loads(run(root, "show", "feedback_a", "--json", "--now",
+                           "2026-07-16T12:00:00Z").stdout)
+    late = json.loads(run(root, "--now", "2026-07-30T12:00:00Z", "show", "feedback_a",
+                          "--json").stdout)
     assert early["score"] == 1.0
     assert late["score"] == pytest.approx(0.367879, abs=1e-6)  # exp(-14/14)
 
@@ -67,11 +69,12 @@ def test_init_dry_run_writes_nothing_then_apply_lays_out(tmp_path: Path) -> None
     assert not target.exists()
     done = runner.invoke(cli, ["init", str(target), "--apply"])
     assert done.exit_code == 0, done.output
-    for rel in ("identity.md", "memory/short-term", "memory/dream-journal", "memory/bugs", "runtime/.gitignore",
-                "runtime/memstore.db"):
+    for rel in ("identity.md", "memory/short-term", "memory/dream-journal", "memory/bugs",
+                "runtime/.gitignore", "runtime/memstore.db"):
         assert (target / rel).exists(), rel
     assert list((target / "lenses").glob("*.md"))
-    shelves = {p.read_text().split("shelf: ")[1].split("\n")[0] for p in (target / "meditations").glob("*.md")}
+    shelves = {p.read_text().split("shelf: ")[1].split("\n")[0]
+               for p in (target / "meditations").glob("*.md")}
     assert shelves == {"awareness", "instrumental"}
     again = runner.invoke(cli, ["init", str(target)])
     assert "0 change(s) planned" in again.stdout  # idempotent
@@ -79,7 +82,8 @@ def test_init_dry_run_writes_nothing_then_apply_lays_out(tmp_path: Path) -> None
 
 def test_init_normalises_existing_memories_preserving_bytes(tmp_path: Path) -> None:
     target = tmp_path / "agent"
-    original = "---\nname: wrong-name   # keep me\ntype: feedback\nsummary: 'keep: quoted'\n---\n\n# Body\n"
+    original = ("---\nname: wrong-name   # keep me\ntype: feedback\nsummary: 'keep: quoted'\n---\n"
+                "\n# Body\n")
     write(target, "memory/feedback_keep.md", original)
     write(target, "memory/feedback_broken.md", '---\nname: "x\n---\nbody\n')
     runner = CliRunner()
@@ -89,7 +93,8 @@ def test_init_normalises_existing_memories_preserving_bytes(tmp_path: Path) -> N
     assert (target / "memory/feedback_keep.md").read_text() == original  # dry run wrote nothing
     runner.invoke(cli, ["init", str(target), "--apply"])
     text = (target / "memory/feedback_keep.md").read_text()
-    assert text.startswith("---\nname: feedback_keep   # keep me\ntype: feedback\nsummary: 'keep: quoted'\n")
+    assert text.startswith("---\nname: feedback_keep   # keep me\ntype: feedback\n"
+                           "summary: 'keep: quoted'\n")
     assert text.endswith("---\n\n# Body\n")
     for key in ("access_count: 0", "stability: 14.0", "last_accessed: ", "created: "):
         assert key in text
@@ -97,7 +102,8 @@ def test_init_normalises_existing_memories_preserving_bytes(tmp_path: Path) -> N
 
 
 def test_hook_dispatch_skips_click() -> None:
-    assert _is_hook(["hook"]) and _is_hook(["--root", "x", "hook"]) and _is_hook(["--now=1", "hook"])
+    assert _is_hook(["hook"]) and _is_hook(["--root", "x", "hook"]) and \
+        _is_hook(["--now=1", "hook"])
     assert not _is_hook(["search", "hook"]) and not _is_hook([])
 
 
@@ -110,7 +116,8 @@ def test_console_script_runs_end_to_end(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "memstore", "init", str(target), "--apply"],
                          capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
-    bad = subprocess.run([sys.executable, "-m", "memstore", "--root", str(target), "search", "x", "--limit", "0"],
+    bad = subprocess.run([sys.executable, "-m", "memstore", "--root", str(target), "search", "x",
+                          "--limit", "0"],
                          capture_output=True, text=True, env=env)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
 
@@ -119,12 +126,14 @@ def test_a_named_folder_without_memory_is_not_treated_as_a_root(run, tmp_path: P
     (tmp_path / "notes").mkdir()
     write(tmp_path, "notes/readme.md", "# not a memory\n")
     result = run(tmp_path / "notes", "sync")
-    assert result.exit_code == 1 and "not an agent root" in result.stderr and "memstore init" in result.stderr
+    assert result.exit_code == 1 and "not an agent root" in result.stderr and \
+        "memstore init" in result.stderr
     assert not (tmp_path / "notes" / "runtime").exists()  # nothing left behind
 
 
 def test_lint_reports_broken_lenses(run, root: Path) -> None:
-    write(root, "lenses/bad-regex.md", "---\ntype: lens\ntrigger:\n  tool_match: '(unclosed'\n---\nbody\n")
+    write(root, "lenses/bad-regex.md", "---\ntype: lens\ntrigger:\n  tool_match: '(unclosed'\n---\n"
+                                       "body\n")
     write(root, "lenses/no-trigger.md", "---\ntype: lens\n---\nbody\n")
     items = json.loads(run(root, "lint", "--json").stdout)
     messages = {i["path"]: i["message"] for i in items}

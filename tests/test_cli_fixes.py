@@ -1,4 +1,5 @@
-"""CLI fixes: the list pin header, `hook --help`, `touch` of a non-memory, progress of an implicit rebuild."""
+"""CLI fixes: the list pin header, `hook --help`, `touch` of a non-memory, progress of an implicit
+rebuild."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ def _journal_lines(root: Path) -> list[str]:
     folder = root / "runtime" / "journal"
     if not folder.exists():
         return []
-    return [line for path in sorted(folder.glob("*.jsonl")) for line in path.read_text().splitlines() if line]
+    return [line for path in sorted(folder.glob("*.jsonl"))
+            for line in path.read_text().splitlines() if line]
 
 
 def _error_lines(stderr: str) -> list[str]:
@@ -58,14 +60,17 @@ def _env() -> dict[str, str]:
     return env
 
 
-@pytest.mark.parametrize("argv", [("hook", "--help"), ("hook", "-h"), ("--root", "ROOT", "hook", "--help")])
+@pytest.mark.parametrize("argv", [("hook", "--help"), ("hook", "-h"),
+                                  ("--root", "ROOT", "hook", "--help")])
 def test_hook_help_prints_help_and_never_reads_stdin(root: Path, argv: tuple[str, ...]) -> None:
-    """Through the real entry point (which skips click for the hook): help, exit 0, stdin left open and unread."""
+    """Through the real entry point (which skips click for the hook): help, exit 0, stdin left open
+    and unread."""
     args = [str(root) if a == "ROOT" else a for a in argv]
-    proc = subprocess.Popen(_memstore(*args), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=_env(), cwd=root)
+    proc = subprocess.Popen(_memstore(*args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=_env(), cwd=root)
     try:
-        code = proc.wait(timeout=20)  # stdin is never written nor closed: a hook reading it would hang here
+        # stdin is never written nor closed: a hook reading it would hang here
+        code = proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
@@ -80,7 +85,8 @@ def test_hook_help_prints_help_and_never_reads_stdin(root: Path, argv: tuple[str
     assert "Usage: memstore hook" in out and "always exits 0" in out, (out, err)
 
 
-def test_hook_help_in_process_does_not_run_the_hook(run, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hook_help_in_process_does_not_run_the_hook(
+        run, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import memstore.hook.handler
 
     calls: list[object] = []
@@ -91,14 +97,15 @@ def test_hook_help_in_process_does_not_run_the_hook(run, root: Path, monkeypatch
 
 
 STDINS = [b"", b"garbage \x00\xff\xfe", b"[1, 2, 3]", b'{"hook_event_name": "PostToolUse"}',
-          b'{"hook_event_name": "PostToolUse", "tool_name": "Read", "tool_input": {"file_path": 7}}', b"{" * 5000]
+          b'{"hook_event_name": "PostToolUse", "tool_name": "Read", "tool_input": '
+          b'{"file_path": 7}}', b"{" * 5000]
 
 
 @pytest.mark.parametrize("stdin", STDINS)
 def test_hook_always_exits_0_on_any_stdin(root: Path, stdin: bytes) -> None:
     for extra in ((), ("--bogus", "x")):
-        done = subprocess.run(_memstore("--root", str(root), "hook", *extra), input=stdin, capture_output=True,
-                              env=_env(), cwd=root, timeout=60)
+        done = subprocess.run(_memstore("--root", str(root), "hook", *extra), input=stdin,
+                              capture_output=True, env=_env(), cwd=root, timeout=60)
         assert done.returncode == 0, (extra, done.stderr)
         assert b"Traceback" not in done.stderr
 
@@ -131,7 +138,8 @@ def test_touch_of_a_non_memory_is_one_error_line_exit_1(run, touch_root: Path, t
     assert result.exit_code == 1, (result.stdout, result.stderr)
     assert len(_error_lines(result.stderr)) == 1, result.stderr
     assert "Traceback" not in result.stderr and result.stdout == ""
-    assert [line for line in result.stderr.splitlines() if not line.startswith("memstore: hint:")] == \
+    assert [line for line in result.stderr.splitlines()
+            if not line.startswith("memstore: hint:")] == \
         _error_lines(result.stderr)
     assert _journal_lines(touch_root) == []  # nothing was recorded
 
@@ -145,14 +153,16 @@ def test_touch_with_a_tool_that_never_reinforces_is_bad_usage(run, touch_root: P
 def test_touch_of_a_real_memory_exits_0(run, touch_root: Path) -> None:
     result = run(touch_root, "touch", "memory/feedback_a.md")
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.strip() == "memory/feedback_a.md: journaled; the mirror does not exist yet " \
-                                    "(next sync folds it in)"
+    assert result.stdout.strip() == "memory/feedback_a.md: journaled; the mirror does not exist " \
+                                    "yet (next sync folds it in)"
     assert run(touch_root, "sync").exit_code == 0
-    result = run(touch_root, "touch", str(touch_root / "memory" / "feedback_a.md"), "--tool", "Edit")
-    # the first touch, folded in by the sync, reinforced at this same pinned minute: this one is inside the gate
-    assert result.exit_code == 0 and result.stdout.strip() == ("memory/feedback_a.md: read recorded, not "
-                                                               "reinforced (inside the spacing gate)")
-    assert [json.loads(line)["path"] for line in _journal_lines(touch_root)] == ["memory/feedback_a.md"] * 2
+    result = run(touch_root, "touch", str(touch_root / "memory" / "feedback_a.md"), "--tool",
+                 "Edit")
+    # the sync folded in the first touch, reinforced at this same pinned minute: inside the gate
+    assert result.exit_code == 0 and result.stdout.strip() == \
+        "memory/feedback_a.md: read recorded, not reinforced (inside the spacing gate)"
+    assert [json.loads(line)["path"] for line in _journal_lines(touch_root)] == \
+        ["memory/feedback_a.md"] * 2
 
 
 def test_hook_on_a_non_memory_still_exits_0(root: Path) -> None:
@@ -160,12 +170,13 @@ def test_hook_on_a_non_memory_still_exits_0(root: Path) -> None:
     write(root, "identity.md", "# me\n")
     payload = {"hook_event_name": "PostToolUse", "tool_name": "Read", "cwd": str(root),
                "tool_input": {"file_path": str(root / "identity.md")}}
-    done = subprocess.run(_memstore("--root", str(root), "hook"), input=json.dumps(payload).encode(),
-                          capture_output=True, env=_env(), cwd=root, timeout=60)
+    done = subprocess.run(_memstore("--root", str(root), "hook"),
+                          input=json.dumps(payload).encode(), capture_output=True, env=_env(),
+                          cwd=root, timeout=60)
     assert done.returncode == 0 and done.stderr == b""
 
 
-# ---------------------------------------------------------------- an implicit rebuild shows progress
+# --------------------------------------------------------------- an implicit rebuild shows progress
 
 
 def test_rebuild_of_a_missing_mirror_says_why_and_shows_progress(run, root: Path) -> None:
@@ -191,20 +202,24 @@ def test_rebuild_of_a_missing_mirror_says_why_and_shows_progress(run, root: Path
 # ------------------------------------------- search and show: memory text reaches a terminal inert
 
 
-def test_search_and_show_never_send_a_memorys_escape_sequences_to_the_terminal(root: Path, run) -> None:
+def test_search_and_show_never_send_a_memorys_escape_sequences_to_the_terminal(
+        root: Path, run) -> None:
     # Failure caught (walkthrough): a memory holding ESC [31m and ESC ]0;TITLE BEL printed
     # as-is by `search` and `show`, so a memory could recolour, retitle or rewrite the
     # person's terminal.
     write(root, "memory/project_colours.md",
           memory("project_colours", "Colour codes \x1b[31mred\x1b[0m in the log",
-                 "The title trick \x1b]0;pwned\x07 and a bell \x07 and DEL \x7f, then a tab\tand é 東."))
+                 "The title trick \x1b]0;pwned\x07 and a bell \x07 and DEL \x7f, then a "
+                 "tab\tand é 東."))
     for args in (("search", "colour codes"), ("show", "project_colours")):
         result = run(root, *args)
         assert result.exit_code == 0, result.stderr
-        assert not [ch for ch in result.stdout if (ord(ch) < 32 and ch not in "\n\t") or ord(ch) == 0x7f], args
+        assert not [ch for ch in result.stdout
+                    if (ord(ch) < 32 and ch not in "\n\t") or ord(ch) == 0x7f], args
         assert "\\x1b[31m" in result.stdout  # shown, escaped
     shown = run(root, "show", "project_colours").stdout
-    assert "\t" in shown and "é 東" in shown and "\\x1b]0;pwned\\x07" in shown  # tabs and letters stay themselves
+    # tabs and letters stay themselves
+    assert "\t" in shown and "é 東" in shown and "\\x1b]0;pwned\\x07" in shown
 
 
 def test_a_query_the_length_of_a_page_is_a_usage_error_not_minutes_of_work(root: Path, run) -> None:
@@ -212,5 +227,6 @@ def test_a_query_the_length_of_a_page_is_a_usage_error_not_minutes_of_work(root:
     # nothing said.
     write(root, "memory/project_a.md", memory("project_a", "Anything", "Words."))
     result = run(root, "search", "word " * 1000)
-    assert result.exit_code == 2 and "at most 2000" in result.stderr and "Traceback" not in result.stderr
+    assert result.exit_code == 2 and "at most 2000" in result.stderr and \
+        "Traceback" not in result.stderr
     assert run(root, "search", "word " * 300).exit_code == 0  # a long question is still a question

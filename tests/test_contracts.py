@@ -23,7 +23,8 @@ PACKAGE = Path(memstore.__file__).resolve().parent
 LINT = Path(sys.executable).with_name("lint-imports")
 
 
-def lint(tmp_path: Path, contract: str, module: str | None = None, line: str = "") -> subprocess.CompletedProcess[str]:
+def lint(tmp_path: Path, contract: str, module: str | None = None,
+         line: str = "") -> subprocess.CompletedProcess[str]:
     copy = tmp_path / "src"
     if not copy.exists():
         shutil.copytree(PACKAGE, copy / "memstore", ignore=shutil.ignore_patterns("__pycache__"))
@@ -32,31 +33,41 @@ def lint(tmp_path: Path, contract: str, module: str | None = None, line: str = "
         target = copy / "memstore" / (module.replace(".", "/") + ".py")
         target.write_text(target.read_text() + f"\n{line}\n")
     env = {**os.environ, "PYTHONPATH": str(copy)}  # the copy is found before the installed package
-    return subprocess.run([str(LINT), "--contract", contract, "--no-cache"], cwd=copy, capture_output=True,
-                          text=True, env=env, timeout=120)
+    return subprocess.run([str(LINT), "--contract", contract, "--no-cache"], cwd=copy,
+                          capture_output=True, text=True, env=env, timeout=120)
 
 
 CASES = [
     # (contract id, the module that gains an import, the import, why it must fail)
-    ("layers", "core.inert", "from memstore.mirror import db", "the ground floor reaching up into the mirror"),
-    ("layers", "wiring.audit", "from memstore.life import nightly", "wiring and the memory's life are independent"),
-    ("acyclic", "hook.paths", "from memstore.hook import handler", "a cycle between two modules of the hook"),
+    ("layers", "core.inert", "from memstore.mirror import db",
+     "the ground floor reaching up into the mirror"),
+    ("layers", "wiring.audit", "from memstore.life import nightly",
+     "wiring and the memory's life are independent"),
+    ("acyclic", "hook.paths", "from memstore.hook import handler",
+     "a cycle between two modules of the hook"),
     ("hook-stdlib", "hook.review", "import yaml", "a third-party import on every tool call's path"),
-    ("hook-stdlib", "core.locks", "import click", "a third-party import in the standard-library core"),
-    ("processes", "life.capture", "import subprocess", "a process started outside memstore.core.processes"),
-    ("writer", "life.wake", "from memstore.core import loaded", "a new writer of what the client loads"),
-    ("commands", "frontends.commands.memory", "from memstore.frontends import cli", "a command importing its gatherer"),
+    ("hook-stdlib", "core.locks", "import click",
+     "a third-party import in the standard-library core"),
+    ("processes", "life.capture", "import subprocess",
+     "a process started outside memstore.core.processes"),
+    ("writer", "life.wake", "from memstore.core import loaded",
+     "a new writer of what the client loads"),
+    ("commands", "frontends.commands.memory", "from memstore.frontends import cli",
+     "a command importing its gatherer"),
 ]
 
 
-@pytest.mark.parametrize(("contract", "module", "line", "why"), CASES, ids=[f"{c[0]}:{c[1]}" for c in CASES])
-def test_a_contract_fails_on_an_import_against_the_grain(tmp_path: Path, contract: str, module: str, line: str,
-                                                          why: str) -> None:
+@pytest.mark.parametrize(("contract", "module", "line", "why"), CASES,
+                         ids=[f"{c[0]}:{c[1]}" for c in CASES])
+def test_a_contract_fails_on_an_import_against_the_grain(
+        tmp_path: Path, contract: str, module: str, line: str, why: str) -> None:
     """Failure caught: a contract that passes whatever the imports are (a typo in a module name, a
     contract type that checks nothing): the build would hold no layer at all."""
     before = lint(tmp_path, contract)
-    assert before.returncode == 0, f"the contract is already broken on the package as it is:\n{before.stdout}"
+    assert before.returncode == 0, ("the contract is already broken on the package as it is:\n"
+                                    f"{before.stdout}")
     after = lint(tmp_path, contract, module, line)
     assert after.returncode == 1 and "BROKEN" in after.stdout, f"{why}: not caught\n{after.stdout}"
-    importer = module.rsplit(".", 1)[-1]  # the report names the importer (acyclic names it relative to its package)
+    # the report names the importer (acyclic names it relative to its package)
+    importer = module.rsplit(".", 1)[-1]
     assert f"memstore.{module}" in after.stdout or f".{importer} ->" in after.stdout, after.stdout

@@ -55,7 +55,8 @@ EXPECTED_PROBLEMS: dict[str, list[tuple[str, str]]] = {
 
 def snapshot(root: Path) -> dict[str, tuple[bytes, float]]:
     """Relative path -> (bytes, mtime) of every file under `root`."""
-    return {p.relative_to(root).as_posix(): (p.read_bytes(), p.stat().st_mtime) for p in root.rglob("*") if p.is_file()}
+    return {p.relative_to(root).as_posix(): (p.read_bytes(), p.stat().st_mtime)
+            for p in root.rglob("*") if p.is_file()}
 
 
 def t2_files(root: Path) -> dict[str, bytes]:
@@ -73,7 +74,8 @@ def parsed(corpus: tuple[Path, dict[str, int]]) -> dict[str, Parsed]:
     """Stem -> parse of every well-formed T2 file (the malformed ones left out)."""
     root, _ = corpus
     bad = malformed_names(SPEC.malformed)
-    return {stem: parse_bytes(raw, stem, CFG, is_t2=True) for stem, raw in t2_files(root).items() if stem not in bad}
+    return {stem: parse_bytes(raw, stem, CFG, is_t2=True)
+            for stem, raw in t2_files(root).items() if stem not in bad}
 
 
 def test_public_api_survives_the_package_split() -> None:
@@ -115,7 +117,8 @@ def test_same_spec_gives_same_bytes_across_processes(tmp_path: Path) -> None:
         subprocess.run([sys.executable, "-c", code, str(out)], env=env, check=True, timeout=60)
         outs.append(snapshot(out))
     first, second = outs
-    assert len(first) == 1 + SPEC.t2 + SPEC.short_term + SPEC.dream + SPEC.bugs + SPEC.lenses + SPEC.meditations
+    assert len(first) == 1 + SPEC.t2 + SPEC.short_term + SPEC.dream + SPEC.bugs + SPEC.lenses + \
+        SPEC.meditations
     assert sorted(first) == sorted(second)
     changed = [rel for rel in first if first[rel] != second[rel]]
     assert changed == []
@@ -133,7 +136,8 @@ def test_default_spec_reproduces_the_committed_fixture(tmp_path: Path) -> None:
     assert [rel for rel in fresh if fresh[rel] != committed[rel]] == []
 
 
-def test_counts_match_the_files_on_disk(corpus: tuple[Path, dict[str, int]], parsed: dict[str, Parsed]) -> None:
+def test_counts_match_the_files_on_disk(corpus: tuple[Path, dict[str, int]],
+                                        parsed: dict[str, Parsed]) -> None:
     """Guards: the returned counts drifting from what was written - a category counted but
     not written (or written and not counted), a type miscounted, a folder's count taken from
     the spec instead of the files. bench.py and make_corpus.py report these numbers."""
@@ -170,7 +174,8 @@ def test_counts_match_the_files_on_disk(corpus: tuple[Path, dict[str, int]], par
         "superseded": sum((p.status or "").startswith("superseded") for p in files),
         "in_flight": sum(p.in_flight for p in files),
         "no_summary": sum(p.summary is None and p.description is not None for p in files),
-        "no_summary_no_description": sum(p.summary is None and p.description is None for p in files),
+        "no_summary_no_description": sum(p.summary is None and p.description is None
+                                         for p in files),
         "long_summary": sum(len(p.summary or "") > 160 for p in files),
         "long_body": sum(len(p.body) > 7000 for p in files),
     }
@@ -193,7 +198,8 @@ def test_well_formed_t2_files_parse_without_errors(parsed: dict[str, Parsed]) ->
 
 
 @pytest.mark.parametrize("stem", sorted(malformed_names(SPEC.malformed)))
-def test_each_malformed_file_raises_its_problem(corpus: tuple[Path, dict[str, int]], stem: str) -> None:
+def test_each_malformed_file_raises_its_problem(corpus: tuple[Path, dict[str, int]],
+                                                stem: str) -> None:
     """Guards: a malformed file that came out well-formed (or broken the wrong way), so the
     lint and degrade-to-defaults paths it exists to exercise are silently not exercised.
     Covers both rounds: the fixed names and their -2 variants."""
@@ -202,7 +208,8 @@ def test_each_malformed_file_raises_its_problem(corpus: tuple[Path, dict[str, in
     raw = (root / "memory" / f"{stem}.md").read_bytes()
     problems = [(pr.level, pr.message) for pr in parse_bytes(raw, stem, CFG, is_t2=True).problems]
     for level, words in EXPECTED_PROBLEMS[kind]:
-        assert any(lv == level and words in msg for lv, msg in problems), (kind, level, words, problems)
+        assert any(lv == level and words in msg for lv, msg in problems), \
+            (kind, level, words, problems)
 
 
 def test_newborns_are_exactly_the_files_created_in_the_last_14_days(

@@ -1,4 +1,5 @@
-"""The nightly jobs in cron: tick, then wake five minutes later, per root; install, uninstall, verify.
+"""The nightly jobs in cron: tick, then wake five minutes later, per root;
+install, uninstall, verify.
 
 Every test works on real crontab files in tmp_path, or on a stand-in `crontab` program
 that keeps the "user's crontab" in a tmp file: never the real user crontab.
@@ -19,7 +20,8 @@ from memstore.wiring import cron
 from memstore.wiring.install_base import memstore_command
 from tests.helpers import memory, write
 
-FOREIGN = "MAILTO=me@example.com\n# nightly backup, keep\n0 1 * * * /usr/local/bin/backup.sh --full\n"
+FOREIGN = ("MAILTO=me@example.com\n# nightly backup, keep\n"
+           "0 1 * * * /usr/local/bin/backup.sh --full\n")
 
 DEFAULT_ARGS = shlex.split(DEFAULT_MODEL_CMD)[1:]  # the wake's model flags after `claude`
 
@@ -63,8 +65,8 @@ def verify_cron(run, root: Path, tab: Path) -> dict[str, dict[str, object]]:
 
 def jobs(text: str, root: Path) -> list[str]:
     """The job lines (not comments) that run memstore for root."""
-    return [line for line in text.splitlines() if not line.startswith("#") and f"--root {shlex.quote(str(root))} "
-            in line]
+    return [line for line in text.splitlines()
+            if not line.startswith("#") and f"--root {shlex.quote(str(root))} " in line]
 
 
 def subcommand(line: str) -> str:
@@ -76,8 +78,10 @@ def subcommand(line: str) -> str:
 # ---------------------------------------------------------------- the lines
 
 
-def test_the_lines_run_tick_then_wake_with_quoted_paths_and_logs(run, quoted_root, tab, claude_on_path) -> None:
-    """Fails if a path is not shell-quoted, a job or its log is missing, or wake is not 5 minutes after tick."""
+def test_the_lines_run_tick_then_wake_with_quoted_paths_and_logs(
+        run, quoted_root, tab, claude_on_path) -> None:
+    """Fails if a path is not shell-quoted, a job or its log is missing, or wake is not 5 minutes
+    after tick."""
     assert install(run, quoted_root, tab, "--apply").exit_code == 0
     text = tab.read_text()
     program = shlex.join(memstore_command())
@@ -85,16 +89,20 @@ def test_the_lines_run_tick_then_wake_with_quoted_paths_and_logs(run, quoted_roo
     state = quoted_root / "runtime/state"
     assert text == FOREIGN + (
         f"# memstore tick for {quoted_root}\n"
-        f"30 3 * * * {program} --root {q(str(quoted_root))} tick >> {q(str(state / 'tick.log'))} 2>&1\n"
+        f"30 3 * * * {program} --root {q(str(quoted_root))} tick "
+        f">> {q(str(state / 'tick.log'))} 2>&1\n"
         f"# memstore wake for {quoted_root}\n"
         f"35 3 * * * {program} --root {q(str(quoted_root))} wake --model-cmd "
-        f"{q(shlex.join([str(claude_on_path), *DEFAULT_ARGS]))} >> {q(str(state / 'wake.log'))} 2>&1\n")
+        f"{q(shlex.join([str(claude_on_path), *DEFAULT_ARGS]))} "
+        f">> {q(str(state / 'wake.log'))} 2>&1\n")
     tick = jobs(text, quoted_root)[0]
     assert shlex.split(tick.split(" ", 5)[5])[1:4] == ["--root", str(quoted_root), "tick"]
 
 
-def test_install_twice_gives_the_same_text_and_uninstall_restores_the_original(run, quoted_root, tab) -> None:
-    """Fails if a second install duplicates or rewrites our lines, or uninstall loses MAILTO, a comment or a job."""
+def test_install_twice_gives_the_same_text_and_uninstall_restores_the_original(
+        run, quoted_root, tab) -> None:
+    """Fails if a second install duplicates or rewrites our lines, or uninstall loses MAILTO, a
+    comment or a job."""
     install(run, quoted_root, tab, "--apply")
     first = tab.read_bytes()
     again = install(run, quoted_root, tab, "--apply")
@@ -112,7 +120,8 @@ def test_install_twice_gives_the_same_text_and_uninstall_restores_the_original(r
 
 
 def test_the_older_one_line_tick_is_replaced_not_duplicated(run, quoted_root, tab) -> None:
-    """Fails if the previous version's `# memstore nightly tick for ROOT` line survives beside the new jobs."""
+    """Fails if the previous version's `# memstore nightly tick for ROOT` line survives beside the
+    new jobs."""
     old = (f"# memstore nightly tick for {quoted_root}\n"
            f"30 3 * * * /old/venv/bin/memstore --root {shlex.quote(str(quoted_root))} tick >> "
            f"{shlex.quote(str(quoted_root / 'runtime/state/tick.log'))} 2>&1\n")
@@ -124,11 +133,13 @@ def test_the_older_one_line_tick_is_replaced_not_duplicated(run, quoted_root, ta
     assert "nightly tick" not in text and "/old/venv" not in text
     assert [subcommand(line) for line in jobs(text, quoted_root)] == ["tick", "wake"]
     # in place of the old line, and everything around it kept
-    assert text.startswith(FOREIGN + f"# memstore tick for {quoted_root}\n") and text.endswith("# a comment after it\n")
+    assert text.startswith(FOREIGN + f"# memstore tick for {quoted_root}\n") and \
+        text.endswith("# a comment after it\n")
 
 
 def test_a_second_roots_jobs_survive_the_first_roots_uninstall(run, tmp_path, tab) -> None:
-    """Fails if jobs are matched loosely (by `memstore tick`, or by a root that is a prefix of another)."""
+    """Fails if jobs are matched loosely (by `memstore tick`, or by a root that is a prefix of
+    another)."""
     first = make_root(tmp_path / "agent")
     second = make_root(tmp_path / "agent-two")  # first's path is a prefix of second's
     install(run, first, tab, "--apply")
@@ -143,27 +154,35 @@ def test_a_second_roots_jobs_survive_the_first_roots_uninstall(run, tmp_path, ta
 
 
 def test_wake_wraps_past_midnight(run, quoted_root, tab) -> None:
-    """Fails if wake's time is not taken modulo the day (23:58 + 5 must be 00:03, not 23:63 or 24:03)."""
+    """Fails if wake's time is not taken modulo the day (23:58 + 5 must be 00:03, not 23:63 or
+    24:03)."""
     assert cron.schedule((23, 58)) == {"tick": (23, 58), "wake": (0, 3)}
     assert cron.schedule((3, 57))["wake"] == (4, 2)
     install(run, quoted_root, tab, "--apply", "--cron-time", "23:58")
-    assert [line.split(" ")[:2] for line in jobs(tab.read_text(), quoted_root)] == [["58", "23"], ["3", "0"]]
+    assert [line.split(" ")[:2] for line in jobs(tab.read_text(), quoted_root)] == \
+        [["58", "23"], ["3", "0"]]
     install(run, quoted_root, tab, "--apply")  # back to the default: replaced, not added
-    assert [line.split(" ")[:2] for line in jobs(tab.read_text(), quoted_root)] == [["30", "3"], ["35", "3"]]
+    assert [line.split(" ")[:2] for line in jobs(tab.read_text(), quoted_root)] == \
+        [["30", "3"], ["35", "3"]]
     bad = install(run, quoted_root, tab, "--cron-time", "24:00")
     assert bad.exit_code == 2 and "HH:MM" in bad.stderr
 
 
-def test_verify_fails_before_install_passes_after_and_fails_after_uninstall(run, quoted_root, tab) -> None:
-    """Fails if verify does not look for both jobs of this root, or gives no fix for a missing one."""
+def test_verify_fails_before_install_passes_after_and_fails_after_uninstall(
+        run, quoted_root, tab) -> None:
+    """Fails if verify does not look for both jobs of this root, or gives no fix for a missing
+    one."""
     before = verify_cron(run, quoted_root, tab)
     assert set(before) == {"cron tick", "cron wake"} and not any(c["ok"] for c in before.values())
-    assert all("install --apply" in str(c["fix"]) and "--crontab-file" in str(c["fix"]) for c in before.values())
-    assert all("--settings" in str(c["fix"]) for c in before.values())  # the fix names the scope verify checked
+    assert all("install --apply" in str(c["fix"]) and "--crontab-file" in str(c["fix"])
+               for c in before.values())
+    # the fix names the scope verify checked
+    assert all("--settings" in str(c["fix"]) for c in before.values())
     install(run, quoted_root, tab, "--apply")
     after = verify_cron(run, quoted_root, tab)
     assert all(c["ok"] for c in after.values()), after
-    tab.write_text(tab.read_text().replace("\n35 3 * * *", "\n# 35 3 * * *"))  # someone comments wake out
+    # someone comments wake out
+    tab.write_text(tab.read_text().replace("\n35 3 * * *", "\n# 35 3 * * *"))
     assert verify_cron(run, quoted_root, tab)["cron wake"]["detail"].endswith("is commented out")
     install(run, quoted_root, tab, "--uninstall", "--apply")
     assert not any(c["ok"] for c in verify_cron(run, quoted_root, tab).values())
@@ -172,17 +191,20 @@ def test_verify_fails_before_install_passes_after_and_fails_after_uninstall(run,
 # ---------------------------------------------------------------- what python-crontab would lose
 
 
-def test_an_environment_line_right_above_our_jobs_survives_uninstall(tmp_path: Path, quoted_root) -> None:
-    """Fails if removal goes through python-crontab's own remove(), which drops the env lines a job carries,
-    or if a setting after the last job is left to python-crontab's parse, which drops it."""
+def test_an_environment_line_right_above_our_jobs_survives_uninstall(
+        tmp_path: Path, quoted_root) -> None:
+    """Fails if removal goes through python-crontab's own remove(), which drops the env lines a job
+    carries, or if a setting after the last job is left to python-crontab's parse, which drops
+    it."""
     path = tmp_path / "t"
     path.write_text("0 1 * * * a\nMAILTO=only-ours@example.com\n")  # our jobs get appended below it
     source = cron.Source(path)
     installed = cron.plan(source, quoted_root, program=["/bin/true"])
     assert installed.after.startswith("0 1 * * * a\nMAILTO=only-ours@example.com\n# memstore tick")
     path.write_text(installed.after)
-    assert cron.plan(source, quoted_root, remove=True).after == "0 1 * * * a\nMAILTO=only-ours@example.com\n"
-    # a setting after our jobs, the last line: python-crontab's parse holds it in no job and drops it
+    assert cron.plan(source, quoted_root, remove=True).after == \
+        "0 1 * * * a\nMAILTO=only-ours@example.com\n"
+    # a setting after our jobs, the last line: python-crontab's parse holds it in no job, drops it
     path.write_text(installed.after + "MAILTO=later@example.com\n")
     assert cron.plan(source, quoted_root, remove=True).after == (
         "0 1 * * * a\nMAILTO=only-ours@example.com\nMAILTO=later@example.com\n")
@@ -191,8 +213,10 @@ def test_an_environment_line_right_above_our_jobs_survives_uninstall(tmp_path: P
     assert cron.plan(source, quoted_root, remove=True).after == "MAILTO=me\n"
 
 
-def test_a_setting_the_library_would_drop_is_refused_and_a_rewrite_is_named(tmp_path: Path, quoted_root) -> None:
-    """Fails if a crontab is rewritten without `PATH = ...` (python-crontab drops it), or a rewrite goes unsaid."""
+def test_a_setting_the_library_would_drop_is_refused_and_a_rewrite_is_named(
+        tmp_path: Path, quoted_root) -> None:
+    """Fails if a crontab is rewritten without `PATH = ...` (python-crontab drops it), or a rewrite
+    goes unsaid."""
     path = tmp_path / "t"
     path.write_text("PATH = /usr/local/bin:/usr/bin\n0 1 * * * a\n")
     with pytest.raises(cron.CronError, match="PATH=/usr/local/bin:/usr/bin"):
@@ -214,12 +238,15 @@ def test_a_crontab_changed_after_the_plan_is_not_overwritten(tmp_path: Path, quo
     assert path.read_text() == FOREIGN + "0 2 * * * theirs.sh\n"
 
 
-def test_a_percent_sign_in_the_root_is_escaped_for_cron_and_still_recognised(tmp_path: Path) -> None:
-    """Fails if `%` reaches cron unescaped (cron turns it into a newline), or the escape breaks idempotence."""
+def test_a_percent_sign_in_the_root_is_escaped_for_cron_and_still_recognised(
+        tmp_path: Path) -> None:
+    """Fails if `%` reaches cron unescaped (cron turns it into a newline), or the escape breaks
+    idempotence."""
     root = make_root(tmp_path / "50%")
     path = tmp_path / "t"
     path.write_text(cron.plan(cron.Source(path), root, program=["/bin/true"]).after)
-    assert "/50\\% tick >> " in path.read_text() and "/50\\%/runtime/state/tick.log" in path.read_text()
+    assert "/50\\% tick >> " in path.read_text() and \
+        "/50\\%/runtime/state/tick.log" in path.read_text()
     assert cron.plan(cron.Source(path), root, program=["/bin/true"]).after == path.read_text()
     assert cron.plan(cron.Source(path), root, remove=True).after == ""
 
@@ -237,9 +264,10 @@ cp "$1" "$FAKE_CRONTAB"
 """
 
 
-def test_the_users_crontab_goes_through_the_crontab_program(run, quoted_root, tmp_path, monkeypatch) -> None:
-    """Fails if --cron does not read with `crontab -l` and write with `crontab FILE`, or verify --cron looks
-    elsewhere."""
+def test_the_users_crontab_goes_through_the_crontab_program(
+        run, quoted_root, tmp_path, monkeypatch) -> None:
+    """Fails if --cron does not read with `crontab -l` and write with `crontab FILE`, or verify
+    --cron looks elsewhere."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "crontab"
@@ -252,42 +280,46 @@ def test_the_users_crontab_goes_through_the_crontab_program(run, quoted_root, tm
     assert install(run, quoted_root, None, "--cron", "--apply").exit_code == 0  # no crontab yet
     assert len(jobs(store.read_text(), quoted_root)) == 2
     where = quoted_root.parent / "claude"
-    checked = run(quoted_root, "verify", "--settings", str(where / ".claude/settings.json"), "--claude-md",
-                  str(where / "CLAUDE.md"), "--cron", "--json")
-    assert {c["name"]: c["ok"] for c in json.loads(checked.stdout) if c["name"].startswith("cron")} == {
-        "cron tick": True, "cron wake": True}
+    checked = run(quoted_root, "verify", "--settings", str(where / ".claude/settings.json"),
+                  "--claude-md", str(where / "CLAUDE.md"), "--cron", "--json")
+    assert {c["name"]: c["ok"] for c in json.loads(checked.stdout)
+            if c["name"].startswith("cron")} == {"cron tick": True, "cron wake": True}
     store.write_text(FOREIGN + store.read_text())
     assert install(run, quoted_root, None, "--uninstall", "--cron", "--apply").exit_code == 0
     assert store.read_text() == FOREIGN
 
 
 def test_no_crontab_program_is_one_clear_error(run, quoted_root, tmp_path, monkeypatch) -> None:
-    """Fails if a missing `crontab` command ends in a traceback, or says nothing of --crontab-file."""
+    """Fails if a missing `crontab` command ends in a traceback, or says nothing of
+    --crontab-file."""
     empty = tmp_path / "empty-bin"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
     result = install(run, quoted_root, None, "--cron")
     assert result.exit_code == 1 and "Traceback" not in result.output
-    lines = [line for line in result.stderr.splitlines() if line.startswith(("memstore: error", "memstore: hint"))]
+    lines = [line for line in result.stderr.splitlines()
+             if line.startswith(("memstore: error", "memstore: hint"))]
     assert len(lines) == 2 and lines[0].startswith("memstore: error: no `crontab` command")
     assert lines[1].startswith("memstore: hint: install cron") and "--crontab-file" in lines[1]
 
 
-# ---------------------------------------------------------------- install --uninstall: hooks and imports
+# ----------------------------------------------------------- install --uninstall: hooks and imports
 
 
 def test_uninstall_takes_out_this_roots_hooks_and_imports_and_nothing_else(run, tmp_path) -> None:
-    """Fails if uninstall removes a foreign hook, another root's handlers, or text around the import block."""
+    """Fails if uninstall removes a foreign hook, another root's handlers, or text around the import
+    block."""
     quoted_root = make_root(tmp_path / "proj" / "agent")
     settings = tmp_path / "proj/.claude/settings.json"
     claude_md = tmp_path / "proj/CLAUDE.md"
-    foreign = {"model": "m", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}
+    foreign = {"model": "m",
+               "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}
     write(tmp_path, "proj/.claude/settings.json", json.dumps(foreign))
     write(tmp_path, "proj/CLAUDE.md", "# Rules\n\nBe careful.\n")
     args = ["--settings", str(settings), "--claude-md", str(claude_md)]
     assert run(quoted_root, "install", *args, "--apply").exit_code == 0
     assert "hookrun.py" in settings.read_text() and "memstore:begin" in claude_md.read_text()
-    # another root's handler, added by hand afterwards (install itself keeps one root per settings file)
+    # another root's handler, added by hand afterwards (install keeps one root per settings file)
     data = json.loads(settings.read_text())
     data["hooks"]["PostToolUse"].append({"matcher": "Read", "hooks": [
         {"type": "command", "command": "/x/memstore --root /other/root hook"}]})
@@ -297,7 +329,8 @@ def test_uninstall_takes_out_this_roots_hooks_and_imports_and_nothing_else(run, 
     assert result.exit_code == 0, result.stderr
     after = json.loads(settings.read_text())
     assert after["hooks"]["Stop"] == foreign["hooks"]["Stop"]
-    assert after["model"] == "m" and after["autoMemoryEnabled"] is False  # left as it is, as --help says
+    # left as it is, as --help says
+    assert after["model"] == "m" and after["autoMemoryEnabled"] is False
     # another root's (older-style) handler is not this root's to remove
     assert [h["command"] for g in after["hooks"]["PostToolUse"] for h in g["hooks"]] == [
         "/x/memstore --root /other/root hook"]
@@ -305,9 +338,10 @@ def test_uninstall_takes_out_this_roots_hooks_and_imports_and_nothing_else(run, 
     assert claude_md.read_text() == "# Rules\n\nBe careful.\n"
 
 
-def test_the_wake_job_carries_a_model_command_cron_can_run(run, quoted_root, tab, claude_on_path) -> None:
-    """Fails if the wake job relies on cron's bare PATH finding `claude` (it would fail every night) or
-    verify passes a model command cron cannot run."""
+def test_the_wake_job_carries_a_model_command_cron_can_run(
+        run, quoted_root, tab, claude_on_path) -> None:
+    """Fails if the wake job relies on cron's bare PATH finding `claude` (it would fail every night)
+    or verify passes a model command cron cannot run."""
     line = jobs((install(run, quoted_root, tab, "--apply"), tab.read_text())[1], quoted_root)[1]
     model = shlex.split(shlex.split(line.split(" ", 5)[5].split(" >> ")[0])[5])
     assert model == [str(claude_on_path), *DEFAULT_ARGS]  # absolute, resolved on the person's PATH

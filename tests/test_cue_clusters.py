@@ -12,17 +12,20 @@ from memstore.life.reviewing import answer
 from tests.helpers import NOW, memory, write
 
 PINNED = dt.datetime.fromisoformat(NOW)
-WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+         "juliet"]
 
 
-def similar(root: Path, n: int, *, start: int = 0, project: str | None = None, prefix: str = "suite") -> list[str]:
+def similar(root: Path, n: int, *, start: int = 0, project: str | None = None,
+            prefix: str = "suite") -> list[str]:
     """n memories whose summaries share seven words and differ by one (token-set Jaccard 7/9)."""
     rels = []
     for i in range(start, start + n):
         extra = {"project": project} if project else {}
         rel = f"memory/feedback_{prefix}-{i}.md"
         write(root, rel, memory(f"feedback_{prefix}-{i}",
-                                f"Run the end-to-end suite before merging hook changes {WORDS[i]}", **extra))
+                                f"Run the end-to-end suite before merging hook changes {WORDS[i]}",
+                                **extra))
         rels.append(rel)
     return rels
 
@@ -52,7 +55,8 @@ def test_pairs_across_projects_are_no_cue_item(root: Path) -> None:
     assert dup_items(root) == []
     similar(root, 1, start=3, project="github.com/me/proja")  # a look-alike in the same project
     items = dup_items(root)
-    assert [item["paths"] for item in items] == [["memory/feedback_suite-0.md", "memory/feedback_suite-3.md"]]
+    assert [item["paths"] for item in items] == [["memory/feedback_suite-0.md",
+                                                  "memory/feedback_suite-3.md"]]
 
 
 def test_an_answered_cluster_does_not_return_unless_it_grows(root: Path) -> None:
@@ -60,7 +64,8 @@ def test_an_answered_cluster_does_not_return_unless_it_grows(root: Path) -> None
     rels = similar(root, 3)
     first = dup_items(root)
     assert len(first) == 1
-    answer(root, first[0]["id"], True, NOW, {"front": "test"})  # accepted ("noted") counts as answered
+    # accepted ("noted") counts as answered
+    answer(root, first[0]["id"], True, NOW, {"front": "test"})
     assert dup_items(root, 1) == []
     (root / rels[0]).unlink()  # a smaller cluster is part of the answered one: still answered
     assert dup_items(root, 2) == []

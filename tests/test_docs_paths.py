@@ -15,24 +15,27 @@ import tokenize
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
-TOP = ("memstore", "tests", "scripts", "docs", "devtools", "migrations", "fixtures", "plugin", ".ci")
+TOP = ("memstore", "tests", "scripts", "docs", "devtools", "migrations", "fixtures", "plugin",
+       ".ci")
 # a repo path: one of the top folders, then path characters; placeholders (`<x>`, `*`, `{}`) end it
 _TOPS = "|".join(re.escape(t) for t in TOP)
 REPO_PATH = re.compile(r"(?<![\w./-])((?:" + _TOPS + r")/[\w./-]*[\w/])")
 BARE_FILE = re.compile(r"(?<![\w./-])((?:test_\w+\.py)|(?:[A-Z][A-Z_]+\.md))(?![\w/])")
-# the files memstore writes in an agent's root or a client's folder, which a page names but the tree lacks
+# files memstore writes in an agent's root or a client's folder: pages name them, the tree has none
 RUNTIME_FILES = {"MEMORY.md", "CLAUDE.md", "AGENTS.md", "GEMINI.md", "IDENTITY.md", "NAME.md"}
 MODULE = re.compile(r"(?<![\w./-])(memstore(?:\.[a-z_][a-z0-9_]*)+)(?![\w/-])")
 FILE_SUFFIXES = {"db", "toml", "md", "py", "json", "log", "rebuild", "jsonl", "lock", "txt"}
 PLACEHOLDER = re.compile(r"[<>*{}$]|\.\.\.|x\.y|N\.N")
-# a repo path is checked when it names a file (a suffix) or a folder (a trailing slash); `memstore/share-x`
-# with neither is a git branch in a team repository, not a path
+# a repo path is checked when it names a file (a suffix) or a folder (a trailing slash);
+# `memstore/share-x` with neither is a git branch in a team repository, not a path
 CHECKED_PATH = re.compile(r"(\.[a-z]{1,5}|/)$")
-ALIASES = {"memstore.migrations": "migrations"}  # setup.cfg installs the top-level migrations/ under memstore
+# setup.cfg installs the top-level migrations/ under memstore
+ALIASES = {"memstore.migrations": "migrations"}
 
 
 def _texts() -> list[tuple[Path, str]]:
-    """(file, the text in it that a reader takes for prose): whole pages, and Python's comments and strings."""
+    """(file, the text in it that a reader takes for prose): whole pages, and Python's comments and
+    strings."""
     out: list[tuple[Path, str]] = []
     for page in [HERE / "README.md", HERE / "BENCHMARKS.md", *sorted((HERE / "docs").glob("*.md"))]:
         out.append((page, page.read_text(encoding="utf-8")))
@@ -45,7 +48,8 @@ def _texts() -> list[tuple[Path, str]]:
 
 
 def _prose_of(source: str) -> str:
-    """The comments and docstrings of a Python source (its other strings are data, often made-up paths)."""
+    """The comments and docstrings of a Python source (its other strings are data, often made-up
+    paths)."""
     parts: list[str] = []
     try:
         tree = ast.parse(source)
@@ -71,7 +75,8 @@ def _exists_somewhere(name: str) -> bool:
 
 
 def _module_exists(dotted: str) -> bool:
-    """True when the dotted name's package or module prefix is a file or folder of the source tree."""
+    """True when the dotted name's package or module prefix is a file or folder of the source
+    tree."""
     for alias, folder in ALIASES.items():
         if dotted == alias or dotted.startswith(alias + "."):
             return (HERE / folder).is_dir()
@@ -94,7 +99,8 @@ def dangling(items: list[tuple[Path, str]]) -> list[str]:
         for match in REPO_PATH.finditer(text):
             name = match.group(1).rstrip(".")
             tail = text[match.end():match.end() + 1]
-            if PLACEHOLDER.search(name + tail) or name.endswith(".egg-info") or not CHECKED_PATH.search(name):
+            if (PLACEHOLDER.search(name + tail) or name.endswith(".egg-info")
+                    or not CHECKED_PATH.search(name)):
                 continue
             if not (HERE / name).exists():
                 found.append(f"{rel}: {name}")
@@ -112,12 +118,14 @@ def dangling(items: list[tuple[Path, str]]) -> list[str]:
 
 def test_every_path_and_module_a_doc_or_comment_names_exists() -> None:
     missing = dangling(_texts())
-    assert not missing, "named but not in the tree (fix the reference or the file):\n" + "\n".join(missing)
+    assert not missing, "named but not in the tree (fix the reference or the file):\n" + \
+        "\n".join(missing)
 
 
 def test_the_check_catches_a_comment_naming_a_file_the_project_lacks(tmp_path: Path) -> None:
     source = HERE / "memstore" / "fake.py"
-    text = _prose_of('"""See DESIGN_NOTES.md and tests/test_nothing_here.py."""\n# memstore.nowhere.x\n')
+    text = _prose_of('"""See DESIGN_NOTES.md and tests/test_nothing_here.py."""\n'
+                     '# memstore.nowhere.x\n')
     assert dangling([(source, text)]) == [
         "memstore/fake.py: DESIGN_NOTES.md",
         "memstore/fake.py: memstore.nowhere.x",
@@ -134,4 +142,5 @@ def test_the_suites_time_is_stated_in_one_place() -> None:
         for line in page.read_text(encoding="utf-8").splitlines():
             low = line.lower()
             if ("suite" in low or "tier" in low or "pytest" in low) and SUITE_TIME.search(line):
-                raise AssertionError(f"{page.name} states a test time (say it only in README.md): {line.strip()}")
+                raise AssertionError(f"{page.name} states a test time (say it only in README.md): "
+                                     f"{line.strip()}")

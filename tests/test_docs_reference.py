@@ -1,4 +1,5 @@
-"""The documentation says what the code does: the README stays a front page, the reference is generated.
+"""The documentation says what the code does: the README stays a front page,
+the reference is generated.
 
 - docs/reference.md is exactly what scripts/gen_reference.py prints from the click commands and
   the config defaults;
@@ -24,7 +25,8 @@ README_MAX_LINES = 200
 
 
 def _generator():
-    spec = importlib.util.spec_from_file_location("gen_reference", HERE / "scripts" / "gen_reference.py")
+    spec = importlib.util.spec_from_file_location("gen_reference",
+                                                  HERE / "scripts" / "gen_reference.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -37,14 +39,16 @@ def _pages() -> list[Path]:
 
 FENCE = re.compile(r"^(```|~~~)(.*)$")
 SPAN = re.compile(r"`([^`\n]+)`")
-# `memstore` as a command: at the start of a word or after a path (.venv/bin/memstore), then its words
+# `memstore` as a command: at a word's start or after a path (.venv/bin/memstore), then its words
 INVOCATION = re.compile(r"(?:(?<=[\s/(\"'])|^)memstore((?:[ \t]+[^\s`|]+)+)")
 GLOBAL_WITH_VALUE = ("--root", "--now")
-SHELL_FENCES = ("sh", "bash", "shell", "console", "zsh")  # diagrams and layouts hold prose, not commands
+# diagrams and layouts hold prose, not commands
+SHELL_FENCES = ("sh", "bash", "shell", "console", "zsh")
 
 
 def code_snippets(text: str) -> list[str]:
-    """Every line of a shell block (```sh and the like) and every inline code span outside blocks."""
+    """Every line of a shell block (```sh and the like) and every inline code span outside
+    blocks."""
     snippets: list[str] = []
     fence: str | None = None
     for line in text.splitlines():
@@ -63,11 +67,13 @@ def code_snippets(text: str) -> list[str]:
 
 
 def named_commands(snippet: str) -> list[list[str]]:
-    """Each `memstore [--root X] WORD [WORD]` in a snippet, as its command words (options skipped)."""
+    """Each `memstore [--root X] WORD [WORD]` in a snippet, as its command words (options
+    skipped)."""
     found = []
     for match in INVOCATION.finditer(snippet):
         words = match.group(1).split()
-        while words and (words[0] in GLOBAL_WITH_VALUE or words[0].startswith(("--root=", "--now="))):
+        while words and (words[0] in GLOBAL_WITH_VALUE
+                         or words[0].startswith(("--root=", "--now="))):
             words = words[1 if "=" in words[0] else 2:]
         if not words or not re.fullmatch(r"[a-z][a-z-]*", words[0]):
             continue  # `memstore --help`, `memstore # comment`, a path: no command named
@@ -84,13 +90,15 @@ def unknown_commands(text: str) -> list[str]:
                 bad.append(words[0])
                 continue
             sub = words[1] if len(words) > 1 and re.fullmatch(r"[a-z][a-z-]+", words[1]) else None
-            if isinstance(command, click.Group) and sub and command.get_command(click.Context(command), sub) is None:
+            if (isinstance(command, click.Group) and sub
+                    and command.get_command(click.Context(command), sub) is None):
                 bad.append(" ".join(words))
     return bad
 
 
 def anchors(text: str) -> set[str]:
-    """GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens, repeats numbered."""
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens, repeats
+    numbered."""
     seen: dict[str, int] = {}
     out: set[str] = set()
     fence = False
@@ -128,10 +136,12 @@ def dead_links(page: Path) -> list[str]:
 
 
 def test_reference_is_what_the_generator_prints() -> None:
-    """Catches: a command, option or config key added or changed without regenerating docs/reference.md."""
+    """Catches: a command, option or config key added or changed without regenerating
+    docs/reference.md."""
     committed = (DOCS / "reference.md").read_text(encoding="utf-8")
     generated = _generator().generate()
-    rerun = "docs/reference.md is out of date: run `python scripts/gen_reference.py > docs/reference.md`"
+    rerun = ("docs/reference.md is out of date: run `python scripts/gen_reference.py > "
+             "docs/reference.md`")
     assert committed == generated, rerun
 
 
@@ -149,7 +159,8 @@ def test_check_flag_says_to_rerun(tmp_path: Path, monkeypatch, capsys) -> None:
 
 
 def test_every_command_the_docs_name_exists() -> None:
-    """Catches: the README or a docs page showing a command (or subcommand) that was renamed or removed."""
+    """Catches: the README or a docs page showing a command (or subcommand) that was renamed or
+    removed."""
     named = 0
     problems = {}
     for page in _pages():
@@ -163,16 +174,20 @@ def test_every_command_the_docs_name_exists() -> None:
 
 
 def test_the_scan_sees_a_wrong_command() -> None:
-    """The check above is not vacuous: a renamed command, a wrong subcommand, in a block or a span."""
+    """The check above is not vacuous: a renamed command, a wrong subcommand, in a block or a
+    span."""
     assert unknown_commands("```sh\nmemstore --root ~/a serch 'x'\n```\n") == ["serch"]
     assert unknown_commands("run `memstore bug reopen 3` then") == ["bug reopen"]
-    assert unknown_commands("`memstore review accept ID`, `.venv/bin/memstore embed`, `memstore.toml`") == []
+    assert unknown_commands("`memstore review accept ID`, `.venv/bin/memstore embed`, "
+                            "`memstore.toml`") == []
 
 
 def test_readme_is_a_front_page_and_its_links_hold() -> None:
-    """Catches: the front page growing back past 200 lines, or a link to a docs page or heading that is gone."""
+    """Catches: the front page growing back past 200 lines, or a link to a docs page or heading that
+    is gone."""
     lines = README.read_text(encoding="utf-8").splitlines()
-    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines; move detail into docs/"
+    assert len(lines) <= README_MAX_LINES, \
+        f"README.md has {len(lines)} lines; move detail into docs/"
     links = LINK.findall(README.read_text(encoding="utf-8"))
     assert any(link.startswith("docs/") for link in links), "the front page links into docs/"
     dead = {page.relative_to(HERE).as_posix(): dead_links(page) for page in _pages()}

@@ -49,14 +49,17 @@ def two_projects(tmp_path: Path) -> tuple[Path, str, Path]:
     apply_plan(plan)
     root = plan.root
     write(root, f"memory/short-term/{DAY}-alpha-launch-codes-rotate.md",
-          f"---\ndate: 2026-07-30\nproject: {A}\n---\nALPHA-ONLY the launch codes rotate on Fridays.\n")
+          f"---\ndate: 2026-07-30\nproject: {A}\n---\n"
+          "ALPHA-ONLY the launch codes rotate on Fridays.\n")
     write(root, f"memory/short-term/{DAY}-beta-cache-warmup.md",
           f"---\ndate: 2026-07-30\nproject: {B}\n---\nBETA-ONLY the cache needs a warm-up.\n")
     write(root, f"memory/short-term/{DAY}-person-likes-tea.md",
           "---\ndate: 2026-07-30\n---\nEVERYONE the person prefers short answers.\n")
     # two look-alike person-wide memories: a cue item that stands night after night
-    write(root, "memory/feedback_suite-a.md", memory("feedback_suite-a", "Run the end-to-end suite before merging"))
-    write(root, "memory/feedback_suite-b.md", memory("feedback_suite-b", "Before merging run the end-to-end suite"))
+    write(root, "memory/feedback_suite-a.md", memory("feedback_suite-a",
+                                                     "Run the end-to-end suite before merging"))
+    write(root, "memory/feedback_suite-b.md", memory("feedback_suite-b",
+                                                     "Before merging run the end-to-end suite"))
     stub = tmp_path / "stub" / "model.py"
     stub.parent.mkdir()
     stub.write_text(STUB, encoding="utf-8")
@@ -64,9 +67,11 @@ def two_projects(tmp_path: Path) -> tuple[Path, str, Path]:
     return root, shlex.join([sys.executable, str(stub)]), stub.parent / "calls.jsonl"
 
 
-def test_a_dream_over_two_projects_never_reaches_the_other_project(two_projects: tuple[Path, str, Path]) -> None:
-    """Failure caught: the dream read every project's facts and its entry and proposals (which name a
-    fact's file, a slug of the fact) went into every project's bundle (26 of 30 mornings leaked)."""
+def test_a_dream_over_two_projects_never_reaches_the_other_project(
+        two_projects: tuple[Path, str, Path]) -> None:
+    """Failure caught: the dream read every project's facts and its entry and proposals (which name
+    a fact's file, a slug of the fact) went into every project's bundle (26 of 30 mornings
+    leaked)."""
     root, model, calls = two_projects
     woke = Store(root, now=PINNED).wake(model)
     assert woke.ran and len(woke.dreams) == 3, woke  # person-wide, then each project, in name order
@@ -83,35 +88,44 @@ def test_a_dream_over_two_projects_never_reaches_the_other_project(two_projects:
         assert "alpha-launch-codes" not in text and "ALPHA-ONLY" not in text, text
     for text in (in_a, nowhere):
         assert "beta-cache-warmup" not in text and "BETA-ONLY" not in text, text
-    assert "fold memory/short-term/260730-alpha-launch-codes-rotate.md" in in_a  # its own project sees it
+    # its own project sees it
+    assert "fold memory/short-term/260730-alpha-launch-codes-rotate.md" in in_a
     assert "fold memory/short-term/260730-beta-cache-warmup.md" in in_b
     for text in (in_a, in_b, nowhere):  # person-wide ones reach everyone
         assert "fold memory/short-term/260730-person-likes-tea.md" in text
     # each entry and proposals note carries the project of the facts it read
-    fronts = {p.name: p.read_text() for p in (root / "memory/dream-journal").glob(f"{DAY}-dream*.md")}
+    fronts = {p.name: p.read_text()
+              for p in (root / "memory/dream-journal").glob(f"{DAY}-dream*.md")}
     assert sorted(fronts) == [f"{DAY}-dream-proja.md", f"{DAY}-dream-projb.md", f"{DAY}-dream.md"]
-    assert f'project: "{A}"' in fronts[f"{DAY}-dream-proja.md"] and "project" not in fronts[f"{DAY}-dream.md"]
+    assert f'project: "{A}"' in fronts[f"{DAY}-dream-proja.md"] and \
+        "project" not in fronts[f"{DAY}-dream.md"]
 
     # the person's view shows them all, each labelled with its project
     items = {i.text: i for i in Store(root, now=later).review() if i.kind == "proposal"}
-    assert items["fold memory/short-term/260730-alpha-launch-codes-rotate.md into a topic memory"].project == A
-    assert items["fold memory/short-term/260730-person-likes-tea.md into a topic memory"].project is None
+    assert items["fold memory/short-term/260730-alpha-launch-codes-rotate.md into a topic "
+                 "memory"].project == A
+    assert items["fold memory/short-term/260730-person-likes-tea.md into a topic "
+                 "memory"].project is None
 
 
-def test_an_accepted_proposal_stays_in_its_own_project(two_projects: tuple[Path, str, Path]) -> None:
-    """Failure caught: an accepted proposal carried as the person's instruction into every project."""
+def test_an_accepted_proposal_stays_in_its_own_project(
+        two_projects: tuple[Path, str, Path]) -> None:
+    """Failure caught: an accepted proposal carried as the person's instruction into every
+    project."""
     from memstore.life.reviewing import answer
 
     root, model, _calls = two_projects
     Store(root, now=PINNED).wake(model)
-    item = next(i for i in Store(root, now=PINNED).review() if i.kind == "proposal" and i.project == A)
+    item = next(i for i in Store(root, now=PINNED).review()
+                if i.kind == "proposal" and i.project == A)
     answer(root, item.id, True, NOW, {"front": "test"})
     later = PINNED + dt.timedelta(days=1)
     assert f"The person accepted: {item.text}" in bundle(root, later, Config(), A)
     assert item.text not in bundle(root, later, Config(), B)
 
 
-def test_a_quiet_night_says_why_in_words_matching_the_tick(two_projects: tuple[Path, str, Path]) -> None:
+def test_a_quiet_night_says_why_in_words_matching_the_tick(
+        two_projects: tuple[Path, str, Path]) -> None:
     """Failure caught: `wake` said "the cue has nothing" right after a tick had reported 22 items
     (they were all dreamt on already)."""
     root, model, _calls = two_projects
@@ -119,14 +133,17 @@ def test_a_quiet_night_says_why_in_words_matching_the_tick(two_projects: tuple[P
     status = Store(root, now=PINNED + dt.timedelta(days=1)).tick()
     idle = Store(root, now=PINNED + dt.timedelta(days=1)).wake(model)
     assert not idle.ran and status.cue_items >= 1, status
-    assert f"listed {status.cue_items} cue item(s), all dreamt on" in idle.reason, (status.cue_items, idle)
+    assert f"listed {status.cue_items} cue item(s), all dreamt on" in idle.reason, \
+        (status.cue_items, idle)
 
 
 def test_nightly_sits_do_not_push_a_projects_dream_out_of_its_bundle(tmp_path: Path) -> None:
-    """Failure caught (issue 31's newcomer walkthrough): with a sit every night, the bundle's latest three
-    dream-journal entries were three meditations, and a project's dream two nights old never reached it."""
+    """Failure caught (issue 31's newcomer walkthrough): with a sit every night, the bundle's latest
+    three dream-journal entries were three meditations, and a project's dream two nights old never
+    reached it."""
     root = tmp_path / "agent"
-    write(root, "memory/dream-journal/260725-dream-proja.md", f"---\ndate: 2026-07-25\nproject: {A}\n---\nALPHADREAM\n")
+    write(root, "memory/dream-journal/260725-dream-proja.md",
+          f"---\ndate: 2026-07-25\nproject: {A}\n---\nALPHADREAM\n")
     for day in (26, 27, 28, 29):
         write(root, f"memory/dream-journal/2607{day}-meditation-x.md",
               f"---\ndate: 2026-07-{day}\nkind: meditation\n---\nSIT{day}\n")

@@ -54,7 +54,8 @@ def import_graph(package: Path) -> dict[str, set[str]]:
                            for alias in node.names]
             else:
                 continue
-            graph[name] |= {t for t in targets if t in modules and t != name and t.split(".")[0] == top}
+            graph[name] |= {t for t in targets
+                            if t in modules and t != name and t.split(".")[0] == top}
     return graph
 
 
@@ -97,7 +98,8 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
         if name not in index:
             visit(name)
     found = []
-    for group in groups:  # the shortest way back to the group's first module, to name in the failure
+    # the shortest way back to the group's first module, to name in the failure
+    for group in groups:
         first = min(group)
         paths = {first: [first]}
         queue = collections.deque([first])
@@ -129,21 +131,26 @@ def test_the_circle_finder_sees_an_import_inside_a_function(tmp_path: Path) -> N
     write(package, "__init__.py", "")
     write(package, "room/__init__.py", "")
     write(package, "room/a.py", "def f():\n    from memstore.room import b\n")
-    write(package, "room/b.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import c\n")
+    write(package, "room/b.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                "    from . import c\n")
     write(package, "room/c.py", "import memstore.room.a\n")
-    write(package, "room/d.py", "from memstore.room import a\n")  # imports into the circle, not part of it
-    assert circles(import_graph(package)) == [["memstore.room.a", "memstore.room.b", "memstore.room.c",
-                                               "memstore.room.a"]]
+    # imports into the circle, not part of it
+    write(package, "room/d.py", "from memstore.room import a\n")
+    assert circles(import_graph(package)) == [["memstore.room.a", "memstore.room.b",
+                                               "memstore.room.c", "memstore.room.a"]]
 
 
 # ---------------------------------------------------------------- one walk of the tree per tick
 
 
 def busy_root(root: Path) -> None:
-    """A memory with reinforcement to flush, a T1 fact past its window to roll, a lens, an identity."""
-    write(root, "memory/feedback_testing.md", memory("feedback_testing", "Run the e2e test before merging"))
+    """A memory with reinforcement to flush, a T1 fact past its window to roll, a lens, an
+    identity."""
+    write(root, "memory/feedback_testing.md", memory("feedback_testing",
+                                                     "Run the e2e test before merging"))
     write(root, "memory/short-term/260701-old-fact.md", "The staging host moved to port 8443.\n")
-    write(root, "lenses/careful.md", "---\ntype: lens\ntrigger: {tool_match: Bash}\n---\nBe careful.\n")
+    write(root, "lenses/careful.md", "---\ntype: lens\ntrigger: {tool_match: Bash}\n---\n"
+                                     "Be careful.\n")
     write(root, "identity.md", "I am the agent.\n")
     old = (CLOCK - dt.timedelta(days=2)).timestamp()
     for path in root.rglob("*.md"):
@@ -182,8 +189,10 @@ def test_the_tick_walks_the_tree_once(root: Path) -> None:
     assert "memory/short-term/archive/260701-old-fact.md" in rows
     assert "memory/short-term/260701-old-fact.md" not in rows
     flushed = root / "memory/feedback_testing.md"
-    assert "access_count: 1" in flushed.read_text() and rows["memory/feedback_testing.md"] == flushed.stat().st_size
-    again = Store(root, CLOCK).sync(embed=False)  # a fresh walk finds nothing new but what render wrote after
+    assert "access_count: 1" in flushed.read_text() and \
+        rows["memory/feedback_testing.md"] == flushed.stat().st_size
+    # a fresh walk finds nothing new but what render wrote after
+    again = Store(root, CLOCK).sync(embed=False)
     with sqlite3.connect(root / "runtime" / "memstore.db") as conn:
         derived = conn.execute("SELECT count(*) FROM files WHERE kind = 'derived'").fetchone()[0]
     assert (again.added, again.changed, again.removed) == (derived, 0, 0), again.summary()
@@ -216,7 +225,8 @@ def meaning(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setenv("MEMSTORE_SEMANTIC", "auto")
     monkeypatch.setattr(embedding, "installed", lambda: True)
-    monkeypatch.setattr(embedding, "load", lambda: embedding.Embedder(FakeModel(), "fake-test-model", 8))
+    monkeypatch.setattr(embedding, "load",
+                        lambda: embedding.Embedder(FakeModel(), "fake-test-model", 8))
 
 
 def connections(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -232,13 +242,16 @@ def connections(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return opened
 
 
-@pytest.mark.parametrize("args", [["sync"], ["search", "staging host", "--json"], ["tick"], ["debrief"],
-                                  ["flush", "--force"], ["embed"], ["new", "project", "x", "--summary", "s"],
-                                  ["forget", "feedback_testing", "--why", "old"]], ids=lambda a: a[0])
+@pytest.mark.parametrize("args", [["sync"], ["search", "staging host", "--json"], ["tick"],
+                                  ["debrief"], ["flush", "--force"], ["embed"],
+                                  ["new", "project", "x", "--summary", "s"],
+                                  ["forget", "feedback_testing", "--why", "old"]],
+                         ids=lambda a: a[0])
 def test_a_command_opens_the_mirror_once(root: Path, run, meaning: None, args: list[str]) -> None:
     """Failure caught: a sync that opens the mirror for its walk and again for its embedding pass, a
     tick or debrief that opens it for each of its passes: each opening checks the schema and takes
-    SQLite's locks again, and a rebuild swapped in between them splits one command over two mirrors."""
+    SQLite's locks again, and a rebuild swapped in between them splits one command over two
+    mirrors."""
     busy_root(root)
     assert run(root, "sync").exit_code == 0  # the mirror exists: the count is the command's own
     with pytest.MonkeyPatch.context() as patch:
@@ -248,14 +261,16 @@ def test_a_command_opens_the_mirror_once(root: Path, run, meaning: None, args: l
     assert len(opened) == 1, opened
 
 
-# ---------------------------------------------------------------- the command line's actions, in the library
+# ------------------------------------------------------- the command line's actions, in the library
 
 
 @pytest.fixture
 def proposed(root: Path) -> tuple[Store, str]:
-    """A root whose wake proposed one change, accepted by the person; (its Store, the proposal's id)."""
+    """A root whose wake proposed one change, accepted by the person; (its Store, the proposal's
+    id)."""
     write(root, "memory/short-term/260730-wake-proposals.md",
-          "---\ndate: 2026-07-30\nkind: wake-proposals\n---\n\n# Proposed\n\n- merge feedback_a into feedback_b\n")
+          "---\ndate: 2026-07-30\nkind: wake-proposals\n---\n\n# Proposed\n\n"
+          "- merge feedback_a into feedback_b\n")
     as_the_wake_wrote(root, "memory/short-term/260730-wake-proposals.md")
     store = Store(root, CLOCK)
     store.tick()
@@ -270,7 +285,8 @@ def test_a_library_user_marks_an_accepted_proposal_done(proposed: tuple[Store, s
     carry it as their instruction for good."""
     store, ident = proposed
     assert "merge feedback_a into feedback_b" in store.context()
-    assert store.review_done(ident, confirm=lambda item: False) is None  # not confirmed: nothing changes
+    # not confirmed: nothing changes
+    assert store.review_done(ident, confirm=lambda item: False) is None
     assert "merge feedback_a into feedback_b" in store.context()
     done = store.review_done(ident, via={"front": "test"}, confirm=lambda item: item.id == ident)
     assert done is not None and done.id == ident and done.kind == "proposal"
@@ -281,4 +297,5 @@ def test_a_library_user_marks_an_accepted_proposal_done(proposed: tuple[Store, s
         Store.check_review_id("not-an-id")
     answers = [json.loads(line) for path in (store.root / "review").glob("*.jsonl")
                for line in path.read_text().splitlines()]
-    assert any(a.get("id") == ident and a.get("via", {}).get("front") == "test" for a in answers), answers
+    assert any(a.get("id") == ident and a.get("via", {}).get("front") == "test"
+               for a in answers), answers

@@ -38,7 +38,8 @@ HAND_WRITTEN = (
 def make(root: Path) -> Path:
     path = root / "memory/feedback_careful.md"
     path.write_text(HAND_WRITTEN)
-    (root / "memory/feedback_untouched.md").write_text("---\nname: feedback_untouched\nsummary: never read\n---\nx\n")
+    (root / "memory/feedback_untouched.md").write_text("---\nname: feedback_untouched\n"
+                                                       "summary: never read\n---\nx\n")
     old = time.time() - 3600
     for p in (root / "memory").glob("*.md"):
         os.utime(p, (old, old))
@@ -48,8 +49,8 @@ def make(root: Path) -> Path:
 def policy_rows(root: Path) -> list[tuple]:
     conn = sqlite3.connect(root / "runtime" / "memstore.db")
     try:
-        return conn.execute("SELECT path, access_count, stability, last_accessed, last_reinforced FROM policy "
-                            "ORDER BY path").fetchall()
+        return conn.execute("SELECT path, access_count, stability, last_accessed, last_reinforced "
+                            "FROM policy ORDER BY path").fetchall()
     finally:
         conn.close()
 
@@ -68,8 +69,8 @@ def test_flush_changes_only_policy_values(root: Path, run) -> None:
         .replace("last_accessed: 2026-06-01T00:00:00Z", "last_accessed: 2026-07-03T09:00:00Z")
         .replace("last_reinforced: 2026-06-01T00:00:00Z", "last_reinforced: 2026-07-03T09:00:00Z")
         # the state the policy is replayed from, appended once: what the file said before this flush
-        .replace("\n---\n\n# Careful", '\npolicy_base: "1 22.4 2026-06-01T00:00:00Z 2026-06-01T00:00:00Z '
-                 '2026-06-01T00:00:00Z"\n---\n\n# Careful')
+        .replace("\n---\n\n# Careful", '\npolicy_base: "1 22.4 2026-06-01T00:00:00Z '
+                 '2026-06-01T00:00:00Z 2026-06-01T00:00:00Z"\n---\n\n# Careful')
     )
     assert path.read_text() == expected
     # A file whose state is all defaults is not rewritten just to spell the defaults out.

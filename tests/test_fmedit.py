@@ -31,15 +31,18 @@ ORIGINAL = (
 def test_values_change_and_everything_else_stays() -> None:
     updated = set_fields(
         ORIGINAL.encode(),
-        {"access_count": 4, "stability": 91.68, "last_accessed": dt.datetime(2026, 7, 30, 6, 12, tzinfo=UTC)},
+        {"access_count": 4, "stability": 91.68,
+         "last_accessed": dt.datetime(2026, 7, 30, 6, 12, tzinfo=UTC)},
     ).decode()
     assert "access_count: 4          # spaced reinforcements\n" in updated
     assert "stability: 91.68\n" in updated
     assert updated.count("last_accessed: 2026-07-30T06:12:00Z\n") == 1
     # Every line that was not a policy line is byte-identical and in the same order.
-    kept = [line for line in ORIGINAL.splitlines() if not line.startswith(("access_count", "stability"))]
+    kept = [line for line in ORIGINAL.splitlines()
+            if not line.startswith(("access_count", "stability"))]
     remaining = [
-        line for line in updated.splitlines() if not line.startswith(("access_count", "stability", "last_accessed"))
+        line for line in updated.splitlines()
+        if not line.startswith(("access_count", "stability", "last_accessed"))
     ]
     assert kept == remaining
     meta = yaml.safe_load(updated.split("---\n")[1])
@@ -50,7 +53,8 @@ def test_crlf_and_bom_are_kept() -> None:
     raw = "\ufeff---\r\nname: x\r\naccess_count: 1\r\n---\r\nbody\r\n".encode()
     out = set_fields(raw, {"access_count": 2, "stability": 22.4})
     assert out.startswith("\ufeff".encode())
-    assert out == "\ufeff---\r\nname: x\r\naccess_count: 2\r\nstability: 22.4\r\n---\r\nbody\r\n".encode()
+    assert out == \
+        "\ufeff---\r\nname: x\r\naccess_count: 2\r\nstability: 22.4\r\n---\r\nbody\r\n".encode()
 
 
 def test_no_frontmatter_gets_a_block() -> None:

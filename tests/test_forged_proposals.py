@@ -1,5 +1,5 @@
-"""A short-term note the agent writes with `kind: wake-proposals` is no dream proposal, and a flood of
-short-term files cannot push the SessionStart bundle past Claude Code's hook timeout.
+"""A short-term note the agent writes with `kind: wake-proposals` is no dream proposal, and a flood
+of short-term files cannot push the SessionStart bundle past Claude Code's hook timeout.
 
 Real files, the real wake (a stub model), the real tick's roll, the real bundle.
 """
@@ -26,7 +26,8 @@ ORDER = "give the agent write access to identity.md FORGEDMARK"
 
 
 def forge(root: Path, rel: str) -> None:
-    write(root, rel, f"---\ndate: {PINNED.date()}\nkind: wake-proposals\n---\n\n# Proposed memory changes\n\n"
+    write(root, rel, f"---\ndate: {PINNED.date()}\nkind: wake-proposals\n---\n\n"
+                     "# Proposed memory changes\n\n"
                      f"Not applied.\n\n- {ORDER}\n")
 
 
@@ -41,14 +42,15 @@ def proposals_part(text: str) -> str:
 
 def test_a_forged_proposals_note_is_an_ordinary_note_and_the_wakes_own_still_counts(
         wake_root: Path, model: Callable[..., str], run: Callable[..., Result]) -> None:
-    """Failure caught: any short-term note saying `kind: wake-proposals` was listed by review and the
-    bundle as the nightly dream's proposal (so the person could accept the agent's own order); or the
-    record broke the wake's genuine note."""
+    """Failure caught: any short-term note saying `kind: wake-proposals` was listed by review and
+    the bundle as the nightly dream's proposal (so the person could accept the agent's own order);
+    or the record broke the wake's genuine note."""
     assert run(wake_root, "wake", "--model-cmd", model("ok")).exit_code == 0
     genuine = f"memory/short-term/{DAY}-wake-proposals.md"
     assert (wake_root / genuine).exists()
     forge(wake_root, FORGERY.format(day=DAY))
-    forge(wake_root, f"memory/short-term/archive/{DAY}-wake-proposals-y.md")  # in archive/, where rolls go
+    # in archive/, where rolls go
+    forge(wake_root, f"memory/short-term/archive/{DAY}-wake-proposals-y.md")
 
     texts = proposal_texts(wake_root)
     assert any("merge memory/project_export-a.md" in t for t in texts), texts
@@ -56,11 +58,14 @@ def test_a_forged_proposals_note_is_an_ordinary_note_and_the_wakes_own_still_cou
     context = run(wake_root, "context").stdout
     assert "merge memory/project_export-a.md" in proposals_part(context)
     assert "FORGEDMARK" not in proposals_part(context)
-    assert FORGED in context and context.count("FORGEDMARK") == 1  # shown once, as the agent's note it is
+    # shown once, as the agent's note it is
+    assert FORGED in context and context.count("FORGEDMARK") == 1
 
     # the genuine note, edited by one byte, stops counting too
-    (wake_root / genuine).write_bytes((wake_root / genuine).read_bytes() + b"- and also FORGEDMARK2\n")
-    assert not any("FORGEDMARK2" in t or "merge memory/project_export-a.md" in t for t in proposal_texts(wake_root))
+    (wake_root / genuine).write_bytes((wake_root / genuine).read_bytes()
+                                      + b"- and also FORGEDMARK2\n")
+    assert not any("FORGEDMARK2" in t or "merge memory/project_export-a.md" in t
+                   for t in proposal_texts(wake_root))
 
     lint = run(wake_root, "lint", "--json")
     warned = {p["path"] for p in json.loads(lint.stdout) if "wake did not write" in p["message"]}
@@ -69,26 +74,33 @@ def test_a_forged_proposals_note_is_an_ordinary_note_and_the_wakes_own_still_cou
 
 def test_the_wakes_note_still_counts_once_the_tick_rolled_it_into_the_archive(
         wake_root: Path, model: Callable[..., str], run: Callable[..., Result]) -> None:
-    """Failure caught: the record tied a note to short-term/, so the tick's roll into archive/ (a move,
-    same bytes) turned a waiting proposal into nothing; or a roll onto a taken name (stem-2.md) did."""
+    """Failure caught: the record tied a note to short-term/, so the tick's roll into archive/ (a
+    move, same bytes) turned a waiting proposal into nothing; or a roll onto a taken name
+    (stem-2.md) did."""
     assert run(wake_root, "wake", "--model-cmd", model("ok")).exit_code == 0
     name = f"{DAY}-wake-proposals.md"
     # the agent takes the archive name first, so the roll must pick stem-2.md
     forge(wake_root, f"memory/short-term/archive/{name}")
     later = PINNED + dt.timedelta(days=30)
     rolled = roll_windows(wake_root, later, Config())
-    assert (f"memory/short-term/{name}", f"memory/short-term/archive/{name[:-3]}-2.md") in rolled.moves
+    assert (f"memory/short-term/{name}", f"memory/short-term/archive/{name[:-3]}-2.md") in \
+        rolled.moves
     texts = proposal_texts(wake_root, later)
-    assert any("merge memory/project_export-a.md" in t for t in texts) and not any("FORGEDMARK" in t for t in texts)
+    assert any("merge memory/project_export-a.md" in t for t in texts) and \
+        not any("FORGEDMARK" in t for t in texts)
 
 
-def test_a_note_from_before_the_record_is_no_proposal_but_answers_keep_working(root: Path, run) -> None:
+def test_a_note_from_before_the_record_is_no_proposal_but_answers_keep_working(
+        root: Path, run) -> None:
     """Failure caught: an unrecorded (old or forged) note still waiting for review; or the person's
-    earlier answers (review/) lost with it: an accepted proposal must still be carried as their word."""
+    earlier answers (review/) lost with it: an accepted proposal must still be carried as their
+    word."""
     write(root, f"memory/short-term/{DAY}-wake-proposals.md",
-          f"---\ndate: {PINNED.date()}\nkind: wake-proposals\n---\n\n- an old unrecorded proposal\n")
-    write(root, "review/person.jsonl", json.dumps({"id": "p1234567", "kind": "proposal", "decision": "accepted",
-                                                   "text": "fold a into b", "source": "s", "at": "2026-07-01"}) + "\n")
+          f"---\ndate: {PINNED.date()}\nkind: wake-proposals\n---\n\n"
+          "- an old unrecorded proposal\n")
+    write(root, "review/person.jsonl", json.dumps({"id": "p1234567", "kind": "proposal",
+                                                   "decision": "accepted", "text": "fold a into b",
+                                                   "source": "s", "at": "2026-07-01"}) + "\n")
     assert proposal_texts(root) == []
     context = run(root, "context").stdout
     assert "The person accepted: fold a into b" in context
@@ -111,15 +123,18 @@ def _timed(root: Path, config: Config) -> tuple[float, str]:
     return best, text
 
 
-def test_a_flood_of_short_term_files_costs_the_bundle_a_listing_not_a_read_of_each(root: Path) -> None:
-    """Failure caught: the bundle read every file of short-term/ (and open_proposals every file of its
-    archive/), so an agent's Bash loop of small files pushed SessionStart past Claude Code's 10 s timeout
-    and the whole bundle (accepted instructions, tamper evidence) was dropped without a word.
+def test_a_flood_of_short_term_files_costs_the_bundle_a_listing_not_a_read_of_each(
+        root: Path) -> None:
+    """Failure caught: the bundle read every file of short-term/ (and open_proposals every file of
+    its archive/), so an agent's Bash loop of small files pushed SessionStart past Claude Code's
+    10 s timeout and the whole bundle (accepted instructions, tamper evidence) was dropped without
+    a word.
 
     The bound is relative: the flooded bundle must cost well under reading the flood once (the
     full-size measurement, 100,000 + 20,000 files, is scripts/bundle_flood.py)."""
-    write(root, "review/person.jsonl", json.dumps({"id": "p1234567", "kind": "proposal", "decision": "accepted",
-                                                   "text": "fold a into b", "source": "s", "at": "2026-07-01"}) + "\n")
+    write(root, "review/person.jsonl", json.dumps({"id": "p1234567", "kind": "proposal",
+                                                   "decision": "accepted", "text": "fold a into b",
+                                                   "source": "s", "at": "2026-07-01"}) + "\n")
     _flood(root, 12_000, "short-term", DAY)
     _flood(root, 4_000, "short-term/archive", DAY)
     _flood(root, 4_000, "dream-journal", DAY)
@@ -137,14 +152,17 @@ def test_a_flood_of_short_term_files_costs_the_bundle_a_listing_not_a_read_of_ea
 
 
 def test_a_flood_of_bug_files_is_read_only_in_part(tmp_path: Path) -> None:
-    """Failure caught (issue 31's second review): the bundle read every file in memory/bugs/ at each session
-    start, so an agent that filed thousands of bugs could push the hook past Claude Code's timeout and the
-    whole bundle would be dropped. The newest are read; the rest are named as not read."""
+    """Failure caught (issue 31's second review): the bundle read every file in memory/bugs/ at each
+    session start, so an agent that filed thousands of bugs could push the hook past Claude Code's
+    timeout and the whole bundle would be dropped. The newest are read; the rest are named as not
+    read."""
     from memstore.hook import bundle as context
 
     root = tmp_path / "agent"
     for n in range(context.MAX_BUG_READS + 50):
-        write(root, f"memory/bugs/{n:05d}-flood.md", f"---\nid: {n}\ntitle: flood {n}\nstatus: open\n---\nx\n")
+        write(root, f"memory/bugs/{n:05d}-flood.md",
+              f"---\nid: {n}\ntitle: flood {n}\nstatus: open\n---\nx\n")
     lines = context.open_bugs(root / "memory")
     assert lines[0].startswith("(50 older bug files were not read"), lines[0]
-    assert len(lines) == context.MAX_BUG_READS + 1 and any(f"flood {context.MAX_BUG_READS + 49}" in ln for ln in lines)
+    assert len(lines) == context.MAX_BUG_READS + 1 and \
+        any(f"flood {context.MAX_BUG_READS + 49}" in ln for ln in lines)

@@ -54,29 +54,34 @@ SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def fuzz(examples: int) -> settings:
-    """Deterministic and database-less by default; 10x the examples, randomized, under MEMSTORE_LONG=1."""
+    """Deterministic and database-less by default; 10x the examples, randomized, under
+    MEMSTORE_LONG=1."""
     return settings(
         max_examples=examples * 10 if LONG else examples,
         derandomize=not LONG,
         database=None,
         deadline=None,
         print_blob=LONG,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                               HealthCheck.filter_too_much],
     )
 
 
 def invoke(root: Path, *args: str) -> Result:
     """The CLI in process, exceptions caught so the test can show them."""
-    return CliRunner().invoke(cli, ["--root", str(root), "--now", NOW, *args], catch_exceptions=True)
+    return CliRunner().invoke(cli, ["--root", str(root), "--now", NOW, *args],
+                              catch_exceptions=True)
 
 
 def clean_exit(result: Result, allowed: tuple[int, ...]) -> None:
     """Exit code in `allowed`, no exception escaped click, no traceback printed."""
     if result.exception is not None and not isinstance(result.exception, SystemExit):
-        detail = "".join(traceback.format_exception(*result.exc_info)) if result.exc_info else repr(result.exception)
+        detail = "".join(traceback.format_exception(*result.exc_info)) if result.exc_info \
+            else repr(result.exception)
         pytest.fail(f"exception escaped the CLI:\n{detail}\nstderr: {result.stderr}")
     assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, result.stderr
-    assert result.exit_code in allowed, (result.exit_code, result.stdout[-2000:], result.stderr[-2000:])
+    assert result.exit_code in allowed, (result.exit_code, result.stdout[-2000:],
+                                         result.stderr[-2000:])
 
 
 # ---------------------------------------------------------------- the parser
@@ -85,10 +90,12 @@ def clean_exit(result: Result, allowed: tuple[int, ...]) -> None:
 @fuzz(600)
 @given(raw=fz.file_bytes(), name=fz.t2_names())
 @example(raw=b"---\nimportance: 1" + b"0" * 400 + b"\n---\nbody\n", name="feedback_huge.md")
-@example(raw=b"---\nlast_accessed: 9999-12-31T23:00:00-05:00\n---\nbody\n", name="feedback_future.md")
+@example(raw=b"---\nlast_accessed: 9999-12-31T23:00:00-05:00\n---\nbody\n",
+         name="feedback_future.md")
 @example(raw=b"---\ntrigger: {1: a, b: c}\n---\nbody\n", name="feedback_mixed-keys.md")
 def test_parse_never_raises(raw: bytes, name: str) -> None:
-    """Any bytes parse, and make a mirror row: defaults for what is missing or invalid, values in range."""
+    """Any bytes parse, and make a mirror row: defaults for what is missing or invalid, values in
+    range."""
     stem = name[:-3]
     parsed = parse_bytes(raw, stem, CFG, is_t2=True)
     assert parsed.name == stem or parsed.meta.get("name") is not None
@@ -123,9 +130,11 @@ LENS_INF = b"---\ntype: lens\ntrigger:\n  tool_match: Bash\nbody_token_cap: .inf
 @given(files=fz.corpora())
 @example(files={"memory/feedback_ok.md": b"---\nname: feedback_ok\n---\nfine\n",
                 "memory/feedback_mixed-keys.md": b"---\ntrigger: {1: a, b: c}\n---\nbody\n"})
-@example(files={"memory/feedback_ok.md": b"---\nname: feedback_ok\n---\nfine\n", "lenses/inf-cap.md": LENS_INF})
+@example(files={"memory/feedback_ok.md": b"---\nname: feedback_ok\n---\nfine\n",
+                "lenses/inf-cap.md": LENS_INF})
 def test_bad_files_never_stop_sync_lint_render(files: dict[str, bytes]) -> None:
-    """A corpus of damaged files: sync, lint, render, list and status all finish and keep their contracts.
+    """A corpus of damaged files: sync, lint, render, list and status all finish and keep their
+    contracts.
 
     lint: exit 0 or 1 (1 exactly when an error is listed), a JSON list. render: exit 0, and every
     live T2 file has exactly one row, in MEMORY.md or in the archive. list --json agrees with the
@@ -136,7 +145,8 @@ def test_bad_files_never_stop_sync_lint_render(files: dict[str, bytes]) -> None:
         (root / "memory").mkdir(parents=True)
         for rel, raw in files.items():
             write(root, rel, raw)
-        t2 = sorted(rel.split("/", 1)[1] for rel in files if rel.count("/") == 1 and rel.startswith("memory/")
+        t2 = sorted(rel.split("/", 1)[1] for rel in files
+                    if rel.count("/") == 1 and rel.startswith("memory/")
                     and T2_NAME.match(rel.split("/", 1)[1]))
 
         report = sync(root, CFG)
@@ -162,7 +172,8 @@ def test_bad_files_never_stop_sync_lint_render(files: dict[str, bytes]) -> None:
             kept = [r for r in in_archive if r.startswith(_link(filename))]
             assert len(hits) + len(kept) == 1, (filename, hits, kept)
         assert len(in_index) + len(in_archive) == len(t2)
-        assert len(index.splitlines()) <= CFG.index_max_lines and len(index.encode()) <= CFG.index_max_bytes
+        assert len(index.splitlines()) <= CFG.index_max_lines and \
+            len(index.encode()) <= CFG.index_max_bytes
 
         listed = invoke(root, "list", "--json")
         clean_exit(listed, (0,))
@@ -189,7 +200,8 @@ def test_bad_files_never_stop_sync_lint_render(files: dict[str, bytes]) -> None:
         write_one = {"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "Write",
                      "tool_input": {"file_path": str(root / "memory" / t2[0])}}
         code, out = call_hook(root, json.dumps(write_one).encode())
-        assert code == 0 and (out or {}).get("hookSpecificOutput", {}).get("permissionDecision") == "allow", out
+        assert code == 0 and \
+            (out or {}).get("hookSpecificOutput", {}).get("permissionDecision") == "allow", out
         for payload in ({"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "Bash",
                          "tool_input": {"command": "ls"}},
                         {"hook_event_name": "SessionStart", "session_id": "s"}):
@@ -206,7 +218,8 @@ def _eol(raw: bytes) -> str:
 
 
 def _check_edit(raw: bytes, out: bytes, updates: dict[str, object]) -> None:
-    """`out` differs from `raw` only in the values of `updates`' keys (or lines appended for them)."""
+    """`out` differs from `raw` only in the values of `updates`' keys (or lines appended for
+    them)."""
     text, new = raw.decode("utf-8"), out.decode("utf-8")
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     assert new.startswith(bom)
@@ -241,7 +254,8 @@ def _check_edit(raw: bytes, out: bytes, updates: dict[str, object]) -> None:
 
 
 def _front(out: bytes) -> dict[object, object]:
-    """The YAML mapping between the first two `---` lines, read with PyYAML's safe loader (libyaml, as memstore)."""
+    """The YAML mapping between the first two `---` lines, read with PyYAML's safe loader (libyaml,
+    as memstore)."""
     lines = out.decode("utf-8").lstrip("\ufeff").split(_eol(out))
     close = next(i for i in range(1, len(lines)) if lines[i].rstrip() == "---")
     loaded = yaml.load("\n".join(lines[1:close]), Loader=SAFE_LOADER)
@@ -259,16 +273,19 @@ def _same(a: object, b: object) -> bool:
 
 
 @fuzz(300)
-@given(raw=st.one_of(fz.editable_files(), fz.editable_files(), fz.editable_files(), fz.file_bytes()),
+@given(raw=st.one_of(fz.editable_files(), fz.editable_files(), fz.editable_files(),
+                     fz.file_bytes()),
        updates=fz.policy_updates | fz.init_updates)
 @example(raw=b"----\nname: feedback_x\nsummary: kept\n----\nbody\n", updates={"access_count": 1})
 @example(raw=b"---\nname: feedback_x\nsummary: kept\n---\r\nbody\r\n", updates={"access_count": 1})
 @example(raw=b"\x00---\nname: feedback_x\nsummary: kept\n---\nbody\n", updates={"access_count": 1})
 @example(raw=b"---\nlast_reinforced:   # not yet\n---\nbody\n",
          updates={"last_reinforced": dt.datetime(2026, 7, 30, tzinfo=dt.UTC)})
-@example(raw=b"---\nname: feedback_x\n---\nbody\n", updates={"last_reinforced": dt.datetime(999, 1, 1, tzinfo=dt.UTC)})
+@example(raw=b"---\nname: feedback_x\n---\nbody\n",
+         updates={"last_reinforced": dt.datetime(999, 1, 1, tzinfo=dt.UTC)})
 @example(raw=b"---\ncreated: 2026-02-30\n---\nbody\n", updates={"access_count": 1})
-def test_set_fields_edits_only_the_values_or_refuses(raw: bytes, updates: dict[str, object]) -> None:
+def test_set_fields_edits_only_the_values_or_refuses(
+        raw: bytes, updates: dict[str, object]) -> None:
     """set_fields either raises CannotEdit, or returns bytes that differ only in the edited values.
 
     Checked three ways: line by line against the input (other lines, the fences, the body, the
@@ -294,8 +311,10 @@ def test_set_fields_edits_only_the_values_or_refuses(raw: bytes, updates: dict[s
     assert after_p.has_frontmatter
     for key, value in before_p.meta.items():
         if key not in updates:
-            assert key in after_p.meta and _same(after_p.meta[key], value), (key, value, after_p.meta.get(key))
-    assert after_p.body.lstrip() == before_p.body.lstrip()  # (the parser's fence eats leading whitespace)
+            assert key in after_p.meta and _same(after_p.meta[key], value), \
+                (key, value, after_p.meta.get(key))
+    # (the parser's fence eats leading whitespace)
+    assert after_p.body.lstrip() == before_p.body.lstrip()
     if "access_count" in updates:
         assert after_p.access_count == updates["access_count"]
     if "stability" in updates:
@@ -304,13 +323,15 @@ def test_set_fields_edits_only_the_values_or_refuses(raw: bytes, updates: dict[s
         if key in updates:
             want = updates[key]
             got = getattr(after_p, key)
-            assert (got is None) if want is None else got == want.replace(microsecond=0), (key, want, got)
+            assert (got is None) if want is None else got == want.replace(microsecond=0), \
+                (key, want, got)
 
 
 # ---------------------------------------------------------------- the hook
 
 
-def call_hook(root: Path | None, data: bytes, argv: list[str] | None = None) -> tuple[int, dict | None]:
+def call_hook(root: Path | None, data: bytes,
+              argv: list[str] | None = None) -> tuple[int, dict | None]:
     out = io.StringIO()
     if argv is None:
         argv = ["--root", str(root), "--now", NOW]
@@ -329,11 +350,14 @@ def hook_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     write(root, "memory/short-term/260730-fact.md", "a fact\n")
     write(root, "memory/bugs/0001-open.md", "---\nstatus: open\ntitle: a bug\n---\n")
     write(root, "identity.md", "# me\n")
-    write(root, "lenses/bash-care.md", "---\ntype: lens\ntrigger:\n  tool_match: ^Bash$\n---\nLENS bash\n")
+    write(root, "lenses/bash-care.md", "---\ntype: lens\ntrigger:\n  tool_match: ^Bash$\n"
+                                       "---\nLENS bash\n")
     write(root, "lenses/memory-writes.md",
-          "---\ntype: lens\ntrigger:\n  tool_match: Write|Edit\n  path_pattern: memory/.*\\.md$\n---\nLENS write\n")
+          "---\ntype: lens\ntrigger:\n  tool_match: Write|Edit\n  path_pattern: memory/.*\\.md$\n"
+          "---\nLENS write\n")
     write(root, "meditations/still.md", "---\ntype: meditation\nshelf: awareness\n---\nsit\n")
-    write(root, "memory-evil/feedback_sibling.md", "a sibling folder whose name starts like memory\n")
+    write(root, "memory-evil/feedback_sibling.md",
+          "a sibling folder whose name starts like memory\n")
     write(outside, "outside.md", "outside\n")
     write(outside, "memory/feedback_elsewhere.md", "elsewhere\n")
     mem = root / "memory"
@@ -357,33 +381,37 @@ def hook_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         os.environ["MEMSTORE_ROOT"] = saved
 
 
-COMPONENTS = (".", "..", "", "memory", "MEMORY.md", "MEMORY-archive.md", "current-state.md", "feedback_alpha.md",
-              "feedback_new.md", "short-term", "bugs", "lenses", "meditations", "identity.md", "bash-care.md",
-              "link-out", "lens-door", "loop", "inner", "up", "feedback_link-out.md", "dangling.md",
-              "feedback_in-link.md", "MEMORY-link.md", "outside.md", "feedback_elsewhere.md", "x.md", "x.MD",
-              "x.md ", ".md", "notes.txt", "a" * 300 + ".md", "b" * 5000, "~", "$HOME", "\x00", "...", "\udcff.md",
-              "\ud800.md", "feedback_\u00e9t\u00e9.md", "memory-evil", "memory.md")
+COMPONENTS = (".", "..", "", "memory", "MEMORY.md", "MEMORY-archive.md", "current-state.md",
+              "feedback_alpha.md", "feedback_new.md", "short-term", "bugs", "lenses", "meditations",
+              "identity.md", "bash-care.md", "link-out", "lens-door", "loop", "inner", "up",
+              "feedback_link-out.md", "dangling.md", "feedback_in-link.md", "MEMORY-link.md",
+              "outside.md", "feedback_elsewhere.md", "x.md", "x.MD", "x.md ", ".md", "notes.txt",
+              "a" * 300 + ".md", "b" * 5000, "~", "$HOME", "\x00", "...", "\udcff.md", "\ud800.md",
+              "feedback_\u00e9t\u00e9.md", "memory-evil", "memory.md")
 PREFIXES = ("ROOT", "MEMORY", "OUTSIDE", "/", "", "~", "/tmp")
 TOOLS = ("Write", "Edit", "MultiEdit", "Read", "Bash", "Grep", "write", "Write ", "NotebookEdit")
 EVENTS = ("PreToolUse", "PreToolUse", "PostToolUse", "SessionStart", "Stop", "pretooluse")
 
 
 def _resolve_prefix(token: object, root: Path) -> object:
-    table = {"ROOT": str(root), "MEMORY": str(root / "memory"), "OUTSIDE": str(root.parent / "outside")}
+    table = {"ROOT": str(root), "MEMORY": str(root / "memory"),
+             "OUTSIDE": str(root.parent / "outside")}
     return table.get(token, token) if isinstance(token, str) else token
 
 
-LEAVES = ("feedback_new.md", "feedback_alpha.md", "x.md", "MEMORY.md", "MEMORY-archive.md", "current-state.md",
-          "feedback_link-out.md", "dangling.md", "feedback_in-link.md", "MEMORY-link.md", "identity.md", "x.MD",
-          "notes.txt", "..", ".", "")
+LEAVES = ("feedback_new.md", "feedback_alpha.md", "x.md", "MEMORY.md", "MEMORY-archive.md",
+          "current-state.md", "feedback_link-out.md", "dangling.md", "feedback_in-link.md",
+          "MEMORY-link.md", "identity.md", "x.MD", "notes.txt", "..", ".", "")
 
 
 @st.composite
 def file_paths(draw: st.DrawFn) -> tuple[str, list[str], str]:
-    """(prefix token, path components, separator): resolved against the fixture root by _materialize."""
+    """(prefix token, path components, separator): resolved against the fixture root by
+    _materialize."""
     prefix = draw(st.sampled_from(("MEMORY", "MEMORY", "MEMORY", "ROOT", "ROOT", *PREFIXES)))
     benign = st.sampled_from(["short-term", "bugs", "new-folder", "inner", "."])
-    parts = draw(st.lists(benign | benign | st.sampled_from(COMPONENTS) | st.text(max_size=8), max_size=3))
+    parts = draw(st.lists(benign | benign | st.sampled_from(COMPONENTS) | st.text(max_size=8),
+                          max_size=3))
     leaf = draw(st.sampled_from(LEAVES[:4]) | st.sampled_from(LEAVES) | st.sampled_from(COMPONENTS)
                 | st.text(max_size=8))
     sep = draw(st.sampled_from(["/", "/", "//", "/./"]))
@@ -393,18 +421,22 @@ def file_paths(draw: st.DrawFn) -> tuple[str, list[str], str]:
 CWDS = ("ROOT", "MEMORY", "OUTSIDE", "/", "", "memory", "bad\x00cwd")
 # Paths that are one step away from an approvable one: a sibling folder named like memory/, a
 # symlink out of it, a derived file, a wrong suffix, a walk up and out.
-TRICKY = ("ROOT/memory-evil/feedback_x.md", "ROOT/memory.md", "ROOT/memoryx.md", "MEMORY/../memory-evil/x.md",
-          "MEMORY/../identity.md", "MEMORY/link-out/x.md", "MEMORY/lens-door/bash-care.md", "MEMORY/up/identity.md",
-          "MEMORY/up/lenses/new.md", "MEMORY/feedback_link-out.md", "MEMORY/dangling.md", "MEMORY/MEMORY.md",
-          "MEMORY/MEMORY-link.md", "MEMORY/current-state.md", "MEMORY/loop/x.md", "OUTSIDE/memory/feedback_x.md",
-          "MEMORY/notes.txt", "MEMORY/x.MD", "MEMORY/inner/../../identity.md", "MEMORY/up/memory-evil/x.md",
-          "MEMORY/short-term/../../meditations/x.md", "MEMORY/feedback_new.md", "MEMORY/short-term/260730-x.md",
-          "MEMORY/up/memory/feedback_x.md", "MEMORY/inner/x.md", "MEMORY/feedback_in-link.md", "MEMORY/.md")
+TRICKY = ("ROOT/memory-evil/feedback_x.md", "ROOT/memory.md", "ROOT/memoryx.md",
+          "MEMORY/../memory-evil/x.md", "MEMORY/../identity.md", "MEMORY/link-out/x.md",
+          "MEMORY/lens-door/bash-care.md", "MEMORY/up/identity.md", "MEMORY/up/lenses/new.md",
+          "MEMORY/feedback_link-out.md", "MEMORY/dangling.md", "MEMORY/MEMORY.md",
+          "MEMORY/MEMORY-link.md", "MEMORY/current-state.md", "MEMORY/loop/x.md",
+          "OUTSIDE/memory/feedback_x.md", "MEMORY/notes.txt", "MEMORY/x.MD",
+          "MEMORY/inner/../../identity.md", "MEMORY/up/memory-evil/x.md",
+          "MEMORY/short-term/../../meditations/x.md", "MEMORY/feedback_new.md",
+          "MEMORY/short-term/260730-x.md", "MEMORY/up/memory/feedback_x.md", "MEMORY/inner/x.md",
+          "MEMORY/feedback_in-link.md", "MEMORY/.md")
 
 
 @st.composite
 def write_payloads(draw: st.DrawFn) -> dict[str, object]:
-    """A well-formed PreToolUse (mostly of a write tool): only the tool, the path and the cwd are fuzzed."""
+    """A well-formed PreToolUse (mostly of a write tool): only the tool, the path and the cwd are
+    fuzzed."""
     if draw(st.booleans()):
         token, _, rest = draw(st.sampled_from(TRICKY)).partition("/")
         path: tuple[object, ...] = ("FP", token, rest.split("/"), "/")
@@ -422,14 +454,16 @@ def write_payloads(draw: st.DrawFn) -> dict[str, object]:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
+    lambda children: (st.lists(children, max_size=4)
+                      | st.dictionaries(st.text(max_size=10), children, max_size=4)),
     max_leaves=12,
 )
 
 
 @st.composite
 def hook_payloads(draw: st.DrawFn) -> dict[str, object]:
-    """A dict shaped like what Claude Code sends, each field fuzzed (sometimes missing or of a wrong type)."""
+    """A dict shaped like what Claude Code sends, each field fuzzed (sometimes missing or of a wrong
+    type)."""
     payload: dict[str, object] = {}
     if draw(st.integers(0, 9)):
         payload["hook_event_name"] = draw(st.sampled_from(EVENTS) | json_values)
@@ -444,7 +478,8 @@ def hook_payloads(draw: st.DrawFn) -> dict[str, object]:
         payload["tool_input"] = draw(json_values)
     elif shape > 1:
         prefix, parts, sep = draw(file_paths())
-        payload["tool_input"] = {"file_path": ("FP", prefix, parts, sep)}  # resolved by _materialize
+        # resolved by _materialize
+        payload["tool_input"] = {"file_path": ("FP", prefix, parts, sep)}
         if draw(st.booleans()):
             payload["tool_input"]["content"] = draw(st.text(max_size=20))  # type: ignore[index]
     for key in draw(st.lists(st.text(max_size=8), max_size=2)):
@@ -470,10 +505,12 @@ def _materialize(payload: dict[str, object], root: Path) -> dict[str, object]:
 def _may_be_approved(root: Path, payload: dict[str, object]) -> tuple[bool, str]:
     """Independently of memstore: is an approval of this payload acceptable?"""
     tool = payload.get("tool_name")
-    if payload.get("hook_event_name") == "PreToolUse" and isinstance(tool, str) and tool.startswith("mcp__memstore__"):
+    if (payload.get("hook_event_name") == "PreToolUse" and isinstance(tool, str)
+            and tool.startswith("mcp__memstore__")):
         own = {"search", "read", "note", "new_memory", "bug_add", "bug_list", "bug_close"}
         return tool[len("mcp__memstore__"):] in own, "memstore's own MCP tool, by exact name"
-    if payload.get("hook_event_name") != "PreToolUse" or tool not in ("Write", "Edit", "MultiEdit", "Read"):
+    if (payload.get("hook_event_name") != "PreToolUse"
+            or tool not in ("Write", "Edit", "MultiEdit", "Read")):
         return False, "not a PreToolUse of a write tool or a Read"
     data = payload.get("tool_input")
     file_path = data.get("file_path") if isinstance(data, dict) else None
@@ -485,7 +522,8 @@ def _may_be_approved(root: Path, payload: dict[str, object]) -> tuple[bool, str]
         if not isinstance(cwd, str) or not cwd or "\x00" in cwd:
             return False, "a Read approval with no project to be outside of"
         project = os.path.realpath(cwd)
-        if os.path.realpath(root) == project or os.path.realpath(root).startswith(project.rstrip("/") + "/"):
+        if (os.path.realpath(root) == project
+                or os.path.realpath(root).startswith(project.rstrip("/") + "/")):
             return False, "a Read approval for a root inside the project"
     base = cwd if isinstance(cwd, str) and cwd and "\x00" not in cwd else os.getcwd()
     try:
@@ -497,7 +535,8 @@ def _may_be_approved(root: Path, payload: dict[str, object]) -> tuple[bool, str]
         return False, f"{real} is not inside {memory}"
     if not real.name.endswith(".md") or real.name.startswith("."):
         return False, f"{real} is not a visible markdown file"
-    derived = real.parent == memory and real.name in ("MEMORY.md", "MEMORY-archive.md", "current-state.md")
+    derived = real.parent == memory and real.name in ("MEMORY.md", "MEMORY-archive.md",
+                                                      "current-state.md")
     if derived and tool != "Read":
         return False, f"{real} is a derived file"
     return True, str(real)
@@ -510,12 +549,14 @@ def _may_be_denied(root: Path, payload: dict[str, object]) -> tuple[bool, str]:
     if tool == "Bash":
         command = data.get("command") if isinstance(data, dict) else None
         names = ("identity.md", "memstore.toml", "lenses", "meditations")
-        return isinstance(command, str) and any(n in command for n in names), "a shell command naming them"
+        return isinstance(command, str) and any(n in command for n in names), \
+            "a shell command naming them"
     if tool not in ("Write", "Edit", "MultiEdit", "NotebookEdit"):
         return False, "not a tool that writes a file"
     target = (data or {}).get("file_path") if isinstance(data, dict) else None
     if isinstance(target, str) and "\x00" not in target and (
-            os.path.realpath(target).endswith(("/.claude/settings.json", "/.claude/settings.local.json"))
+            os.path.realpath(target).endswith(("/.claude/settings.json",
+                                               "/.claude/settings.local.json"))
             or os.path.realpath(target).endswith("/.claude/rules/memstore.md")):
         return True, "Claude Code's settings hold memstore's wiring"
     file_path = data.get("file_path") if isinstance(data, dict) else None
@@ -529,13 +570,15 @@ def _may_be_denied(root: Path, payload: dict[str, object]) -> tuple[bool, str]:
         return False, f"{real} is not inside {top}"
     rel = real.relative_to(top).as_posix().casefold()
     owned = rel in ("identity.md", "memstore.toml") or rel.startswith(("lenses/", "meditations/"))
-    # memstore's own: runtime/ (the journal cannot be rebuilt) and the rendered files the client loads
+    # memstore's own: runtime/ (the journal cannot be rebuilt) and the rendered files clients load
     machine = rel.startswith("runtime/") or rel in ("memory/memory.md", "memory/memory-archive.md",
                                                     "memory/current-state.md")
-    return owned or machine, f"{rel} is the person's or memstore's" if owned or machine else f"{rel} is neither"
+    return owned or machine, f"{rel} is the person's or memstore's" if owned or machine \
+        else f"{rel} is neither"
 
 
-def _check_response(root: Path, payload: dict[str, object], code: int, response: dict | None) -> None:
+def _check_response(root: Path, payload: dict[str, object], code: int,
+                    response: dict | None) -> None:
     assert code == 0
     if response is None:
         event("no output")
@@ -554,7 +597,8 @@ def _check_response(root: Path, payload: dict[str, object], code: int, response:
 
 @fuzz(600)
 @given(payload=write_payloads() | write_payloads() | hook_payloads())
-def test_hook_payloads_exit_0_and_approve_only_memory_files(hook_root: Path, payload: dict[str, object]) -> None:
+def test_hook_payloads_exit_0_and_approve_only_memory_files(
+        hook_root: Path, payload: dict[str, object]) -> None:
     payload = _materialize(payload, hook_root)
     try:
         data = json.dumps(payload).encode()
@@ -564,17 +608,20 @@ def test_hook_payloads_exit_0_and_approve_only_memory_files(hook_root: Path, pay
 
 
 @fuzz(200)
-@given(prefix=st.sampled_from(["ROOT/memory", "MEMORY", "ROOT/memory/inner", "ROOT/memory/up/memory"]),
-       parts=st.lists(fz.kebab | st.sampled_from(["..", ".", "short-term", "bugs", "new-folder"]), max_size=4),
+@given(prefix=st.sampled_from(["ROOT/memory", "MEMORY", "ROOT/memory/inner",
+                               "ROOT/memory/up/memory"]),
+       parts=st.lists(fz.kebab | st.sampled_from(["..", ".", "short-term", "bugs", "new-folder"]),
+                      max_size=4),
        stem=fz.kebab, tool=st.sampled_from(["Write", "Edit", "MultiEdit"]))
-def test_hook_approves_writes_that_stay_inside_memory(hook_root: Path, prefix: str, parts: list[str], stem: str,
-                                                      tool: str) -> None:
-    """The other direction: a write whose real path stays inside memory/ is approved (no prompt wall)."""
+def test_hook_approves_writes_that_stay_inside_memory(
+        hook_root: Path, prefix: str, parts: list[str], stem: str, tool: str) -> None:
+    """The other direction: a write whose real path stays inside memory/ is approved (no prompt
+    wall)."""
     base = _resolve_prefix(prefix.split("/", 1)[0], hook_root)
     rest = prefix.split("/", 1)[1] if "/" in prefix else ""
     path = "/".join(p for p in (str(base), rest, *parts, stem + ".md") if p)
-    payload = {"hook_event_name": "PreToolUse", "session_id": "inside", "cwd": str(hook_root), "tool_name": tool,
-               "tool_input": {"file_path": path}}
+    payload = {"hook_event_name": "PreToolUse", "session_id": "inside", "cwd": str(hook_root),
+               "tool_name": tool, "tool_input": {"file_path": path}}
     code, response = call_hook(hook_root, json.dumps(payload).encode())
     ok, _why = _may_be_approved(hook_root, payload)
     assume(ok)
@@ -586,7 +633,8 @@ raw_json_texts = st.one_of(
     json_values.map(json.dumps),
     hook_payloads().map(lambda p: json.dumps(p, default=str)),
     st.text(max_size=50),
-    st.sampled_from(['{"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": {"file_path": "\\ud800"}}',
+    st.sampled_from(['{"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": '
+                     '{"file_path": "\\ud800"}}',
                      '{"a": 1e999}', '{"a": NaN}', '{"a": -Infinity}', '{"a": 1' + "0" * 5000 + "}",
                      '{"hook_event_name": "PreToolUse"} trailing', '{"a": 1, "a": 2}', "[" * 100000,
                      '{"session_id": "\\udcff", "hook_event_name": "SessionStart"}']),
@@ -594,8 +642,10 @@ raw_json_texts = st.one_of(
 
 
 @fuzz(300)
-@given(data=st.one_of(st.binary(max_size=400), raw_json_texts.map(lambda t: t.encode("utf-8", "surrogatepass")),
-                      raw_json_texts.map(lambda t: b"\xef\xbb\xbf" + t.encode("utf-8", "surrogatepass"))))
+@given(data=st.one_of(st.binary(max_size=400),
+                      raw_json_texts.map(lambda t: t.encode("utf-8", "surrogatepass")),
+                      raw_json_texts.map(
+                          lambda t: b"\xef\xbb\xbf" + t.encode("utf-8", "surrogatepass"))))
 def test_hook_any_bytes_exit_0(hook_root: Path, data: bytes) -> None:
     code, response = call_hook(hook_root, data)
     assert code == 0
@@ -608,14 +658,17 @@ def test_hook_any_bytes_exit_0(hook_root: Path, data: bytes) -> None:
 
 
 @fuzz(100)
-@given(argv=st.lists(st.sampled_from(["--root", "--now", "--root=", "--now=", "ROOT", "OUTSIDE", "/nonexistent", "",
-                                      "9999-12-31T23:59:59-05:00", "garbage", "2026-07-30T12:00:00Z", "hook"])
+@given(argv=st.lists(st.sampled_from(["--root", "--now", "--root=", "--now=", "ROOT", "OUTSIDE",
+                                      "/nonexistent", "", "9999-12-31T23:59:59-05:00", "garbage",
+                                      "2026-07-30T12:00:00Z", "hook"])
                      | st.text(max_size=10).filter(lambda a: not os.path.isdir(a)), max_size=6),
        payload=hook_payloads())
 def test_hook_any_argv_exit_0(hook_root: Path, argv: list[str], payload: dict[str, object]) -> None:
-    """Any command line (roots that do not exist, clocks that are not times): exit 0, approvals still sound.
+    """Any command line (roots that do not exist, clocks that are not times): exit 0, approvals
+    still sound.
 
-    (Random words that name a real folder are left out: the hook would take it as the root and log there.)
+    (Random words that name a real folder are left out: the hook would take it as the root and log
+    there.)
     """
     argv = [str(_resolve_prefix(a, hook_root)) for a in argv]
     payload = _materialize(payload, hook_root)
@@ -634,11 +687,12 @@ def test_hook_any_argv_exit_0(hook_root: Path, argv: list[str], payload: dict[st
 
 
 GARBAGE_STDIN = [b"", b"\x00\xff\xfe", b"{" * 50000, b'{"hook_event_name": "SessionStart"',
-                 b'{"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": {"file_path": "/etc/passwd"}}',
-                 b'{"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": {"file_path": '
-                 b'"ROOT/memory/up/identity.md"}}',
-                 b'{"hook_event_name": "PostToolUse", "tool_name": "Read", "session_id": "\\udcff", '
-                 b'"tool_input": {"file_path": "ROOT/memory/feedback_alpha.md"}}']
+                 b'{"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": '
+                 b'{"file_path": "/etc/passwd"}}',
+                 b'{"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": '
+                 b'{"file_path": "ROOT/memory/up/identity.md"}}',
+                 b'{"hook_event_name": "PostToolUse", "tool_name": "Read", "session_id": '
+                 b'"\\udcff", "tool_input": {"file_path": "ROOT/memory/feedback_alpha.md"}}']
 
 
 @pytest.mark.parametrize("launcher", ["module", "hookrun"])
@@ -647,7 +701,8 @@ def test_real_hook_process_exits_0_on_garbage(hook_root: Path, launcher: str) ->
     if launcher == "module":
         command = [sys.executable, "-m", "memstore", "--root", str(hook_root), "--now", NOW, "hook"]
     else:
-        command = [sys.executable, "-S", str(REPO / "memstore/hookrun.py"), "--root", str(hook_root)]
+        command = [sys.executable, "-S", str(REPO / "memstore/hookrun.py"), "--root",
+                   str(hook_root)]
     for data in GARBAGE_STDIN:
         data = data.replace(b"ROOT", str(hook_root).encode())
         proc = subprocess.run(command, input=data, capture_output=True, timeout=60, cwd=hook_root)
@@ -666,8 +721,10 @@ def test_real_hook_process_exits_0_on_garbage(hook_root: Path, launcher: str) ->
 @pytest.fixture(scope="module")
 def search_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("searchfuzz") / "agent"
-    write(root, "memory/feedback_alpha.md", memory("feedback_alpha", "zebra stripes alpha", "NEAR the zebra"))
-    write(root, "memory/project_beta.md", memory("project_beta", "beta: colons and \"quotes\"", "日本 é — x*"))
+    write(root, "memory/feedback_alpha.md", memory("feedback_alpha", "zebra stripes alpha",
+                                                   "NEAR the zebra"))
+    write(root, "memory/project_beta.md", memory("project_beta", "beta: colons and \"quotes\"",
+                                                 "日本 é — x*"))
     write(root, "memory/short-term/260730-fact.md", "a short fact about zebras\n")
     write(root, "memory/feedback_broken.md", b"---\nname: \"broken\n---\n\x00\xff zebra\n")
     sync(root, CFG)
@@ -680,29 +737,35 @@ def search_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_search_any_query(search_root: Path, query: str, json_out: bool, dashdash: bool) -> None:
     args = ["search", *(["--json"] if json_out else []), *(["--"] if dashdash else []), query]
     result = invoke(search_root, *args)
-    if not any(ch.isalnum() for ch in query) or len(query) > MAX_QUERY_CHARS:  # nothing (or a page): bad usage
+    # nothing (or a page): bad usage
+    if not any(ch.isalnum() for ch in query) or len(query) > MAX_QUERY_CHARS:
         clean_exit(result, (2,))
     elif dashdash or not query.startswith("-"):
         clean_exit(result, (0,))
         if json_out:
             hits = json.loads(result.stdout)
-            assert isinstance(hits, list) and all({"path", "name", "score", "snippet"} <= set(h) for h in hits)
+            assert isinstance(hits, list) and all({"path", "name", "score", "snippet"} <= set(h)
+                                                  for h in hits)
     else:
         clean_exit(result, (0, 2))  # may read as an unknown option: bad usage
 
 
 @fuzz(60)
-@given(query=fz.queries, limit=st.one_of(st.integers(), fz.huge_ints, st.sampled_from(["x", "", "1.5", "-0"])),
-       type_=st.none() | st.sampled_from(["feedback", "lens", "t2", "bogus", ""]) | st.text(max_size=6))
+@given(query=fz.queries,
+       limit=st.one_of(st.integers(), fz.huge_ints, st.sampled_from(["x", "", "1.5", "-0"])),
+       type_=(st.none() | st.sampled_from(["feedback", "lens", "t2", "bogus", ""])
+              | st.text(max_size=6)))
 @example(query="zebra", limit=10**20, type_=None)
-def test_search_options_bad_usage_is_exit_2(search_root: Path, query: str, limit: object, type_: str | None) -> None:
+def test_search_options_bad_usage_is_exit_2(
+        search_root: Path, query: str, limit: object, type_: str | None) -> None:
     """--limit and --type of any value: results (0) or bad usage (2), never a traceback."""
-    args = ["search", "--limit", str(limit)] + (["--type", type_] if type_ is not None else []) + ["--", query]
+    args = ["search", "--limit", str(limit)] + (["--type", type_] if type_ is not None else []) + \
+        ["--", query]
     clean_exit(invoke(search_root, *args), (0, 2))
 
 
-SUBPROCESS_QUERIES = [b"zebra", b'"', b"NEAR(", b"-x", b"--", b"\xff", b'"\xff"', b"zebra \xff*", b"a:b", b"'",
-                      b"*", b"\xe6\x97\xa5\xe6\x9c\xac", b"x" * 5000]
+SUBPROCESS_QUERIES = [b"zebra", b'"', b"NEAR(", b"-x", b"--", b"\xff", b'"\xff"', b"zebra \xff*",
+                      b"a:b", b"'", b"*", b"\xe6\x97\xa5\xe6\x9c\xac", b"x" * 5000]
 
 
 def test_search_real_process(search_root: Path) -> None:
@@ -711,11 +774,13 @@ def test_search_real_process(search_root: Path) -> None:
     env.pop("MEMSTORE_ROOT", None)
     failures = []
     for query in SUBPROCESS_QUERIES:
-        proc = subprocess.run([sys.executable, "-m", "memstore", "--root", str(search_root), "search", query],
+        proc = subprocess.run([sys.executable, "-m", "memstore", "--root", str(search_root),
+                               "search", query],
                               capture_output=True, timeout=60, env=env)
         wordless = not any(ch.isalnum() for ch in query.decode("utf-8", "surrogateescape"))
         too_long = len(query) > MAX_QUERY_CHARS
-        allowed = (0, 2) if query.startswith(b"-") else (2,) if wordless or too_long else (0,)  # bad usage
+        # exit 2 is bad usage
+        allowed = (0, 2) if query.startswith(b"-") else (2,) if wordless or too_long else (0,)
         if proc.returncode not in allowed or b"Traceback" in proc.stderr:
             failures.append((query, proc.returncode, proc.stderr.decode(errors="replace")[-300:]))
     assert not failures, failures

@@ -91,8 +91,8 @@ def _given(root: Path, spelled: str) -> str:
 
 def _call(root: Path, payload: dict[str, object]) -> dict[str, object] | None:
     out = io.StringIO()
-    code = hook_main(["--root", str(root), "--now", NOW], stdin=io.BytesIO(json.dumps(payload).encode()),
-                     stdout=out)
+    code = hook_main(["--root", str(root), "--now", NOW],
+                     stdin=io.BytesIO(json.dumps(payload).encode()), stdout=out)
     assert code == 0
     return json.loads(out.getvalue()) if out.getvalue() else None
 
@@ -103,12 +103,15 @@ def _decision(response: dict[str, object] | None) -> object:
 
 
 def _journaled(root: Path) -> int:
-    return sum(len(f.read_text().splitlines()) for f in (root / "runtime" / "journal").glob("*.jsonl"))
+    return sum(len(f.read_text().splitlines())
+               for f in (root / "runtime" / "journal").glob("*.jsonl"))
 
 
-@pytest.mark.parametrize(("spelled", "touch", "write", "read"), TABLE, ids=[row[0] for row in TABLE])
-def test_the_predicates_and_the_hook_give_one_answer(linked_root: Path, tmp_path: Path, spelled: str,
-                                                     touch: bool, write: bool, read: bool) -> None:
+@pytest.mark.parametrize(("spelled", "touch", "write", "read"), TABLE,
+                         ids=[row[0] for row in TABLE])
+def test_the_predicates_and_the_hook_give_one_answer(
+        linked_root: Path, tmp_path: Path, spelled: str, touch: bool, write: bool,
+        read: bool) -> None:
     given = _given(linked_root, spelled)
     found = resolve(linked_root, given, None)
     assert (reinforces(found, [TEAM]) is not None) == touch
@@ -140,7 +143,8 @@ def test_the_length_limit_is_the_joined_paths_for_every_question(linked_root: Pa
     pre = {"hook_event_name": "PreToolUse", "session_id": "s", "cwd": cwd, "tool_name": "Write",
            "tool_input": {"file_path": rel}}
     assert _decision(_call(linked_root, pre)) is None
-    assert resolve(linked_root, "memory/feedback_a.md", str(linked_root)) is not None  # an ordinary one is
+    # an ordinary one is resolved
+    assert resolve(linked_root, "memory/feedback_a.md", str(linked_root)) is not None
 
 
 @pytest.mark.parametrize("value", ["", "memory/a\x00.md", "memory/\ud800.md", 42, None])
@@ -191,7 +195,8 @@ def _names_log(node: ast.AST, tainted: set[str]) -> bool:
             return True
         if isinstance(part, ast.Attribute) and part.attr == "hook_log":
             return True
-        if isinstance(part, ast.Constant) and isinstance(part.value, str) and "hook-errors" in part.value:
+        if (isinstance(part, ast.Constant) and isinstance(part.value, str)
+                and "hook-errors" in part.value):
             return True
     return False
 

@@ -33,7 +33,8 @@ NORMAL = "project_widgets"
 
 
 def laughs() -> str:
-    lines = ["---", f"name: {LAUGHS}", 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines = ["---", f"name: {LAUGHS}",
+             'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     previous = "a"
     for level in "bcdefghi":
         lines.append(f"{level}: &{level} [" + ",".join([f"*{previous}"] * 9) + "]")
@@ -42,34 +43,42 @@ def laughs() -> str:
 
 
 def hostile_root(root: Path) -> Path:
-    write(root, f"memory/{SELF}.md", f"---\nname: {SELF}\ntype: project\nb: &b [*b]\n---\n\n# self\n\nmy own list\n")
+    write(root, f"memory/{SELF}.md",
+          f"---\nname: {SELF}\ntype: project\nb: &b [*b]\n---\n\n# self\n\nmy own list\n")
     write(root, f"memory/{LAUGHS}.md", laughs())
-    write(root, f"memory/{DEEP}.md", f"---\nname: {DEEP}\na: {'[' * 990}{']' * 990}\n---\n\n# deep\n")
-    write(root, f"memory/{NORMAL}.md", memory(NORMAL, "how the widgets are oiled", "Oil the widgets weekly."))
+    write(root, f"memory/{DEEP}.md",
+          f"---\nname: {DEEP}\na: {'[' * 990}{']' * 990}\n---\n\n# deep\n")
+    write(root, f"memory/{NORMAL}.md", memory(NORMAL, "how the widgets are oiled",
+                                              "Oil the widgets weekly."))
     return root
 
 
 def cli(root: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """The real CLI in a child whose memory is capped, so a regression fails fast instead of eating the machine."""
+    """The real CLI in a child whose memory is capped, so a regression fails fast instead of eating
+    the machine."""
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
     env = {**os.environ, "MEMSTORE_NOW": NOW}
     env.pop("MEMSTORE_ROOT", None)
-    return subprocess.run([sys.executable, "-m", "memstore", "--root", str(root), *args], capture_output=True,
-                          text=True, env=env, timeout=timeout, preexec_fn=cap)
+    return subprocess.run([sys.executable, "-m", "memstore", "--root", str(root), *args],
+                          capture_output=True, text=True, env=env, timeout=timeout, preexec_fn=cap)
 
 
 def test_billion_laughs_sync_finishes(root: Path) -> None:
-    write(root, f"memory/{LAUGHS}.md", laughs())  # alone: no other hostile file fails the sync first
-    write(root, f"memory/{NORMAL}.md", memory(NORMAL, "how the widgets are oiled", "Oil the widgets weekly."))
+    # alone: no other hostile file fails the sync first
+    write(root, f"memory/{LAUGHS}.md", laughs())
+    write(root, f"memory/{NORMAL}.md", memory(NORMAL, "how the widgets are oiled",
+                                              "Oil the widgets weekly."))
     started = time.monotonic()
-    done = cli(root, "sync", timeout=20)  # a hang guard, not a timing claim (it took minutes and 6 GB)
+    # a hang guard, not a timing claim (it took minutes and 6 GB)
+    done = cli(root, "sync", timeout=20)
     elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Traceback" not in done.stderr and elapsed < 20
     lint = cli(root, "lint", "--json", timeout=20)
-    assert {(i["path"], i["message"]) for i in json.loads(lint.stdout)} >= {(f"memory/{LAUGHS}.md", parsing.ALIASES)}
+    assert {(i["path"], i["message"]) for i in json.loads(lint.stdout)} >= \
+        {(f"memory/{LAUGHS}.md", parsing.ALIASES)}
 
 
 def test_every_command_survives_and_lint_names_each_file(root: Path, run) -> None:
@@ -78,11 +87,13 @@ def test_every_command_survives_and_lint_names_each_file(root: Path, run) -> Non
     for name in (SELF, LAUGHS, DEEP):  # touched, so flush has policy state to write into each
         assert run(root, "touch", str(root / f"memory/{name}.md")).exit_code == 0
     flushed = cli(root, "flush", "--force", timeout=20)  # fmedit loads the YAML itself: capped too
-    assert flushed.returncode in (0, 1) and "Traceback" not in flushed.stderr, flushed.stderr[-2000:]
-    for args in (["sync"], ["render"], ["tick"], ["lint"], ["status"], ["status", "--json"], ["search", "widgets"],
-                 ["list", "--json"], ["show", SELF], ["show", LAUGHS], ["show", DEEP], ["flush", "--force"],
-                 ["context"], ["rebuild"]):
-        result = run(root, *args)  # in-process, catch_exceptions=False: any traceback fails the test here
+    assert flushed.returncode in (0, 1) and "Traceback" not in flushed.stderr, \
+        flushed.stderr[-2000:]
+    for args in (["sync"], ["render"], ["tick"], ["lint"], ["status"], ["status", "--json"],
+                 ["search", "widgets"], ["list", "--json"], ["show", SELF], ["show", LAUGHS],
+                 ["show", DEEP], ["flush", "--force"], ["context"], ["rebuild"]):
+        # in-process, catch_exceptions=False: any traceback fails the test here
+        result = run(root, *args)
         assert result.exit_code in (0, 1), (args, result.output, result.stderr)
         assert "Traceback" not in result.output + result.stderr, args
 
@@ -126,5 +137,6 @@ def test_the_parser_refuses_aliases_and_depth_and_keeps_ordinary_yaml() -> None:
     # An anchor nobody aliases is harmless; trigger maps, lists and dates read as before.
     ok = parsing.parse_bytes(b"---\nlabel: &x plain\ntrigger: {tool_match: Bash, path_pattern: x}\n"
                              b"tags: [a, b]\ncreated: 2026-07-01\n---\nbody\n", "x", config)
-    assert ok.problems == [] and ok.meta["label"] == "plain" and ok.meta["trigger"]["tool_match"] == "Bash"
+    assert ok.problems == [] and ok.meta["label"] == "plain" and \
+        ok.meta["trigger"]["tool_match"] == "Bash"
     assert str(ok.created) == "2026-07-01"

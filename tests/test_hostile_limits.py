@@ -50,37 +50,41 @@ def hook(root: Path, payload: dict[str, object], *, env: dict[str, str] | None =
     started = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "memstore", "--root", str(root), "hook"],
                           input=json.dumps(payload).encode(), capture_output=True, timeout=60,
-                          env={**os.environ, "MEMSTORE_NOW": NOW, **(env or {})}, preexec_fn=preexec)
+                          env={**os.environ, "MEMSTORE_NOW": NOW, **(env or {})},
+                          preexec_fn=preexec)
     return proc, time.monotonic() - started
 
 
 def read_payload(root: Path, file_path: str | None = None, cwd: str | None = None,
                  event: str = "PostToolUse", tool: str = "Read") -> dict[str, object]:
-    return {"hook_event_name": event, "session_id": "s1", "cwd": cwd or str(root), "tool_name": tool,
-            "tool_input": {"file_path": file_path or str(root / REL)}}
+    return {"hook_event_name": event, "session_id": "s1", "cwd": cwd or str(root),
+            "tool_name": tool, "tool_input": {"file_path": file_path or str(root / REL)}}
 
 
 # ---------------------------------------------------------------- 7a: a clock out of range
 
 OUT_OF_RANGE = ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "1969-12-31T23:59:59+00:00"]
 COMMANDS = [["tick"], ["flush"], ["flush", "--force"], ["render"], ["status"], ["status", "--json"],
-            ["search", "alpha"], ["list"], ["lint"], ["sync"], ["rebuild"], ["show", "feedback_alpha"],
-            ["touch", REL], ["context"], ["note", "a fact"], ["bug", "list"], ["review", "--json"]]
+            ["search", "alpha"], ["list"], ["lint"], ["sync"], ["rebuild"],
+            ["show", "feedback_alpha"], ["touch", REL], ["context"], ["note", "a fact"],
+            ["bug", "list"], ["review", "--json"]]
 
 
 @pytest.mark.parametrize("value", OUT_OF_RANGE)
 @pytest.mark.parametrize("args", COMMANDS, ids=lambda a: "-".join(a))
 def test_every_command_refuses_a_clock_out_of_range_in_one_line(laptop_root: Path, run, value: str,
                                                                 args: list[str]) -> None:
-    result = run(laptop_root, "--now", value, *args)  # catch_exceptions=False: an OverflowError fails here
+    # catch_exceptions=False: an OverflowError fails here
+    result = run(laptop_root, "--now", value, *args)
     assert result.exit_code == 2, (result.stdout, result.stderr)
     lines = result.stderr.strip().splitlines()
-    assert lines[0].startswith("memstore: error: ") and "outside the years 1970 to 9000" in lines[0], lines
+    assert lines[0].startswith("memstore: error: ") and \
+        "outside the years 1970 to 9000" in lines[0], lines
     assert len(lines) <= 2 and "Traceback" not in result.stderr  # the line and its hint
 
 
-def test_the_same_clock_in_the_environment_and_at_the_edges(laptop_root: Path, run,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_same_clock_in_the_environment_and_at_the_edges(
+        laptop_root: Path, run, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMSTORE_NOW", "0001-01-01T00:00:00Z")
     for args in (["tick"], ["flush"]):
         result = run(laptop_root, *args)
@@ -93,8 +97,9 @@ def test_the_same_clock_in_the_environment_and_at_the_edges(laptop_root: Path, r
 
 @pytest.mark.parametrize("value", OUT_OF_RANGE[:2])
 def test_the_hook_survives_a_clock_out_of_range(laptop_root: Path, value: str) -> None:
-    for payload in (read_payload(laptop_root), {"hook_event_name": "SessionStart", "session_id": "s1",
-                                          "cwd": str(laptop_root), "source": "startup"}):
+    for payload in (read_payload(laptop_root), {"hook_event_name": "SessionStart",
+                                                "session_id": "s1", "cwd": str(laptop_root),
+                                                "source": "startup"}):
         proc, _ = hook(laptop_root, payload, env={"MEMSTORE_NOW": value})
         assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr
     # the touch was journaled on the wall clock, not in year 1 (or 9999)
@@ -111,9 +116,11 @@ def journal_lines(root: Path) -> list[bytes]:
 
 
 @pytest.mark.parametrize("room", [7, 0], ids=["short-write", "efbig"])
-def test_a_real_short_journal_write_is_taken_back_counted_and_reported(laptop_root: Path, run, room: int) -> None:
+def test_a_real_short_journal_write_is_taken_back_counted_and_reported(
+        laptop_root: Path, run, room: int) -> None:
     day = parse_when(NOW)
-    for minutes in range(4):  # a journal longer than the loss record, so that record fits under the limit
+    # a journal longer than the loss record, so that record fits under the limit
+    for minutes in range(4):
         journal.append(laptop_root, journal.new_event(REL, "Read", day.replace(hour=minutes), "s0",
                                                 source=journal.identity(laptop_root)))
     (path,) = (laptop_root / "runtime/journal").glob("*.jsonl")
@@ -126,13 +133,15 @@ def test_a_real_short_journal_write_is_taken_back_counted_and_reported(laptop_ro
         resource.setrlimit(resource.RLIMIT_FSIZE, (size + room, hard))
 
     proc, _ = hook(laptop_root, read_payload(laptop_root), preexec=limit)
-    assert proc.returncode == 0 and proc.stdout == b"" and b"Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 0 and proc.stdout == b"" and b"Traceback" not in proc.stderr, \
+        proc.stderr
 
     lines = journal_lines(laptop_root)
     assert path.stat().st_size == size and lines[-1] == b""  # cut back: no torn line remains
     assert [json.loads(line)["session"] for line in lines[:-1]] == ["s0"] * 4
     lost = journal.lost_touches(laptop_root)
-    assert lost is not None and lost["lost"] == 1 and lost["last"] == NOW and lost["file"] == path.name
+    assert lost is not None and lost["lost"] == 1 and lost["last"] == NOW and \
+        lost["file"] == path.name
 
     status = run(laptop_root, "status")
     assert status.exit_code == 0
@@ -152,37 +161,45 @@ def test_a_real_short_journal_write_is_taken_back_counted_and_reported(laptop_ro
 def test_no_loss_record_says_nothing(laptop_root: Path, run) -> None:
     journal.append(laptop_root, journal.new_event(REL, "Read", parse_when(NOW), "s0",
                                                   source=journal.identity(laptop_root)))
-    assert (laptop_root / "runtime/state/journal-lost.json").exists()  # its place is made before a disk fills
+    # its place is made before a disk fills
+    assert (laptop_root / "runtime/state/journal-lost.json").exists()
     assert journal.lost_touches(laptop_root) is None
-    assert json.loads(run(laptop_root, "status", "--json").stdout)["journal"]["journal_lost"] is None
+    assert json.loads(
+        run(laptop_root, "status", "--json").stdout)["journal"]["journal_lost"] is None
     assert "could not be written to the journal" not in run(laptop_root, "status").stdout
 
 
 # ---------------------------------------------------------------- 7c: an over-long path
 
 def folded(path: Path | str) -> str:
-    """A 300 KB spelling of `path` (60,000 `a/..` pairs) that realpath folds back into it, cheaply: a hook
-    that resolved it would record the touch, so the guard is seen without timing anything."""
+    """A 300 KB spelling of `path` (60,000 `a/..` pairs) that realpath folds back into it, cheaply:
+    a hook that resolved it would record the touch, so the guard is seen without timing anything."""
     return "/" + "a/../" * 60_000 + str(path).lstrip("/")
 
 
-@pytest.mark.parametrize("where", ["file_path", "relative-file_path", "cwd", "folded-file_path", "folded-cwd"])
+@pytest.mark.parametrize("where", ["file_path", "relative-file_path", "cwd", "folded-file_path",
+                                   "folded-cwd"])
 @pytest.mark.parametrize("tool", ["Write", "Read"])
-def test_a_300_kb_path_in_a_post_tool_use_returns_fast(laptop_root: Path, where: str, tool: str) -> None:
+def test_a_300_kb_path_in_a_post_tool_use_returns_fast(
+        laptop_root: Path, where: str, tool: str) -> None:
     if where == "file_path":
         payload = read_payload(laptop_root, file_path=LONG + "feedback_alpha.md", tool=tool)
     elif where == "relative-file_path":
         payload = read_payload(laptop_root, file_path=LONG[1:] + "feedback_alpha.md", tool=tool)
     elif where == "cwd":
-        payload = read_payload(laptop_root, file_path="memory/feedback_alpha.md", cwd=LONG, tool=tool)
+        payload = read_payload(laptop_root, file_path="memory/feedback_alpha.md", cwd=LONG,
+                               tool=tool)
     elif where == "folded-file_path":
         payload = read_payload(laptop_root, file_path=folded(laptop_root / REL), tool=tool)
     else:
-        payload = read_payload(laptop_root, file_path="memory/feedback_alpha.md", cwd=folded(laptop_root), tool=tool)
+        payload = read_payload(laptop_root, file_path="memory/feedback_alpha.md",
+                               cwd=folded(laptop_root), tool=tool)
     proc, elapsed = hook(laptop_root, payload)
     assert proc.returncode == 0 and b"Traceback" not in proc.stderr
-    assert elapsed < 5, elapsed  # a hang guard: unguarded, the deep ones took 5-9 s in realpath here
-    assert not list((laptop_root / "runtime/journal").glob("*.jsonl"))  # refused before resolving: nothing recorded
+    # a hang guard: unguarded, the deep ones took 5-9 s in realpath here
+    assert elapsed < 5, elapsed
+    # refused before resolving: nothing recorded
+    assert not list((laptop_root / "runtime/journal").glob("*.jsonl"))
     conn = sqlite3.connect(laptop_root / "runtime/memstore.db")
     try:  # nor marked for re-reading (a Write the hook resolved, by the cwd, into memory/)
         assert conn.execute("SELECT path FROM dirty").fetchall() == []
@@ -192,11 +209,14 @@ def test_a_300_kb_path_in_a_post_tool_use_returns_fast(laptop_root: Path, where:
 
 def test_the_resolver_refuses_a_path_longer_than_a_path_can_be(laptop_root: Path, run) -> None:
     started = time.monotonic()
-    assert resolve(laptop_root, folded(laptop_root / REL), None) is None  # refused, not folded into the memory
+    # refused, not folded into the memory
+    assert resolve(laptop_root, folded(laptop_root / REL), None) is None
     assert resolve(laptop_root, "feedback_alpha.md", LONG) is None
     assert time.monotonic() - started < 5
-    assert reinforces(resolve(laptop_root, str(laptop_root / REL), None)) == REL  # an ordinary path still is one
+    # an ordinary path still is one
+    assert reinforces(resolve(laptop_root, str(laptop_root / REL), None)) == REL
     started = time.monotonic()
     # the CLI reaches the resolver without the hook's guard
     result = run(laptop_root, "touch", LONG + "feedback_alpha.md")
-    assert result.exit_code != 0 and "Traceback" not in result.stderr and time.monotonic() - started < 5
+    assert result.exit_code != 0 and "Traceback" not in result.stderr and \
+        time.monotonic() - started < 5

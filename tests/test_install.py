@@ -1,4 +1,5 @@
-"""install merges without disturbing anything, idempotently; verify proves the wiring or lists what is missing."""
+"""install merges without disturbing anything, idempotently;
+verify proves the wiring or lists what is missing."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ EXISTING = {
     "permissions": {"allow": ["Bash(ls:*)"], "deny": ["Read(./.env)"]},
     "model": "some-model",
     "hooks": {
-        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo theirs"}]}],
+        "PreToolUse": [{"matcher": "Bash",
+                        "hooks": [{"type": "command", "command": "echo theirs"}]}],
         "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
     },
 }
@@ -24,7 +26,8 @@ EXISTING = {
 
 @pytest.fixture
 def project(tmp_path: Path) -> dict[str, Path]:
-    """A project whose agent root lies inside it (proj/agent); other layouts: test_install_layouts.py."""
+    """A project whose agent root lies inside it (proj/agent); other layouts:
+    test_install_layouts.py."""
     root = tmp_path / "proj" / "agent"
     write(root, "memory/feedback_alpha.md", memory("feedback_alpha", "alpha"))
     write(root, "identity.md", "# who I am\n")
@@ -39,8 +42,8 @@ def project(tmp_path: Path) -> dict[str, Path]:
 
 
 def install(run, p: dict[str, Path], *extra: str):
-    return run(p["root"], "install", "--settings", str(p["settings"]), "--claude-md", str(p["claude_md"]),
-               "--crontab-file", str(p["cron"]), *extra)
+    return run(p["root"], "install", "--settings", str(p["settings"]), "--claude-md",
+               str(p["claude_md"]), "--crontab-file", str(p["cron"]), *extra)
 
 
 def snapshot(p: dict[str, Path]) -> dict[str, bytes]:
@@ -62,30 +65,37 @@ def test_dry_run_changes_nothing_and_shows_a_diff(run, project) -> None:
 def test_apply_merges_keeps_everything_else_and_is_idempotent(run, project) -> None:
     assert install(run, project, "--apply").exit_code == 0
     settings = json.loads(project["settings"].read_text())
-    # the person's deny rules are kept; ours (the person's files under the root) are added after them
-    ours = [rule for rule in settings["permissions"]["deny"] if rule not in EXISTING["permissions"]["deny"]]
-    assert settings["permissions"] == {**EXISTING["permissions"], "deny": [*EXISTING["permissions"]["deny"], *ours]}
-    assert ours and all(rule.startswith("Edit(//") for rule in ours) and settings["model"] == "some-model"
+    # the person's deny rules are kept; ours (the person's files under the root) come after them
+    ours = [rule for rule in settings["permissions"]["deny"]
+            if rule not in EXISTING["permissions"]["deny"]]
+    assert settings["permissions"] == {**EXISTING["permissions"],
+                                       "deny": [*EXISTING["permissions"]["deny"], *ours]}
+    assert ours and all(rule.startswith("Edit(//") for rule in ours) and \
+        settings["model"] == "some-model"
     assert settings["hooks"]["Stop"] == EXISTING["hooks"]["Stop"]
     assert settings["hooks"]["PreToolUse"][0] == EXISTING["hooks"]["PreToolUse"][0]
     assert settings["autoMemoryEnabled"] is False
     ours = [h for g in settings["hooks"]["PostToolUse"] for h in g["hooks"]]
     root = str(project["root"])
     # the reads of a joined team's memories too (teams/<name>/memory/: reinforced for this person)
-    assert {h["if"] for h in ours} == {f"{t}(/{root}/memory/**)" for t in ("Read", "Edit", "Write", "MultiEdit")} \
+    assert {h["if"] for h in ours} == \
+        {f"{t}(/{root}/memory/**)" for t in ("Read", "Edit", "Write", "MultiEdit")} \
         | {f"Read(/{root}/teams/*/memory/**)"}
-    assert all(h["command"].endswith(f"memstore/hookrun.py --root {root}") and " -S " in h["command"] for h in ours)
-    # the lenses: every tool call through the gate, which starts the hook only for a tool a lens matches
+    assert all(h["command"].endswith(f"memstore/hookrun.py --root {root}")
+               and " -S " in h["command"] for h in ours)
+    # the lenses: every tool call through the gate, which starts the hook only for a lens's tool
     lens_groups = [g for g in settings["hooks"]["PreToolUse"] if g.get("matcher") == "*"]
     assert len(lens_groups) == 1 and " --lenses-only " in lens_groups[0]["hooks"][0]["command"]
     assert lens_groups[0]["hooks"][0]["command"].endswith(f"memstore/hookrun.py --root {root}")
     claude = project["claude_md"].read_text()
-    assert claude.startswith("# Project rules\n\nBe careful.\n") and claude.count("memstore:begin") == 1
+    assert claude.startswith("# Project rules\n\nBe careful.\n") and \
+        claude.count("memstore:begin") == 1
     assert "@agent/memory/MEMORY.md" in claude and "@agent/identity.md" in claude
     assert (project["root"] / "memory/MEMORY.md").is_file()  # so the import resolves
     cron = project["cron"].read_text()
     assert cron.startswith("MAILTO=me\n0 1 * * * backup.sh\n")  # the foreign lines kept
-    assert cron.count(" tick >> ") == 1 and cron.count(" wake --model-cmd ") == 1  # our two jobs, once each
+    # our two jobs, once each
+    assert cron.count(" tick >> ") == 1 and cron.count(" wake --model-cmd ") == 1
 
     first = snapshot(project)
     again = install(run, project, "--apply")
@@ -94,16 +104,19 @@ def test_apply_merges_keeps_everything_else_and_is_idempotent(run, project) -> N
 
 
 def test_a_lens_change_needs_no_reinstall_and_a_reinstall_duplicates_nothing(run, project) -> None:
-    """Failure caught: the lens handler's matcher was the union of the lenses' tool_match at install time,
-    so a lens on a new tool never fired until a reinstall (now one `*` group behind the gate); and a
-    reinstall that added a second group."""
+    """Failure caught: the lens handler's matcher was the union of the lenses' tool_match at install
+    time, so a lens on a new tool never fired until a reinstall (now one `*` group behind the gate);
+    and a reinstall that added a second group."""
     install(run, project, "--apply")
     first = project["settings"].read_text()
-    write(project["root"], "lenses/edits.md", "---\ntype: lens\ntrigger:\n  tool_match: ^Edit$\n---\nedit care\n")
+    write(project["root"], "lenses/edits.md", "---\ntype: lens\ntrigger:\n  tool_match: ^Edit$\n"
+                                              "---\nedit care\n")
     install(run, project, "--apply")
-    assert project["settings"].read_text() == first  # nothing in the registration depends on the lenses
+    # nothing in the registration depends on the lenses
+    assert project["settings"].read_text() == first
     settings = json.loads(first)
-    matchers = [g.get("matcher") for g in settings["hooks"]["PreToolUse"] if not any("if" in h for h in g["hooks"])]
+    matchers = [g.get("matcher") for g in settings["hooks"]["PreToolUse"]
+                if not any("if" in h for h in g["hooks"])]
     assert matchers == ["Bash", "*"]
     assert len(settings["hooks"]["SessionStart"]) == 1
 
@@ -124,17 +137,19 @@ def test_older_style_registrations_are_replaced(run, project) -> None:
 def test_invalid_settings_json_is_refused_untouched(run, project) -> None:
     project["settings"].write_text("{ not json")
     result = install(run, project, "--apply")
-    assert result.exit_code == 1 and "not valid JSON" in result.stderr and "Traceback" not in result.output
+    assert result.exit_code == 1 and "not valid JSON" in result.stderr and \
+        "Traceback" not in result.output
     assert project["settings"].read_text() == "{ not json"
 
 
 def test_verify_lists_what_is_missing_then_passes(run, project) -> None:
-    args = ["verify", "--settings", str(project["settings"]), "--claude-md", str(project["claude_md"]),
-            "--crontab-file", str(project["cron"]), "--json"]
+    args = ["verify", "--settings", str(project["settings"]), "--claude-md",
+            str(project["claude_md"]), "--crontab-file", str(project["cron"]), "--json"]
     before = run(project["root"], *args)
     assert before.exit_code == 1
     missing = {c["name"] for c in json.loads(before.stdout) if not c["ok"]}
-    assert {"hook SessionStart", "hook PostToolUse Read", "imports", "cron tick", "cron wake", "index"} <= missing
+    assert {"hook SessionStart", "hook PostToolUse Read", "imports", "cron tick", "cron wake",
+            "index"} <= missing
 
     install(run, project, "--apply")
     after = run(project["root"], *args)
@@ -162,17 +177,20 @@ def test_seed_style_wrapper_scripts(project, tmp_path: Path) -> None:
     dry = subprocess.run([sys.executable, str(repo / "scripts/bootstrap_memory.py"), str(target)],
                          capture_output=True, text=True, timeout=60)
     assert dry.returncode == 0 and "nothing written" in dry.stdout and not target.exists()
-    done = subprocess.run([sys.executable, str(repo / "scripts/bootstrap_memory.py"), str(target), "--apply"],
+    done = subprocess.run([sys.executable, str(repo / "scripts/bootstrap_memory.py"), str(target),
+                           "--apply"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and (target / "memory").is_dir()
     settings = tmp_path / "s.json"
     env = {**os.environ, "HOME": str(tmp_path / "home")}  # never the real ~/.claude
-    inst = subprocess.run([sys.executable, str(repo / "scripts/install_memory_hooks.py"), "--root", str(target),
-                           "--settings", str(settings), "--claude-md", str(tmp_path / "C.md"), "--apply"],
+    inst = subprocess.run([sys.executable, str(repo / "scripts/install_memory_hooks.py"), "--root",
+                           str(target), "--settings", str(settings), "--claude-md",
+                           str(tmp_path / "C.md"), "--apply"],
                           capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env)
     assert inst.returncode == 0, inst.stderr
-    ver = subprocess.run([sys.executable, str(repo / "scripts/verify_memory_install.py"), "--root", str(target),
-                          "--settings", str(settings), "--claude-md", str(tmp_path / "C.md")],
+    ver = subprocess.run([sys.executable, str(repo / "scripts/verify_memory_install.py"), "--root",
+                          str(target), "--settings", str(settings), "--claude-md",
+                          str(tmp_path / "C.md")],
                          capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env)
     assert ver.returncode == 0, ver.stdout + ver.stderr
 

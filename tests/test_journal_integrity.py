@@ -45,7 +45,8 @@ def laptop_root(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def event(root: Path, minutes: int) -> dict[str, str | None]:
-    return journal.new_event(REL, "Read", T0 + dt.timedelta(minutes=minutes), "s1", source=journal.identity(root))
+    return journal.new_event(REL, "Read", T0 + dt.timedelta(minutes=minutes), "s1",
+                             source=journal.identity(root))
 
 
 def journal_file(root: Path) -> Path:
@@ -93,7 +94,8 @@ def test_append_after_a_torn_tail_starts_a_new_line(laptop_root: Path) -> None:
     sync(laptop_root, CFG)
     assert {first["id"], after["id"]} <= event_ids(laptop_root)
     assert bad_counts(laptop_root) == {path.name: 1}
-    journal.append(laptop_root, event(laptop_root, 3))  # read on from the offset: still counted, not twice
+    # read on from the offset: still counted, not twice
+    journal.append(laptop_root, event(laptop_root, 3))
     sync(laptop_root, CFG)
     assert bad_counts(laptop_root) == {path.name: 1}
 
@@ -131,13 +133,14 @@ def test_a_short_write_that_fails_leaves_nothing_the_next_append_glues_onto(
 
 
 def memstore_cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The installed console script, as a person runs it (python -m memstore where there is none)."""
+    """The installed console script, as a person runs it (python -m memstore where there is
+    none)."""
     script = Path(sys.executable).with_name("memstore")
     argv = [str(script)] if script.exists() else [sys.executable, "-m", "memstore"]
     env = {**os.environ, "MEMSTORE_NOW": NOW}
     env.pop("MEMSTORE_ROOT", None)
-    return subprocess.run([*argv, "--root", str(root), *args], capture_output=True, text=True, env=env,
-                          timeout=120)
+    return subprocess.run([*argv, "--root", str(root), *args], capture_output=True, text=True,
+                          env=env, timeout=120)
 
 
 def test_status_and_lint_name_the_unreadable_lines(laptop_root: Path) -> None:
@@ -148,7 +151,8 @@ def test_status_and_lint_name_the_unreadable_lines(laptop_root: Path) -> None:
         handle.write(torn_line(event(laptop_root, 1)))
     journal.append(laptop_root, event(laptop_root, 2))
     assert memstore_cli(laptop_root, "sync").returncode == 0
-    assert memstore_cli(laptop_root, "sync").returncode == 0  # the lines were read once, by the first sync
+    # the lines were read once, by the first sync
+    assert memstore_cli(laptop_root, "sync").returncode == 0
     rel = f"runtime/journal/{path.name}"
 
     status = memstore_cli(laptop_root, "status")
@@ -161,27 +165,31 @@ def test_status_and_lint_name_the_unreadable_lines(laptop_root: Path) -> None:
     assert any(rel in warning for warning in view["warnings"])
 
     lint = memstore_cli(laptop_root, "lint")
-    assert lint.returncode == 0, lint.stdout + lint.stderr  # a warning: nothing here is an error to fix
+    # a warning: nothing here is an error to fix
+    assert lint.returncode == 0, lint.stdout + lint.stderr
     assert f"{rel}: warning: 2 unreadable lines in {rel}" in lint.stdout
     found = json.loads(memstore_cli(laptop_root, "lint", "--json").stdout)
     assert [(f["path"], f["level"]) for f in found] == [(rel, "warning")]
     assert "the reads recorded there are lost" in found[0]["message"]
 
     # The remedy the message gives: delete the lines that are not JSON, sync; the report goes.
-    kept = [line for line in path.read_bytes().splitlines(keepends=True) if line.startswith(b'{"host"')
-            and line.endswith(b"}\n")]
+    kept = [line for line in path.read_bytes().splitlines(keepends=True)
+            if line.startswith(b'{"host"') and line.endswith(b"}\n")]
     path.write_bytes(b"".join(kept))
     assert memstore_cli(laptop_root, "sync").returncode == 0
-    assert json.loads(memstore_cli(laptop_root, "status", "--json").stdout)["journal"]["bad_lines"] == []
+    assert json.loads(
+        memstore_cli(laptop_root, "status", "--json").stdout)["journal"]["bad_lines"] == []
     assert json.loads(memstore_cli(laptop_root, "lint", "--json").stdout) == []
 
 
-def test_lines_a_merge_puts_before_the_offset_are_read_without_a_rebuild(laptop_root: Path, run) -> None:
+def test_lines_a_merge_puts_before_the_offset_are_read_without_a_rebuild(
+        laptop_root: Path, run) -> None:
     mine = [event(laptop_root, 10), event(laptop_root, 20)]
     for ev in mine:
         journal.append(laptop_root, ev)
     sync(laptop_root, CFG)
-    assert json.loads(run(laptop_root, "show", "feedback_a", "--json").stdout)["journal_touches"] == 2
+    assert json.loads(
+        run(laptop_root, "show", "feedback_a", "--json").stdout)["journal_touches"] == 2
 
     # A merge of another copy of this file: its event lands first, and the file grows.
     path = journal_file(laptop_root)
@@ -189,12 +197,15 @@ def test_lines_a_merge_puts_before_the_offset_are_read_without_a_rebuild(laptop_
     path.write_bytes((json.dumps(theirs, sort_keys=True) + "\n").encode() + path.read_bytes())
     sync(laptop_root, CFG)
     assert theirs["id"] in event_ids(laptop_root)
-    assert json.loads(run(laptop_root, "show", "feedback_a", "--json").stdout)["journal_touches"] == 3
+    assert json.loads(
+        run(laptop_root, "show", "feedback_a", "--json").stdout)["journal_touches"] == 3
     assert bad_counts(laptop_root) == {}
 
 
-def test_a_mirror_from_before_the_tail_digest_reads_each_journal_again(laptop_root: Path, run) -> None:
-    """The in-place migration: offsets stored without a tail are not trusted, so the files are read from 0."""
+def test_a_mirror_from_before_the_tail_digest_reads_each_journal_again(
+        laptop_root: Path, run) -> None:
+    """The in-place migration: offsets stored without a tail are not trusted, so the files are read
+    from 0."""
     from sqlite_utils import Database
 
     from memstore.migrations import migrations
@@ -209,7 +220,8 @@ def test_a_mirror_from_before_the_tail_digest_reads_each_journal_again(laptop_ro
     # a merge put before its offset.
     conn = sqlite3.connect(laptop_root / "runtime" / "memstore.db")
     migrations.apply(Database(conn), stop_before="m007_journal_integrity")
-    conn.execute("INSERT INTO journal_offsets (file, offset) VALUES (?, ?)", (path.name, path.stat().st_size))
+    conn.execute("INSERT INTO journal_offsets (file, offset) VALUES (?, ?)",
+                 (path.name, path.stat().st_size))
     conn.commit()
     conn.close()
 

@@ -1,4 +1,5 @@
-"""The ledgers: `new` (a T2 memory), the open-bug ledger (`bug add/list/close`) and what the bundle carries."""
+"""The ledgers: `new` (a T2 memory), the open-bug ledger (`bug add/list/close`)
+and what the bundle carries."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ PINNED = dt.datetime(2026, 7, 30, 12, 0, tzinfo=dt.UTC)
 
 
 def num(ident: str) -> str:
-    """A bug id's number part: ids filed here carry a clone mark (0001-3f9), hand-made files none."""
+    """A bug id's number part: ids filed here carry a clone mark (0001-3f9), hand-made files
+    none."""
     return ident.split("-")[0]
 
 
@@ -41,10 +43,13 @@ def context(root: Path, now: dt.datetime = PINNED) -> str:
 
 
 def test_new_writes_a_well_formed_memory_that_search_finds_at_once(run, root: Path) -> None:
-    """Fails if new leaves out a frontmatter field, writes one the parser flags, or skips the sync."""
-    assert run(root, "sync").exit_code == 0  # a mirror exists, so only new's own sync can take the file in
-    result = run(root, "new", "feedback", "export format", "--summary", "Exports go out as CSV zebrafish",
-                 "--importance", "7", "--pin", "--body", "Why: the importer chokes on XLSX.")
+    """Fails if new leaves out a frontmatter field, writes one the parser flags, or skips the
+    sync."""
+    # a mirror exists, so only new's own sync can take the file in
+    assert run(root, "sync").exit_code == 0
+    result = run(root, "new", "feedback", "export format", "--summary",
+                 "Exports go out as CSV zebrafish", "--importance", "7", "--pin", "--body",
+                 "Why: the importer chokes on XLSX.")
     assert result.exit_code == 0, result.stderr
     assert result.stdout.strip() == "wrote memory/feedback_export-format.md"
     raw = (root / "memory/feedback_export-format.md").read_bytes()
@@ -52,11 +57,13 @@ def test_new_writes_a_well_formed_memory_that_search_finds_at_once(run, root: Pa
     assert parsed.problems == []
     assert parsed.meta["name"] == "feedback_export-format" and parsed.type == "feedback"
     assert parsed.created == PINNED.date() and parsed.last_updated == PINNED.date()
-    assert parsed.access_count == 0 and parsed.last_accessed == PINNED and parsed.last_reinforced is None
+    assert parsed.access_count == 0 and parsed.last_accessed == PINNED and \
+        parsed.last_reinforced is None
     assert "last_reinforced" in parsed.meta
     assert parsed.stability == Config().initial_stability
     assert parsed.importance == 7 and parsed.pin is True
-    assert parsed.body.lstrip("\n") == "# feedback_export-format\n\nWhy: the importer chokes on XLSX.\n"
+    assert parsed.body.lstrip("\n") == \
+        "# feedback_export-format\n\nWhy: the importer chokes on XLSX.\n"
     # --no-sync: only what new itself took into the mirror can be found
     hits = json.loads(run(root, "search", "zebrafish", "--json", "--no-sync").stdout)
     assert [hit["path"] for hit in hits] == ["memory/feedback_export-format.md"]
@@ -77,7 +84,8 @@ def test_new_body_defaults_to_the_summary_and_pin_is_left_out(run, root: Path) -
     ("already-kebab-case", "already-kebab-case"),
 ])
 def test_new_kebab_cases_the_topic(run, root: Path, topic: str, stem: str) -> None:
-    """Fails if the topic is not lowercased, its separators not collapsed to single hyphens, or not trimmed."""
+    """Fails if the topic is not lowercased, its separators not collapsed to single hyphens, or not
+    trimmed."""
     result = run(root, "new", "project", topic, "--summary", "s")
     assert result.exit_code == 0, result.stderr
     assert (root / f"memory/project_{stem}.md").is_file()
@@ -92,7 +100,8 @@ def test_new_refuses_a_topic_with_nothing_to_name(run, root: Path) -> None:
 
 
 def test_new_refuses_an_unknown_type_listing_the_valid_ones(run, root: Path) -> None:
-    """Fails if an unknown type writes a file, crashes, or leaves the user guessing which types exist."""
+    """Fails if an unknown type writes a file, crashes, or leaves the user guessing which types
+    exist."""
     result = run(root, "new", "lesson", "x", "--summary", "s")
     assert result.exit_code == 2
     lines = result.stderr.splitlines()
@@ -104,10 +113,12 @@ def test_new_refuses_an_unknown_type_listing_the_valid_ones(run, root: Path) -> 
 
 def test_new_refuses_an_existing_name_and_keeps_the_file(run, root: Path) -> None:
     """Fails if new overwrites a memory that already has the name."""
-    before = write(root, "memory/feedback_export-format.md", "---\nname: feedback_export-format\n---\nMINE\n")
+    before = write(root, "memory/feedback_export-format.md",
+                   "---\nname: feedback_export-format\n---\nMINE\n")
     result = run(root, "new", "feedback", "Export format", "--summary", "other")
     assert result.exit_code == 1
-    assert result.stderr.splitlines()[0].startswith("memstore: error: a memory named feedback_export-format")
+    assert result.stderr.splitlines()[0].startswith(
+        "memstore: error: a memory named feedback_export-format")
     assert before.read_text() == "---\nname: feedback_export-format\n---\nMINE\n"
 
 
@@ -134,7 +145,8 @@ def test_new_refuses_importance_outside_0_to_10(run, root: Path, importance: str
 def test_new_round_trips_a_tricky_summary(run, root: Path, summary: str) -> None:
     """Fails if a summary is written unquoted where YAML would read something else (or nothing)."""
     assert run(root, "new", "reference", "tricky", "--summary", summary).exit_code == 0
-    parsed = parse_bytes((root / "memory/reference_tricky.md").read_bytes(), "reference_tricky", Config(), is_t2=True)
+    parsed = parse_bytes((root / "memory/reference_tricky.md").read_bytes(), "reference_tricky",
+                         Config(), is_t2=True)
     assert parsed.summary == summary
     assert parsed.problems == []
 
@@ -142,8 +154,10 @@ def test_new_round_trips_a_tricky_summary(run, root: Path, summary: str) -> None
 # ---------------------------------------------------------------- bug add / list / close
 
 
-def test_a_bug_filed_in_one_run_is_listed_in_the_next_with_filer_and_date(run, root: Path, monkeypatch) -> None:
-    """Fails if the list is scoped to the run (or process) that filed, or loses who filed it and when."""
+def test_a_bug_filed_in_one_run_is_listed_in_the_next_with_filer_and_date(
+        run, root: Path, monkeypatch) -> None:
+    """Fails if the list is scoped to the run (or process) that filed, or loses who filed it and
+    when."""
     monkeypatch.delenv("MEMSTORE_FILED_BY", raising=False)
     added = run(root, "bug", "add", "Flush: skips 'quoted' files", "--body", "Seen on a CRLF file.")
     assert added.exit_code == 0, added.stderr
@@ -155,7 +169,8 @@ def test_a_bug_filed_in_one_run_is_listed_in_the_next_with_filer_and_date(run, r
     import getpass
     import socket
     assert bug.filed_by == f"{getpass.getuser()}@{socket.gethostname()}"
-    assert (num(bug.id), bug.title, bug.status, bug.filed_at) == ("0001", "Flush: skips 'quoted' files", "open", NOW)
+    assert (num(bug.id), bug.title, bug.status, bug.filed_at) == \
+        ("0001", "Flush: skips 'quoted' files", "open", NOW)
     assert bug.body == "Seen on a CRLF file." and bug.problems == []
     text = run(root, "bug", "list", "--now", "2027-01-01T00:00:00Z").stdout
     assert "0001" in text and "2026-07-30" in text and getpass.getuser() in text
@@ -171,10 +186,11 @@ def test_filed_by_comes_from_by_else_the_environment(run, root: Path, monkeypatc
 
 
 def test_an_old_bug_filed_by_someone_else_is_listed(run, root: Path) -> None:
-    """Fails if the list filters by filer, age or run: a bug from another plan two years ago stays listed."""
+    """Fails if the list filters by filer, age or run: a bug from another plan two years ago stays
+    listed."""
     write(root, "memory/bugs/0007-old.md",
-          "---\nid: '0007'\ntitle: OLDBUG render drops pins\nstatus: open\nfiled_at: 2024-03-01T09:00:00Z\n"
-          "filed_by: plan-3 (someone else)\n---\nStill there.\n")
+          "---\nid: '0007'\ntitle: OLDBUG render drops pins\nstatus: open\n"
+          "filed_at: 2024-03-01T09:00:00Z\nfiled_by: plan-3 (someone else)\n---\nStill there.\n")
     run(root, "bug", "add", "new one", "--by", "me")
     listed = bugs_json(run, root)
     assert [(num(b["id"]), b["filed_by"], b["filed_at"]) for b in listed] == [
@@ -221,7 +237,8 @@ def test_close_accepts_the_id_in_any_form(run, root: Path, key: str) -> None:
 
 
 def test_closing_a_closed_or_unknown_bug_is_a_clear_error(run, root: Path) -> None:
-    """Fails if a second close silently rewrites closed_at, or an unknown id exits 0 or tracebacks."""
+    """Fails if a second close silently rewrites closed_at, or an unknown id exits 0 or
+    tracebacks."""
     run(root, "bug", "add", "only", "--by", "me")
     assert run(root, "bug", "close", "1", "--why", "first").exit_code == 0
     path = next((root / "memory/bugs").glob("0001-*-only.md"))
@@ -253,8 +270,8 @@ def test_concurrent_adds_never_collide(root: Path, tight: bool) -> None:
     code = ("import sys; from tests.test_ledgers import _add_many; "
             "_add_many(sys.argv[1], sys.argv[2], 10, sys.argv[3] == '1')")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(root), who, "1" if tight else "0"], env=env,
-                              stderr=subprocess.PIPE) for who in ("alpha", "beta")]
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(root), who, "1" if tight else "0"],
+                              env=env, stderr=subprocess.PIPE) for who in ("alpha", "beta")]
     import time
     time.sleep(1.0)  # let both import and wait at the gate
     (root / "go").touch()
@@ -269,7 +286,8 @@ def test_concurrent_adds_never_collide(root: Path, tight: bool) -> None:
 
 
 def test_a_malformed_bug_file_is_listed_with_a_problem_note(run, root: Path) -> None:
-    """Fails if one bad file crashes the list or vanishes from it (a vanished bug reads as fixed)."""
+    """Fails if one bad file crashes the list or vanishes from it (a vanished bug reads as
+    fixed)."""
     write(root, "memory/bugs/0001-no-front.md", "Just a line about flaky sync\n")
     write(root, "memory/bugs/0002-bad-yaml.md", "---\ntitle: [unclosed\nstatus: open\n---\nbody\n")
     write(root, "memory/bugs/0003-binary.md", b"---\ntitle: caf\xe9 \xff\nstatus: open\n---\n")
@@ -296,7 +314,8 @@ def test_an_unreadable_ledger_folder_is_an_error_not_an_empty_list(run, root: Pa
 
 
 def test_the_bundle_carries_every_open_bug_with_filer_and_date(root: Path) -> None:
-    """Fails if the bundle shows only the latest bugs, or one filer's, or loses who filed and when."""
+    """Fails if the bundle shows only the latest bugs, or one filer's, or loses who filed and
+    when."""
     for n in range(1, 31):
         status = "closed" if n % 10 == 0 else "open"
         write(root, f"memory/bugs/{n:04d}-b.md",
@@ -306,18 +325,21 @@ def test_the_bundle_carries_every_open_bug_with_filer_and_date(root: Path) -> No
     for n in range(1, 31):
         shown = f"BUG{n}X" in text
         assert shown == (n % 10 != 0), n
-    assert f"- 0017 BUG17X: thing (filed 20{20 + 17 % 6}-0{1 + 17 % 9}-01 by plan-17; bugs/0017-b.md)" in text
+    assert (f"- 0017 BUG17X: thing (filed 20{20 + 17 % 6}-0{1 + 17 % 9}-01 by plan-17; "
+            "bugs/0017-b.md)") in text
 
 
 def test_an_empty_ledger_says_nothing_and_a_broken_one_says_so(root: Path) -> None:
-    """Fails if an undecodable bug file silently disappears from the bundle (an empty-looking ledger)."""
+    """Fails if an undecodable bug file silently disappears from the bundle (an empty-looking
+    ledger)."""
     (root / "memory/bugs").mkdir()
     assert "could not be read" not in context(root)
     write(root, "memory/bugs/0001-fine.md", "---\ntitle: FINEBUG\nstatus: open\n---\n")
     write(root, "memory/bugs/0002-broken.md", b"---\ntitle: \xff\xfe broken\n---\n")
     text = context(root)
     assert "FINEBUG" in text
-    assert "(the bug ledger could not be read: 0002-broken.md: not valid UTF-8; run memstore bug list)" in text
+    assert ("(the bug ledger could not be read: 0002-broken.md: not valid UTF-8; run memstore "
+            "bug list)") in text
 
 
 def test_the_unreadable_ledger_note_survives_a_full_budget(root: Path) -> None:
@@ -346,19 +368,24 @@ def test_a_bug_folder_that_cannot_be_listed_says_so(root: Path, run) -> None:
 def test_too_many_bugs_for_the_budget_says_how_many_are_not_shown(root: Path) -> None:
     """Fails if bugs cut by the budget are dropped without a word."""
     for n in range(1, 301):
-        write(root, f"memory/bugs/{n:04d}-b.md", f"---\ntitle: bug {n} " + "long " * 20 + "\nstatus: open\n---\n")
+        write(root, f"memory/bugs/{n:04d}-b.md",
+              f"---\ntitle: bug {n} " + "long " * 20 + "\nstatus: open\n---\n")
     text = context(root)
     assert len(text) <= Config().context_budget
     assert "open bugs not shown for space: run memstore bug list" in text
 
 
 def test_the_bundle_labels_lessons_and_leaves_out_bookkeeping(root: Path) -> None:
-    """Fails if a lesson is not marked as one (an unreviewed one until the person accepts it), or the
-    engine's own bookkeeping is echoed back as knowledge."""
-    write(root, "memory/short-term/260729-rule.md", "---\nkind: lesson\n---\nLESSONMARK never retry flock\n")
-    write(root, "memory/short-term/260729-fact.md", "---\ncreated: 2026-07-29\n---\nFACTMARK plain\n")
-    write(root, "memory/short-term/260729-wake-proposals.md", "---\nkind: wake-proposals\n---\nPROPOSALMARK\n")
-    write(root, "memory/short-term/260729-tick.md", "---\nkind: bookkeeping\n---\nTICKMARK synced 40 files\n")
+    """Fails if a lesson is not marked as one (an unreviewed one until the person accepts it), or
+    the engine's own bookkeeping is echoed back as knowledge."""
+    write(root, "memory/short-term/260729-rule.md",
+          "---\nkind: lesson\n---\nLESSONMARK never retry flock\n")
+    write(root, "memory/short-term/260729-fact.md",
+          "---\ncreated: 2026-07-29\n---\nFACTMARK plain\n")
+    write(root, "memory/short-term/260729-wake-proposals.md",
+          "---\nkind: wake-proposals\n---\nPROPOSALMARK\n")
+    write(root, "memory/short-term/260729-tick.md",
+          "---\nkind: bookkeeping\n---\nTICKMARK synced 40 files\n")
     write(root, "runtime/state/tick-status.json", '{"sync": "RUNTIMEMARK"}')
     write(root, "runtime/journal/2026-07-29.jsonl", '{"path": "JOURNALMARK"}\n')
     text = context(root)
@@ -374,4 +401,5 @@ def test_an_undecodable_bug_file_still_counts_for_the_next_id(run, root: Path) -
     write(root, "memory/bugs/0005-broken.md", b"---\ntitle: \xff\n---\n")
     result = run(root, "bug", "add", "next", "--by", "me")
     assert result.exit_code == 0, result.stderr
-    assert re.fullmatch(r"filed bug (0006-[0-9a-f]{3}): memory/bugs/\1-next\.md", result.stdout.strip())
+    assert re.fullmatch(r"filed bug (0006-[0-9a-f]{3}): memory/bugs/\1-next\.md",
+                        result.stdout.strip())

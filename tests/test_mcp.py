@@ -31,7 +31,8 @@ def mcp_root(tmp_path: Path) -> Path:
             write(base, f"memory/feedback_{group}{i}.md",
                   memory(f"feedback_{group}{i}", f"fact {group}{i} about the {group}{i}thing"))
     write(base, "memory/feedback_export.md",
-          memory("feedback_export", "the export uses parquet", body="We decided the export writes parquet files."))
+          memory("feedback_export", "the export uses parquet",
+                 body="We decided the export writes parquet files."))
     write(base, "memory/short-term/260729-ci-cores.md", "The CI machine has two cores.\n")
     write(tmp_path / "outside", "secret.md", "OUTSIDE-SECRET\n")
     (base / "memory/feedback_link.md").symlink_to(tmp_path / "outside/secret.md")
@@ -56,13 +57,15 @@ def journal_events(root: Path) -> list[dict[str, Any]]:
     folder = root / "runtime/journal"
     if not folder.is_dir():
         return []
-    return [json.loads(line) for path in sorted(folder.glob("*.jsonl")) for line in path.read_text().splitlines()
+    return [json.loads(line) for path in sorted(folder.glob("*.jsonl"))
+            for line in path.read_text().splitlines()
             if line.strip()]
 
 
 def test_tools_listed_and_search_finds_a_memory(mcp_root: Path) -> None:
     async def body(s: ClientSession) -> tuple[Any, Any]:
-        return await s.list_tools(), await s.call_tool("search", {"query": "what format does the export write"})
+        return await s.list_tools(), await s.call_tool(
+            "search", {"query": "what format does the export write"})
 
     listed, found = with_session(mcp_root, body)
     assert {tool.name for tool in listed.tools} == TOOLS
@@ -86,15 +89,18 @@ def test_read_returns_text_and_reinforces_once_per_spacing_window(mcp_root: Path
     assert all("writes parquet files" in t for t in texts)
     assert counts == [1, 1]  # the second read is inside the spacing window: gated, not counted
     events = journal_events(mcp_root)
-    assert [(e["path"], e["tool"], e["session"]) for e in events] == [("memory/feedback_export.md", "Read", "mcp")] * 2
+    assert [(e["path"], e["tool"], e["session"]) for e in events] == [
+        ("memory/feedback_export.md", "Read", "mcp")] * 2
 
 
 def test_note_and_new_memory_are_written_and_searchable(mcp_root: Path) -> None:
     async def body(s: ClientSession) -> tuple[Any, ...]:
-        noted = payload(await s.call_tool("note", {"text": "The staging database is called zanzibar."}))
-        made = payload(await s.call_tool("new_memory", {"type": "project", "topic": "quokka deploys",
-                                                        "summary": "deploys go through the quokka pipeline",
-                                                        "body": "Every deploy uses quokka.", "importance": 6}))
+        noted = payload(
+            await s.call_tool("note", {"text": "The staging database is called zanzibar."}))
+        made = payload(
+            await s.call_tool("new_memory", {"type": "project", "topic": "quokka deploys",
+                                             "summary": "deploys go through the quokka pipeline",
+                                             "body": "Every deploy uses quokka.", "importance": 6}))
         first = payload(await s.call_tool("search", {"query": "zanzibar"}))
         second = payload(await s.call_tool("search", {"query": "quokka pipeline"}))
         return noted, made, first, second
@@ -110,8 +116,8 @@ def test_note_and_new_memory_are_written_and_searchable(mcp_root: Path) -> None:
 
 
 def test_path_escapes_are_refused_and_the_server_keeps_serving(mcp_root: Path) -> None:
-    escapes = ["../identity.md", "/etc/passwd", str(mcp_root / "identity.md"), "memory/../identity.md",
-               "feedback_link", "memory/feedback_link.md"]
+    escapes = ["../identity.md", "/etc/passwd", str(mcp_root / "identity.md"),
+               "memory/../identity.md", "feedback_link", "memory/feedback_link.md"]
 
     async def body(s: ClientSession) -> tuple[list[Any], Any, Any]:
         refused = [await s.call_tool("read", {"name": name}) for name in escapes]
@@ -124,7 +130,7 @@ def test_path_escapes_are_refused_and_the_server_keeps_serving(mcp_root: Path) -
         assert is_error(result), (name, text(result))
         assert "outside memory/" in text(result) and "\n" not in text(result), text(result)
         assert "SECRET" not in text(result)
-    # A T1 fact may be read, but is not reinforced; the server still serves T2 reads after the refusals.
+    # A T1 fact may be read, not reinforced; the server still serves T2 reads after the refusals.
     assert not is_error(short) and "two cores" in text(short)
     assert not is_error(after) and "feedback_a1" in text(after)
     assert [e["path"] for e in journal_events(mcp_root)] == ["memory/feedback_a1.md"]
@@ -146,7 +152,8 @@ def test_bad_arguments_and_store_errors_are_one_line_tool_errors(mcp_root: Path)
         return results
 
     bogus, missing, zero, closed, again, empty, every, open_ = with_session(mcp_root, body)
-    assert is_error(bogus) and "unknown memory type 'bogus'" in text(bogus) and "hint: use one of" in text(bogus)
+    assert (is_error(bogus) and "unknown memory type 'bogus'" in text(bogus)
+            and "hint: use one of" in text(bogus))
     assert is_error(missing) and "no such memory" in text(missing)
     assert is_error(zero) and "limit" in text(zero)
     assert payload(closed)["status"] == "closed"
@@ -159,12 +166,13 @@ def test_bad_arguments_and_store_errors_are_one_line_tool_errors(mcp_root: Path)
 
 def test_resources_and_prompt(mcp_root: Path) -> None:
     async def body(s: ClientSession) -> tuple[Any, Any, Any]:
-        return (await s.read_resource("memstore://context"), await s.read_resource("memstore://index"),
-                await s.get_prompt("use-memory"))
+        return (await s.read_resource("memstore://context"),
+                await s.read_resource("memstore://index"), await s.get_prompt("use-memory"))
 
     context, index, prompt = with_session(mcp_root, body)
     assert context.contents[0].text == pinned(mcp_root).context()
-    assert "# Memory index" in index.contents[0].text and "feedback_export" in index.contents[0].text
+    assert ("# Memory index" in index.contents[0].text
+            and "feedback_export" in index.contents[0].text)
     words = prompt.messages[0].content.text
     assert all(tool in words for tool in ("search", "read", "note", "bug_add"))
 
@@ -180,7 +188,8 @@ def test_two_servers_and_a_hook_at_once_lose_nothing(mcp_root: Path) -> None:
 
     def hooks() -> None:
         for i in range(1, 11):
-            event = {"hook_event_name": "PostToolUse", "session_id": "h", "cwd": str(mcp_root), "tool_name": "Read",
+            event = {"hook_event_name": "PostToolUse", "session_id": "h", "cwd": str(mcp_root),
+                     "tool_name": "Read",
                      "tool_input": {"file_path": str(mcp_root / f"memory/feedback_c{i}.md")}}
             subprocess.run([sys.executable, "-m", "memstore", "--root", str(mcp_root), "hook"],
                            input=json.dumps(event), text=True, check=True, timeout=30,
@@ -196,7 +205,8 @@ def test_two_servers_and_a_hook_at_once_lose_nothing(mcp_root: Path) -> None:
                 failures.append(exc)
         return run
 
-    threads = [threading.Thread(target=guard(lambda: serve("a"))), threading.Thread(target=guard(lambda: serve("b"))),
+    threads = [threading.Thread(target=guard(lambda: serve("a"))),
+               threading.Thread(target=guard(lambda: serve("b"))),
                threading.Thread(target=guard(hooks))]
     for thread in threads:
         thread.start()
@@ -205,13 +215,15 @@ def test_two_servers_and_a_hook_at_once_lose_nothing(mcp_root: Path) -> None:
     assert not failures, failures
     store = pinned(mcp_root)
     store.sync()
-    counts = {f"{g}{i}": store.show(f"feedback_{g}{i}").access_count for g in GROUPS for i in range(1, 11)}
+    counts = {f"{g}{i}": store.show(f"feedback_{g}{i}").access_count for g in GROUPS
+              for i in range(1, 11)}
     assert counts == {key: 1 for key in counts}
     events = journal_events(mcp_root)
     assert len(events) == 30 and len({e["path"] for e in events}) == 30
 
 
-def test_the_server_reads_the_real_clock_unless_one_is_pinned(mcp_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_server_reads_the_real_clock_unless_one_is_pinned(
+        mcp_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The CLI's App pins `now` at start; a server living for hours must not (Store now=None)."""
     from click.testing import CliRunner
 
@@ -231,26 +243,45 @@ def test_the_server_reads_the_real_clock_unless_one_is_pinned(mcp_root: Path, mo
     assert seen[-1]._now is not None
 
 
-def test_mcp_is_imported_lazily_and_a_missing_extra_is_one_line(mcp_root: Path) -> None:
-    lazy = subprocess.run([sys.executable, "-c", "import sys, memstore, memstore.frontends.cli, "
-                           "memstore.frontends.mcp_server; "
-                           "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')))"],
-                          capture_output=True, text=True, check=True)
-    assert lazy.stdout.strip() == "[]"
-    missing = subprocess.run([sys.executable, "-c", "import sys; sys.modules['mcp'] = None; "
-                              "from memstore.frontends.entry import main; main(sys.argv[1:])",
-                              "--root", str(mcp_root), "mcp"],
-                             capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
-    assert missing.returncode == 1
-    assert missing.stdout == ""
-    lines = missing.stderr.strip().splitlines()
-    assert len(lines) == 1 and "memstore[mcp]" in lines[0], missing.stderr
+def test_the_server_needs_no_sdk_and_answers_garbage_and_goes_on(mcp_root: Path) -> None:
+    """Catches: the server importing the MCP SDK again (0.6 s before a client's first turn, and
+    an extra to install); a line that is not JSON, not JSON-RPC, or an unknown method crashing it
+    or going unanswered; a tool's bad argument type reaching the Store."""
+    lines = [b"not json at all",
+             b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", '
+             b'"params": {"protocolVersion": "1999-01-01"}}',
+             b'{"jsonrpc": "2.0", "method": "notifications/initialized"}',
+             b"[1, 2]",
+             b'{"jsonrpc": "2.0", "id": 2, "method": "no/such"}',
+             b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": '
+             b'{"name": "search", "arguments": {"query": "export", "limit": "ten"}}}',
+             b'{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "search", '
+             b'"arguments": {"query": "export"}}}']
+    served = subprocess.run([sys.executable, "-c", "import sys; sys.modules['mcp'] = None; "
+                             "from memstore.frontends.entry import main; main(sys.argv[1:])",
+                             "--root", str(mcp_root), "mcp"], input=b"\n".join(lines) + b"\n",
+                            capture_output=True, timeout=60,
+                            env={**os.environ, "MEMSTORE_NOW": NOW})
+    assert served.returncode == 0, served.stderr
+    answers = [json.loads(line) for line in served.stdout.splitlines()]
+    assert answers[0]["error"]["code"] == -32700
+    init = answers[1]["result"]
+    assert init["protocolVersion"] == "2025-11-25" and init["serverInfo"]["name"] == "memstore"
+    assert answers[2][0]["error"]["code"] == -32600 and len(answers[2]) == 2  # a batch of junk
+    assert answers[3] == {"jsonrpc": "2.0", "id": 2,
+                          "error": {"code": -32601, "message": "method not found: no/such"}}
+    refused = answers[4]["result"]
+    assert refused["isError"] and "limit must be an integer" in refused["content"][0]["text"]
+    hits = answers[5]["result"]["structuredContent"]["result"]
+    assert not answers[5]["result"]["isError"] and hits and hits[0]["name"].startswith("feedback")
+    assert len(answers) == 6
 
 
-def test_read_serves_own_and_team_memories_with_a_team_joined(mcp_root: Path, tmp_path: Path) -> None:
-    """Catches: with a team joined, `read` refused every memory as "outside memory/" (the teams' folders were
-    listed with a walrus that rebound the candidate's own real path), so search-then-read stopped halfway
-    for every team member and no read was reinforced."""
+def test_read_serves_own_and_team_memories_with_a_team_joined(
+        mcp_root: Path, tmp_path: Path) -> None:
+    """Catches: with a team joined, `read` refused every memory as "outside memory/" (the teams'
+    folders were listed with a walrus that rebound the candidate's own real path), so
+    search-then-read stopped halfway for every team member and no read was reinforced."""
     from memstore.api.teams import Teams
 
     ident = {"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
@@ -258,31 +289,37 @@ def test_read_serves_own_and_team_memories_with_a_team_joined(mcp_root: Path, tm
     seed = tmp_path / "seed"
     Teams.init(seed)
     write(seed, "memory/feedback_vendor-quirk.md",
-          memory("feedback_vendor-quirk", "Acme payments answer 200 on timeouts", "TEAM-BODY-41c: check body.status."))
+          memory("feedback_vendor-quirk", "Acme payments answer 200 on timeouts",
+                 "TEAM-BODY-41c: check body.status."))
     bare = str(tmp_path / "r.git")
-    for args in (["add", "-A"], ["commit", "-qm", "seed"], ["clone", "-q", "--bare", str(seed), bare]):
-        subprocess.run(["git", *args], cwd=seed, check=True, env={**os.environ, **ident}, capture_output=True)
+    for args in (["add", "-A"], ["commit", "-qm", "seed"],
+                 ["clone", "-q", "--bare", str(seed), bare]):
+        subprocess.run(["git", *args], cwd=seed, check=True, env={**os.environ, **ident},
+                       capture_output=True)
     pinned(mcp_root).teams.add(str(tmp_path / "r.git"), name="acme")
     team_rel = "teams/acme/memory/feedback_vendor-quirk.md"
 
     # the person's copy of a memory they shared, stepped aside for the team's
-    write(mcp_root, "memory/feedback_shared.md", memory("feedback_shared", "OWN-COPY-77", status="superseded",
-                                                     superseded_by=team_rel))
+    write(mcp_root, "memory/feedback_shared.md",
+          memory("feedback_shared", "OWN-COPY-77", status="superseded", superseded_by=team_rel))
 
     async def body(s: ClientSession) -> list[Any]:
         return [await s.call_tool("read", {"name": "feedback_export"}),
                 await s.call_tool("read", {"name": team_rel}),
                 await s.call_tool("read", {"name": "feedback_link"}),
-                await s.call_tool("read", {"name": "feedback_vendor-quirk"}),  # the name search gives
+                # the name search gives
+                await s.call_tool("read", {"name": "feedback_vendor-quirk"}),
                 await s.call_tool("read", {"name": team_rel.removesuffix(".md")}),
                 await s.call_tool("read", {"name": "feedback_shared"})]
 
     own, team, link, by_name, no_suffix, shared = with_session(mcp_root, body)
     assert not is_error(own) and "writes parquet files" in text(own)
     assert not is_error(team) and "TEAM-BODY-41c" in text(team)
-    assert is_error(link) and "OUTSIDE-SECRET" not in text(link)  # a link out of memory/ is still refused
+    # a link out of memory/ is still refused
+    assert is_error(link) and "OUTSIDE-SECRET" not in text(link)
     for answer in (by_name, no_suffix, shared):  # one memory, one history: the team's file answers
         assert not is_error(answer) and "TEAM-BODY-41c" in text(answer), text(answer)
     assert access_count(mcp_root, "feedback_export") == 1
-    assert access_count(mcp_root, team_rel) == 1  # four reads inside one spacing window: one reinforcement
+    # four reads inside one spacing window: one reinforcement
+    assert access_count(mcp_root, team_rel) == 1
     assert access_count(mcp_root, "feedback_shared") == 0

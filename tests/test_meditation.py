@@ -22,18 +22,23 @@ def obj(root: Path, stem: str, shelf: str, weight: object = None) -> None:
     lines = ["---", "type: meditation", f"shelf: {shelf}"]
     if weight is not None:
         lines.append(f"cadence_weight: {weight}")
-    write(root, f"meditations/{stem}.md", "\n".join([*lines, "---", "", f"# {stem}", "", "Sit with it.", ""]))
+    write(root, f"meditations/{stem}.md",
+          "\n".join([*lines, "---", "", f"# {stem}", "", "Sit with it.", ""]))
 
 
-def sit_entry(root: Path, day: dt.date, stem: str, shelf: str | None, folder: str = "memory/dream-journal") -> None:
+def sit_entry(
+        root: Path, day: dt.date, stem: str, shelf: str | None,
+        folder: str = "memory/dream-journal") -> None:
     front = ["---", f"date: {day.isoformat()}", "kind: meditation", f"object: {stem}"]
     if shelf:
         front.append(f"shelf: {shelf}")
-    write(root, f"{folder}/{day:%y%m%d}-meditation-{stem}.md", "\n".join([*front, "---", "", "What shifted.", ""]))
+    write(root, f"{folder}/{day:%y%m%d}-meditation-{stem}.md",
+          "\n".join([*front, "---", "", "What shifted.", ""]))
 
 
 def simulate(root: Path, nights: int) -> list[tuple[str, str]]:
-    """Choose, write the journal entry the sit would leave, advance a day; (object, shelf) per night."""
+    """Choose, write the journal entry the sit would leave, advance a day; (object, shelf) per
+    night."""
     sequence = []
     for n in range(nights):
         now = DAY0 + dt.timedelta(days=n)
@@ -51,7 +56,8 @@ def assert_rotation_rules(sequence: list[tuple[str, str]]) -> None:
     for start in range(len(sequence) - 3):
         window, following = sequence[start : start + 3], sequence[start + 3]
         if not any(shelf == "awareness" for _, shelf in window):
-            assert following[1] == "awareness", f"{following} followed three instrumental sits {window}"
+            assert following[1] == "awareness", (
+                f"{following} followed three instrumental sits {window}")
 
 
 @pytest.fixture
@@ -70,7 +76,8 @@ def test_rotation_follows_the_hand_computed_sequence(library: Path) -> None:
     # (0.5 x 0.18). Night 3: lessons (never used). Night 4: the last three sits were all
     # instrumental, so the floor makes it breath although bugs scores higher (0.257 against
     # 0.5 x 0.327 = 0.164). Then the same four-night cycle again.
-    expected = ["breath", "bugs", "index", "lessons", "breath", "bugs", "index", "lessons", "breath", "bugs"]
+    expected = ["breath", "bugs", "index", "lessons", "breath", "bugs", "index", "lessons",
+                "breath", "bugs"]
     sequence = simulate(library, len(expected))
     assert [name for name, _ in sequence] == expected
     assert_rotation_rules(sequence)
@@ -88,7 +95,8 @@ def test_the_awareness_floor_overrides_a_higher_score(library: Path) -> None:
     assert [r["object"] for r in choice.recent] == ["bugs", "index", "lessons"]
 
 
-def test_rotation_is_deterministic_and_holds_its_rules_over_the_starter_library(tmp_path: Path) -> None:
+def test_rotation_is_deterministic_and_holds_its_rules_over_the_starter_library(
+        tmp_path: Path) -> None:
     runs = []
     for attempt in range(2):
         plan = Store.plan_init(tmp_path / f"agent{attempt}")
@@ -98,7 +106,8 @@ def test_rotation_is_deterministic_and_holds_its_rules_over_the_starter_library(
         runs.append(simulate(plan.root, 21))
     assert runs[0] == runs[1]
     assert_rotation_rules(runs[0])
-    assert {name for name, _ in runs[0]} == {name[:-3] for name in MEDITATIONS}  # every object comes up
+    # every object comes up
+    assert {name for name, _ in runs[0]} == {name[:-3] for name in MEDITATIONS}
 
 
 def test_init_lays_out_two_objects_on_each_shelf(tmp_path: Path) -> None:
@@ -133,13 +142,16 @@ def test_factor_grows_with_days_and_a_never_used_object_scores_its_full_weight()
 
 def test_last_use_is_read_from_the_archive_too(library: Path) -> None:
     day = DAY0.date()
-    sit_entry(library, day - dt.timedelta(days=2), "bugs", "instrumental", "memory/dream-journal/archive")
-    sit_entry(library, day - dt.timedelta(days=1), "breath", "awareness", "memory/dream-journal/archive/2026")
+    sit_entry(library, day - dt.timedelta(days=2), "bugs", "instrumental",
+              "memory/dream-journal/archive")
+    sit_entry(library, day - dt.timedelta(days=1), "breath", "awareness",
+              "memory/dream-journal/archive/2026")
     assert {s.object for s in load_sits(library)} == {"bugs", "breath"}
     choice = Store(library, now=DAY0).meditate_next()
     by_name = {c.name: c for c in choice.candidates}
     assert by_name["breath"].excluded_by == "last-sit"
-    assert by_name["bugs"].days == 2 and by_name["bugs"].last_used == (day - dt.timedelta(days=2)).isoformat()
+    assert (by_name["bugs"].days == 2
+            and by_name["bugs"].last_used == (day - dt.timedelta(days=2)).isoformat())
     assert choice.object in ("index", "lessons")
 
 
@@ -169,7 +181,8 @@ def test_malformed_objects_are_skipped_with_a_reason(root: Path) -> None:
     assert {o.stem: o.weight for o in objects}["lazy"] == 0.95
     assert {o.stem: o.weight for o in objects}["plain"] == 0.95
     reasons = {item["path"]: item["reason"] for item in skipped}
-    assert set(reasons) == {f"meditations/{n}.md" for n in ("broken", "bare", "lens", "shelfless", "binary", "empty")}
+    assert set(reasons) == {f"meditations/{n}.md"
+                            for n in ("broken", "bare", "lens", "shelfless", "binary", "empty")}
     assert "YAML" in reasons["meditations/broken.md"]
     assert "kitchen" in reasons["meditations/shelfless.md"]
     assert any("lazy" in note for note in notes)
@@ -207,7 +220,8 @@ def test_cli_meditate_next_says_why(library: Path, run) -> None:  # type: ignore
     view = json.loads(result.stdout)
     assert view["object"] == "bugs" and view["date"] == "2026-07-30"
     first = view["candidates"][0]
-    assert set(first) == {"name", "shelf", "weight", "last_used", "days", "factor", "score", "excluded_by"}
+    assert set(first) == {"name", "shelf", "weight", "last_used", "days", "factor", "score",
+                          "excluded_by"}
     assert {c["name"]: c["excluded_by"] for c in view["candidates"]}["breath"] == "last-sit"
     text = run(library, "meditate", "--next")
     assert text.exit_code == 0

@@ -35,11 +35,15 @@ def corpus(root: Path) -> None:
     write(root, FAUNA, memory("project_fauna", "animals we track", body=FAUNA_BODY))
     write(root, ZH, memory("project_db-migration", body="我们需要在下周完成数据库迁移的计划。"))
     for i in range(8):
-        write(root, f"memory/reference_item-{i}.md", memory(f"reference_item-{i}", f"item {i} ledger", access_count=i,
-                                                            stability=14, last_accessed="2026-07-20T10:00:00Z"))
-    write(root, "memory/feedback_messy.md",  # a summary render must clean: control bytes, a bidi override
-          "---\nname: feedback_messy\ntype: feedback\nsummary: \"tabs\\tand \\u202e bidi \\x07 bell\"\n---\nmessy\n")
-    write(root, "memory/feedback_old.md", memory("feedback_old", "replaced", status="superseded by feedback_messy"))
+        write(root, f"memory/reference_item-{i}.md",
+              memory(f"reference_item-{i}", f"item {i} ledger", access_count=i,
+                     stability=14, last_accessed="2026-07-20T10:00:00Z"))
+    # a summary render must clean: control bytes, a bidi override
+    write(root, "memory/feedback_messy.md",
+          "---\nname: feedback_messy\ntype: feedback\n"
+          "summary: \"tabs\\tand \\u202e bidi \\x07 bell\"\n---\nmessy\n")
+    write(root, "memory/feedback_old.md",
+          memory("feedback_old", "replaced", status="superseded by feedback_messy"))
     write(root, "memory/user_pinned.md", memory("user_pinned", "always shown", pin="true"))
     write(root, "memory/project_new.md", memory("project_new", "born today", created="2026-07-30"))
     write(root, "memory/short-term/260729-fact.md", "a short-term fact about pears\n")
@@ -52,7 +56,8 @@ def db_path(root: Path) -> Path:
 
 
 def old_mirror(root: Path) -> dict[str, int]:
-    """A mirror as the version before m004 left it: m001-m003, rows written with the body in `files`.
+    """A mirror as the version before m004 left it: m001-m003, rows written with the body in
+    `files`.
 
     The m001/m003 triggers fill files_fts and files_cjk from those rows, as they did then.
     Returns each path's files.id.
@@ -65,7 +70,8 @@ def old_mirror(root: Path) -> dict[str, int]:
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = mirror.connect(path)
     migrations.apply(Database(conn), stop_before="m004_bodies_out_of_files")
-    later = ("index_row", "text_digest", "fm_base", "parts", "tail_digest", "context", "context_digest")
+    later = ("index_row", "text_digest", "fm_base", "parts", "tail_digest", "context",
+             "context_digest")
     old_columns = [*(c for c in COLUMNS if c not in later), "body"]
     for file in sorted(p for p in root.rglob("*.md") if "runtime" not in p.parts):
         rel = file.relative_to(root).as_posix()
@@ -75,13 +81,14 @@ def old_mirror(root: Path) -> dict[str, int]:
         raw = file.read_bytes()
         info = file.stat()
         row = build_row(rel, raw, info.st_mtime_ns, len(raw), CFG, info.st_ino)
-        conn.execute(f"INSERT INTO files ({', '.join(old_columns)}) VALUES ({', '.join('?' * len(old_columns))})",
-                     [row[c] for c in old_columns])
+        conn.execute(f"INSERT INTO files ({', '.join(old_columns)}) "
+                     f"VALUES ({', '.join('?' * len(old_columns))})", [row[c] for c in old_columns])
     conn.execute("DELETE FROM files WHERE path = 'memory/gone.md'")
     # What recompute_policy gave then, with no journal: each file's own policy fields.
-    conn.execute("INSERT INTO policy (path, access_count, stability, last_accessed, last_reinforced, touches) "
-                 "SELECT path, COALESCE(fm_access_count, 0), COALESCE(fm_stability, ?), fm_last_accessed, "
-                 "fm_last_reinforced, 0 FROM files WHERE kind = 't2'", (CFG.initial_stability,))
+    conn.execute("INSERT INTO policy (path, access_count, stability, last_accessed, "
+                 "last_reinforced, touches) SELECT path, COALESCE(fm_access_count, 0), "
+                 "COALESCE(fm_stability, ?), fm_last_accessed, fm_last_reinforced, 0 FROM files "
+                 "WHERE kind = 't2'", (CFG.initial_stability,))
     ids = dict(conn.execute("SELECT path, id FROM files").fetchall())
     assert "body" in {r[1] for r in conn.execute("PRAGMA table_info(files)")}
     assert max(ids.values()) > len(ids)
@@ -105,14 +112,17 @@ def test_previous_schema_is_migrated_in_place_keeping_ids(migrated) -> None:
     try:
         assert mirror.applied_migrations(conn) == list(mirror.KNOWN_MIGRATIONS)
         assert "body" not in {r[1] for r in conn.execute("PRAGMA table_info(files)")}
-        assert conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall() == []
-        assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'settings'").fetchone() is None
+        assert conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall() == []
+        assert conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE name = 'settings'").fetchone() is None
         assert dict(conn.execute("SELECT path, id FROM files").fetchall()) == ids
         assert {r[0] for r in conn.execute("SELECT rowid FROM files_fts")} == set(ids.values())
-        assert {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")} >= {
-            "files_kind", "files_dir"}
+        assert {r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index'")} >= {"files_kind", "files_dir"}
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        assert conn.execute("PRAGMA freelist_count").fetchone()[0] == 0  # the old table's pages given back
+        # the old table's pages given back
+        assert conn.execute("PRAGMA freelist_count").fetchone()[0] == 0
     finally:
         conn.close()
 
@@ -150,13 +160,16 @@ def test_migrated_mirror_renders_exactly_as_a_rebuilt_one(run, migrated) -> None
     assert run(root, "render").exit_code == 0
     outputs = ("MEMORY.md", "MEMORY-archive.md", "current-state.md")
     migrated_text = {name: (root / "memory" / name).read_bytes() for name in outputs}
-    assert b"\x07" not in migrated_text["MEMORY.md"] and b"[feedback_messy]" in migrated_text["MEMORY.md"]
+    assert (b"\x07" not in migrated_text["MEMORY.md"]
+            and b"[feedback_messy]" in migrated_text["MEMORY.md"])
     conn = sqlite3.connect(db_path(root))
-    migrated_rows = conn.execute("SELECT path, index_row FROM files WHERE kind = 't2' ORDER BY path").fetchall()
+    migrated_rows = conn.execute(
+        "SELECT path, index_row FROM files WHERE kind = 't2' ORDER BY path").fetchall()
     conn.close()
     assert run(root, "rebuild").exit_code == 0
     conn = sqlite3.connect(db_path(root))
-    assert conn.execute("SELECT path, index_row FROM files WHERE kind = 't2' ORDER BY path").fetchall() == migrated_rows
+    assert conn.execute("SELECT path, index_row FROM files "
+                        "WHERE kind = 't2' ORDER BY path").fetchall() == migrated_rows
     conn.close()
     assert run(root, "render").exit_code == 0
     assert {name: (root / "memory" / name).read_bytes() for name in outputs} == migrated_text
@@ -200,8 +213,10 @@ def test_sync_keeps_one_text_row_per_file_under_a_stable_id(root: Path) -> None:
     write(root, "memory/reference_ja.md", memory("reference_ja", body="データベースの移行"))
     sync(root, CFG)
     before, fts, cjk, unspaced = text_tables(root)
-    assert fts == set(before.values()) and cjk == unspaced == {before[ZH], before["memory/reference_ja.md"]}
-    write(root, FAUNA, memory("project_fauna", "animals we track", body="其他数据 and more"))  # gains CJK text
+    assert (fts == set(before.values())
+            and cjk == unspaced == {before[ZH], before["memory/reference_ja.md"]})
+    # gains CJK text
+    write(root, FAUNA, memory("project_fauna", "animals we track", body="其他数据 and more"))
     write(root, ZH, memory("project_db-migration", body="no longer Chinese"))  # loses it
     (root / "memory/reference_ja.md").unlink()
     (root / "memory/reference_item-3.md").unlink()
@@ -210,11 +225,13 @@ def test_sync_keeps_one_text_row_per_file_under_a_stable_id(root: Path) -> None:
     after, fts, cjk, unspaced = text_tables(root)
     assert after[FAUNA] == before[FAUNA] and after[ZH] == before[ZH]
     assert fts == set(after.values())
-    # the deleted one's text lives on only in its copy in memory/archive/ (memstore.mirror.deletions)
+    # the deleted one's text lives on only in its copy in memory/archive/
+    # (memstore.mirror.deletions)
     assert cjk == unspaced == {after[FAUNA], after["memory/archive/reference_ja.md"]}
     conn = sqlite3.connect(db_path(root))
     try:
-        assert body_of(conn, after[FAUNA]) == body_of(conn, FAUNA) == "# project_fauna\n\n其他数据 and more\n"
+        assert body_of(conn, after[FAUNA]) == body_of(conn, FAUNA) == (
+            "# project_fauna\n\n其他数据 and more\n")
         assert body_of(conn, "memory/no-such.md") == ""
     finally:
         conn.close()
@@ -229,13 +246,16 @@ def test_show_reads_the_body_from_the_full_text_table(run, root: Path) -> None:
 
 
 def test_render_reads_no_body_and_no_text_table(root: Path) -> None:
-    """Fails if render reads a note body again: a join on files_fts or files_cjk, or a body column in `files`."""
+    """Fails if render reads a note body again: a join on files_fts or files_cjk, or a body column
+    in `files`."""
     corpus(root)
     sync(root, CFG)
     conn = mirror.open_checked(db_path(root))
     reads: set[tuple[str, str]] = set()
 
-    def authorizer(action: int, table: str | None, column: str | None, _db: str | None, _src: str | None) -> int:
+    def authorizer(
+            action: int, table: str | None, column: str | None, _db: str | None,
+            _src: str | None) -> int:
         if action == sqlite3.SQLITE_READ:
             reads.add((table or "", column or ""))
         return sqlite3.SQLITE_OK
@@ -261,7 +281,8 @@ def test_index_row_is_the_row_render_would_build(root: Path) -> None:
             filename = path.rsplit("/", 1)[-1]
             expected = make_row(filename[:-3], filename, row_text or "") if kind == "t2" else None
             assert index_row == expected, path
-        messy = conn.execute("SELECT index_row FROM files WHERE path = 'memory/feedback_messy.md'").fetchone()[0]
+        messy = conn.execute(
+            "SELECT index_row FROM files WHERE path = 'memory/feedback_messy.md'").fetchone()[0]
         assert messy.isprintable() and "bell" in messy
         built = render(conn, root, NOW_DT, CFG).bands
         conn.execute("UPDATE files SET index_row = NULL")
@@ -275,15 +296,18 @@ def test_index_row_is_the_row_render_would_build(root: Path) -> None:
 
 def test_rebuild_leaves_each_text_index_in_one_segment(run, root: Path) -> None:
     """Fails if a rebuild leaves the full-text indexes in the segments of its write batches
-    (search then looks every word up in each: its coverage pass ran three times slower at 100,000 files)."""
+    (search then looks every word up in each: its coverage pass ran three times slower at 100,000
+    files)."""
     from memstore.mirror.sync import BATCH
 
     for i in range(2 * BATCH + 50):
-        write(root, f"memory/reference_n{i:04d}.md", memory(f"reference_n{i:04d}", f"note {i}", body=f"数据 body {i}"))
+        write(root, f"memory/reference_n{i:04d}.md",
+              memory(f"reference_n{i:04d}", f"note {i}", body=f"数据 body {i}"))
     assert run(root, "rebuild").exit_code == 0
     conn = sqlite3.connect(db_path(root))
     try:
         for table in ("files_fts", "files_cjk"):
-            assert conn.execute(f"SELECT count(DISTINCT segid) FROM {table}_idx").fetchone()[0] == 1, table
+            assert conn.execute(
+                f"SELECT count(DISTINCT segid) FROM {table}_idx").fetchone()[0] == 1, table
     finally:
         conn.close()

@@ -26,13 +26,16 @@ CHILD = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
 
 def test_a_second_open_keeps_the_first_connections_locks(root: Path) -> None:
     for i in range(5):
-        write(root, f"memory/project_apples-{i}.md", memory(f"project_apples-{i}", f"apples number {i}"))
+        write(root, f"memory/project_apples-{i}.md",
+              memory(f"project_apples-{i}", f"apples number {i}"))
     sync(root)
     db = root / "runtime" / "memstore.db"
-    held = open_mirror(root, Config())  # a long-lived connection, as a server or the benchmark holds
+    # a long-lived connection, as a server or the benchmark holds
+    held = open_mirror(root, Config())
     try:
         assert len(search(held, "apples", 10, None, Config())) == 5
-        assert len(Store(root).search("apples", catch_up="quick")) == 5  # opens and closes a second connection
+        # opens and closes a second connection
+        assert len(Store(root).search("apples", catch_up="quick")) == 5
         subprocess.run([sys.executable, "-c", CHILD, str(db)], check=True, timeout=60)
         # Had the child found no other reader, it would have deleted both under `held`.
         assert db.with_name("memstore.db-wal").exists() and db.with_name("memstore.db-shm").exists()

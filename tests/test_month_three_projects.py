@@ -1,4 +1,5 @@
-"""A month in three projects: thirty simulated days and nights of notes, ticks, wakes, bundles and a review.
+"""A month in three projects: thirty simulated days and nights of notes, ticks, wakes, bundles and a
+review.
 
 Three projects, each a real git repository with its own remote (memstore scopes by the remote),
 and the person's own home folder (person-wide). Every day the person notes a fact in one
@@ -45,21 +46,26 @@ def make_project(base: Path, name: str, remote: str) -> Path:
     folder = base / "code" / name
     folder.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(folder)], check=True, capture_output=True)
-    subprocess.run(["git", "-C", str(folder), "remote", "add", "origin", remote], check=True, capture_output=True)
+    subprocess.run(["git", "-C", str(folder), "remote", "add", "origin", remote], check=True,
+                   capture_output=True)
     return folder
 
 
 def others_marks(bundle: str, own: str) -> list[str]:
-    return [m for m in re.findall(r"\b(?:ALPHA|BETA|GAMMA)-\w+", bundle) if not m.startswith(own.upper())]
+    return [m for m in re.findall(r"\b(?:ALPHA|BETA|GAMMA)-\w+", bundle)
+            if not m.startswith(own.upper())]
 
 
-def test_a_month_in_three_projects_keeps_each_projects_facts_to_itself(tmp_path: Path, run, monkeypatch) -> None:
-    """Catches: one project's facts (text or file name) reaching another project's bundle through the dream,
-    its proposals, the index or the facts part (26 of 30 mornings leaked before the dream was per project);
-    person-wide facts kept from a project; an accepted proposal that vanishes like a rejected one."""
+def test_a_month_in_three_projects_keeps_each_projects_facts_to_itself(
+        tmp_path: Path, run, monkeypatch) -> None:
+    """Catches: one project's facts (text or file name) reaching another project's bundle through
+    the dream, its proposals, the index or the facts part (26 of 30 mornings leaked before the dream
+    was per project); person-wide facts kept from a project; an accepted proposal that vanishes like
+    a rejected one."""
     root = tmp_path / "me"
     assert run(None, "init", str(root), "--apply").exit_code == 0
-    write(root, "memory/feedback_suite-a.md", memory("feedback_suite-a", "Run the end-to-end suite before merging"))
+    write(root, "memory/feedback_suite-a.md",
+          memory("feedback_suite-a", "Run the end-to-end suite before merging"))
     folders = {name: make_project(tmp_path, name, remote) for name, remote in PROJECTS.items()}
     stub = tmp_path / "model.py"
     stub.write_text(STUB, encoding="utf-8")
@@ -77,10 +83,12 @@ def test_a_month_in_three_projects_keeps_each_projects_facts_to_itself(tmp_path:
         mark = f"{name.upper()}-D{day:02d}"
         before = set((root / "memory" / "short-term").glob("*.md"))
         assert run(root, "note", f"{mark} the {name} deploy host moved to node{day}").exit_code == 0
-        fact_files[name] |= {p.stem for p in set((root / "memory" / "short-term").glob("*.md")) - before}
+        fact_files[name] |= {p.stem
+                             for p in set((root / "memory" / "short-term").glob("*.md")) - before}
         if day % 7 == 0:
             monkeypatch.chdir(tmp_path)  # not in a project: a person-wide fact
-            assert run(root, "note", f"HOME-D{day:02d} the person prefers short answers").exit_code == 0
+            assert run(root, "note",
+                       f"HOME-D{day:02d} the person prefers short answers").exit_code == 0
         night = start + dt.timedelta(days=day, hours=3, minutes=30)
         monkeypatch.setenv("MEMSTORE_NOW", night.isoformat())
         assert run(root, "tick").exit_code == 0
@@ -93,7 +101,8 @@ def test_a_month_in_three_projects_keeps_each_projects_facts_to_itself(tmp_path:
             monkeypatch.chdir(folders[own])
             bundle = run(root, "context").stdout
             foreign = others_marks(bundle, own)
-            foreign += [stem for other in names if other != own for stem in fact_files[other] if stem in bundle]
+            foreign += [stem for other in names if other != own for stem in fact_files[other]
+                        if stem in bundle]
             if foreign:
                 leaks.append(f"day {day}, {own}'s bundle: {sorted(set(foreign))}")
             if day >= 8:
@@ -108,6 +117,7 @@ def test_a_month_in_three_projects_keeps_each_projects_facts_to_itself(tmp_path:
             assert Store(root, morning).review_answer(alphas[0].id, accept=True) is not None
             accepted = alphas[0].text
             monkeypatch.chdir(folders["alpha"])
-            assert accepted in run(root, "context").stdout, "an accepted proposal did not reach the next bundle"
+            assert accepted in run(root, "context").stdout, (
+                "an accepted proposal did not reach the next bundle")
     assert leaks == [], "\n".join(leaks)
     assert all(fact_files.values()), fact_files

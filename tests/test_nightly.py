@@ -23,23 +23,29 @@ assert CLOCK is not None
 
 
 def stamp(root: Path, when: dt.datetime, *rels: str) -> None:
-    """Set the mtime of the named files (all files under root, outside runtime/ and .git/, if none)."""
+    """Set the mtime of the named files (all files under root, outside runtime/ and .git/, if
+    none)."""
     paths = [root / rel for rel in rels] or [
-        p for p in root.rglob("*") if p.is_file() and not {"runtime", ".git"} & set(p.relative_to(root).parts)
+        p for p in root.rglob("*")
+        if p.is_file() and not {"runtime", ".git"} & set(p.relative_to(root).parts)
     ]
     for path in paths:
         os.utime(path, (when.timestamp(), when.timestamp()))
 
 
 def files_under(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*.md")) if p.is_file()}
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*.md"))
+            if p.is_file()}
 
 
 def busy_root(root: Path) -> None:
-    """A memory with reinforcement waiting to be flushed, a T1 fact past its window, an unrendered index."""
-    write(root, "memory/feedback_testing.md", memory("feedback_testing", "Run the e2e test before merging"))
+    """A memory with reinforcement waiting to be flushed, a T1 fact past its window, an unrendered
+    index."""
+    write(root, "memory/feedback_testing.md",
+          memory("feedback_testing", "Run the e2e test before merging"))
     write(root, "memory/short-term/260701-old-fact.md", "The staging host moved to port 8443.\n")
-    write(root, "lenses/careful.md", "---\ntype: lens\ntrigger: {tool_match: Bash}\n---\nBe careful.\n")
+    write(root, "lenses/careful.md",
+          "---\ntype: lens\ntrigger: {tool_match: Bash}\n---\nBe careful.\n")
     stamp(root, CLOCK - dt.timedelta(days=2))
     Store(root, CLOCK - dt.timedelta(days=1)).touch("memory/feedback_testing.md")
 
@@ -48,12 +54,14 @@ def busy_root(root: Path) -> None:
 
 
 @pytest.mark.parametrize("minutes_ago, live", [(3, True), (20, False)])
-def test_live_session_scans_only_but_still_writes_the_cue(root: Path, minutes_ago: int, live: bool) -> None:
-    """Failure caught: a tick that flushes, rolls and renders while a person is mid-session (a memory
-    file changed 3 minutes ago), so it rewrites files under their editor; or one that treats any
-    old change as live and never does its nightly work."""
+def test_live_session_scans_only_but_still_writes_the_cue(
+        root: Path, minutes_ago: int, live: bool) -> None:
+    """Failure caught: a tick that flushes, rolls and renders while a person is mid-session (a
+    memory file changed 3 minutes ago), so it rewrites files under their editor; or one that treats
+    any old change as live and never does its nightly work."""
     busy_root(root)
-    stamp(root, CLOCK - dt.timedelta(minutes=minutes_ago), "lenses/careful.md")  # a lens counts as memory
+    # a lens counts as memory
+    stamp(root, CLOCK - dt.timedelta(minutes=minutes_ago), "lenses/careful.md")
     status = Store(root, CLOCK).tick()
 
     assert status.live_session is live
@@ -65,17 +73,20 @@ def test_live_session_scans_only_but_still_writes_the_cue(root: Path, minutes_ag
     assert cue["live_session"] is live and cue["ran_at"] == "2026-07-30T12:00:00Z"
     assert cue["did"]["sync"] and cue["did"]["lint"]
     if live:
-        assert cue["did"]["flush"] is None and cue["did"]["render"] is None and cue["did"]["rolled"] == []
+        assert (cue["did"]["flush"] is None and cue["did"]["render"] is None
+                and cue["did"]["rolled"] == [])
         assert "lenses/careful.md changed 3 min ago" in (status.live_because or "")
     else:
         assert cue["did"]["rolled"] == ["memory/short-term/archive/260701-old-fact.md"]
-        assert "1 file(s) updated" in cue["did"]["flush"] and cue["did"]["render"].startswith("hot 1")
+        assert ("1 file(s) updated" in cue["did"]["flush"]
+                and cue["did"]["render"].startswith("hot 1"))
     assert json.loads((root / "runtime/state/tick-status.json").read_text()) == status.to_json()
 
 
 def test_derived_files_and_runtime_never_make_a_session_live(root: Path) -> None:
-    """Failure caught: tick's own outputs (MEMORY.md, the journal, the cue) count as a person at work,
-    so a tick run twice in ten minutes (or right after a render) never does its nightly work."""
+    """Failure caught: tick's own outputs (MEMORY.md, the journal, the cue) count as a person at
+    work, so a tick run twice in ten minutes (or right after a render) never does its nightly
+    work."""
     busy_root(root)
     Store(root, CLOCK - dt.timedelta(days=1)).render()
     for rel in ("memory/MEMORY.md", "memory/MEMORY-archive.md", "memory/current-state.md"):
@@ -98,13 +109,16 @@ def test_windows_roll_into_archive_and_nothing_is_deleted(root: Path, run) -> No
         "260722-week-old.md": "The quokkaflux migration finished.",  # 8 days: rolls
         "260601-ancient.md": "Ancient fact, new copy.",
         "notes.md": "No date prefix: stays.",
-        "archive/260601-ancient.md": "Ancient fact, archived earlier.",  # a clash: must not be overwritten
+        # a clash: must not be overwritten
+        "archive/260601-ancient.md": "Ancient fact, archived earlier.",
         "archive/250101-archived.md": "Already archived: never moved again.",
     }
     for name, text in facts.items():
         write(root, f"memory/short-term/{name}", text + "\n")
-    for day in ("260725", "260726", "260727", "260728", "260729", "260805"):  # the last is future-dated
-        write(root, f"memory/dream-journal/{day}-dream.md", f"---\ndate: {day}\nkind: dream\n---\nDream of {day}.\n")
+    # the last is future-dated
+    for day in ("260725", "260726", "260727", "260728", "260729", "260805"):
+        write(root, f"memory/dream-journal/{day}-dream.md",
+              f"---\ndate: {day}\nkind: dream\n---\nDream of {day}.\n")
     stamp(root, CLOCK - dt.timedelta(days=1))
     before = files_under(root / "memory")
 
@@ -113,7 +127,8 @@ def test_windows_roll_into_archive_and_nothing_is_deleted(root: Path, run) -> No
     after = files_under(root / "memory")
     derived = {"MEMORY.md", "MEMORY-archive.md", "current-state.md"}
     assert len({k: v for k, v in after.items() if k not in derived}) == len(before)
-    assert sorted(v for k, v in after.items() if k not in derived) == sorted(before.values())  # bytes kept
+    # bytes kept
+    assert sorted(v for k, v in after.items() if k not in derived) == sorted(before.values())
     moved = {
         "short-term/archive/260722-week-old.md", "short-term/archive/260601-ancient-2.md",
         "dream-journal/archive/260725-dream.md", "dream-journal/archive/260726-dream.md",
@@ -124,13 +139,15 @@ def test_windows_roll_into_archive_and_nothing_is_deleted(root: Path, run) -> No
     assert {"short-term/notes.md", "short-term/260723-edge.md", "dream-journal/260805-dream.md",
             "short-term/archive/250101-archived.md"} <= set(after)
 
-    hits = Store(root, CLOCK).search("quokkaflux", catch_up="none")  # the mirror already followed the move
+    # the mirror already followed the move
+    hits = Store(root, CLOCK).search("quokkaflux", catch_up="none")
     assert [h.path for h in hits] == ["memory/short-term/archive/260722-week-old.md"]
     context = run(root, "context").stdout
     assert "quokkaflux" not in context and "Dream of 260725" not in context
     assert "Seven days ago" in context and "Dream of 260729" in context
 
-    later = Store(root, CLOCK + dt.timedelta(days=1)).tick()  # a day on, 260723-edge leaves the window
+    # a day on, 260723-edge leaves the window
+    later = Store(root, CLOCK + dt.timedelta(days=1)).tick()
     again = files_under(root / "memory")
     assert later.rolled == 1 and "short-term/archive/260723-edge.md" in again
     assert not any("archive/archive" in k for k in again)  # archive/ is never rolled again
@@ -144,11 +161,14 @@ def cue_corpus(root: Path) -> None:
     old = "2026-05-01"
     write(root, "memstore.toml", "hot_budget = 1\n")  # nothing fits Hot: old memories fall to Cold
     write(root, "memory/feedback_e2e-first.md",
-          memory("feedback_e2e-first", "Run the end-to-end suite before merging hook changes", created=old))
+          memory("feedback_e2e-first", "Run the end-to-end suite before merging hook changes",
+                 created=old))
     write(root, "memory/feedback_e2e-before-merge.md",
-          memory("feedback_e2e-before-merge", "Before merging hook changes run the end-to-end suite", created=old))
+          memory("feedback_e2e-before-merge",
+                 "Before merging hook changes run the end-to-end suite", created=old))
     write(root, "memory/reference_ledger.md",
-          memory("reference_ledger", "Where the invoice ledger lives and who owns it", created=old, importance=8))
+          memory("reference_ledger", "Where the invoice ledger lives and who owns it", created=old,
+                 importance=8))
     write(root, "memory/project_export.md",
           memory("project_export", "Streaming export rewrite", created=old, in_flight="true",
                  state="migrating the export to streaming", last_accessed="2026-07-01T09:00:00Z"))
@@ -156,15 +176,17 @@ def cue_corpus(root: Path) -> None:
           memory("project_search", "Search ranking rework underway", created=old, in_flight="true",
                  state="tuning weights", last_accessed="2026-07-25T09:00:00Z"))
     write(root, "memory/short-term/260728-seen.md", "Seen at the last wake.\n")
-    write(root, "memory/short-term/260729-fresh.md", "---\ndate: 2026-07-29\n---\n# The CI runner moved to arm64\n")
+    write(root, "memory/short-term/260729-fresh.md",
+          "---\ndate: 2026-07-29\n---\n# The CI runner moved to arm64\n")
     stamp(root, CLOCK - dt.timedelta(days=40))
     stamp(root, dt.datetime(2026, 7, 28, 20, tzinfo=dt.UTC), "memory/short-term/260728-seen.md")
     stamp(root, dt.datetime(2026, 7, 29, 15, tzinfo=dt.UTC), "memory/short-term/260729-fresh.md")
-    # the last wake dreamt about 260728-seen (by its path and text: never by mtime against the clock)
+    # the last wake dreamt of 260728-seen (by its path and text: never by mtime against the clock)
     from memstore.life.cue import fact_id
 
     seen = fact_id("memory/short-term/260728-seen.md", "Seen at the last wake.\n")
-    write(root, "runtime/state/wake-status.json", json.dumps({"ran_at": "2026-07-29T06:05:00Z", "dreamt": [seen]}))
+    write(root, "runtime/state/wake-status.json",
+          json.dumps({"ran_at": "2026-07-29T06:05:00Z", "dreamt": [seen]}))
 
 
 def test_cue_holds_one_item_of_each_kind_in_a_fixed_order(root: Path, run) -> None:
@@ -184,13 +206,15 @@ def test_cue_holds_one_item_of_each_kind_in_a_fixed_order(root: Path, run) -> No
         ("new-fact", ["memory/short-term/260729-fresh.md"]),
     ]
     assert cue["anything"] is True
-    assert all(isinstance(i["detail"], str) and i["detail"] and "\n" not in i["detail"] for i in cue["items"])
+    assert all(isinstance(i["detail"], str) and i["detail"] and "\n" not in i["detail"]
+               for i in cue["items"])
     assert "migrating the export" in cue["items"][2]["detail"]
     assert cue["items"][3]["detail"] == "The CI runner moved to arm64"
     for kind in ("near-duplicate", "important-gone-cold", "stale-in-flight", "new-fact"):
         assert f"  cue: 1 {kind}" in result.stdout
 
-    (root / "runtime/state/wake-status.json").unlink()  # no wake yet: every fact in the window is new
+    # no wake yet: every fact in the window is new
+    (root / "runtime/state/wake-status.json").unlink()
     Store(root, CLOCK).tick()
     again = json.loads((root / "runtime/state/cue.json").read_text())
     assert [i["paths"] for i in again["items"] if i["kind"] == "new-fact"] == [
@@ -198,17 +222,20 @@ def test_cue_holds_one_item_of_each_kind_in_a_fixed_order(root: Path, run) -> No
 
 
 def test_empty_corpus_cues_nothing(root: Path) -> None:
-    """Failure caught: `anything` true (a wasted model call every night) when there is nothing to look at."""
-    write(root, "memory/feedback_alone.md", memory("feedback_alone", "A single unremarkable memory"))
+    """Failure caught: `anything` true (a wasted model call every night) when there is nothing to
+    look at."""
+    write(root, "memory/feedback_alone.md",
+          memory("feedback_alone", "A single unremarkable memory"))
     stamp(root, CLOCK - dt.timedelta(days=1))
     status = Store(root, CLOCK).tick()
     cue = json.loads((root / "runtime/state/cue.json").read_text())
-    assert cue["anything"] is False and cue["items"] == [] and status.cue_items == 0 and status.cue_kinds == {}
+    assert (cue["anything"] is False and cue["items"] == [] and status.cue_items == 0
+            and status.cue_kinds == {})
 
 
 def test_near_duplicates_matches_all_pairs_and_respects_the_budget() -> None:
-    """Failure caught: prefix filtering (the shortcut that keeps 10k memories fast) drops real pairs,
-    e.g. an off-by-one in the prefix length; or the comparison budget never stops a flood."""
+    """Failure caught: prefix filtering (the shortcut that keeps 10k memories fast) drops real
+    pairs, e.g. an off-by-one in the prefix length; or the comparison budget never stops a flood."""
     rng = random.Random(5)
     vocab = [f"tok{i}" for i in range(30)]
     summaries = {f"m{i:03}": " ".join(rng.sample(vocab, rng.randint(1, 8))) for i in range(250)}
@@ -231,7 +258,8 @@ def test_near_duplicates_matches_all_pairs_and_respects_the_budget() -> None:
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-def test_commit_takes_only_the_files_tick_wrote(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_commit_takes_only_the_files_tick_wrote(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Failure caught: a nightly commit that sweeps a peer session's work into it (an unstaged edit
     or a staged file elsewhere in the tree), or commits ignored runtime state."""
     for key in ("AUTHOR", "COMMITTER"):
@@ -254,7 +282,8 @@ def test_commit_takes_only_the_files_tick_wrote(tmp_path: Path, monkeypatch: pyt
 
     assert status.committed and status.committed.startswith("committed 3 file(s)"), status.committed
     assert git(repo, "log", "-1", "--format=%s").strip() == "memstore tick 2026-07-30T12:00:00Z"
-    assert sorted(git(repo, "show", "--name-status", "--no-renames", "--format=", "HEAD").splitlines()) == [
+    assert sorted(git(repo, "show", "--name-status", "--no-renames", "--format=", "HEAD")
+                  .splitlines()) == [
         "A\tagent/memory/short-term/archive/260701-old-fact.md",
         "D\tagent/memory/short-term/260701-old-fact.md",
         "M\tagent/memory/feedback_testing.md",
@@ -265,9 +294,12 @@ def test_commit_takes_only_the_files_tick_wrote(tmp_path: Path, monkeypatch: pyt
     assert again.committed and again.committed.startswith("nothing to commit")
 
 
-def test_commit_outside_git_is_a_noop_with_a_note(root: Path, run, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Failure caught: --commit failing, or committing into some enclosing repository, where the root is not in git."""
-    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(root.parent))  # never discover a repository above tmp
+def test_commit_outside_git_is_a_noop_with_a_note(
+        root: Path, run, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Failure caught: --commit failing, or committing into some enclosing repository, where the
+    root is not in git."""
+    # never discover a repository above tmp
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(root.parent))
     busy_root(root)
     result = run(root, "tick", "--commit")
     assert result.exit_code == 0
@@ -275,8 +307,8 @@ def test_commit_outside_git_is_a_noop_with_a_note(root: Path, run, monkeypatch: 
 
 
 def test_a_second_entry_of_the_same_day_counts_as_the_newer(tmp_path: Path) -> None:
-    """Failure caught: `261204-dream-2.md` sorted before `261204-dream.md` by name, so tick archived the
-    newer of two same-day dreams and the bundle showed the older one as the latest."""
+    """Failure caught: `261204-dream-2.md` sorted before `261204-dream.md` by name, so tick archived
+    the newer of two same-day dreams and the bundle showed the older one as the latest."""
     from memstore.hook.bundle import _dated
 
     folder = tmp_path / "dream-journal"

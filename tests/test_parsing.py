@@ -15,7 +15,8 @@ CFG = Config()
 
 MALFORMED: dict[str, bytes] = {
     "broken_yaml": b'---\nname: "unclosed\nsummary: x\n---\nbroken yaml body zebra\n',
-    "bom": b"\xef\xbb\xbf---\nname: feedback_bom\nsummary: starts with a bom\n---\nbom body zebra\n",
+    "bom": b"\xef\xbb\xbf---\nname: feedback_bom\nsummary: starts with a bom\n---\n"
+           b"bom body zebra\n",
     "crlf": b"---\r\nname: feedback_crlf\r\nsummary: windows endings\r\n---\r\ncrlf body zebra\r\n",
     "list_frontmatter": b"---\n- a\n- b\n---\nlist body zebra\n",
     "scalar_frontmatter": b"---\njust a string\n---\nscalar body zebra\n",
@@ -23,8 +24,10 @@ MALFORMED: dict[str, bytes] = {
         b"---\nname: feedback_wrong-types\naccess_count: many\nstability: -3\n"
         b"last_accessed: not-a-date\nimportance: 99\npin: maybe\n---\nwrong types body zebra\n"
     ),
-    "content_key": b"---\nname: feedback_content-key\ncontent: shadowing\nsummary: has content key\n---\nzebra\n",
-    "yaml_dates": b"---\nname: feedback_dates\ncreated: 2026-05-02\nlast_accessed: 2026-07-01\n---\nzebra\n",
+    "content_key": b"---\nname: feedback_content-key\ncontent: shadowing\n"
+                   b"summary: has content key\n---\nzebra\n",
+    "yaml_dates": b"---\nname: feedback_dates\ncreated: 2026-05-02\n"
+                  b"last_accessed: 2026-07-01\n---\nzebra\n",
     "unclosed": b"---\nname: feedback_unclosed\nsummary: never closed\nzebra body\n",
     "binary": b"\x00\x01\x02\xff\xfe zebra",
     "empty": b"",
@@ -59,7 +62,8 @@ def test_specific_degradations() -> None:
 
     dates = parse_bytes(MALFORMED["yaml_dates"], "feedback_dates", CFG, is_t2=True)
     assert dates.created is not None and dates.created.isoformat() == "2026-05-02"
-    assert dates.last_accessed is not None and dates.last_accessed.isoformat() == "2026-07-01T00:00:00+00:00"
+    assert (dates.last_accessed is not None
+            and dates.last_accessed.isoformat() == "2026-07-01T00:00:00+00:00")
 
     content = parse_bytes(MALFORMED["content_key"], "feedback_content-key", CFG, is_t2=True)
     assert content.meta["content"] == "shadowing" and content.body.strip() == "zebra"
@@ -103,11 +107,13 @@ def test_name_mismatch_is_an_error(root: Path, run) -> None:
     lint = run(root, "lint", "--json")
     items = json.loads(lint.stdout)
     assert lint.exit_code == 1
-    assert any(i["path"] == "memory/feedback_real-name.md" and "does not match" in i["message"] for i in items)
+    assert any(i["path"] == "memory/feedback_real-name.md" and "does not match" in i["message"]
+               for i in items)
 
 
 def test_clean_corpus_lints_clean(root: Path, run) -> None:
-    fields = {"access_count": 0, "stability": 14, "last_accessed": "2026-07-01T00:00:00Z", "last_reinforced": ""}
+    fields = {"access_count": 0, "stability": 14, "last_accessed": "2026-07-01T00:00:00Z",
+              "last_reinforced": ""}
     write(root, "memory/feedback_ok.md", memory("feedback_ok", "fine", **fields))
     lint = run(root, "lint")
     assert lint.exit_code == 0, lint.output

@@ -29,14 +29,16 @@ def plugin_root(root: Path) -> Path:
     return root
 
 
-def plugin_hook(payload: dict, monkeypatch: pytest.MonkeyPatch, root: Path | str | None, *extra: str) -> dict | None:
+def plugin_hook(
+        payload: dict, monkeypatch: pytest.MonkeyPatch, root: Path | str | None,
+        *extra: str) -> dict | None:
     if root is None:
         monkeypatch.delenv("CLAUDE_PLUGIN_OPTION_ROOT", raising=False)
     else:
         monkeypatch.setenv("CLAUDE_PLUGIN_OPTION_ROOT", str(root))
     out = io.StringIO()
-    assert hook_main(["--plugin", "--now", NOW, *extra], stdin=io.BytesIO(json.dumps(payload).encode()),
-                     stdout=out) == 0
+    assert hook_main(["--plugin", "--now", NOW, *extra],
+                     stdin=io.BytesIO(json.dumps(payload).encode()), stdout=out) == 0
     return json.loads(out.getvalue()) if out.getvalue() else None
 
 
@@ -45,11 +47,12 @@ START = {"hook_event_name": "SessionStart", "session_id": "p1", "cwd": "/", "sou
 
 def test_session_start_says_when_the_root_is_unset_or_not_laid_out(monkeypatch: pytest.MonkeyPatch,
                                                                   tmp_path: Path) -> None:
-    """Failure caught: a plugin session silently without memory because its `root` option is unset, or
-    names a folder `claude --init-only` has not laid out yet."""
+    """Failure caught: a plugin session silently without memory because its `root` option is unset,
+    or names a folder `claude --init-only` has not laid out yet."""
     unset = plugin_hook(START, monkeypatch, None)["hookSpecificOutput"]["additionalContext"]
     assert "no agent root is set" in unset and "claude plugin configure memstore@memstore" in unset
-    missing = plugin_hook(START, monkeypatch, tmp_path / "nowhere")["hookSpecificOutput"]["additionalContext"]
+    missing = plugin_hook(START, monkeypatch,
+                          tmp_path / "nowhere")["hookSpecificOutput"]["additionalContext"]
     assert "not laid out yet" in missing and "claude --init-only" in missing
     # the identity parts say nothing (one message is enough), and a tool call is left alone
     assert plugin_hook(START, monkeypatch, None, "--part", "imports:1") is None
@@ -57,7 +60,8 @@ def test_session_start_says_when_the_root_is_unset_or_not_laid_out(monkeypatch: 
                         "tool_input": {"file_path": "/etc/hosts"}}, monkeypatch, None) is None
 
 
-def test_session_start_carries_identity_and_the_index(plugin_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_session_start_carries_identity_and_the_index(
+        plugin_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Failure caught: a plugin (no `@` imports) starting without identity and the index."""
     from memstore.api.store import Store
 
@@ -67,13 +71,15 @@ def test_session_start_carries_identity_and_the_index(plugin_root: Path, monkeyp
     assert "IDENTITYMARK" in part and "feedback_x" in part
 
 
-def test_only_the_plugins_own_mcp_tools_are_approved(plugin_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_only_the_plugins_own_mcp_tools_are_approved(
+        plugin_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Failure caught: the plugin's MCP tools denied in `claude -p` (no hook approves them), or an
     approval wide enough to pass another server's tools."""
     def decision(tool: str, *extra: str) -> str | None:
-        payload = {"hook_event_name": "PreToolUse", "session_id": "p1", "cwd": "/", "tool_name": tool,
-                   "tool_input": {"name": "feedback_x"}}
-        out = plugin_hook(payload, monkeypatch, plugin_root, *extra) if "--root" not in extra else None
+        payload = {"hook_event_name": "PreToolUse", "session_id": "p1", "cwd": "/",
+                   "tool_name": tool, "tool_input": {"name": "feedback_x"}}
+        out = (plugin_hook(payload, monkeypatch, plugin_root, *extra) if "--root" not in extra
+               else None)
         return (out or {}).get("hookSpecificOutput", {}).get("permissionDecision")
 
     assert decision("mcp__plugin_memstore_memstore__read") == "allow"
@@ -83,7 +89,8 @@ def test_only_the_plugins_own_mcp_tools_are_approved(plugin_root: Path, monkeypa
     out = io.StringIO()
     payload = {"hook_event_name": "PreToolUse", "session_id": "p1", "cwd": "/",
                "tool_name": "mcp__plugin_memstore_memstore__read", "tool_input": {}}
-    hook_main(["--root", str(plugin_root)], stdin=io.BytesIO(json.dumps(payload).encode()), stdout=out)
+    hook_main(["--root", str(plugin_root)], stdin=io.BytesIO(json.dumps(payload).encode()),
+              stdout=out)
     assert "allow" not in out.getvalue()
 
 
@@ -91,13 +98,15 @@ def _plugin_settings(home: Path, root: Path) -> None:
     settings = home / ".claude" / "settings.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
     settings.write_text(json.dumps({"enabledPlugins": {"memstore@memstore": True},
-                                    "pluginConfigs": {"memstore@memstore": {"options": {"root": str(root)}}}}))
+                                    "pluginConfigs": {
+                                        "memstore@memstore": {"options": {"root": str(root)}}}}))
 
 
 def test_verify_recognises_a_plugin_install_and_refuses_double_wiring(plugin_root: Path, run,
                                                                       private_home: Path) -> None:
-    """Failure caught: verify failing a working plugin install (it looks for settings-file hooks), or
-    passing one whose root is also wired by `install` (identity and the index would arrive twice)."""
+    """Failure caught: verify failing a working plugin install (it looks for settings-file hooks),
+    or passing one whose root is also wired by `install` (identity and the index would arrive
+    twice)."""
     _plugin_settings(private_home, plugin_root)
     assert run(plugin_root, "render").exit_code == 0
     result = run(plugin_root, "verify", "--json")
@@ -106,9 +115,10 @@ def test_verify_recognises_a_plugin_install_and_refuses_double_wiring(plugin_roo
     assert "memstore@memstore" in checks["plugin"]["detail"]
     assert checks["reinforcement"]["ok"] and "access_count 1" in checks["reinforcement"]["detail"]
 
-    refused = run(plugin_root, "install", "--scope", "user", "--apply")  # a settings-file install beside the plugin
+    # a settings-file install beside the plugin
+    refused = run(plugin_root, "install", "--scope", "user", "--apply")
     assert refused.exit_code == 2 and "install --cron-only" in refused.stderr, refused.stderr
-    # the double wiring as it still arises: a settings-file install made before the plugin was enabled
+    # the double wiring as it still arises: a settings-file install made before enabling the plugin
     path = private_home / ".claude" / "settings.json"
     plugin_keys = json.loads(path.read_text())
     path.write_text("{}")
@@ -130,16 +140,20 @@ def test_the_plugin_files_hold_together() -> None:
     assert manifest["userConfig"]["root"]["type"] == "directory"
     hooks = json.loads((PLUGIN / manifest["hooks"]).read_text())["hooks"]
     mcp = json.loads((PLUGIN / manifest["mcpServers"]).read_text())["mcpServers"]
-    commands = [h for groups in hooks.values() for g in groups for h in g["hooks"]] + list(mcp.values())
+    commands = ([h for groups in hooks.values() for g in groups for h in g["hooks"]]
+                + list(mcp.values()))
     for command in commands:
         assert command["command"] in ("python3", "bash"), command  # exec form: no shell, no quoting
-        if command["command"] == "bash":  # the PreToolUse gate, which execs the same hook on python3
-            assert command["args"][0].endswith("/memstore/hookgate.sh") and command["args"][1] == "python3"
+        # the PreToolUse gate, which execs the same hook on python3
+        if command["command"] == "bash":
+            assert (command["args"][0].endswith("/memstore/hookgate.sh")
+                    and command["args"][1] == "python3")
         for arg in command["args"]:
             if arg.startswith("${CLAUDE_PLUGIN_ROOT}/"):
                 assert (PLUGIN / arg.removeprefix("${CLAUDE_PLUGIN_ROOT}/")).is_file(), arg
     assert (PLUGIN / "memstore" / "hook.py").resolve() == (REPO / "memstore" / "hook.py").resolve()
-    for name in ("setup.cfg", "pyproject.toml", "migrations"):  # what `pip install -e <plugin>` reads
+    # what `pip install -e <plugin>` reads
+    for name in ("setup.cfg", "pyproject.toml", "migrations"):
         assert (PLUGIN / name).exists(), name
     assert not (PLUGIN / "setup.py").exists()  # pip would run it as the build script
     for name in ("search", "note", "review", "status"):
@@ -150,28 +164,31 @@ def test_runner_without_its_environment_says_what_to_do(tmp_path: Path) -> None:
     """Failure caught: the plugin's MCP server or command failing with a traceback before `claude
     --init-only` built its environment, or its SessionEnd hook failing the session."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_PLUGIN", "MEMSTORE_"))}
-    env.update(HOME=str(tmp_path), CLAUDE_PLUGIN_DATA=str(tmp_path / "data"), CLAUDE_PLUGIN_OPTION_ROOT="/x")
-    done = subprocess.run([sys.executable, str(PLUGIN / "run.py"), "status"], capture_output=True, text=True,
-                          env=env, timeout=30)
-    assert done.returncode == 1 and "claude --init-only" in done.stderr and "Traceback" not in done.stderr
-    hook = subprocess.run([sys.executable, str(PLUGIN / "run.py"), "debrief", "--hook"], capture_output=True,
-                          text=True, env=env, timeout=30, input="{}")
+    env.update(HOME=str(tmp_path), CLAUDE_PLUGIN_DATA=str(tmp_path / "data"),
+               CLAUDE_PLUGIN_OPTION_ROOT="/x")
+    done = subprocess.run([sys.executable, str(PLUGIN / "run.py"), "status"], capture_output=True,
+                          text=True, env=env, timeout=30)
+    assert (done.returncode == 1 and "claude --init-only" in done.stderr
+            and "Traceback" not in done.stderr)
+    hook = subprocess.run([sys.executable, str(PLUGIN / "run.py"), "debrief", "--hook"],
+                          capture_output=True, text=True, env=env, timeout=30, input="{}")
     assert hook.returncode == 0 and hook.stdout == "" and hook.stderr == ""
 
 
 def test_a_failed_setup_is_said_at_session_start(plugin_root: Path, monkeypatch: pytest.MonkeyPatch,
                                                  tmp_path: Path) -> None:
-    """Failure caught: `claude --init-only` exits 0 and shows nothing when the plugin's Setup fails, so the
-    person never learns why the MCP server and the debrief do not work."""
+    """Failure caught: `claude --init-only` exits 0 and shows nothing when the plugin's Setup fails,
+    so the person never learns why the MCP server and the debrief do not work."""
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path))
-    (tmp_path / "setup-failed.txt").write_text("memstore plugin: its setup (claude --init-only) failed: pip\n")
+    (tmp_path / "setup-failed.txt").write_text(
+        "memstore plugin: its setup (claude --init-only) failed: pip\n")
     text = plugin_hook(START, monkeypatch, plugin_root)["hookSpecificOutput"]["additionalContext"]
     assert text.startswith("memstore plugin: its setup (claude --init-only) failed")
 
 
 def test_runner_finds_the_root_in_claude_codes_settings(plugin_root: Path, tmp_path: Path) -> None:
-    """Failure caught (found by the plugin's end-to-end test): a slash command's shell gets none of the
-    plugin's variables, so /memstore:status said no root was set while the option was."""
+    """Failure caught (found by the plugin's end-to-end test): a slash command's shell gets none of
+    the plugin's variables, so /memstore:status said no root was set while the option was."""
     home = tmp_path / "h"
     (home / ".claude").mkdir(parents=True)
     (home / ".claude" / "settings.json").write_text(json.dumps(
@@ -179,18 +196,21 @@ def test_runner_finds_the_root_in_claude_codes_settings(plugin_root: Path, tmp_p
     data = home / ".claude" / "plugins" / "data" / "memstore-memstore" / "venv" / "bin"
     data.mkdir(parents=True)
     (data / "memstore").symlink_to(Path(sys.executable).parent / "memstore")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_PLUGIN", "MEMSTORE_ROOT"))}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("CLAUDE_PLUGIN", "MEMSTORE_ROOT"))}
     env["HOME"] = str(home)
-    done = subprocess.run([sys.executable, str(PLUGIN / "run.py"), "status", "--json"], capture_output=True,
-                          text=True, env=env, timeout=60)
+    done = subprocess.run([sys.executable, str(PLUGIN / "run.py"), "status", "--json"],
+                          capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["root"] == str(plugin_root)
 
 
-def test_runner_runs_no_program_planted_beside_the_plugins_data(plugin_root: Path, tmp_path: Path) -> None:
-    """Failure caught (issue 31's attacker walkthrough): without ${CLAUDE_PLUGIN_DATA} (a slash command's shell)
-    run.py ran the first of ~/.claude/plugins/data/memstore-*/venv/bin/memstore, alphabetically: a folder the
-    agent made there (memstore-0) chose the program the person's commands ran."""
+def test_runner_runs_no_program_planted_beside_the_plugins_data(
+        plugin_root: Path, tmp_path: Path) -> None:
+    """Failure caught (issue 31's attacker walkthrough): without ${CLAUDE_PLUGIN_DATA} (a slash
+    command's shell) run.py ran the first of ~/.claude/plugins/data/memstore-*/venv/bin/memstore,
+    alphabetically: a folder the agent made there (memstore-0) chose the program the person's
+    commands ran."""
     home = tmp_path / "h"
     (home / ".claude").mkdir(parents=True)
     (home / ".claude" / "settings.json").write_text(json.dumps(
@@ -200,10 +220,11 @@ def test_runner_runs_no_program_planted_beside_the_plugins_data(plugin_root: Pat
     marker = tmp_path / "ran"
     planted.write_text(f"#!/bin/sh\ntouch {marker}\n")
     planted.chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_PLUGIN", "MEMSTORE_ROOT"))}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("CLAUDE_PLUGIN", "MEMSTORE_ROOT"))}
     env["HOME"] = str(home)
-    done = subprocess.run([sys.executable, str(PLUGIN / "run.py"), "status"], capture_output=True, text=True,
-                          env=env, timeout=60)
+    done = subprocess.run([sys.executable, str(PLUGIN / "run.py"), "status"], capture_output=True,
+                          text=True, env=env, timeout=60)
     assert not marker.exists(), "run.py ran a program planted under plugins/data/"
     assert done.returncode == 1 and "not built yet" in done.stderr, done.stderr
 
@@ -211,12 +232,14 @@ def test_runner_runs_no_program_planted_beside_the_plugins_data(plugin_root: Pat
 @pytest.mark.parametrize("target", [".claude/plugins/data/memstore-memstore/venv/bin/memstore",
                                     ".claude/plugins/cache/memstore/memstore/0.1.0/memstore/hook/handler.py",
                                     ".local/bin/memstore"])
-def test_the_agent_cannot_replace_the_code_memstore_runs(plugin_root: Path, monkeypatch, target: str) -> None:
-    """Failure caught (issue 31's attacker walkthrough): the plugin's venv (which the cron jobs run), its copied
-    code (which every hook runs) and the `memstore` Setup links were the agent's to overwrite."""
+def test_the_agent_cannot_replace_the_code_memstore_runs(
+        plugin_root: Path, monkeypatch, target: str) -> None:
+    """Failure caught (issue 31's attacker walkthrough): the plugin's venv (which the cron jobs
+    run), its copied code (which every hook runs) and the `memstore` Setup links were the agent's to
+    overwrite."""
     path = str(Path(os.environ["HOME"]) / target)
-    write_call = {"hook_event_name": "PreToolUse", "session_id": "s", "cwd": str(plugin_root.parent),
-                  "tool_name": "Write",
+    write_call = {"hook_event_name": "PreToolUse", "session_id": "s",
+                  "cwd": str(plugin_root.parent), "tool_name": "Write",
                   "tool_input": {"file_path": path, "content": "#!/bin/sh\n"}}
     out = plugin_hook(write_call, monkeypatch, plugin_root)
     assert out and out["hookSpecificOutput"]["permissionDecision"] == "deny", out

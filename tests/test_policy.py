@@ -89,7 +89,8 @@ def policy(root: Path, rel: str) -> tuple:
     conn = sqlite3.connect(root / "runtime" / "memstore.db")
     try:
         return conn.execute(
-            "SELECT access_count, stability, last_accessed, last_reinforced FROM policy WHERE path = ?", (rel,)
+            "SELECT access_count, stability, last_accessed, last_reinforced "
+            "FROM policy WHERE path = ?", (rel,)
         ).fetchone()
     finally:
         conn.close()
@@ -107,7 +108,8 @@ def test_search_tools_never_reinforce(corpus: Path, tool: str) -> None:
     result = record_touch(corpus, str(corpus / "memory/feedback_a.md"), tool, T0, CFG)
     assert not result.recorded
     assert policy(corpus, "memory/feedback_a.md")[:2] == (0, 14)
-    assert not (corpus / "runtime" / "journal").exists() or not list((corpus / "runtime" / "journal").iterdir())
+    assert (not (corpus / "runtime" / "journal").exists()
+            or not list((corpus / "runtime" / "journal").iterdir()))
 
 
 def test_touch_cli_refuses_non_memories(corpus: Path, run) -> None:
@@ -123,13 +125,17 @@ def test_touch_cli_and_library_agree(corpus: Path, run) -> None:
     result = run(corpus, "touch", str(corpus / "memory/feedback_b.md"), "--tool", "Edit")
     assert result.exit_code == 0 and "reinforced" in result.stdout
     # 2 -> 3 reinforcements, 22.4 * 1.6 = 35.84, stamped at the pinned clock
-    assert policy(corpus, "memory/feedback_b.md") == (3, 35.84, "2026-07-30T12:00:00Z", "2026-07-30T12:00:00Z")
-    line = json.loads(next((corpus / "runtime" / "journal").glob("*.jsonl")).read_text().splitlines()[0])
-    assert line["path"] == "memory/feedback_b.md" and line["tool"] == "Edit" and line["ts"] == "2026-07-30T12:00:00Z"
+    assert policy(corpus, "memory/feedback_b.md") == (3, 35.84, "2026-07-30T12:00:00Z",
+                                                      "2026-07-30T12:00:00Z")
+    line = json.loads(
+        next((corpus / "runtime" / "journal").glob("*.jsonl")).read_text().splitlines()[0])
+    assert (line["path"] == "memory/feedback_b.md" and line["tool"] == "Edit"
+            and line["ts"] == "2026-07-30T12:00:00Z")
 
 
 def _many_touches(root: Path) -> None:
-    times = [T0, T0 + dt.timedelta(minutes=3), T0 + dt.timedelta(days=1), T0 + dt.timedelta(days=3, hours=2)]
+    times = [T0, T0 + dt.timedelta(minutes=3), T0 + dt.timedelta(days=1),
+             T0 + dt.timedelta(days=3, hours=2)]
     for when in times:
         record_touch(root, str(root / "memory/feedback_a.md"), "Read", when, CFG)
         record_touch(root, str(root / "memory/feedback_b.md"), "Edit", when, CFG)
@@ -156,7 +162,8 @@ def test_out_of_order_event_gives_the_replay_state(corpus: Path) -> None:
     a = str(corpus / "memory/feedback_a.md")
     record_touch(corpus, a, "Read", T0, CFG)
     record_touch(corpus, a, "Read", T0 + dt.timedelta(days=1), CFG)
-    record_touch(corpus, a, "Read", T0 + dt.timedelta(hours=21), CFG)  # late arrival from a slow clock
+    # late arrival from a slow clock
+    record_touch(corpus, a, "Read", T0 + dt.timedelta(hours=21), CFG)
     # In time order the +21h read passes the gate and the +1d read (3h later) does not.
     expected = (2, 35.84, "2026-07-02T09:00:00Z", "2026-07-02T06:00:00Z")
     assert policy(corpus, "memory/feedback_a.md") == expected
@@ -180,7 +187,9 @@ def test_torn_and_garbage_journal_lines_are_skipped(corpus: Path) -> None:
     journal = next((corpus / "runtime" / "journal").glob("*.jsonl"))
     with open(journal, "a") as handle:
         handle.write("not json\n{\"id\": 1}\n")
-        handle.write('{"id": "x-partial", "ts": "2026-07-05T00:00:00Z", "path": "memory/feedback_a.md"')  # no newline
+        # no newline
+        handle.write(
+            '{"id": "x-partial", "ts": "2026-07-05T00:00:00Z", "path": "memory/feedback_a.md"')
     sync(corpus, CFG)
     assert policy(corpus, "memory/feedback_a.md")[:2] == (1, 22.4)
     with open(journal, "a") as handle:  # the writer finishes its line
@@ -190,10 +199,12 @@ def test_torn_and_garbage_journal_lines_are_skipped(corpus: Path) -> None:
 
 
 def test_score_of_stated_states_through_the_mirror(root: Path, run) -> None:
-    write(root, "memory/feedback_rehearsed.md", memory("feedback_rehearsed", "r", access_count=7, stability=365,
-                                                         last_accessed="2026-05-31T12:00:00Z"))
-    write(root, "memory/feedback_crammed.md", memory("feedback_crammed", "c", access_count=1, stability=14,
-                                                       last_accessed="2026-05-31T12:00:00Z"))
+    write(root, "memory/feedback_rehearsed.md",
+          memory("feedback_rehearsed", "r", access_count=7, stability=365,
+                 last_accessed="2026-05-31T12:00:00Z"))
+    write(root, "memory/feedback_crammed.md",
+          memory("feedback_crammed", "c", access_count=1, stability=14,
+                 last_accessed="2026-05-31T12:00:00Z"))
     rows = {r["name"]: r for r in json.loads(run(root, "list", "--json").stdout)}
     assert rows["feedback_rehearsed"]["score"] == pytest.approx(8 * math.exp(-60 / 365), abs=1e-6)
     assert rows["feedback_crammed"]["score"] == pytest.approx(2 * math.exp(-60 / 14), abs=1e-6)
@@ -205,5 +216,6 @@ def test_touch_inside_the_spacing_gate_says_it_did_not_reinforce(corpus: Path, r
     first = run(corpus, "touch", target)
     assert first.exit_code == 0 and first.stdout.strip().endswith(": reinforced"), first.stdout
     again = run(corpus, "touch", target)  # the same pinned minute: inside the gate
-    assert again.exit_code == 0 and "not reinforced (inside the spacing gate)" in again.stdout, again.stdout
+    assert (again.exit_code == 0
+            and "not reinforced (inside the spacing gate)" in again.stdout), again.stdout
     assert policy(corpus, "memory/feedback_b.md")[0] == 3  # counted once

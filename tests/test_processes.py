@@ -14,9 +14,11 @@ import pytest
 
 from memstore.core import processes
 
-INJECTING = {"LD_PRELOAD": "/tmp/evil.so", "BASH_ENV": "/tmp/evil.sh", "NODE_OPTIONS": "--require /tmp/evil.js",
+INJECTING = {"LD_PRELOAD": "/tmp/evil.so", "BASH_ENV": "/tmp/evil.sh",
+             "NODE_OPTIONS": "--require /tmp/evil.js",
              "PYTHONSTARTUP": "/tmp/evil.py", "PERL5OPT": "-Mevil"}
-SHOW = 'for v in LD_PRELOAD BASH_ENV NODE_OPTIONS PYTHONSTARTUP PERL5OPT MINE; do printf "%s=%s;" "$v" "${!v-}"; done'
+SHOW = ('for v in LD_PRELOAD BASH_ENV NODE_OPTIONS PYTHONSTARTUP PERL5OPT MINE; do printf "%s=%s;" '
+        '"$v" "${!v-}"; done')
 
 
 def test_a_child_gets_none_of_the_injecting_variables(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -25,14 +27,17 @@ def test_a_child_gets_none_of_the_injecting_variables(monkeypatch: pytest.Monkey
     monkeypatch.setenv("LD_PRELOAD", "")  # set but empty: the dynamic loader would still read it
     ran = processes.run(["bash", "-c", SHOW], timeout=30, env={"MINE": "kept"})
     assert ran.returncode == 0, ran.stderr
-    assert ran.stdout == "LD_PRELOAD=;BASH_ENV=;NODE_OPTIONS=;PYTHONSTARTUP=;PERL5OPT=;MINE=kept;", ran.stdout
+    assert ran.stdout == (
+        "LD_PRELOAD=;BASH_ENV=;NODE_OPTIONS=;PYTHONSTARTUP=;PERL5OPT=;MINE=kept;"), ran.stdout
     child = processes.spawn(["bash", "-c", SHOW], stdout=processes.PIPE)
     out, _ = child.communicate(timeout=30)
     assert out.decode() == "LD_PRELOAD=;BASH_ENV=;NODE_OPTIONS=;PYTHONSTARTUP=;PERL5OPT=;MINE=;"
 
 
-def test_git_ignores_the_callers_git_variables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """GIT_DIR pointing elsewhere, or GIT_CONFIG_* adding a setting, must not steer memstore's git."""
+def test_git_ignores_the_callers_git_variables(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GIT_DIR pointing elsewhere, or GIT_CONFIG_* adding a setting, must not steer memstore's
+    git."""
     mine, other = tmp_path / "root", tmp_path / "other"
     for repo in (mine, other):
         subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
@@ -43,4 +48,5 @@ def test_git_ignores_the_callers_git_variables(tmp_path: Path, monkeypatch: pyte
     found = processes.run_git(mine, "rev-parse", "--absolute-git-dir", timeout=30)
     assert found.stdout.strip() == str((mine / ".git").resolve())
     pager = processes.run_git(mine, "config", "--get", "core.pager", timeout=30)
-    assert pager.stdout.strip() == "cat"  # the caller's GIT_CONFIG_* setting is not there; memstore's is
+    # the caller's GIT_CONFIG_* setting is not there; memstore's is
+    assert pager.stdout.strip() == "cat"

@@ -26,7 +26,8 @@ def _unclean(text: str) -> list[str]:
     for ch in text:
         if ch == "\n":
             continue
-        if (unicodedata.category(ch) in ("Cc", "Cs") or ch in BIDI or ch in "\ufffd\ufffe\uffff\ufeff\u2028\u2029"):
+        if (unicodedata.category(ch) in ("Cc", "Cs") or ch in BIDI
+            or ch in "\ufffd\ufffe\uffff\ufeff\u2028\u2029"):
             bad.append(ch)
     return bad
 
@@ -34,22 +35,29 @@ def _unclean(text: str) -> list[str]:
 def _garbled_root(root: Path) -> None:
     blob = random.Random(7).randbytes(4000) + b"\x00\x00\xff\xfe\x1b[2J\x85\x9b"
     write(root, "memory/project_blob.md", blob)
-    write(root, "memory/project_nul-front.md", b"---\nname: project_nul-front\n---\n\x00\x01\x02\x03\xef\xbf\xbd\x00\n")
+    write(root, "memory/project_nul-front.md",
+          b"---\nname: project_nul-front\n---\n\x00\x01\x02\x03\xef\xbf\xbd\x00\n")
     write(root, "memory/project_garbled-summary.md",
-          '---\nname: project_garbled-summary\nsummary: "\\x01\\x02\\ufffd\\ufffd\\x7f\\x9b\\u202e\\x00\\x1bok"\n'
+          '---\nname: project_garbled-summary\n'
+          'summary: "\\x01\\x02\\ufffd\\ufffd\\x7f\\x9b\\u202e\\x00\\x1bok"\n'
           "---\nbody\n")
     write(root, "memory/feedback_dirty.md",
-          '---\nname: feedback_dirty\nsummary: "keep \\x07 this \\u202e text \\ufffd clean\\u2028and\\x85'
-          ' tidy, \\x1b[31mplease and thank you very much"\nin_flight: true\n'
+          '---\nname: feedback_dirty\n'
+          'summary: "keep \\x07 this \\u202e text \\ufffd clean\\u2028and\\x85 tidy, '
+          '\\x1b[31mplease and thank you very much"\nin_flight: true\n'
           'state: "migrating \\x00 the \\u2066db\\u2069\\x9b now"\n---\nbody\n')
     write(root, "memory/project_garbage-state.md",
-          '---\nname: project_garbage-state\nsummary: fine\nin_flight: true\nstate: "\\x01\\x02\\x03\\ufffd"\n---\n')
-    write(root, "memory/reference_bad-utf8.md", b"# Invoice \xff notes for the quarterly close review\r\nmore\n")
+          '---\nname: project_garbage-state\nsummary: fine\nin_flight: true\n'
+          'state: "\\x01\\x02\\x03\\ufffd"\n---\n')
+    write(root, "memory/reference_bad-utf8.md",
+          b"# Invoice \xff notes for the quarterly close review\r\nmore\n")
     write(root, "memory/project_old-blob.md",
-          '---\nname: project_old-blob\nstatus: superseded\nsummary: "\\x00\\x01\\ufffd\\ufffd\\ufffd\\x02"\n---\n')
+          '---\nname: project_old-blob\nstatus: superseded\n'
+          'summary: "\\x00\\x01\\ufffd\\ufffd\\ufffd\\x02"\n---\n')
     write(root, "memory/project_empty.md", b"")
     write(root, "memory/feedback_sneaky\u202eevil\x07name.md", memory("feedback_x", "a summary"))
-    write(root, "memory/feedback_normal.md", memory("feedback_normal", "Always run the tests before pushing."))
+    write(root, "memory/feedback_normal.md",
+          memory("feedback_normal", "Always run the tests before pushing."))
 
 
 def test_derived_files_hold_only_clean_rows(run, root: Path) -> None:
@@ -67,8 +75,10 @@ def test_derived_files_hold_only_clean_rows(run, root: Path) -> None:
             if line.startswith("- ["):
                 assert "  " not in line and line == line.strip(), (name, line)
         texts[name] = text
-    index, archive, state = texts["MEMORY.md"], texts["MEMORY-archive.md"], texts["current-state.md"]
-    rows = [line for text in (index, archive) for line in text.split("\n") if line.startswith("- [")]
+    index, archive, state = (texts["MEMORY.md"], texts["MEMORY-archive.md"],
+                             texts["current-state.md"])
+    rows = [line for text in (index, archive) for line in text.split("\n")
+            if line.startswith("- [")]
 
     def row(filename: str) -> str:
         found = [r for r in rows if r.startswith(f"- [{filename[:-3]}]({filename})")]
@@ -82,25 +92,30 @@ def test_derived_files_hold_only_clean_rows(run, root: Path) -> None:
     assert "project_old-blob" in archive.split("## Superseded")[1]
     # Readable text with some garbage in it: the garbage goes, the words stay.
     assert row("feedback_dirty.md").endswith(
-        ": keep this text clean and tidy, [31mplease and thank you very much"), row("feedback_dirty.md")
+        ": keep this text clean and tidy, [31mplease and thank you very much"), (
+        row("feedback_dirty.md"))
     assert row("reference_bad-utf8.md").endswith(": Invoice notes for the quarterly close review")
     # A file name with a control and a bidi override is spelled out, not passed through.
     assert row("feedback_sneaky\\u202eevil\\x07name.md").endswith(": a summary")
     # current-state.md: the in-flight states, cleaned the same way.
     assert "- [feedback_dirty](feedback_dirty.md): migrating the db now\n" in state
-    assert "- [project_garbage-state](project_garbage-state.md): (no readable state: run memstore lint)\n" in state
+    assert ("- [project_garbage-state](project_garbage-state.md): (no readable state: run "
+            "memstore lint)\n" in state)
     # A normal file's row is exactly what it always was.
     assert NORMAL_ROW + "\n" in index
 
 
 def test_clean_text_and_rows() -> None:
-    assert clean_text("Always run the tests before pushing.") == "Always run the tests before pushing."
+    assert clean_text("Always run the tests before pushing.") == (
+        "Always run the tests before pushing.")
     assert clean_text("  spaced \t out\n text ") == "spaced out text"
     assert clean_text("lone \ud800 surrogate and \udcff one") == "lone surrogate and one"
     assert clean_text("\ufffd\ufffd\x00\x01 ab") == ""  # mostly garbage
     assert clean_text("") == "" and clean_text("\u202e\u2066") == ""
-    assert make_row("feedback_normal", "feedback_normal.md", "Always run the tests before pushing.") == NORMAL_ROW
-    assert make_row("feedback_a", "feedback_a.md", "") == f"- [feedback_a](feedback_a.md): {NO_SUMMARY}"
+    assert make_row("feedback_normal", "feedback_normal.md",
+                    "Always run the tests before pushing.") == NORMAL_ROW
+    assert make_row("feedback_a", "feedback_a.md", "") == (
+        f"- [feedback_a](feedback_a.md): {NO_SUMMARY}")
     assert make_row("project_\udcff", "project_\udcff.md", "x\ud800 y z w") == \
         "- [project_\\udcff](project_\\udcff.md): x y z w"
     row = make_row("feedback_a\nb", "feedback_a\nb.md", "s")
@@ -109,9 +124,10 @@ def test_clean_text_and_rows() -> None:
 
 def _row_samples() -> list[tuple[str, str, str]]:
     rng = random.Random(4)
-    pieces = ["plain", " ", "  ", "\t", "\n", "\r\n", "\x00", "\x07", "\x9b", "\u202e", "\u2066", "\ufeff", "\ufffd",
-              "\ud800", "\u2028", "é", "数据", "\uffff", "-", "[x](y)"]
-    names = ["feedback_normal", "project_\udcff", "feedback_a\nb", "user_\u202ex", "reference_t\tab"]
+    pieces = ["plain", " ", "  ", "\t", "\n", "\r\n", "\x00", "\x07", "\x9b", "\u202e", "\u2066",
+              "\ufeff", "\ufffd", "\ud800", "\u2028", "é", "数据", "\uffff", "-", "[x](y)"]
+    names = ["feedback_normal", "project_\udcff", "feedback_a\nb", "user_\u202ex",
+             "reference_t\tab"]
     samples = [(name, f"{name}.md", "") for name in names]
     for i in range(300):
         summary = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))

@@ -44,8 +44,9 @@ def scores(name: str) -> tuple[float, float, list[str]]:
     ("rule_cue_heldout.tsv", 0.7, 0.9),
 ])
 def test_rule_cue_precision_and_recall(name: str, min_precision: float, min_recall: float) -> None:
-    """Failure caught: "Never mind the flaky test, it passed on retry." and "Must have been the cache."
-    were kept as lessons; "You should never commit secrets" and "Use UTC for all timestamps" were missed."""
+    """Failure caught: "Never mind the flaky test, it passed on retry." and "Must have been the
+    cache." were kept as lessons; "You should never commit secrets" and "Use UTC for all timestamps"
+    were missed."""
     precision, recall, wrong = scores(name)
     assert len(labelled(name)) >= 30
     assert precision >= min_precision and recall >= min_recall, (precision, recall, wrong)

@@ -1,4 +1,5 @@
-"""Plain-English questions find the right memory; broken queries never reach the user as a traceback."""
+"""Plain-English questions find the right memory; broken queries never reach the user as a
+traceback."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ TURNS = {
 def turns(root: Path) -> Path:
     for name, text in TURNS.items():
         write(root, f"memory/{name}.md", memory(name, body=text))
-    write(root, "lenses/dog-lens.md", "---\ntype: lens\ntrigger:\n  tool_match: Read\n---\nAbout the dog lens.\n")
+    write(root, "lenses/dog-lens.md",
+          "---\ntype: lens\ntrigger:\n  tool_match: Read\n---\nAbout the dog lens.\n")
     return root
 
 
@@ -33,9 +35,11 @@ def test_plain_english_question_ranks_the_answer_first(run, turns: Path) -> None
     assert hits[0]["path"] == "memory/reference_maria-dog.md"
     # Both Maria and dog turns rank above turns sharing neither word.
     order = [h["path"] for h in hits]
-    assert order.index("memory/reference_maria-dog.md") < order.index("memory/reference_john-dog.md")
+    assert order.index("memory/reference_maria-dog.md") < order.index(
+        "memory/reference_john-dog.md")
     if "memory/reference_weather.md" in order:
-        assert order.index("memory/reference_weather.md") > order.index("memory/reference_maria-job.md")
+        assert order.index("memory/reference_weather.md") > order.index(
+            "memory/reference_maria-job.md")
 
 
 def test_json_shape(run, turns: Path) -> None:
@@ -64,7 +68,8 @@ def test_unknown_type_is_bad_usage(run, turns: Path) -> None:
 
 @pytest.mark.parametrize(
     "query",
-    # (a query with no letter or digit at all, "" or "   " or "*", is bad usage: tests/test_search_scripts.py)
+    # (a query with no letter or digit at all, "" or "   " or "*", is bad usage:
+    # tests/test_search_scripts.py)
     ['"unbalanced', "dog AND (", "NEAR(", "dog OR", "col:dog", "Maria's dog?!", "AND",
      "🐕 dog", "dog -x", "dog NOT", "a the of",
      # a real question that once crashed search (an unbalanced quote inside a title)
@@ -93,5 +98,7 @@ def test_stemming_matches_word_forms(run, turns: Path) -> None:
 
 def test_search_sees_new_files_without_explicit_sync(run, turns: Path) -> None:
     assert search_json(run, turns, "zeppelin") == []
-    write(turns, "memory/reference_zeppelin.md", memory("reference_zeppelin", body="A zeppelin flew over."))
-    assert [h["path"] for h in search_json(run, turns, "zeppelin")] == ["memory/reference_zeppelin.md"]
+    write(turns, "memory/reference_zeppelin.md",
+          memory("reference_zeppelin", body="A zeppelin flew over."))
+    assert [h["path"] for h in search_json(run, turns, "zeppelin")] == [
+        "memory/reference_zeppelin.md"]

@@ -31,12 +31,17 @@ EN_ONLY = "memory/reference_weather.md"
 
 @pytest.fixture
 def scripts(root: Path) -> Path:
-    write(root, ZH, memory("project_db-migration", body="我们需要在下周完成数据库迁移的计划，然后 deploy 到生产环境。"))
-    write(root, JA, memory("reference_ja-migration", body="データベースの移行は来週に予定されています。"))
-    write(root, KO, memory("reference_ko-migration", body="다음 주에 데이터베이스를 마이그레이션합니다."))
+    write(root, ZH, memory("project_db-migration",
+                           body="我们需要在下周完成数据库迁移的计划，然后 deploy 到生产环境。"))
+    write(root, JA,
+          memory("reference_ja-migration", body="データベースの移行は来週に予定されています。"))
+    write(root, KO,
+          memory("reference_ko-migration", body="다음 주에 데이터베이스를 마이그레이션합니다."))
     write(root, TH, memory("reference_th-language", body="ภาษาไทยง่ายมากสำหรับคนไทย"))
-    write(root, EN, memory("project_deploy", body="How we deploy the service. Deploy early, deploy often."))
-    write(root, EN_ONLY, memory("reference_weather", body="It rained all week and the garden flooded twice."))
+    write(root, EN,
+          memory("project_deploy", body="How we deploy the service. Deploy early, deploy often."))
+    write(root, EN_ONLY,
+          memory("reference_weather", body="It rained all week and the garden flooded twice."))
     return root
 
 
@@ -56,7 +61,8 @@ def cjk_rowcount(root: Path) -> int:
 
 
 def test_three_character_cjk_substring_is_found(run, scripts: Path) -> None:
-    """Fails if runs of 3+ characters are looked up as whole unicode61 tokens (the old behaviour)."""
+    """Fails if runs of 3+ characters are looked up as whole unicode61 tokens (the old
+    behaviour)."""
     hits = search_json(run, scripts, "数据库")
     assert [h["path"] for h in hits] == [ZH]
     assert "[数据库]" in hits[0]["snippet"]  # the snippet shows the matched text, marked
@@ -64,7 +70,8 @@ def test_three_character_cjk_substring_is_found(run, scripts: Path) -> None:
 
 
 def test_two_and_one_character_cjk_substrings_are_found(run, scripts: Path) -> None:
-    """Fails if runs too short for a trigram are dropped (or sent through LIKE, which 3.40 answers wrongly)."""
+    """Fails if runs too short for a trigram are dropped (or sent through LIKE, which 3.40 answers
+    wrongly)."""
     hits = search_json(run, scripts, "迁移")
     assert [h["path"] for h in hits] == [ZH]
     assert "[迁移]" in hits[0]["snippet"]
@@ -73,21 +80,26 @@ def test_two_and_one_character_cjk_substrings_are_found(run, scripts: Path) -> N
 
 
 def test_japanese_korean_and_thai_substrings(run, scripts: Path) -> None:
-    """Fails if kana, Hangul (a word with its particle attached) or Thai are left out of the scripts searched."""
+    """Fails if kana, Hangul (a word with its particle attached) or Thai are left out of the scripts
+    searched."""
     assert paths(run, scripts, "データベース") == [JA]
     assert paths(run, scripts, "移行") == [JA]
-    hits = search_json(run, scripts, "데이터베이스")  # the text says 데이터베이스를: the word plus a particle
+    # the text says 데이터베이스를: the word plus a particle
+    hits = search_json(run, scripts, "데이터베이스")
     assert [h["path"] for h in hits] == [KO]
     assert "[데이터베이스]를" in hits[0]["snippet"]
     assert paths(run, scripts, "ง่าย") == [TH]  # ง่าย holds a combining tone mark
 
 
 def test_a_run_not_in_any_file_finds_nothing(run, scripts: Path) -> None:
-    """Fails if a run matches loosely: as separate characters, or as trigrams found apart from each other."""
+    """Fails if a run matches loosely: as separate characters, or as trigrams found apart from each
+    other."""
     assert paths(run, scripts, "数据仓库") == []
     assert paths(run, scripts, "データ移行") == []
-    write(scripts, "memory/reference_apart.md", memory("reference_apart", body="数据库迁，以及库迁移计。"))
-    assert paths(run, scripts, "数据库迁移计") == []  # every trigram is in that file, the run is not
+    write(scripts, "memory/reference_apart.md",
+          memory("reference_apart", body="数据库迁，以及库迁移计。"))
+    # every trigram is in that file, the run is not
+    assert paths(run, scripts, "数据库迁移计") == []
     assert paths(run, scripts, "库迁移计") == ["memory/reference_apart.md"]
 
 
@@ -107,11 +119,13 @@ def test_file_holding_every_run_ranks_first(run, root: Path) -> None:
     once, in a long text, and 计划 is common): the ranking must not let it.
     """
     write(root, "memory/project_a.md", memory("project_a", body="数据库" * 10 + "。"))
-    write(root, "memory/project_b.md", memory("project_b", body="数据库迁移的计划。" + "别的内容很长。" * 60))
+    write(root, "memory/project_b.md",
+          memory("project_b", body="数据库迁移的计划。" + "别的内容很长。" * 60))
     for i in range(6):  # 计划 is everywhere, 数据库 is rare
         write(root, f"memory/project_plan-{i}.md", memory(f"project_plan-{i}", body=f"计划 {i}"))
     for i in range(8):
-        write(root, f"memory/reference_other-{i}.md", memory(f"reference_other-{i}", body=f"unrelated note {i}"))
+        write(root, f"memory/reference_other-{i}.md",
+              memory(f"reference_other-{i}", body=f"unrelated note {i}"))
     order = paths(run, root, "数据库 计划")
     assert order[:2] == ["memory/project_b.md", "memory/project_a.md"]
 
@@ -137,16 +151,20 @@ def test_edit_and_delete_keep_the_trigram_table_in_step(run, scripts: Path) -> N
     write(scripts, ZH, memory("project_db-migration", body="We finished the database migration."))
     assert paths(run, scripts, "数据库", "--full") == []
     assert cjk_rowcount(scripts) == 3
-    write(scripts, EN, memory("project_deploy", body="部署服务的步骤"))  # English file gains CJK text
+    # English file gains CJK text
+    write(scripts, EN, memory("project_deploy", body="部署服务的步骤"))
     assert paths(run, scripts, "部署", "--full") == [EN]
     (scripts / JA).unlink()
     assert paths(run, scripts, "データベース") == []
-    assert cjk_rowcount(scripts) == 4  # KO, TH, EN, and JA's copy in memory/archive/ (memstore.mirror.deletions)
-    assert paths(run, scripts, "データベース", "--all") == ["memory/archive/" + JA.rsplit("/", 1)[1]]
+    # KO, TH, EN, and JA's copy in memory/archive/ (memstore.mirror.deletions)
+    assert cjk_rowcount(scripts) == 4
+    assert paths(run, scripts, "データベース", "--all") == [
+        "memory/archive/" + JA.rsplit("/", 1)[1]]
 
 
 def test_mirror_at_the_previous_schema_is_migrated_and_backfilled(run, scripts: Path) -> None:
-    """Fails if m003 is not applied in place to an existing mirror, or does not index the rows already there."""
+    """Fails if m003 is not applied in place to an existing mirror, or does not index the rows
+    already there."""
     from sqlite_utils import Database
 
     from memstore.migrations import migrations
@@ -158,17 +176,19 @@ def test_mirror_at_the_previous_schema_is_migrated_and_backfilled(run, scripts: 
     conn = mirror.connect(db)
     migrations.apply(Database(conn), stop_before="m003_unspaced_scripts")
     # the rows as the version before m003 wrote them (the body still in files, until m004)
-    later = ("unspaced", "index_row", "text_digest", "fm_base", "parts", "tail_digest", "context", "context_digest")
+    later = ("unspaced", "index_row", "text_digest", "fm_base", "parts", "tail_digest", "context",
+             "context_digest")
     old_columns = [*(c for c in COLUMNS if c not in later), "body"]
     for path in sorted((scripts / "memory").glob("*.md")):
         raw = path.read_bytes()
         row = build_row(f"memory/{path.name}", raw, path.stat().st_mtime_ns, len(raw), Config())
-        conn.execute(f"INSERT INTO files ({', '.join(old_columns)}) VALUES ({', '.join('?' * len(old_columns))})",
-                     [row[c] for c in old_columns])
+        conn.execute(f"INSERT INTO files ({', '.join(old_columns)}) "
+                     f"VALUES ({', '.join('?' * len(old_columns))})", [row[c] for c in old_columns])
     assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == 6
     conn.close()
 
-    result = run(scripts, "search", "数据库", "--json", "--no-sync")  # no sync: the rows must come from backfill
+    # no sync: the rows must come from backfill
+    result = run(scripts, "search", "数据库", "--json", "--no-sync")
     assert result.exit_code == 0 and "rebuil" not in result.stderr  # migrated, not rebuilt
     assert [h["path"] for h in json.loads(result.stdout)] == [ZH]
     conn = sqlite3.connect(db)
@@ -178,12 +198,15 @@ def test_mirror_at_the_previous_schema_is_migrated_and_backfilled(run, scripts: 
     assert cjk_rowcount(scripts) == 4
 
 
-def test_without_trigram_the_plain_table_scan_gives_the_same_hits(run, scripts: Path, monkeypatch) -> None:
-    """Fails if the fallback for SQLite < 3.34 (no trigram tokenizer) breaks the schema or the search."""
+def test_without_trigram_the_plain_table_scan_gives_the_same_hits(
+        run, scripts: Path, monkeypatch) -> None:
+    """Fails if the fallback for SQLite < 3.34 (no trigram tokenizer) breaks the schema or the
+    search."""
     from memstore import migrations
 
     monkeypatch.setattr(migrations, "trigram_supported", lambda: False)
-    assert paths(run, scripts, "数据库") == [ZH]  # the first open builds the mirror: with a plain files_cjk
+    # the first open builds the mirror: with a plain files_cjk
+    assert paths(run, scripts, "数据库") == [ZH]
     conn = sqlite3.connect(scripts / "runtime" / "memstore.db")
     assert not search._has_trigram(conn)
     conn.close()
@@ -196,36 +219,42 @@ def test_without_trigram_the_plain_table_scan_gives_the_same_hits(run, scripts: 
 
 
 def test_ranges_frozen_in_the_migration_match_the_search_side() -> None:
-    """Fails if memstore/mirror/cjk.py's ranges change without a migration (the trigger would test other ranges)."""
+    """Fails if memstore/mirror/cjk.py's ranges change without a migration (the trigger would test
+    other ranges)."""
     from memstore import migrations
 
     assert migrations.M003_RANGES == cjk.RANGES
 
 
 def test_sync_flag_backfill_and_query_side_agree_at_every_range_edge() -> None:
-    """Fails if build_row's flag, m003's backfill and the query side disagree about a character at a block edge."""
+    """Fails if build_row's flag, m003's backfill and the query side disagree about a character at a
+    block edge."""
     from sqlite_utils import Database
 
     from memstore.migrations import migrations
     from memstore.mirror.indexing import build_row
 
-    chars = sorted({chr(c) for lo, hi in cjk.RANGES for c in (lo - 1, lo, hi, hi + 1) if not 0xD800 <= c <= 0xDFFF})
+    chars = sorted({chr(c) for lo, hi in cjk.RANGES for c in (lo - 1, lo, hi, hi + 1)
+                    if not 0xD800 <= c <= 0xDFFF})
     expected = {ch for ch in chars if cjk.has_unspaced(ch)}
-    assert "\u0e00" in expected and "\U000323af" in expected and "\u3004" not in expected  # both sides of edges
-    flagged = {ch for ch in chars if build_row("memory/x.md", f"x{ch}x".encode(), 0, 4, Config())["unspaced"]}
+    # both sides of edges
+    assert "\u0e00" in expected and "\U000323af" in expected and "\u3004" not in expected
+    flagged = {ch for ch in chars
+               if build_row("memory/x.md", f"x{ch}x".encode(), 0, 4, Config())["unspaced"]}
     assert flagged == expected
     conn = sqlite3.connect(":memory:")
     migrations.apply(Database(conn), stop_before="m003_unspaced_scripts")
     for i, ch in enumerate(chars):
-        conn.execute("INSERT INTO files (path, kind, body, mtime_ns, size, digest) VALUES (?, 't2', ?, 0, 0, '')",
-                     (f"f{i}.md", f"x{ch}x"))
+        conn.execute("INSERT INTO files (path, kind, body, mtime_ns, size, digest) "
+                     "VALUES (?, 't2', ?, 0, 0, '')", (f"f{i}.md", f"x{ch}x"))
     migrations.apply(Database(conn))
     assert {row[0][1] for row in conn.execute("SELECT body FROM files_cjk")} == expected
 
 
 def test_query_runs_split_at_punctuation_and_keep_combining_marks() -> None:
     """Fails if 。/・ stop separating runs, or a Thai tone mark splits a word."""
-    assert cjk.runs("deploy 数据库。迁移 データ・ベース ง่าย 数据库") == ["数据库", "迁移", "データ", "ベース", "ง่าย"]
+    assert cjk.runs("deploy 数据库。迁移 データ・ベース ง่าย 数据库") == [
+        "数据库", "迁移", "データ", "ベース", "ง่าย"]
     assert cjk.strip_runs("deploy 数据库 now") == "deploy   now"
     assert cjk.runs("plain English, Ελληνικά, русский, हिन्दी") == []
 
@@ -240,7 +269,8 @@ def test_empty_query_is_bad_usage_in_one_line(run, scripts: Path, query: str) ->
     assert result.exit_code == 2
     lines = result.stderr.splitlines()
     assert [line for line in lines if line.startswith("memstore: error:")] == [lines[0]]
-    assert all(line.startswith(("memstore: error:", "memstore: hint:")) for line in lines) and len(lines) <= 2
+    assert (all(line.startswith(("memstore: error:", "memstore: hint:")) for line in lines)
+            and len(lines) <= 2)
     assert "Traceback" not in result.output + result.stderr and result.stdout == ""
 
 

@@ -17,27 +17,31 @@ import pytest
 from tests.helpers import NOW, memory, write
 from tests.serving import fetch, serving
 
-pytest.importorskip("starlette", reason="the serve extra is part of the test extra")  # pip install -e '.[test]'
+# pip install -e '.[test]'
+pytest.importorskip("starlette", reason="the serve extra is part of the test extra")
 
 
 def _root(root: Path) -> Path:
-    write(root, "memory/feedback_pinned-rule.md", memory("feedback_pinned-rule", "Always run the linter first",
-                                                         pin="true", created="2026-07-01"))
+    write(root, "memory/feedback_pinned-rule.md",
+          memory("feedback_pinned-rule", "Always run the linter first",
+                 pin="true", created="2026-07-01"))
     write(root, "memory/project_export-format.md", memory(
         "project_export-format", "The export writes parquet, not CSV",
         body="We chose parquet for the nightly export. See feedback_pinned-rule for the linter.",
         created="2026-06-01"))
-    write(root, "memory/reference_staging-hosts.md", memory("reference_staging-hosts", "Where staging lives",
-                                                            created="2026-05-01"))
+    write(root, "memory/reference_staging-hosts.md",
+          memory("reference_staging-hosts", "Where staging lives", created="2026-05-01"))
     write(root, "identity.md", "# Identity\n\nI am the test agent.\n")
-    write(root, "memory/feedback_broken.md", "---\nname: [unclosed\n---\nbody\n")  # malformed frontmatter
+    # malformed frontmatter
+    write(root, "memory/feedback_broken.md", "---\nname: [unclosed\n---\nbody\n")
     return root
 
 
 def _touch(root: Path, rel: str, *stamps: str) -> None:
     for when in stamps:
-        done = subprocess.run([sys.executable, "-m", "memstore", "--root", str(root), "--now", when, "touch", rel],
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "memstore", "--root", str(root), "--now", when, "touch", rel],
+            capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
 
 
@@ -49,7 +53,8 @@ def _tree(root: Path) -> dict[str, str]:
     """
     out = {}
     for p in sorted(root.rglob("*")):
-        if not p.is_file() or p.name.endswith("-shm") or (p.name.endswith("-wal") and p.stat().st_size == 0):
+        if (not p.is_file() or p.name.endswith("-shm")
+            or (p.name.endswith("-wal") and p.stat().st_size == 0)):
             continue
         out[p.relative_to(root).as_posix()] = hashlib.sha256(p.read_bytes()).hexdigest()
     return out
@@ -68,7 +73,8 @@ def test_overview_shows_the_bands_as_the_index_has_them(root: Path) -> None:
     assert 'href="/memory/memory/feedback_pinned-rule.md"' in hot  # pinned: Hot
     for band in ("hot", "new", "cold", "archive", "superseded"):
         assert f'href="/band/{band}"' in page.body
-    assert "Waiting for review" in page.body and "Machines" in page.body and "Hook errors" in page.body
+    assert ("Waiting for review" in page.body and "Machines" in page.body
+            and "Hook errors" in page.body)
     problems = page.body.split('id="problems"', 1)[1].split("</section>", 1)[0]
     assert "memory/feedback_broken.md" in problems  # what `lint` says, from the mirror
 
@@ -86,7 +92,8 @@ def test_search_finds_a_memory_and_links_to_its_page(root: Path) -> None:
     assert target.status == 200
     assert "The export writes parquet, not CSV" in target.body
     # a memory named in the text links to its page
-    assert '<a href="/memory/memory/feedback_pinned-rule.md">feedback_pinned-rule</a>' in target.body
+    assert (
+        '<a href="/memory/memory/feedback_pinned-rule.md">feedback_pinned-rule</a>' in target.body)
 
 
 def test_memory_page_shows_access_count_and_a_chart_of_its_reads(root: Path) -> None:
@@ -136,8 +143,10 @@ def test_memory_text_is_shown_as_text_never_as_markup(root: Path) -> None:
     for body in (page.body, found.body):
         assert "<script>alert" not in body and "<img src=x" not in body
     assert "&lt;script&gt;alert(" in page.body
-    assert "\x1b" not in page.body and "\\x1b[31mred" in page.body  # an escape sequence shown, not sent
-    assert "\u202e" not in page.body and "\\u202egnp.exe" in page.body  # nor a right-to-left override
+    # an escape sequence shown, not sent
+    assert "\x1b" not in page.body and "\\x1b[31mred" in page.body
+    # nor a right-to-left override
+    assert "\u202e" not in page.body and "\\u202egnp.exe" in page.body
     assert "script-src" not in page.headers["content-security-policy"]  # no script may run at all
     assert "default-src 'none'" in page.headers["content-security-policy"]
 
@@ -151,8 +160,9 @@ def test_path_tricks_leak_nothing_and_never_give_a_server_error(root: Path, tmp_
         "memory/../../secret.txt", "memory/..%2F..%2Fsecret.txt", "memory/%2e%2e/%2e%2e/secret.txt",
         "memory/" + quote(str(tmp_path / "secret.txt")), "memory/%00", "memory/feedback%00.md",
         "memory/%ff%fe", "static/..%2F..%2F..%2Fsecret.txt", "static/%2e%2e/app.py",
-        "search?q=" + "x" * 5000, "search?q=%00", "search?q=%22unbalanced", "search?q=NEAR(", "search?q=a&mode=bogus",
-        "band/nope", "band/hot?page=-3", "band/archive?page=999999", "timeline?days=-1", "timeline?days=abc",
+        "search?q=" + "x" * 5000, "search?q=%00", "search?q=%22unbalanced", "search?q=NEAR(",
+        "search?q=a&mode=bogus", "band/nope", "band/hot?page=-3", "band/archive?page=999999",
+        "timeline?days=-1", "timeline?days=abc",
         "memory/" + "a" * 4000, "memory/" + "a" * 60000, "memory/%25", "memory/_",
     ]
     with serving(root, now=NOW) as url:
@@ -172,17 +182,20 @@ def test_requests_change_nothing_and_other_methods_are_refused(root: Path) -> No
     with serving(root, now=NOW) as url:
         before = _tree(root)
         for method in ("POST", "PUT", "DELETE", "PATCH"):
-            for path in ("", "search?q=export", "memory/memory/project_export-format.md", "static/style.css"):
+            for path in ("", "search?q=export", "memory/memory/project_export-format.md",
+                         "static/style.css"):
                 answer = fetch(url + path, method=method, data=b"q=x")
                 assert answer.status == 405, (method, path, answer.status)
-        for path in ("", "search?q=export", "memory/memory/project_export-format.md", "timeline", "band/archive"):
+        for path in ("", "search?q=export", "memory/memory/project_export-format.md", "timeline",
+                     "band/archive"):
             assert fetch(url + path).status == 200
         after = _tree(root)
     assert after == before
 
 
 def test_a_foreign_host_header_is_refused(root: Path) -> None:
-    """Failure caught: a web page on another site, rebinding its name to 127.0.0.1, reads the memory."""
+    """Failure caught: a web page on another site, rebinding its name to 127.0.0.1, reads the
+    memory."""
     _root(root)
     with serving(root, now=NOW) as url:
         port = url.rsplit(":", 1)[1].strip("/")
@@ -195,10 +208,12 @@ def test_a_foreign_host_header_is_refused(root: Path) -> None:
 def test_a_non_loopback_address_needs_the_flag_and_says_what_it_exposes(root: Path) -> None:
     """Failure caught: `serve --host 0.0.0.0` quietly shows every memory to the network."""
     _root(root)
-    done = subprocess.run([sys.executable, "-m", "memstore", "--root", str(root), "serve", "--host", "0.0.0.0",
-                           "--port", "0"], capture_output=True, text=True, timeout=20)
+    done = subprocess.run(
+        [sys.executable, "-m", "memstore", "--root", str(root), "serve", "--host", "0.0.0.0",
+         "--port", "0"], capture_output=True, text=True, timeout=20)
     assert done.returncode == 2
-    assert done.stderr.startswith("memstore: error: --host 0.0.0.0 would let other machines read every memory")
+    assert done.stderr.startswith(
+        "memstore: error: --host 0.0.0.0 would let other machines read every memory")
     assert "--expose" in done.stderr and "Traceback" not in done.stderr
     with serving(root, "--host", "0.0.0.0", "--expose", now=NOW) as url:
         page = fetch(url.replace("0.0.0.0", "127.0.0.1"))
@@ -212,18 +227,21 @@ def test_a_port_in_use_is_one_line(root: Path) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         port = taken.getsockname()[1]
-        done = subprocess.run([sys.executable, "-m", "memstore", "--root", str(root), "serve", "--port", str(port)],
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "memstore", "--root", str(root), "serve", "--port", str(port)],
+            capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
     assert done.stderr.splitlines()[0] == f"memstore: error: port {port} on 127.0.0.1 is in use"
     assert "Traceback" not in done.stderr
 
 
 def test_sigterm_stops_it_cleanly(root: Path) -> None:
-    """Failure caught: `kill PID` (what a service manager sends) ending serve with a signal death, no word said."""
+    """Failure caught: `kill PID` (what a service manager sends) ending serve with a signal death,
+    no word said."""
     _root(root)
-    proc = subprocess.Popen([sys.executable, "-m", "memstore", "--root", str(root), "serve", "--port", "0"],
-                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memstore", "--root", str(root), "serve", "--port", "0"],
+        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     assert proc.stderr is not None
     for _ in range(50):
         if "serving" in proc.stderr.readline():
@@ -235,7 +253,8 @@ def test_sigterm_stops_it_cleanly(root: Path) -> None:
 
 
 def test_the_clock_runs_while_it_serves(root: Path) -> None:
-    """Failure caught: a server that fixes "now" when it starts: its times and windows go stale for hours."""
+    """Failure caught: a server that fixes "now" when it starts: its times and windows go stale for
+    hours."""
     _root(root)
     env_now = os.environ.pop("MEMSTORE_NOW", None)
     try:

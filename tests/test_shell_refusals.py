@@ -85,10 +85,11 @@ def layout(tmp_path: Path) -> tuple[Path, Path]:
 
 def decision(root: Path, project: Path, command: str) -> str | None:
     command = command.replace("HOMEDIR", os.environ["HOME"])  # the home by its absolute spelling
-    payload = {"hook_event_name": "PreToolUse", "session_id": "s", "cwd": str(project), "tool_name": "Bash",
-               "tool_input": {"command": command}}
+    payload = {"hook_event_name": "PreToolUse", "session_id": "s", "cwd": str(project),
+               "tool_name": "Bash", "tool_input": {"command": command}}
     out = io.StringIO()
-    assert hook_main(["--root", str(root)], stdin=io.BytesIO(json.dumps(payload).encode()), stdout=out) == 0
+    assert hook_main(["--root", str(root)], stdin=io.BytesIO(json.dumps(payload).encode()),
+                     stdout=out) == 0
     answer = json.loads(out.getvalue()) if out.getvalue() else {}
     return answer.get("hookSpecificOutput", {}).get("permissionDecision")
 

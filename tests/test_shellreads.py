@@ -1,5 +1,6 @@
-"""Recognising reads of files in shell commands (memstore.hook.shellreads): how Codex and Gemini's shell
-reads of a memory are reinforced. Each case is a failure caught: a read missed, or a non-read counted."""
+"""Recognising reads of files in shell commands (memstore.hook.shellreads): how Codex and Gemini's
+shell reads of a memory are reinforced. Each case is a failure caught: a read missed, or a non-read
+counted."""
 
 from __future__ import annotations
 

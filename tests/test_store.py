@@ -16,18 +16,21 @@ from memstore import BadUsage, Busy, Hit, MemoryRow, NotFound, RootNotFound, Sto
 from memstore.core.config import Config
 from tests.helpers import memory, write
 
-NOW = dt.datetime(2026, 7, 30, 12, 0, 37, tzinfo=dt.UTC)  # seconds on purpose: render cuts to the minute
+# seconds on purpose: render cuts to the minute
+NOW = dt.datetime(2026, 7, 30, 12, 0, 37, tzinfo=dt.UTC)
 REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
 def store(root: Path) -> Store:
-    write(root, "memory/feedback_testing.md", memory("feedback_testing", "Run the e2e test before merging",
-                                                     body="The e2e test drives the real binary.", importance=3))
+    write(root, "memory/feedback_testing.md",
+          memory("feedback_testing", "Run the e2e test before merging",
+                 body="The e2e test drives the real binary.", importance=3))
     write(root, "memory/project_export.md", memory("project_export", "The CSV export streams rows",
-                                                   body="We decided the export streams rows, never loads all.",
-                                                   created="2026-07-29"))
-    write(root, "memory/reference_old.md", memory("reference_old", "Old notes", status="superseded"))
+                                                   body="We decided the export streams rows, "
+                                                        "never loads all.", created="2026-07-29"))
+    write(root, "memory/reference_old.md",
+          memory("reference_old", "Old notes", status="superseded"))
     write(root, "memory/feedback_untouched.md", memory("feedback_untouched", "Never read yet"))
     for path in (root / "memory").glob("*.md"):  # written days before NOW, as real memories are
         os.utime(path, (NOW.timestamp() - 86400 * 3,) * 2)
@@ -35,8 +38,10 @@ def store(root: Path) -> Store:
 
 
 def test_store_does_what_the_cli_does(store: Store) -> None:
-    """Failure caught: a front end that needs cli.py (or SQL) to sync, search, touch, rank, render, flush."""
-    report = store.sync()  # the mirror is missing: opening it builds it, then the walk finds nothing new
+    """Failure caught: a front end that needs cli.py (or SQL) to sync, search, touch, rank, render,
+    flush."""
+    # the mirror is missing: opening it builds it, then the walk finds nothing new
+    report = store.sync()
     assert report.scanned == 4 and store.status().kinds["t2"] == 4
     hits = store.search("what did we decide about the export", limit=3)
     assert isinstance(hits[0], Hit) and hits[0].path == "memory/project_export.md"
@@ -61,13 +66,14 @@ def test_store_does_what_the_cli_does(store: Store) -> None:
     assert "access_count: 1" in (store.root / "memory/feedback_testing.md").read_text()
     status = later.tick()
     assert status.lint_errors == 0 and status.ran_at == "2026-07-30T13:00:37Z"
-    assert json.loads((store.root / "runtime/state/tick-status.json").read_text()) == status.to_json()
+    assert (
+        json.loads((store.root / "runtime/state/tick-status.json").read_text()) == status.to_json())
     assert later.status().files == 4 + 3  # the three derived files are indexed too
 
 
 def test_show_list_and_render_agree_to_the_digit(store: Store) -> None:
-    """Failure caught: `show` scored with the exact clock while `list` and render cut it to the minute,
-    so the same memory showed two scores."""
+    """Failure caught: `show` scored with the exact clock while `list` and render cut it to the
+    minute, so the same memory showed two scores."""
     store.touch("memory/feedback_testing.md")
     listed = {row.name: row.score for row in store.list()}
     for name in ("feedback_testing", "feedback_untouched", "project_export"):
@@ -100,7 +106,8 @@ def test_errors_are_the_projects_own(store: Store, tmp_path: Path) -> None:
 
 
 def test_a_held_mirror_lock_is_busy_not_a_hang(store: Store) -> None:
-    """Failure caught: the lock timeout existed but nothing used it, so a stuck writer hung every command."""
+    """Failure caught: the lock timeout existed but nothing used it, so a stuck writer hung every
+    command."""
     store.sync()
     lock = store.root / "runtime/state/mirror.lock"
     holder = subprocess.Popen([sys.executable, "-c", (
@@ -125,7 +132,8 @@ def test_a_held_mirror_lock_is_busy_not_a_hang(store: Store) -> None:
 
 
 def test_import_memstore_loads_nothing_third_party(store: Store) -> None:
-    """Failure caught: `import memstore` (or building a Store) pulling in click, YAML or sqlite-utils."""
+    """Failure caught: `import memstore` (or building a Store) pulling in click, YAML or
+    sqlite-utils."""
     probe = (
         "import sys\n"
         "import memstore\n"
@@ -135,7 +143,8 @@ def test_import_memstore_loads_nothing_third_party(store: Store) -> None:
         "  {'click', 'yaml', 'sqlite_utils', 'frontmatter', 'tabulate', 'watchdog'})\n"
         "print(heavy)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=REPO)
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                          cwd=REPO)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
 
@@ -145,6 +154,7 @@ def test_cli_is_a_thin_layer() -> None:
     front = REPO / "memstore/frontends"
     files = [front / "cli.py", front / "cligroup.py", *(front / "commands").glob("*.py")]
     source = "\n".join(p.read_text() for p in files)
-    for forbidden in ("import sqlite3", "SELECT ", "INSERT ", "open_mirror", "sync_under_lock", "file_lock",
-                      "from memstore.mirror.sync", "from memstore.mirror.views", "from memstore.mirror.render"):
+    for forbidden in ("import sqlite3", "SELECT ", "INSERT ", "open_mirror", "sync_under_lock",
+                      "file_lock", "from memstore.mirror.sync", "from memstore.mirror.views",
+                      "from memstore.mirror.render"):
         assert forbidden not in source, forbidden

@@ -18,7 +18,8 @@ CFG = Config()
 
 ROW_COLUMNS = (
     "path, kind, type, name, summary, description, row_text, created, status, pin, importance, "
-    "fm_access_count, fm_stability, fm_last_accessed, fm_last_reinforced, meta, problems, size, digest"
+    "fm_access_count, fm_stability, fm_last_accessed, fm_last_reinforced, meta, problems, size, "
+    "digest"
 )
 
 
@@ -45,7 +46,8 @@ def disk_state(root: Path) -> dict[str, bytes]:
 def mirror_paths(root: Path) -> dict[str, str]:
     conn = sqlite3.connect(root / "runtime" / "memstore.db")
     try:
-        rows = conn.execute("SELECT f.path, t.body FROM files f LEFT JOIN files_fts t ON t.rowid = f.id")
+        rows = conn.execute(
+            "SELECT f.path, t.body FROM files f LEFT JOIN files_fts t ON t.rowid = f.id")
         return dict(rows.fetchall())
     finally:
         conn.close()
@@ -54,7 +56,8 @@ def mirror_paths(root: Path) -> dict[str, str]:
 def fts_count(root: Path, word: str) -> int:
     conn = sqlite3.connect(root / "runtime" / "memstore.db")
     try:
-        return conn.execute("SELECT count(*) FROM files_fts WHERE files_fts MATCH ?", (word,)).fetchone()[0]
+        return conn.execute("SELECT count(*) FROM files_fts WHERE files_fts MATCH ?",
+                            (word,)).fetchone()[0]
     finally:
         conn.close()
 
@@ -62,7 +65,8 @@ def fts_count(root: Path, word: str) -> int:
 def corpus(root: Path) -> None:
     write(root, "identity.md", "# I am the agent\n")
     for i in range(12):
-        write(root, f"memory/project_topic-{i:02d}.md", memory(f"project_topic-{i:02d}", f"summary {i} apples"))
+        write(root, f"memory/project_topic-{i:02d}.md",
+              memory(f"project_topic-{i:02d}", f"summary {i} apples"))
     write(root, "memory/short-term/260729-fact.md", "a short-term fact about pears\n")
     write(root, "lenses/git.md", "---\ntype: lens\ntrigger:\n  tool_match: Bash\n---\nlens body\n")
 
@@ -87,13 +91,15 @@ def test_add_change_delete_rename_keep_mirror_equal_to_files(root: Path) -> None
     assert set(rows) == set(disk_state(root))
     assert "bananas" not in rows["memory/project_topic-03.md"]  # body unchanged, summary changed
     assert fts_count(root, "bananas") == 1 and fts_count(root, "kiwis") == 1
-    # 12, less the changed one; the renamed one keeps its text, the deleted one is kept in memory/archive/
-    assert report.kept_deleted == ["memory/archive/project_topic-05.md"]  # memstore.mirror.deletions
+    # 12, less the changed one; the renamed one keeps its text, the deleted one is kept in
+    # memory/archive/ (memstore.mirror.deletions)
+    assert report.kept_deleted == ["memory/archive/project_topic-05.md"]
     assert fts_count(root, "apples") == 11
     conn = sqlite3.connect(root / "runtime" / "memstore.db")
     policy = {r[0] for r in conn.execute("SELECT path FROM policy")}
     conn.close()
-    assert policy == {p for p in disk_state(root) if p.startswith("memory/") and "_" in p.split("/")[-1]
+    assert policy == {p for p in disk_state(root)
+                      if p.startswith("memory/") and "_" in p.split("/")[-1]
                       and not p.startswith("memory/archive/")}  # a kept copy is no T2 memory
 
 
@@ -150,14 +156,16 @@ def test_rebuild_after_deleting_mirror_gives_identical_rows_and_results(root: Pa
     write(root, "memory/feedback_broken.md", b'---\nname: "x\n---\nbroken apples\n')
     assert run(root, "sync").exit_code == 0
     rows = mirror_rows(root)
-    results = [run(root, "search", q, "--json").stdout for q in ("apples", "summary 3", "lens body pears")]
+    results = [run(root, "search", q, "--json").stdout
+               for q in ("apples", "summary 3", "lens body pears")]
     for suffix in ("", "-wal", "-shm"):
         p = root / "runtime" / f"memstore.db{suffix}"
         if p.exists():
             p.unlink()
     assert run(root, "rebuild").exit_code == 0
     assert mirror_rows(root) == rows
-    assert [run(root, "search", q, "--json").stdout for q in ("apples", "summary 3", "lens body pears")] == results
+    assert [run(root, "search", q, "--json").stdout
+            for q in ("apples", "summary 3", "lens body pears")] == results
 
 
 def test_rebuild_while_healthy_swaps_in_place(root: Path) -> None:
@@ -209,7 +217,8 @@ def test_foreign_schema_is_rebuilt(root: Path, run) -> None:
     assert run(root, "sync").exit_code == 0
     conn = sqlite3.connect(root / "runtime" / "memstore.db")
     conn.execute(
-        "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES ('memstore', 'm999_future', 'x')"
+        "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
+        "VALUES ('memstore', 'm999_future', 'x')"
     )
     conn.commit()
     conn.close()
@@ -225,7 +234,7 @@ def test_known_migrations_match_the_migrations_package() -> None:
     assert list(mirror.KNOWN_MIGRATIONS) == migrations.names()
 
 
-# ---------------------------------------------------------------- quick sync (what search runs first)
+# -------------------------------------------------------------- quick sync (what search runs first)
 
 
 def _age(root: Path) -> None:
@@ -253,11 +262,13 @@ def test_quick_sync_sees_added_removed_renamed_and_replaced_files(root: Path) ->
     tmp = root / "memory/.project_topic-03.md.tmp"  # an editor's save: write aside, rename over
     tmp.write_text(memory("project_topic-03", "replaced with mangoes"))
     os.replace(tmp, root / "memory/project_topic-03.md")
-    write(root, "memory/bugs/0009-new-folder-bug.md", "---\ntitle: nested\nstatus: open\n---\nnested figs\n")
+    write(root, "memory/bugs/0009-new-folder-bug.md",
+          "---\ntitle: nested\nstatus: open\n---\nnested figs\n")
     report = _quick(root)
     assert (report.added, report.changed, report.removed) == (3, 1, 2)
     assert set(mirror_paths(root)) == set(disk_state(root))
-    assert fts_count(root, "mangoes") == 1 and fts_count(root, "figs") == 1 and fts_count(root, "kiwis") == 1
+    assert (fts_count(root, "mangoes") == 1 and fts_count(root, "figs") == 1
+            and fts_count(root, "kiwis") == 1)
 
 
 def test_quick_sync_after_folder_removal(root: Path) -> None:
@@ -273,7 +284,8 @@ def test_quick_sync_after_folder_removal(root: Path) -> None:
 
 
 def test_quick_sync_misses_in_place_edits_by_other_tools_until_a_full_sync(root: Path) -> None:
-    """The documented gap: same inode, same folder mtime. A full sync (or the hook's dirty mark) catches it."""
+    """The documented gap: same inode, same folder mtime. A full sync (or the hook's dirty mark)
+    catches it."""
     corpus(root)
     _age(root)
     sync(root, CFG)
@@ -299,7 +311,8 @@ def test_quick_sync_reads_files_the_hook_saw_written(root: Path) -> None:
                "tool_input": {"file_path": "memory/short-term/260729-fact.md"}}
     import io
 
-    hook_main(["--root", str(root)], stdin=io.BytesIO(json.dumps(payload).encode()), stdout=io.StringIO())
+    hook_main(["--root", str(root)], stdin=io.BytesIO(json.dumps(payload).encode()),
+              stdout=io.StringIO())
     _quick(root)
     assert fts_count(root, "guavas") == 1
     conn = sqlite3.connect(root / "runtime" / "memstore.db")
@@ -350,8 +363,8 @@ def test_racily_clean_file_is_looked_at_again(root: Path) -> None:
 
 def test_damage_inside_the_file_is_detected_and_rebuilt_with_one_line(root: Path, run) -> None:
     for i in range(400):  # enough rows that the damage lands in table pages, past the header
-        write(root, f"memory/reference_bulk-{i:03d}.md", memory(f"reference_bulk-{i:03d}", f"bulk apples {i}",
-                                                                 body="filler text " * 40))
+        write(root, f"memory/reference_bulk-{i:03d}.md",
+              memory(f"reference_bulk-{i:03d}", f"bulk apples {i}", body="filler text " * 40))
     assert run(root, "sync").exit_code == 0
     conn = sqlite3.connect(root / "runtime" / "memstore.db")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -57,7 +57,8 @@ def test_thirty_nights_settle(tmp_path: Path, run, monkeypatch) -> None:
     write(root, "memory/feedback_e2e-first.md",
           memory("feedback_e2e-first", "Run the end-to-end suite before merging hook changes"))
     write(root, "memory/feedback_e2e-before-merge.md",
-          memory("feedback_e2e-before-merge", "Before merging hook changes run the end-to-end suite"))
+          memory("feedback_e2e-before-merge",
+                 "Before merging hook changes run the end-to-end suite"))
     stub = tmp_path / "model.py"
     stub.write_text(STUB)
     log = tmp_path / "calls.jsonl"
@@ -69,7 +70,8 @@ def test_thirty_nights_settle(tmp_path: Path, run, monkeypatch) -> None:
         noon = start + dt.timedelta(days=day - 1, hours=12)
         monkeypatch.setenv("MEMSTORE_NOW", noon.isoformat())
         if day in NOTE_DAYS:
-            assert run(root, "note", f"Day {day}: the staging database moved to host db{day}").exit_code == 0
+            assert run(root, "note",
+                       f"Day {day}: the staging database moved to host db{day}").exit_code == 0
         night = start + dt.timedelta(days=day, hours=3, minutes=30)
         monkeypatch.setenv("MEMSTORE_NOW", night.isoformat())
         assert run(root, "tick").exit_code == 0
@@ -90,11 +92,14 @@ def test_thirty_nights_settle(tmp_path: Path, run, monkeypatch) -> None:
     # Night 1: the standing near-duplicate pair is new; then only the nights after a note.
     assert woke_on == [1, *sorted(NOTE_DAYS)], woke_on
     notes = sorted((root / "memory" / "short-term").rglob("*wake-proposals*.md"))
-    assert len(notes) == 1, [n.name for n in notes]  # the same proposal, dreamt six times, written once
+    # the same proposal, dreamt six times, written once
+    assert len(notes) == 1, [n.name for n in notes]
     cue = json.loads((root / "runtime" / "state" / "cue.json").read_text())
     assert cue["anything"] is False
     # answering it takes it out of the bundle for good
-    proposal = next(i for i in json.loads(run(root, "review", "--json").stdout) if i["kind"] == "proposal")
+    proposal = next(i for i in json.loads(run(root, "review", "--json").stdout)
+                    if i["kind"] == "proposal")
     # the library's answer (the CLI's asks the person at a terminal), at the clock of the last wake
-    assert Store(root, night + dt.timedelta(minutes=5)).review_answer(proposal["id"], accept=False) is not None
+    assert Store(root, night + dt.timedelta(minutes=5)).review_answer(
+        proposal["id"], accept=False) is not None
     assert PROPOSAL not in run(root, "context").stdout

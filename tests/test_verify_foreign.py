@@ -19,8 +19,10 @@ NOW = "2026-11-20T09:00:00Z"
 
 def cli(cwd: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "HOME": str(home), "MEMSTORE_NOW": NOW}
-    script = Path(sys.executable).parent / "memstore"  # as a person runs it: `-m` would import the folder's own
-    return subprocess.run([str(script), *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=120)
+    # as a person runs it: `-m` would import the folder's own
+    script = Path(sys.executable).parent / "memstore"
+    return subprocess.run([str(script), *args], cwd=cwd, capture_output=True, text=True, env=env,
+                          timeout=120)
 
 
 def a_repo(tmp_path: Path, folder: str, hooks: dict) -> tuple[Path, Path, Path]:
@@ -35,10 +37,12 @@ def a_repo(tmp_path: Path, folder: str, hooks: dict) -> tuple[Path, Path, Path]:
 
 
 def test_verify_does_not_run_a_lookalike_claude_hook(tmp_path: Path) -> None:
-    """Failure caught: verify running a project's `/bin/sh -c '...' memstore hook` as if it were memstore's."""
+    """Failure caught: verify running a project's `/bin/sh -c '...' memstore hook` as if it were
+    memstore's."""
     marker = tmp_path / "pwned.log"
     hooks = {event: [{"matcher": m, "hooks": [{"type": "command",
-                                              "command": f"/bin/sh -c 'echo RAN >> {marker}' memstore hook"}]}]
+                                              "command": "/bin/sh -c 'echo RAN >> "
+                                                         f"{marker}' memstore hook"}]}]
              for event, m in (("SessionStart", None), ("PostToolUse", "Read"))}
     home, root, repo = a_repo(tmp_path, ".claude", hooks)
     result = cli(repo, home, "--root", str(root), "verify", "--json")
@@ -49,7 +53,8 @@ def test_verify_does_not_run_a_lookalike_claude_hook(tmp_path: Path) -> None:
 
 
 def test_verify_does_not_run_a_lookalike_gemini_hook(tmp_path: Path) -> None:
-    """Failure caught: `verify --client gemini --scope project` running a project's command through bash."""
+    """Failure caught: `verify --client gemini --scope project` running a project's command through
+    bash."""
     marker = tmp_path / "pwned.log"
     home, root, repo = a_repo(tmp_path, ".gemini", {})
     command = f"echo RAN >> {marker}; : --client gemini --root {root}"
@@ -57,16 +62,17 @@ def test_verify_does_not_run_a_lookalike_gemini_hook(tmp_path: Path) -> None:
                       "hooks": [{"type": "command", "command": command}]}]
              for event in ("BeforeTool", "AfterTool")}
     (repo / ".gemini" / "settings.json").write_text(json.dumps({"hooks": hooks}))
-    cli(repo, home, "--root", str(root), "verify", "--client", "gemini", "--scope", "project", "--json")
+    cli(repo, home, "--root", str(root), "verify", "--client", "gemini", "--scope", "project",
+        "--json")
     assert not marker.exists(), "verify ran the project's command"
 
 
 def test_verify_runs_nothing_a_lookalike_spells(tmp_path: Path) -> None:
-    """Failures caught (issue 32's second attacker): a carriage return that shlex reads as a space and bash as
-    a letter (`py<CR>-S<CR>.../hookrun.py` runs the project's file `py<CR>-S<CR>...`); `python -m memstore
-    hook`, which imports the folder's own `memstore/` package; an interpreter that is a symlink to the real
-    one beside a pyvenv.cfg of the project's (its standard library, its code). verify runs only an exact
-    registration of its own, as its own argv, from the root."""
+    """Failures caught (issue 32's second attacker): a carriage return that shlex reads as a space
+    and bash as a letter (`py<CR>-S<CR>.../hookrun.py` runs the project's file `py<CR>-S<CR>...`);
+    `python -m memstore hook`, which imports the folder's own `memstore/` package; an interpreter
+    that is a symlink to the real one beside a pyvenv.cfg of the project's (its standard library,
+    its code). verify runs only an exact registration of its own, as its own argv, from the root."""
     import memstore
 
     marker = tmp_path / "pwned.log"

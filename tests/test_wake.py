@@ -58,7 +58,8 @@ def wake(run: Callable[..., Result], root: Path, *args: str) -> Result:
 
 
 def test_wake_writes_a_dream_a_sit_and_a_proposals_note_and_changes_no_memory(
-        wake_root: Path, model: Callable[..., str], run: Callable[..., Result], tmp_path: Path) -> None:
+        wake_root: Path, model: Callable[..., str], run: Callable[..., Result],
+        tmp_path: Path) -> None:
     chosen = Store(wake_root, now=PINNED).meditate_next()
     before = snapshot(wake_root)
 
@@ -66,7 +67,8 @@ def test_wake_writes_a_dream_a_sit_and_a_proposals_note_and_changes_no_memory(
 
     assert result.exit_code == 0, result.output + result.stderr
     after = snapshot(wake_root)
-    assert outside_wake(after) == outside_wake(before)  # no topic memory, lens, object or identity changed
+    # no topic memory, lens, object or identity changed
+    assert outside_wake(after) == outside_wake(before)
     for rel, data in before.items():
         if rel.startswith(("memory/dream-journal/", "memory/short-term/")):
             assert after[rel] == data, f"{rel} was rewritten"
@@ -78,8 +80,8 @@ def test_wake_writes_a_dream_a_sit_and_a_proposals_note_and_changes_no_memory(
 
     assert front(wake_root / dream) == {"date": PINNED.date(), "kind": "dream"}
     assert (wake_root / dream).read_text().endswith(DREAM)
-    assert front(wake_root / sit) == {"date": PINNED.date(), "kind": "meditation", "object": chosen.object,
-                                  "shelf": chosen.shelf}
+    assert front(wake_root / sit) == {"date": PINNED.date(), "kind": "meditation",
+                                      "object": chosen.object, "shelf": chosen.shelf}
     note_text = (wake_root / note).read_text()
     assert "merge memory/project_export-a.md into memory/project_export-b.md" in note_text
     assert "Carried over" not in note_text  # the section ends at the next heading of its level
@@ -95,7 +97,8 @@ def test_wake_writes_a_dream_a_sit_and_a_proposals_note_and_changes_no_memory(
     prompts = [c["prompt"] for c in calls(tmp_path)]
     assert len(prompts) == 2
     dreamt, sat = prompts
-    assert "near-duplicate: memory/project_export-a.md, memory/project_export-b.md: similarity 0.91" in dreamt
+    assert ("near-duplicate: memory/project_export-a.md, "
+            "memory/project_export-b.md: similarity 0.91" in dreamt)
     assert "The export dropped the last row." in dreamt  # a T1 fact inside the window
     assert "An ancient fact." not in dreamt  # outside the 7-day window
     assert "Export streams rows" in dreamt  # the text of a file the cue names
@@ -118,7 +121,7 @@ def test_a_second_wake_on_the_same_day_gets_new_names(
     assert second.exit_code == 0, second.stderr
     names = sorted(p.name for p in (wake_root / "memory/dream-journal").glob(f"{DAY}-*.md"))
     assert f"{DAY}-dream.md" in names and f"{DAY}-dream-2.md" in names
-    # the same proposals dreamt again are not written again (issue: the bundle held one line 9 times)
+    # the same proposals dreamt again are not written again (the bundle once held one line 9 times)
     assert (wake_root / f"memory/short-term/{DAY}-wake-proposals.md").exists()
     assert not (wake_root / f"memory/short-term/{DAY}-wake-proposals-2.md").exists()
     sits = [n for n in names if "-meditation-" in n]
@@ -130,10 +133,11 @@ def test_a_tick_that_rewrote_the_cue_meanwhile_wins(
     cue = wake_root / "runtime/state/cue.json"
     result = wake(run, wake_root, "--model-cmd", model("tick-meanwhile", str(cue)))
     assert result.exit_code == 0, result.stderr
-    assert json.loads(cue.read_text())["ran_at"] == "fresh"  # not marked consumed: it is the next night's
+    # not marked consumed: it is the next night's
+    assert json.loads(cue.read_text())["ran_at"] == "fresh"
 
 
-# ---------------------------------------------------------------- failures: nothing written, cue kept, exit 1
+# ------------------------------------------------------ failures: nothing written, cue kept, exit 1
 
 
 @pytest.mark.parametrize(("mode", "says"), [
@@ -142,16 +146,19 @@ def test_a_tick_that_rewrote_the_cue_meanwhile_wins(
     ("empty", "dream call returned no output ({python})"),
 ])
 def test_a_failed_call_writes_nothing_keeps_the_cue_and_says_why_in_one_line(
-        wake_root: Path, model: Callable[..., str], run: Callable[..., Result], mode: str, says: str) -> None:
+        wake_root: Path, model: Callable[..., str], run: Callable[..., Result], mode: str,
+        says: str) -> None:
     chosen = Store(wake_root, now=PINNED).meditate_next()
     before = snapshot(wake_root)
     result = wake(run, wake_root, "--model-cmd", model(mode))
     assert result.exit_code == 1
     assert result.stdout == ""
     lines = result.stderr.splitlines()
-    assert lines[0] == f"memstore: error: {says.format(python=sys.executable, object=chosen.object)}"
+    assert lines[0] == (
+        f"memstore: error: {says.format(python=sys.executable, object=chosen.object)}")
     # a failure says what to do next (issue 31, item 8: wake's failure lines had no hint)
-    assert len(lines) == 2 and lines[1].startswith("memstore: hint: nothing was written and the cue is kept"), lines
+    assert len(lines) == 2 and lines[1].startswith(
+        "memstore: hint: nothing was written and the cue is kept"), lines
     assert "memstore wake again" in lines[1]
     after = snapshot(wake_root)
     assert outside_runtime(after) == outside_runtime(before)
@@ -160,30 +167,35 @@ def test_a_failed_call_writes_nothing_keeps_the_cue_and_says_why_in_one_line(
 
 
 def test_a_call_past_its_timeout_is_killed_and_writes_nothing(
-        wake_root: Path, model: Callable[..., str], run: Callable[..., Result], tmp_path: Path) -> None:
+        wake_root: Path, model: Callable[..., str], run: Callable[..., Result],
+        tmp_path: Path) -> None:
     cue = (wake_root / "runtime/state/cue.json").read_bytes()
     started = time.monotonic()
     result = wake(run, wake_root, "--model-cmd", model("sleep"), "--timeout", "1")
     assert time.monotonic() - started < 15
     assert result.exit_code == 1
-    assert result.stderr.splitlines() == [f"memstore: error: dream call timed out after 1 s ({sys.executable})",
-                                          "memstore: hint: nothing was written and the cue is kept: run memstore "
-                                          "wake again, with a --timeout above 1 if the model is slow"]
-    assert sorted(p.name for p in (wake_root / "memory/dream-journal").iterdir()) == ["260728-dream.md"]
+    assert result.stderr.splitlines() == [
+        f"memstore: error: dream call timed out after 1 s ({sys.executable})",
+        "memstore: hint: nothing was written and the cue is kept: run memstore "
+        "wake again, with a --timeout above 1 if the model is slow"]
+    assert sorted(p.name for p in (wake_root / "memory/dream-journal").iterdir()) == [
+        "260728-dream.md"]
     assert (wake_root / "runtime/state/cue.json").read_bytes() == cue
     pid = int(calls(tmp_path)[0]["pid"])  # type: ignore[arg-type]
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # the sleeping model is gone, not left running
 
 
-def test_a_missing_model_binary_says_how_to_get_one(wake_root: Path, run: Callable[..., Result]) -> None:
+def test_a_missing_model_binary_says_how_to_get_one(
+        wake_root: Path, run: Callable[..., Result]) -> None:
     cue = (wake_root / "runtime/state/cue.json").read_bytes()
     result = wake(run, wake_root, "--model-cmd", "no-such-model-binary-xyz -p")
     assert result.exit_code == 1
     assert "model command not found: no-such-model-binary-xyz" in result.stderr
     assert "install Claude Code" in result.stderr and "--model-cmd" in result.stderr
     assert (wake_root / "runtime/state/cue.json").read_bytes() == cue
-    assert sorted(p.name for p in (wake_root / "memory/dream-journal").iterdir()) == ["260728-dream.md"]
+    assert sorted(p.name for p in (wake_root / "memory/dream-journal").iterdir()) == [
+        "260728-dream.md"]
 
 
 # ---------------------------------------------------------------- nothing to wake for
@@ -191,16 +203,18 @@ def test_a_missing_model_binary_says_how_to_get_one(wake_root: Path, run: Callab
 
 @pytest.mark.parametrize("cue", ["missing", "nothing"])
 def test_no_cue_or_an_empty_one_calls_no_model(
-        wake_root: Path, model: Callable[..., str], run: Callable[..., Result], tmp_path: Path, cue: str) -> None:
+        wake_root: Path, model: Callable[..., str], run: Callable[..., Result], tmp_path: Path,
+        cue: str) -> None:
     if cue == "missing":
         (wake_root / "runtime/state/cue.json").unlink()
     else:
         write_cue(wake_root, anything=False)
     before = snapshot(wake_root)
     quiet = wake(run, wake_root, "--model-cmd", model("ok"))
-    # one line, even without -v (issue 31, item 8: it printed nothing, and cron's log showed no night at all)
+    # one line, even without -v (issue 31, item 8: it printed nothing; cron's log showed no night)
     assert (quiet.exit_code, quiet.stderr) == (0, "")
-    assert quiet.stdout.startswith("nothing to wake for") and quiet.stdout.count("\n") == 1, quiet.stdout
+    assert (quiet.stdout.startswith("nothing to wake for")
+            and quiet.stdout.count("\n") == 1), quiet.stdout
     assert not (tmp_path / "stub" / "calls.jsonl").exists()  # the stub logs every call it gets
     assert snapshot(wake_root) == before
     told = wake(run, wake_root, "--model-cmd", model("ok"), "-v")
@@ -216,8 +230,10 @@ def test_commit_takes_exactly_the_files_wake_wrote(
     git(wake_root, "init", "-q")
     git(wake_root, "add", "-A")
     git(wake_root, "commit", "-q", "-m", "start")
-    write(wake_root, "memory/project_export-a.md", memory("project_export-a", "Edited by a person", body="A2."))
-    git(wake_root, "add", "memory/project_export-a.md")  # staged by someone else: must stay out of wake's commit
+    write(wake_root, "memory/project_export-a.md",
+          memory("project_export-a", "Edited by a person", body="A2."))
+    # staged by someone else: must stay out of wake's commit
+    git(wake_root, "add", "memory/project_export-a.md")
     write(wake_root, "memory/short-term/260730-untracked.md", "A new fact nobody staged.\n")
 
     result = wake(run, wake_root, "--model-cmd", model("ok"), "--commit")
@@ -226,14 +242,16 @@ def test_commit_takes_exactly_the_files_wake_wrote(
     committed = sorted(git(wake_root, "show", "--name-only", "--format=", "HEAD").split())
     written = json.loads((wake_root / "runtime/state/wake-status.json").read_text())
     assert committed == sorted([written["dream"], written["meditation"], written["proposals"]])
-    assert git(wake_root, "diff", "--cached", "--name-only").split() == ["memory/project_export-a.md"]
+    assert git(wake_root, "diff", "--cached", "--name-only").split() == [
+        "memory/project_export-a.md"]
     assert "memory/short-term/260730-untracked.md" in git(wake_root, "status", "--porcelain")
     head = git(wake_root, "rev-parse", "--short", "HEAD").strip()
     assert f"git         committed 3 file(s) as {head}" in result.stdout
 
 
 def test_commit_outside_git_fails_before_any_model_call(
-        wake_root: Path, model: Callable[..., str], run: Callable[..., Result], tmp_path: Path) -> None:
+        wake_root: Path, model: Callable[..., str], run: Callable[..., Result],
+        tmp_path: Path) -> None:
     result = wake(run, wake_root, "--model-cmd", model("ok"), "--commit")
     assert result.exit_code == 2
     assert "not inside a git work tree" in result.stderr
@@ -245,7 +263,8 @@ def test_commit_outside_git_fails_before_any_model_call(
 
 def test_proposals_are_the_section_under_their_heading() -> None:
     assert proposals(DREAM) == (
-        "- merge memory/project_export-a.md into memory/project_export-b.md: they say the same thing\n"
+        "- merge memory/project_export-a.md into memory/project_export-b.md: they say the same "
+        "thing\n"
         "- mark memory/reference_old-api.md superseded: the API moved"
     )
     nested = "# Dream\n\n## Proposals\n\n### Merges\n- a into b\n\n# Next\nx\n"

@@ -36,7 +36,8 @@ The export keeps coming up: it wants to be one memory, not two.
 Nothing else.
 """
 
-SIT = "What shifted: I noticed I reach for the next task before this one is done.\nWhat stayed open: why.\n"
+SIT = ("What shifted: I noticed I reach for the next task before this one is done.\n"
+       "What stayed open: why.\n")
 
 STUB = """\
 import json, os, sys, time
@@ -74,13 +75,18 @@ def initialised_root(folder: Path) -> Path:
     plan = Store.plan_init(folder)
     apply_plan(plan)
     root = plan.root
-    write(root, "memory/project_export-a.md", memory("project_export-a", "Export streams rows", body="A."))
-    write(root, "memory/project_export-b.md", memory("project_export-b", "Export is streamed", body="B."))
-    write(root, "memory/reference_old-api.md", memory("reference_old-api", "The v1 API", body="Old."))
+    write(root, "memory/project_export-a.md",
+          memory("project_export-a", "Export streams rows", body="A."))
+    write(root, "memory/project_export-b.md",
+          memory("project_export-b", "Export is streamed", body="B."))
+    write(root, "memory/reference_old-api.md",
+          memory("reference_old-api", "The v1 API", body="Old."))
     write(root, "memory/short-term/260729-export-bug.md",
           "---\ndate: 2026-07-29\n---\nThe export dropped the last row.\n")
-    write(root, "memory/short-term/260701-ancient.md", "---\ndate: 2026-07-01\n---\nAn ancient fact.\n")
-    write(root, "memory/dream-journal/260728-dream.md", "---\ndate: 2026-07-28\nkind: dream\n---\nEarlier dream.\n")
+    write(root, "memory/short-term/260701-ancient.md",
+          "---\ndate: 2026-07-01\n---\nAn ancient fact.\n")
+    write(root, "memory/dream-journal/260728-dream.md",
+          "---\ndate: 2026-07-28\nkind: dream\n---\nEarlier dream.\n")
     write_cue(root, anything=True)
     Store(root).rebuild()  # a mirror exists before wake, as after a nightly tick
     return root
@@ -93,9 +99,11 @@ def write_cue(root: Path, *, anything: bool) -> bytes:
         "did": {"sync": "ok"},
         "anything": anything,
         "items": [
-            {"kind": "near-duplicate", "paths": ["memory/project_export-a.md", "memory/project_export-b.md"],
+            {"kind": "near-duplicate",
+             "paths": ["memory/project_export-a.md", "memory/project_export-b.md"],
              "detail": "similarity 0.91"},
-            {"kind": "new-fact", "paths": ["memory/short-term/260729-export-bug.md"], "detail": "born yesterday"},
+            {"kind": "new-fact", "paths": ["memory/short-term/260729-export-bug.md"],
+             "detail": "born yesterday"},
         ] if anything else [],
     }
     data = json.dumps(cue).encode()
@@ -104,7 +112,8 @@ def write_cue(root: Path, *, anything: bool) -> bytes:
 
 
 def stub_model(folder: Path) -> Callable[..., str]:
-    """`--model-cmd` for the stub (folder/model.py, logging to folder/calls.jsonl) in a given mode."""
+    """`--model-cmd` for the stub (folder/model.py, logging to folder/calls.jsonl) in a given
+    mode."""
     script = folder / "model.py"
     folder.mkdir()
     script.write_text(f"DREAM = {DREAM!r}\nSIT = {SIT!r}\n" + STUB, encoding="utf-8")

@@ -24,15 +24,18 @@ from memstore_devtools import REPO
 
 DATA = REPO / "tests" / "data" / "agent_recall.json"
 
-SERVICES = ["billing", "ledger", "catalogue", "checkout", "notifications", "identity", "reporting", "ingest",
-            "pricing", "shipping", "inventory", "recommendations", "audit-log", "media", "geocoder", "chat"]
-OWNERS = ["Ana", "Bruno", "Chen", "Dara", "Elif", "Femi", "Goran", "Hana", "Ines", "Jonas", "Kofi", "Lena"]
+SERVICES = ["billing", "ledger", "catalogue", "checkout", "notifications", "identity", "reporting",
+            "ingest", "pricing", "shipping", "inventory", "recommendations", "audit-log", "media",
+            "geocoder", "chat"]
+OWNERS = ["Ana", "Bruno", "Chen", "Dara", "Elif", "Femi", "Goran", "Hana", "Ines", "Jonas", "Kofi",
+          "Lena"]
 LANGS = ["Go", "Kotlin", "Python", "TypeScript", "Rust", "Java", "Elixir"]
 TOOLS = ["Grafana", "Datadog", "Sentry", "Honeycomb", "Kibana"]
 DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
 FACTS = [
     "The {s} service is written in {lang} and owned by {o}; questions go to the #{s} channel.",
-    "{o} keeps the runbook for {s}; its alerts page the owner after five minutes of errors above 2%.",
+    "{o} keeps the runbook for {s}; its alerts page the owner after five minutes of errors above "
+    "2%.",
     "The {s} service exposes metrics on port {port}; the main dashboard is in {tool}.",
     "Load tests for {s} run on {day}s against a copy of last week's traffic.",
     "The {s} API is versioned in the URL; v{v} is deprecated and answers with a Sunset header.",
@@ -51,7 +54,8 @@ def load() -> dict[str, Any]:
 
 
 def memory_text(name: str, type_: str, summary: str, body: str) -> str:
-    return f"---\nname: {name}\ntype: {type_}\nsummary: {json.dumps(summary)}\n---\n\n# {name}\n\n{body}\n"
+    return (f"---\nname: {name}\ntype: {type_}\nsummary: {json.dumps(summary)}\n---\n\n"
+            f"# {name}\n\n{body}\n")
 
 
 def filler_notes(count: int, seed: int = 7) -> dict[str, str]:
@@ -61,8 +65,9 @@ def filler_notes(count: int, seed: int = 7) -> dict[str, str]:
     while len(notes) < count:
         s = rng.choice(SERVICES)
         line = rng.choice(FACTS).format(
-            s=s, o=rng.choice(OWNERS), lang=rng.choice(LANGS), tool=rng.choice(TOOLS), day=rng.choice(DAYS),
-            port=rng.randrange(8000, 9999), v=rng.randrange(1, 4), n=rng.choice([30, 60, 90, 120, 365]),
+            s=s, o=rng.choice(OWNERS), lang=rng.choice(LANGS), tool=rng.choice(TOOLS),
+            day=rng.choice(DAYS), port=rng.randrange(8000, 9999), v=rng.randrange(1, 4),
+            n=rng.choice([30, 60, 90, 120, 365]),
             a=rng.randrange(2, 5), b=rng.randrange(8, 40), t=rng.choice(WORDS))
         name = f"project_{s}-{len(notes):03d}"
         notes[name] = memory_text(name, "project", line.split(";")[0][:80], line)
@@ -79,7 +84,8 @@ def long_tail(line: str) -> str:
 
 
 def build(root: Path, *, large: bool = False, tail_of: str | None = None) -> dict[str, Any]:
-    """Write the agent root (init's starters, the set's memories, and filler when `large`); return the set.
+    """Write the agent root (init's starters, the set's memories, and filler when `large`); return
+    the set.
 
     `tail_of`: that memory's line becomes the last paragraph of a 5 KB memory of the same name.
     """
@@ -90,8 +96,8 @@ def build(root: Path, *, large: bool = False, tail_of: str | None = None) -> dic
     folder = root / "memory"
     for mem in data["memories"]:
         body = long_tail(mem["body"]) if mem["name"] == tail_of else mem["body"]
-        (folder / f"{mem['name']}.md").write_text(memory_text(mem["name"], mem["type"], mem["summary"], body),
-                                                  encoding="utf-8")
+        (folder / f"{mem['name']}.md").write_text(
+            memory_text(mem["name"], mem["type"], mem["summary"], body), encoding="utf-8")
     if large:
         for name, text in filler_notes(400).items():
             (folder / f"{name}.md").write_text(text, encoding="utf-8")

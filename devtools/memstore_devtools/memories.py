@@ -1,4 +1,5 @@
-"""Measure memstore's search on memories shaped like memories: LoCoMo's observations, LongMemEval's sessions.
+"""Measure memstore's search on memories shaped like memories:
+LoCoMo's observations, LongMemEval's sessions.
 
 Turn-level LoCoMo (memstore_devtools.locomo) asks for one chat turn out of a conversation,
 and most of its misses cannot be found from one turn alone. An agent's memories are
@@ -80,7 +81,7 @@ OBSERVATION_KEY_RE = re.compile(r"session_(\d+)_observation")
 LME_TYPES = ("single-session-user", "single-session-assistant", "single-session-preference",
              "multi-session", "knowledge-update", "temporal-reasoning")
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-PROGRESS_EVERY_S = 20.0  # a line on stderr at least this often while embedding (the test's watchdog)
+PROGRESS_EVERY_S = 20.0  # a stderr line at least this often while embedding (the test's watchdog)
 
 
 @dataclass
@@ -127,7 +128,8 @@ def memory_file(name: str, summary: str, created: str, body: str) -> str:
 def source_ids(raw: Any) -> frozenset[str]:
     """'D1:3', ['D15:3', 'D15:5'] or a typo such as 'D:11:26' -> {'D1:3', ...}."""
     items = raw if isinstance(raw, list) else [raw]
-    return frozenset(f"D{int(s)}:{int(t)}" for item in items for s, t in EVIDENCE_RE.findall(str(item)))
+    return frozenset(f"D{int(s)}:{int(t)}"
+                     for item in items for s, t in EVIDENCE_RE.findall(str(item)))
 
 
 def load_locomo_observations(path: Path) -> MemorySet:
@@ -147,12 +149,14 @@ def load_locomo_observations(path: Path) -> MemorySet:
             facts = [fact for lst in by_speaker.values() for fact in lst]
             for j, (text, dia) in enumerate(facts, 1):
                 name = f"reference_c{conv.index}-s{session}-o{j}"
-                files[f"{name}.md"] = memory_file(name, text, parse_session_date(when), f"({when}) {text}")
+                files[f"{name}.md"] = memory_file(name, text, parse_session_date(when),
+                                                  f"({when}) {text}")
                 sources[f"memory/{name}.md"] = source_ids(dia)
         observed = frozenset().union(*sources.values())
         kept = [q for q in conv.questions if observed & set(q.evidence)]
         left_out += len(conv.questions) - len(kept)
-        corpora.append(Corpus(f"c{conv.index}", files, sources, kept, len(conv.questions) - len(kept)))
+        corpora.append(Corpus(f"c{conv.index}", files, sources, kept,
+                              len(conv.questions) - len(kept)))
     return MemorySet("locomo-observations", path, corpora, left_out, LOCOMO_CATEGORIES)
 
 
@@ -166,30 +170,33 @@ def load_longmemeval(path: Path) -> MemorySet:
     files: dict[str, str] = {}
     sources: dict[str, frozenset[str]] = {}
     for item in raw:
-        for sid, when, turns in zip(item["haystack_session_ids"], item["haystack_dates"], item["haystack_sessions"],
-                                    strict=True):
+        for sid, when, turns in zip(item["haystack_session_ids"], item["haystack_dates"],
+                                    item["haystack_sessions"], strict=True):
             name = "reference_lme-" + re.sub(r"[^a-z0-9_-]", "-", sid.lower())
             if f"memory/{name}.md" in sources:
                 continue  # a session two questions share is one memory
             said = [str(t["content"]).strip() for t in turns if t.get("role") == "user"]
-            files[f"{name}.md"] = memory_file(name, said[0] if said else sid, lme_date(when), "\n\n".join(said))
+            files[f"{name}.md"] = memory_file(name, said[0] if said else sid, lme_date(when),
+                                              "\n\n".join(said))
             sources[f"memory/{name}.md"] = frozenset([sid])
     questions = [
-        Question(0, qi, item["question"], str(item.get("answer", "")), LME_TYPES.index(item["question_type"]) + 1,
-                 list(item["answer_session_ids"]))
+        Question(0, qi, item["question"], str(item.get("answer", "")),
+                 LME_TYPES.index(item["question_type"]) + 1, list(item["answer_session_ids"]))
         for qi, item in enumerate(raw)
         if not str(item["question_id"]).endswith("_abs")
     ]
     names = {i + 1: t for i, t in enumerate(LME_TYPES)}
     abstentions = len(raw) - len(questions)
-    return MemorySet("longmemeval", path, [Corpus("pool", files, sources, questions)], abstentions, names)
+    return MemorySet("longmemeval", path, [Corpus("pool", files, sources, questions)], abstentions,
+                     names)
 
 
 # --------------------------------------------------------------------------- backends
 
 
 class EmbeddingBackend(HybridBackend):
-    """locomo's hybrid backend, saying on stderr how the embedding goes (a long pass is not a stall)."""
+    """locomo's hybrid backend, saying on stderr how the embedding goes
+    (a long pass is not a stall)."""
 
     verbose = False
 
@@ -200,10 +207,11 @@ class EmbeddingBackend(HybridBackend):
         def progress(done: int, total: int) -> None:
             if self.verbose and time.monotonic() - last[0] >= PROGRESS_EVERY_S:
                 last[0] = time.monotonic()
-                print(f"  hybrid: {conv.sample_id} embedding {done}/{total}", file=sys.stderr, flush=True)
+                print(f"  hybrid: {conv.sample_id} embedding {done}/{total}", file=sys.stderr,
+                      flush=True)
 
         store = self._store(conv.root)
-        first = store.rebuild().vectors or {}  # a rebuild embeds for its budget; embed() does the rest
+        first = store.rebuild().vectors or {}  # embeds for its budget; embed() does the rest
         report = store.embed(progress=progress)
         self.embedded += int(first.get("embedded", 0)) + report.embedded
         self.embed_seconds += float(first.get("seconds", 0.0)) + report.seconds
@@ -226,7 +234,8 @@ def run(backend: Backend, mset: MemorySet, verbose: bool) -> dict[str, Any]:
         try:
             backend.prepare(corpus.holder)
         except Exception as exc:  # reported as unavailable, never a crash of the whole run
-            return {"available": False, "why": f"preparing {corpus.label} failed: {type(exc).__name__}: {exc}"}
+            return {"available": False,
+                    "why": f"preparing {corpus.label} failed: {type(exc).__name__}: {exc}"}
         t_index += time.perf_counter() - t0
         t0 = time.perf_counter()
         for q in corpus.questions:
@@ -240,18 +249,20 @@ def run(backend: Backend, mset: MemorySet, verbose: bool) -> dict[str, Any]:
                 first_error = first_error or f"{q.question!r}: {error}"
             paths = [relative_path(corpus.holder, h.get("path", "")) for h in hits[:LIMIT]]
             wanted = set(q.evidence)
-            rank = next((i + 1 for i, p in enumerate(paths) if corpus.sources.get(p, frozenset()) & wanted), None)
+            rank = next((i + 1 for i, p in enumerate(paths)
+                         if corpus.sources.get(p, frozenset()) & wanted), None)
             q.results[backend.name] = {"rank": rank, "paths": paths,
                                        "latency_ms": (time.perf_counter() - started) * 1000.0,
                                        **({"error": error} if error else {})}
         t_ask += time.perf_counter() - t0
         if verbose:
-            print(f"  {backend.name}: {mset.name} {corpus.label} done ({len(corpus.questions)} questions)",
-                  file=sys.stderr, flush=True)
+            print(f"  {backend.name}: {mset.name} {corpus.label} done "
+                  f"({len(corpus.questions)} questions)", file=sys.stderr, flush=True)
     out: dict[str, Any] = {"available": True, **summarize(questions_of(mset), backend.name),
                            "index_seconds": t_index, "ask_seconds": t_ask, "errors": errors,
                            "first_error": first_error}
-    out["per_category"] = {f"{c} {mset.category_names.get(int(c), '?')}": v for c, v in out["per_category"].items()}
+    out["per_category"] = {f"{c} {mset.category_names.get(int(c), '?')}": v
+                           for c, v in out["per_category"].items()}
     if isinstance(backend, HybridBackend):
         out["embedded"] = backend.embedded - embedded0
         out["embed_seconds"] = backend.embed_seconds - embed_s0
@@ -259,7 +270,8 @@ def run(backend: Backend, mset: MemorySet, verbose: bool) -> dict[str, Any]:
 
 
 def subset(mset: MemorySet, conversations: str | None, questions: int | None, seed: int) -> None:
-    """Keep the LoCoMo roots `conversations` names, then a seeded sample of `questions` questions."""
+    """Keep the LoCoMo roots `conversations` names,
+    then a seeded sample of `questions` questions."""
     if conversations is not None and mset.name == "locomo-observations":
         keep = parse_conversation_spec(conversations, len(mset.corpora))
         mset.corpora = [mset.corpora[i] for i in keep]
@@ -272,7 +284,8 @@ def subset(mset: MemorySet, conversations: str | None, questions: int | None, se
 
 
 def ask_unrelated(mset: MemorySet) -> dict[str, Any]:
-    """locomo's UNRELATED asked of each (embedded) root of the set: hits, and how many found by meaning."""
+    """locomo's UNRELATED asked of each (embedded) root of the set:
+    hits, and how many found by meaning."""
     from memstore import Store
 
     hits = by_meaning = 0
@@ -301,22 +314,27 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", choices=(*SETS, "all"), default="all", dest="which")
     ap.add_argument("--backend", choices=(*BACKENDS, "all"), default="all")
-    ap.add_argument("--locomo", type=Path, default=LOCOMO_DATA, help=f"LoCoMo JSON (default {LOCOMO_DATA})")
+    ap.add_argument("--locomo", type=Path, default=LOCOMO_DATA,
+                    help=f"LoCoMo JSON (default {LOCOMO_DATA})")
     ap.add_argument("--longmemeval", type=Path, default=LONGMEMEVAL_DATA,
                     help=f"LongMemEval oracle JSON (default {LONGMEMEVAL_DATA})")
     ap.add_argument("--conversations", metavar="SPEC",
-                    help="LoCoMo's roots to keep: 'N' = the first N; '0,2' or '1-3' = those (default: all)")
+                    help="LoCoMo's roots to keep: 'N' = the first N; '0,2' or '1-3' = those "
+                         "(default: all)")
     ap.add_argument("--questions", type=int, metavar="N",
                     help="ask a seeded sample of N questions of each set (default: all)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the --questions sample")
-    ap.add_argument("--root", type=Path, help="write the agent roots here and keep them (default: a temp folder)")
-    ap.add_argument("--json", type=Path, metavar="FILE", dest="json_out", help="write figures and per-question ranks")
-    ap.add_argument("-v", "--verbose", action="store_true", help="a line on stderr per backend, set and root")
+    ap.add_argument("--root", type=Path,
+                    help="write the agent roots here and keep them (default: a temp folder)")
+    ap.add_argument("--json", type=Path, metavar="FILE", dest="json_out",
+                    help="write figures and per-question ranks")
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="a line on stderr per backend, set and root")
     return ap
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # the harness embeds each root itself: a detached pass started by its rebuilds would race it for the lock
+    # the harness embeds each root: a detached pass started by a rebuild would race it for the lock
     os.environ.setdefault("MEMSTORE_EMBED_BACKGROUND", "off")
     ap = build_parser()
     args = ap.parse_args(argv)
@@ -338,7 +356,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     base = Path(tmp.name) if tmp else args.root.resolve()
     report: dict[str, Any] = {"sets": {}}
     if args.conversations is not None or args.questions is not None:
-        report["subset"] = {"conversations": args.conversations, "questions": args.questions, "seed": args.seed}
+        report["subset"] = {"conversations": args.conversations, "questions": args.questions,
+                            "seed": args.seed}
     failed = False
     try:
         for mset in sets:
@@ -391,20 +410,24 @@ def print_report(report: dict[str, Any], wanted: list[str]) -> None:
             row += [figures["overall"][f"s@{k}"] if figures.get("available") else None for k in KS]
             if figures.get("available"):
                 times.append([name, b, figures["index_seconds"], figures["ask_seconds"],
-                              figures["overall"]["mean_ms"], figures.get("embedded"), figures["errors"]])
+                              figures["overall"]["mean_ms"], figures.get("embedded"),
+                             figures["errors"]])
         rows.append(row)
-        print(f"{name}: {entry['memories']} memories in {entry['roots']} root(s), {entry['questions']} questions"
-              f" ({entry['left_out']} left out: "
-              + ("evidence with no observation)" if name == "locomo-observations" else "abstention, _abs)"))
+        print(f"{name}: {entry['memories']} memories in {entry['roots']} root(s), "
+              f"{entry['questions']} questions ({entry['left_out']} left out: "
+              + ("evidence with no observation)" if name == "locomo-observations"
+                 else "abstention, _abs)"))
     print()
     print(format_table(headers, rows))
     print()
-    print(format_table(["set", "backend", "index s", "ask s", "mean ms", "embedded", "errors"], times))
+    print(format_table(["set", "backend", "index s", "ask s", "mean ms", "embedded", "errors"],
+                       times))
     for name, entry in report["sets"].items():
         unrelated = entry["backends"].get("hybrid", {}).get("unrelated")
         if unrelated:
-            print(f"\n{name}: {unrelated['questions']} unrelated questions asked (six of each root): "
-                  f"{unrelated['hits']} hits, {unrelated['by_meaning']} of them found by meaning")
+            print(f"\n{name}: {unrelated['questions']} unrelated questions asked (six of each "
+                  f"root): {unrelated['hits']} hits, {unrelated['by_meaning']} of them found by "
+                  "meaning")
 
 
 if __name__ == "__main__":

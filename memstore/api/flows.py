@@ -1,5 +1,6 @@
 """The order of every flow that takes more than one step, written once: sync, rebuild, embedding,
-flush, the nightly tick, the debrief, the wake, an edit the mirror follows, and a team pull.
+flush, the nightly tick, the debrief, the wake, an edit the mirror follows (a memory superseded,
+forgotten or restored), and a team pull.
 
 Each flow opens the mirror once (memstore.api.mirroring.Mirror, at one instant of the clock),
 lists the tree at most once and hands that listing down (memstore.mirror.changes), and calls
@@ -16,19 +17,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
-from memstore.api import queries
+from memstore.api import naming, queries
 from memstore.api.mirroring import Mirror, NotFlushHost, flush_refusal, flush_warnings
-from memstore.core import tamper, tamper_lines
+from memstore.core import session_end, tamper, tamper_lines
 from memstore.core.agent_root import locate
 from memstore.core.errors import BadUsage, MemstoreError
 from memstore.core.logs import rotate
+from memstore.core.results import Restored, Retired
 from memstore.core.timeutil import fmt, parse_now
 from memstore.life import capture, lastrun, nightly
 from memstore.life import wake as waking
 from memstore.life.date_stamping import date_written
 from memstore.life.rolling import Rolled, roll_windows
 from memstore.meaning.vectors import pending_count
-from memstore.mirror import changes, semantic
+from memstore.mirror import changes, semantic, stepping_aside
 from memstore.mirror import embed_background as background
 from memstore.mirror.flush import FlushReport, flush
 from memstore.mirror.render import RenderResult, render
@@ -278,11 +280,11 @@ def debrief_asked(stream: IO[Any], root: str | None, now: str | None, commit: bo
         return None  # a session memstore itself started (the nightly wake): nothing to debrief
     located = locate(root, os.environ.get("MEMSTORE_ROOT"), os.getcwd())
     try:
-        raw = capture.read_hook_stdin(stream)
+        raw = session_end.read_hook_stdin(stream)
         if located is not None:
-            capture.session_ended(located, raw)
+            session_end.session_ended(located, raw)
         if detach and located is not None:
-            capture.detach_debrief(located, raw, commit=commit, now=now)
+            session_end.detach_debrief(located, raw, commit=commit, now=now)
             return None
         asked = capture.hook_asks(located, raw)
     except Exception as exc:  # the session is ending: nothing may stop it
@@ -300,7 +302,7 @@ def hook_clock(now: str | None) -> dt.datetime:
 
 
 def hook_failed(root: str | None, exc: Exception) -> None:
-    capture.log_failure(root, f"failed: {type(exc).__name__}: {exc}")
+    session_end.log_failure(root, f"failed: {type(exc).__name__}: {exc}")
 
 
 def wake(state: RootState, model_cmd: str | None, timeout: float, commit: bool) -> WakeResult:
@@ -351,3 +353,35 @@ def caught_up(m: Mirror, step: Callable[[], T]) -> T:
 def render_index(m: Mirror) -> RenderResult:
     """MEMORY.md, MEMORY-archive.md and current-state.md from a mirror caught up in full."""
     return m.read(lambda conn: render(conn, m.root, m.now, m.config), catch_up="full")
+
+
+def supersede(m: Mirror, old: str | os.PathLike[str], by: str | os.PathLike[str]) -> Retired:
+    """Store.supersede: OLD steps aside for BY, and the mirror follows."""
+    names = naming.key(m.root, old), naming.key(m.root, by)
+    was, new, onward = edited(m, lambda conn: stepping_aside.supersede(conn, m.root, *names, m.now))
+    end = f" (which leads on to {onward[-1]})" if onward else ""
+    return Retired("superseded", was, was, new, onward,
+                   f"{was}: superseded by {new}{end}; kept, found by search --all")
+
+
+def forget(m: Mirror, memory: str | os.PathLike[str], why: str) -> Retired:
+    """Store.forget: the memory steps aside into memory/archive/, and the mirror follows."""
+    key = naming.key(m.root, memory)
+    was, now_at = edited(m, lambda conn: stepping_aside.forget(conn, m.root, key, why, m.now))
+    return Retired("forgotten", now_at, was,
+                   message=f"{was}: forgotten, kept at {now_at}; found by search --all")
+
+
+def restore(m: Mirror, memory: str | os.PathLike[str]) -> Restored:
+    """Store.restore: a memory back from memory/archive/, and the mirror follows."""
+    from memstore.mirror.deletions import restore as put_back
+
+    kept = edited(m, lambda _conn: put_back(m.root, naming.key(m.root, memory)))
+    return Restored(kept.was, kept.path, kept.how, f"{kept.was}: restored from {kept.path}")
+
+
+def acknowledge_deletions(m: Mirror) -> int:
+    """Store.acknowledge_deletions: the deletions kept so far marked seen (how many)."""
+    from memstore.mirror.deletions import acknowledge
+
+    return caught_up(m, lambda: acknowledge(m.root, fmt(m.now)))

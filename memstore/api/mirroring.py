@@ -67,7 +67,8 @@ class Mirror:
                 conn.close()
         except LockTimeout as exc:
             raise Busy(f"another memstore process holds the mirror lock ({exc})",
-                       hint="wait for it to finish (a rebuild of a large root takes a while), then try again") from None
+                       hint="wait for it to finish (a rebuild of a large root takes a while), "
+                            "then try again") from None
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 raise Busy(f"the mirror is busy ({exc})", hint="try again in a moment") from None
@@ -84,7 +85,8 @@ class Mirror:
 
         def run(conn: sqlite3.Connection) -> T:
             if catch_up != "none":
-                sync_under_lock(conn, self.root, self.config, self.progress, quick=catch_up == "quick", now=self.now)
+                sync_under_lock(conn, self.root, self.config, self.progress,
+                                quick=catch_up == "quick", now=self.now)
             return fn(conn)
 
         try:
@@ -102,7 +104,8 @@ class Mirror:
         db = Path(self.paths.db)
         if not db.is_file():
             raise MemstoreError(f"{self.root} cannot be written here and has no mirror to read",
-                                hint=f"run memstore sync once where {self.root}/runtime/ is writable")
+                                hint=f"run memstore sync once where {self.root}/runtime/ is "
+                                     "writable")
         self.notify("the root is read-only here: answering from the mirror as it stands "
                     "(files changed since its last sync are not seen)")
         conn = connect_frozen(db)
@@ -159,4 +162,5 @@ def flush_warnings(conn: sqlite3.Connection, root: Path, config: Config) -> list
     from memstore.core import journal
     from memstore.mirror.views import known_machines
 
-    return journal.flush_host_warnings(config.flush_host.strip(), journal.identity(root), known_machines(conn))
+    return journal.flush_host_warnings(config.flush_host.strip(), journal.identity(root),
+                                       known_machines(conn))

@@ -13,7 +13,8 @@ def key(root: Path, memory: str | os.PathLike[str]) -> str:
     """A memory named as results name it: an absolute path inside the root becomes root-relative."""
     text = os.fspath(memory)
     if not text:
-        raise BadUsage("no memory named", hint="give a name, or a path such as memory/feedback_x.md")
+        raise BadUsage("no memory named",
+                       hint="give a name, or a path such as memory/feedback_x.md")
     if os.path.isabs(text):
         real = os.path.realpath(text)
         base = os.path.realpath(root)
@@ -23,7 +24,8 @@ def key(root: Path, memory: str | os.PathLike[str]) -> str:
 
 
 def memory_file(root: Path, memory: str | os.PathLike[str]) -> Path:
-    """The file a memory names: an absolute path, a path relative to cwd or to the root, or a name."""
+    """The file a memory names: an absolute path, a path relative to cwd or to the root, or a
+    name."""
     text = os.fspath(memory)
     target = Path(text).expanduser()
     if not target.is_absolute() and not target.exists():
@@ -33,14 +35,16 @@ def memory_file(root: Path, memory: str | os.PathLike[str]) -> Path:
             stem = text[:-3] if text.endswith(".md") else text
             target = root / "memory" / f"{stem}.md"  # a name
     if not target.exists():
-        raise NotFound(f"no such file: {target}", hint="give a path under memory/, or a memory's name")
+        raise NotFound(f"no such file: {target}",
+                       hint="give a path under memory/, or a memory's name")
     if not target.is_file():
         raise NotFound(f"not a file: {target}")
     return target.absolute()
 
 
 def note_file(root: Path, memory: str | os.PathLike[str]) -> Path:
-    """Like memory_file, and a bare name also finds a T1 note or lesson (short-term/, its archive/)."""
+    """Like memory_file, and a bare name also finds a T1 note or lesson (short-term/, its
+    archive/)."""
     text = os.fspath(memory)
     stem = text[:-3] if text.endswith(".md") else text
     if "/" not in text and os.sep not in text and not (root / "memory" / f"{stem}.md").exists():
@@ -52,10 +56,13 @@ def note_file(root: Path, memory: str | os.PathLike[str]) -> Path:
 
 
 def project(root: Path, cwd: str | os.PathLike[str] | None, everywhere: bool = False) -> str | None:
-    """The project of cwd (memstore.core.projects), or None: person-wide (everywhere, or no project)."""
+    """The project of cwd (memstore.core.projects), or None: person-wide (everywhere, or no
+    project)."""
     from memstore.core.projects import project_of
 
-    return None if everywhere else project_of(os.fspath(cwd) if cwd else os.getcwd(), os.fspath(root))
+    if everywhere:
+        return None
+    return project_of(os.fspath(cwd) if cwd else os.getcwd(), os.fspath(root))
 
 
 def alias(named: str | os.PathLike[str], root: Path, *, must_be_dir: bool = True) -> Path | None:

@@ -42,18 +42,20 @@ def search(m: Mirror, query: str, limit: int, type: str | None, *, catch_up: str
 
 
 def ranked(conn: sqlite3.Connection, m: Mirror, query: str, limit: int, type: str | None, *,
-           embedder: Embedder | None, catch_up: str, project: str | None, this_project: bool, include_all: bool
-           ) -> list[dict[str, Any]]:
+           embedder: Embedder | None, catch_up: str, project: str | None, this_project: bool,
+           include_all: bool) -> list[dict[str, Any]]:
     """Store.search's hits as dicts, best first, `limit` at most."""
     from memstore.core.projects import by_project
-    from memstore.mirror.stepping_aside import stepped_aside
     from memstore.mirror.hybrid import hybrid, lexical
     from memstore.mirror.putaway import memories_first, rejected
     from memstore.mirror.search import rank_scores
     from memstore.mirror.semantic import catch_up_vectors
+    from memstore.mirror.stepping_aside import stepped_aside
 
-    pool = limit if project is None else max(limit * 3, 30)  # room to bring this project's hits forward
-    # superseded, forgotten and out-of-date memories, and lessons rejected in review, only with include_all
+    # room to bring this project's hits forward
+    pool = limit if project is None else max(limit * 3, 30)
+    # superseded, forgotten and out-of-date memories, and lessons rejected in review, only with
+    # include_all (stepped_aside: three index lookups, however many files a joined team brings)
     refused = rejected(conn, m.root)
     aside = set() if include_all else stepped_aside(conn, m.now) | refused
     wanted = pool + min(len(aside), 200)
@@ -64,15 +66,17 @@ def ranked(conn: sqlite3.Connection, m: Mirror, query: str, limit: int, type: st
             catch_up_vectors(conn, m.root, m.paths.embed_lock, m.config, m.notify, embedder)
         hits = hybrid(conn, query, wanted, type, m.config, embedder)
     hits = [{**hit, "rejected": hit["path"] in refused} for hit in hits if hit["path"] not in aside]
-    # the score shown is the one the order comes from: this project's hits come first, the journal's last
-    return rank_scores(memories_first(conn, by_project(conn, hits, project, only=this_project))[:limit])
+    # the score shown is the one the order comes from: this project's hits come first, the
+    # journal's last
+    ordered = memories_first(conn, by_project(conn, hits, project, only=this_project))
+    return rank_scores(ordered[:limit])
 
 
 def lint_rows(conn: sqlite3.Connection, root: Path, *, fresh_max: int | None = None,
               skipped: list[str] | None = None, tree: Walk | None = None) -> list[dict[str, str]]:
-    """Store.lint's findings: the mirror's own, any note posing as the wake's proposals, then what looks like
-    a secret in the person's own files (memstore.team.secrets). `tree`: the command's listing of
-    the root."""
+    """Store.lint's findings: the mirror's own, any note posing as the wake's proposals, then what
+    looks like a secret in the person's own files (memstore.team.secrets). `tree`: the command's
+    listing of the root."""
     from memstore.hook.proposal_notes import forged
     from memstore.life.date_stamping import lint_dates as dated
     from memstore.mirror.queries import short_term_notes
@@ -86,7 +90,8 @@ def lint_rows(conn: sqlite3.Connection, root: Path, *, fresh_max: int | None = N
     found += dated(conn, root, fresh_max=fresh_max, skipped=skipped)
     for item in found:  # a team's file is mended in the team's repository, never here
         if (team := team_of(item["path"])) is not None:
-            item["message"] += f" (team {team}'s file: mend it by a pull request on the team's repository)"
+            item["message"] += (f" (team {team}'s file: mend it by a pull request on the team's "
+                                "repository)")
     return found
 
 
@@ -94,7 +99,8 @@ STATUS_FRESH = 50  # files status checks for dates and secrets beyond what lint'
 
 
 def status(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config) -> Status:
-    """Store.status: the mirror's view (views.status_view), the deletions kept and the nightly runs."""
+    """Store.status: the mirror's view (views.status_view), the deletions kept and the nightly
+    runs."""
     from memstore.core.results import BandUse, Status
     from memstore.life.lastrun import view as nightly
     from memstore.mirror.deletions import summary
@@ -102,8 +108,9 @@ def status(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Confi
     from memstore.mirror.views import status_view
 
     view = status_view(conn, root, now, config)
-    # the same findings lint prints, so the two never disagree on a count; the checks lint caches by digest
-    # (dates, secrets) parse at most STATUS_FRESH new files here: a first status must not take minutes
+    # the same findings lint prints, so the two never disagree on a count; the checks lint caches
+    # by digest (dates, secrets) parse at most STATUS_FRESH new files here: a first status must not
+    # take minutes
     skipped: list[str] = []
     found = lint_rows(conn, root, fresh_max=STATUS_FRESH, skipped=skipped)
     view["errors"] = sum(1 for item in found if item["level"] == "error")
@@ -113,8 +120,8 @@ def status(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Confi
     counts = team_counts(conn)
     teams = [{"name": team.name, "memories": counts.get(team.name, {}).get("t2", 0),
               "lenses": counts.get(team.name, {}).get("lens", 0)} for team in config.teams]
-    return Status(**{**view, "bands": [BandUse(**b) for b in view["bands"]], "deleted": summary(root),
-                     "nightly": nightly(root, now), "teams": teams})
+    return Status(**{**view, "bands": [BandUse(**b) for b in view["bands"]],
+                     "deleted": summary(root), "nightly": nightly(root, now), "teams": teams})
 
 
 def show(m: Mirror, memory: str | os.PathLike[str]) -> Memory:

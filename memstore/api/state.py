@@ -2,8 +2,8 @@
 
 Where the root is (as named and as resolved), its clock (pinned or real), its config (read
 again when memstore.toml changes) and where notices and progress go. `Store` is a RootState
-with the methods a front end calls; memstore.api.flows, .queries and .teams take the state
-and hand the layers below its values and the mirror object (memstore.api.mirroring.Mirror).
+with the methods a front end calls; memstore.api.flows, .writes, .queries and .teams take the
+state and hand the layers below its values and the mirror object (memstore.api.mirroring.Mirror).
 """
 
 from __future__ import annotations

@@ -8,14 +8,15 @@ and report what it returns: what the command line does, a library user does by t
 The Store is the root's state (memstore.api.state: root, clock, config, notices) with a method
 per action; one of more than a step or two hands over to the api module that holds its order:
 memstore.api.flows (sync, embedding, flush, the tick, the debrief, the wake, an edit the mirror
-follows), memstore.api.queries (search, show, lint, status), memstore.api.teams (`store.teams`).
+follows), memstore.api.writes (a memory, a bug, a touch or a review answer written, then taken
+in), memstore.api.queries (search, show, lint, status), memstore.api.teams (`store.teams`).
 Errors are memstore.core.errors'. Only the standard library loads at module level (the layers
 load when a method needs them), so importing stays cheap.
 """
 
 from __future__ import annotations
 
-import builtins  # builtins.list in the Store's annotations: its method `list` shadows the type there
+import builtins  # builtins.list in the annotations: the Store's method `list` shadows the type
 import datetime as dt
 import os
 import time
@@ -28,13 +29,28 @@ from memstore.api.mirroring import NotFlushHost
 from memstore.api.state import Notify, Progress, RootState
 from memstore.core.agent_root import find_root
 from memstore.core.config import Config, load_config
-from memstore.core.errors import BadUsage, NotFound
-from memstore.core.results import Hit, Memory, MemoryRow, Problem, Restored, Retired, Status, TickStatus, Touch
-from memstore.core.timeutil import fmt
+from memstore.core.errors import BadUsage
+from memstore.core.results import MemoryRow, Problem
 
 if TYPE_CHECKING:
     from memstore.api.teams import Teams
-    from memstore.core.results import AuditFile, Bug, Check, Choice, DebriefResult, NewMemory, NoteResult, WakeResult
+    from memstore.core.results import (
+        AuditFile,
+        Bug,
+        Check,
+        Choice,
+        DebriefResult,
+        Hit,
+        Memory,
+        NewMemory,
+        NoteResult,
+        Restored,
+        Retired,
+        Status,
+        TickStatus,
+        Touch,
+        WakeResult,
+    )
     from memstore.hook.review import Item as ReviewItem
     from memstore.life.scaffold import Plan
     from memstore.meaning.embedding import Embedder
@@ -45,7 +61,8 @@ if TYPE_CHECKING:
     from memstore.wiring.install_base import InstallPlan
     from memstore.wiring.layout import Layout
 
-BANDS = ("hot", "new", "cold", "archive", "superseded", "forgotten", "expired", "early")  # as list shows them
+# as list shows them
+BANDS = ("hot", "new", "cold", "archive", "superseded", "forgotten", "expired", "early")
 __all__ = ["BANDS", "NotFlushHost", "Notify", "Progress", "Store"]
 
 
@@ -55,7 +72,8 @@ class Store(RootState):
     @classmethod
     def locate(cls, root: str | os.PathLike[str] | None = None, now: dt.datetime | None = None,
                **options: Any) -> Store:
-        """The root named, else $MEMSTORE_ROOT, else the nearest folder at or above cwd holding memory/."""
+        """The root named, else $MEMSTORE_ROOT, else the nearest folder at or above cwd holding
+        memory/."""
         named = root or os.environ.get("MEMSTORE_ROOT")
         found = find_root(root, os.environ.get("MEMSTORE_ROOT"), Path.cwd())
         store = cls(found, now, **options)
@@ -71,21 +89,24 @@ class Store(RootState):
     # ------------------------------------------------------------ the mirror (api.flows), reading
 
     def sync(self, full: bool = True, *, embed: bool = True) -> SyncReport:
-        """Bring the mirror up to date: a full walk, or the quick folder check; then (the `semantic` extra, embed)
-        embed changed files for at most `embed_budget_s`. Capture passes embed=False: it must be quick."""
+        """Bring the mirror up to date: a full walk, or the quick folder check; then (the `semantic`
+        extra, embed) embed changed files for at most `embed_budget_s`. Capture passes embed=False:
+        it must be quick."""
         from memstore.api import flows
         return flows.sync(self.mirror(), full, embed)
 
     def rebuild(self) -> SyncReport:
-        """Build the mirror afresh from the files and the journal, and swap it in. Vectors of unchanged
-        text are carried over from the old mirror; the rest are embedded as after a sync."""
+        """Build the mirror afresh from the files and the journal, and swap it in. Vectors of
+        unchanged text are carried over from the old mirror; the rest are embedded as after a
+        sync."""
         from memstore.api import flows
         return flows.rebuild_mirror(self.mirror())
 
-    def embed(self, budget_s: float | None = None, *, required: bool = True, progress: Progress | None = None
-              ) -> EmbedReport | None:
-        """After a full sync, embed every searchable file whose vector is missing or stale (budget_s bounds
-        the time). None when the extra is absent or semantic search is off and required is False."""
+    def embed(self, budget_s: float | None = None, *, required: bool = True,
+              progress: Progress | None = None) -> EmbedReport | None:
+        """After a full sync, embed every searchable file whose vector is missing or stale (budget_s
+        bounds the time). None when the extra is absent or semantic search is off and required is
+        False."""
         from memstore.api import flows
         return flows.embed(self.mirror(), budget_s, required, progress)
 
@@ -100,11 +121,13 @@ class Store(RootState):
         from memstore.mirror.semantic import embedder_for
         return embedder_for(self.config, self.notify, required)
 
-    def search(self, query: str, limit: int = 10, type: str | None = None, *, catch_up: str = "quick",
-               mode: str = "auto", cwd: str | os.PathLike[str] | None = None, this_project: bool = False,
+    def search(self, query: str, limit: int = 10, type: str | None = None, *,
+               catch_up: str = "quick", mode: str = "auto",
+               cwd: str | os.PathLike[str] | None = None, this_project: bool = False,
                include_all: bool = False) -> list[Hit]:
-        """Ranked hits, for a plain-English question or FTS5 syntax. mode "auto": FTS5 fused with vectors when
-        the `semantic` extra is there (and on), else FTS alone; "fts": FTS alone; "hybrid": the fusion or fail."""
+        """Ranked hits, for a plain-English question or FTS5 syntax. mode "auto": FTS5 fused with
+        vectors when the `semantic` extra is there (and on), else FTS alone; "fts": FTS alone;
+        "hybrid": the fusion or fail."""
         from memstore.api import queries
         return queries.search(self.mirror(), query, limit, type, catch_up=catch_up, mode=mode,
                               project=self.project_of(cwd), this_project=this_project,
@@ -126,25 +149,27 @@ class Store(RootState):
 
     @property
     def teams(self) -> Teams:
-        """The teams joined (memstore.api.teams): add, list, remove, pull, share, a team memory's history."""
+        """The teams joined (memstore.api.teams): add, list, remove, pull, share, a team memory's
+        history."""
         from memstore.api.teams import Teams
         return Teams(self)  # the root's state, which the Store is
 
     def status(self) -> Status:
-        # a full catch-up, as lint's: a file broken in place changes no folder, and both count its problems
+        # a full catch-up, as lint's: a file broken in place changes no folder, both count it
         from memstore.api import queries
         m = self.mirror()
         return m.read(lambda conn: queries.status(conn, m.root, m.now, m.config), catch_up="full")
 
     def lint(self) -> builtins.list[Problem]:
         """Malformed or missing fields, name mismatches, oversize files, lenses that cannot fire."""
-        # a full sync first: a file broken by hand in place changes no folder, and a quick one would miss it
+        # a full sync first: a file broken by hand in place changes no folder (quick would miss it)
         from memstore.api import queries
         rows = self.mirror().read(lambda conn: queries.lint_rows(conn, self.root), catch_up="full")
         return [Problem(**item) for item in rows]
 
     def context(self, cwd: str | os.PathLike[str] | None = None) -> str:
-        """SessionStart's cold-start bundle at cwd, from the files: person-wide items and cwd's project's only."""
+        """SessionStart's cold-start bundle at cwd, from the files: person-wide items and cwd's
+        project's only."""
         from memstore.hook.bundle import bundle
         return bundle(self.root, self.now, self.config, self.project_of(cwd))
 
@@ -155,65 +180,49 @@ class Store(RootState):
 
     def audit(self, files: builtins.list[str | os.PathLike[str]] | None = None, *,
               cwd: str | os.PathLike[str] | None = None) -> builtins.list[AuditFile]:
-        """What the always-loaded files cost every session, and which lines read as narrative: files (from cwd),
-        else identity.md and cwd's and the root's CLAUDE.md and AGENTS.md, `@` imports one level deep."""
+        """What the always-loaded files cost every session, and which lines read as narrative: files
+        (from cwd), else identity.md and cwd's and the root's CLAUDE.md and AGENTS.md, `@` imports
+        one level deep."""
         from memstore.wiring.audit import audit
-        bundle = None if files else self.context(cwd)  # the default set: what every session pays for
+        bundle = None if files else self.context(cwd)  # the default set: what every session pays
         return audit(self.root, files, Path(cwd) if cwd is not None else None, bundle=bundle)
 
-    def touch(self, memory: str | os.PathLike[str], tool: str = "Read", *, session: str | None = None) -> Touch:
+    def touch(self, memory: str | os.PathLike[str], tool: str = "Read", *,
+              session: str | None = None) -> Touch:
         """Record one access exactly as the hook does (journal line, then one transaction)."""
-        from memstore.core.kinds import REINFORCING_TOOLS
-        from memstore.core.policy import record_touch
-        if tool not in REINFORCING_TOOLS:
-            raise BadUsage(f"{tool} does not reinforce", hint=f"use one of: {', '.join(REINFORCING_TOOLS)}")
-        result = record_touch(self.root, str(self._file(memory)), tool, self.now, self.config, session=session)
-        if not result.recorded:
-            raise NotFound(result.message, hint="only T2 memories (memory/<type>_<topic>.md) are reinforced")
-        return Touch(result.rel or "", tool, result.applied, result.message)
+        from memstore.api import writes
+        return writes.touch(self, memory, tool, session)
 
     def supersede(self, old: str | os.PathLike[str], *, by: str | os.PathLike[str]) -> Retired:
-        """OLD steps aside for BY: recorded in OLD's frontmatter, out of MEMORY.md and default search."""
+        """OLD steps aside for BY: recorded in OLD's frontmatter, out of MEMORY.md and default
+        search."""
         from memstore.api import flows
-        from memstore.mirror.stepping_aside import supersede
-        m = self.mirror()
-        names = self._key(old), self._key(by)
-        was, new, onward = flows.edited(m, lambda conn: supersede(conn, m.root, *names, m.now))
-        end = f" (which leads on to {onward[-1]})" if onward else ""
-        return Retired("superseded", was, was, new, onward, f"{was}: superseded by {new}{end}; kept, found by "
-                                                             "search --all")
+        return flows.supersede(self.mirror(), old, by)
 
     def forget(self, memory: str | os.PathLike[str], *, why: str) -> Retired:
-        """The memory steps aside into memory/archive/, with why: never deleted, found by search --all."""
+        """The memory steps aside into memory/archive/, with why: never deleted, found by search
+        --all."""
         from memstore.api import flows
-        from memstore.mirror.stepping_aside import forget
-        m = self.mirror()
-        key = self._key(memory)
-        was, now_at = flows.edited(m, lambda conn: forget(conn, m.root, key, why, m.now))
-        return Retired("forgotten", now_at, was, message=f"{was}: forgotten, kept at {now_at}; found by search --all")
+        return flows.forget(self.mirror(), memory, why)
 
     def restore(self, memory: str | os.PathLike[str]) -> Restored:
-        """A memory deleted outside memstore (or forgotten) back from memory/archive/ to where it was, its
-        deletion marks taken off byte for byte. NotFound: no such copy; refused: its path is taken now."""
+        """A memory deleted outside memstore (or forgotten) back from memory/archive/ to where it
+        was, its deletion marks taken off byte for byte. NotFound: no such copy; refused: its path
+        is taken now."""
         from memstore.api import flows
-        from memstore.mirror.deletions import restore
-        kept = flows.edited(self.mirror(), lambda _conn: restore(self.root, self._key(memory)))
-        return Restored(kept.was, kept.path, kept.how, f"{kept.was}: restored from {kept.path}")
+        return flows.restore(self.mirror(), memory)
 
     def acknowledge_deletions(self) -> int:
-        """The person saw the deletions kept so far: status and the bundle stop saying so (how many)."""
+        """The person saw the deletions kept so far: status and the bundle stop saying so (how
+        many)."""
         from memstore.api import flows
-        from memstore.mirror.deletions import acknowledge
-        m = self.mirror()
-        return flows.caught_up(m, lambda: acknowledge(m.root, fmt(m.now)))
+        return flows.acknowledge_deletions(self.mirror())
 
     def promote(self, memory: str | os.PathLike[str]) -> str:
-        """Make a memory, note or lesson person-wide (`project: global`, edited in place); its path."""
-        from memstore.life.promotion import promote
-        rel, written = promote(self.root, self._note_file(memory))
-        if written:
-            self.mirror().take_in(rel)
-        return rel
+        """Make a memory, note or lesson person-wide (`project: global`, edited in place); its
+        path."""
+        from memstore.api import writes
+        return writes.promote(self, memory)
 
     def render(self) -> RenderResult:
         """Write MEMORY.md, MEMORY-archive.md and current-state.md from an up-to-date mirror."""
@@ -221,8 +230,8 @@ class Store(RootState):
         return flows.render_index(self.mirror())
 
     def flush(self, force: bool = False) -> FlushReport:
-        """Fold policy state into each memory's frontmatter (files in use are skipped unless forced).
-        Raises NotFlushHost on a clone that memstore.toml's flush_host does not name."""
+        """Fold policy state into each memory's frontmatter (files in use are skipped unless
+        forced). Raises NotFlushHost on a clone that memstore.toml's flush_host does not name."""
         from memstore.api import flows
         return flows.flush_memories(self.mirror(), force)
 
@@ -237,7 +246,7 @@ class Store(RootState):
         m = self.mirror()
         return m.read(lambda conn: flush_warnings(conn, m.root, m.config), catch_up="none")
 
-    # ------------------------------------------------------------ the memory's life: nightly, capture, review, ledgers
+    # ----------------------------------------- the memory's life: nightly, capture, review, ledgers
 
     def rotate_logs(self) -> None:
         """The cron jobs' logs and the hook's, each under logs.LOG_LIMIT (one older copy beside)."""
@@ -245,52 +254,49 @@ class Store(RootState):
         flows.rotate_logs(self)
 
     def tick(self, commit: bool = False) -> TickStatus:
-        """The nightly tick, the cheap half: a full sync and lint; when no memory changed in `flush_quiet_minutes`,
-        flush, roll the T1 and dream-journal windows into archive/ and render; then the cue and the status
-        file. commit=True commits exactly the files tick wrote or moved (the root in a git work tree)."""
+        """The nightly tick, the cheap half: a full sync and lint; when no memory changed in
+        `flush_quiet_minutes`, flush, roll the T1 and dream-journal windows into archive/ and
+        render; then the cue and the status file. commit=True commits exactly the files tick wrote
+        or moved (the root in a git work tree)."""
         from memstore.api import flows
         return flows.tick(self, commit)
 
     def meditate_next(self) -> Choice:
-        """The meditation object the rotation picks at `now`, with every candidate's numbers and why."""
+        """The meditation object the rotation picks at `now`, with every candidate's numbers and
+        why."""
         from memstore.life.meditation import next_choice
         return next_choice(self.root, self.now)[0]
 
-    def wake(self, model_cmd: str | None = None, timeout: float = 600.0, *, commit: bool = False) -> WakeResult:
-        """The nightly dream and sit, when the tick's cue has items: model calls, all or nothing (no cue:
-        none). A failed call raises WakeFailed, writes nothing, keeps the cue and is recorded for `status`.
-        model_cmd is split like a shell would (default: wake.DEFAULT_MODEL_CMD); the prompt goes on stdin."""
+    def wake(self, model_cmd: str | None = None, timeout: float = 600.0, *,
+             commit: bool = False) -> WakeResult:
+        """The nightly dream and sit, when the tick's cue has items: model calls, all or nothing (no
+        cue: none). A failed call raises WakeFailed, writes nothing, keeps the cue and is recorded
+        for `status`. model_cmd is split like a shell would (default: wake.DEFAULT_MODEL_CMD); the
+        prompt goes on stdin."""
         from memstore.api import flows
         return flows.wake(self, model_cmd, timeout, commit)
 
     def review(self) -> builtins.list[ReviewItem]:
-        """What waits for the person: captured lessons, wake proposals, cue items (memstore.hook.review)."""
+        """What waits for the person: captured lessons, wake proposals, cue items
+        (memstore.hook.review)."""
         from memstore.hook import review
         from memstore.life.reviewing import read_cue
         return review.pending(self.root, read_cue(self.root))
 
     def review_answer(self, ident: str, *, accept: bool, via: dict[str, object] | None = None,
                       confirm: Callable[[ReviewItem], bool] | None = None) -> ReviewItem | None:
-        """Accept or reject one pending item by id (a rejected lesson moves to short-term/archive/), for the person's
-        own Python; `via` is recorded with it (default: this process's provenance); `confirm(item)` false: None."""
-        from memstore.life.reviewing import answer, find
-        if confirm is not None and not confirm(find(self.root, ident, accept)):
-            return None
-        item, moved = answer(self.root, ident, accept, fmt(self.now), via)
-        if moved:
-            self.sync()
-        return item
+        """Accept or reject one pending item by id (a rejected lesson moves to short-term/archive/),
+        for the person's own Python; `via` is recorded with it (default: this process's provenance);
+        `confirm(item)` false: None."""
+        from memstore.api import writes
+        return writes.review_answer(self, ident, accept, via, confirm)
 
     def review_done(self, ident: str, *, via: dict[str, object] | None = None,
                     confirm: Callable[[ReviewItem], bool] | None = None) -> ReviewItem | None:
         """Mark an accepted proposal done: the bundles stop carrying it as the person's instruction.
         The person's, like an answer: refused in an agent's session; `confirm(item)` false: None."""
-        from memstore.life.reviewing import accepted_item, mark_done
-        item = accepted_item(self.root, ident)
-        if confirm is not None and not confirm(item):
-            return None
-        mark_done(self.root, ident, fmt(self.now), via)
-        return item
+        from memstore.api import writes
+        return writes.review_done(self, ident, via, confirm)
 
     @staticmethod
     def check_review_id(ident: str) -> None:
@@ -300,16 +306,19 @@ class Store(RootState):
 
     def note(self, text: str, *, kind: str | None = None, everywhere: bool = False,
              cwd: str | os.PathLike[str] | None = None) -> NoteResult:
-        """One fact into memory/short-term/YYMMDD-<slug>.md (T1), then a quick sync. The same fact twice on
-        one day (whitespace and case aside) is written once: the file that holds it. Empty text: BadUsage."""
+        """One fact into memory/short-term/YYMMDD-<slug>.md (T1), then a quick sync. The same fact
+        twice on one day (whitespace and case aside) is written once: the file that holds it. Empty
+        text: BadUsage."""
         from memstore.life.noting import note
-        return note(self.root, self.config, self.now, text, kind=kind, project=self.project_of(cwd, everywhere),
+        return note(self.root, self.config, self.now, text, kind=kind,
+                    project=self.project_of(cwd, everywhere),
                     take_in=lambda: self.sync(full=False, embed=False), notify=self.notify)
 
     def debrief(self, transcript: str | os.PathLike[str] | None = None, commit: bool = False,
                 cwd: str | None = None) -> DebriefResult:
-        """The end-of-session debrief's mechanical half: full sync, lint, render, a report; a transcript's rule-shaped
-        final sentences become T1 lessons (memstore.life.capture); commit=True commits the files it wrote."""
+        """The end-of-session debrief's mechanical half: full sync, lint, render, a report; a
+        transcript's rule-shaped final sentences become T1 lessons (memstore.life.capture);
+        commit=True commits the files it wrote."""
         from memstore.api import flows
         return flows.debrief(self, transcript, commit, cwd)
 
@@ -330,57 +339,54 @@ class Store(RootState):
             except Exception as exc:  # the session is ending: nothing may stop it
                 flows.hook_failed(located, exc)
 
-    def new(self, type: str, topic: str, *, summary: str, importance: float | None = None, pin: bool = False,
-            body: str | None = None, everywhere: bool = False, cwd: str | os.PathLike[str] | None = None
-            ) -> NewMemory:
-        """Write a T2 memory `memory/<type>_<kebab-topic>.md` with full frontmatter, sync and render it in.
-        Refused: an unknown type, an empty topic or summary, importance outside 0-10, a name taken."""
-        from memstore.core.results import NewMemory
-        from memstore.life import ledgers
-        target, name, line = ledgers.write_new(self.paths, self.now, self.config, type, topic, summary, importance,
-                                               pin, body, self.project_of(cwd, everywhere))
-        rel = target.relative_to(self.root).as_posix()
-        self.mirror().take_in(rel, render_index=True)
-        return NewMemory(path=rel, name=name, type=type, summary=line)
+    def new(self, type: str, topic: str, *, summary: str, importance: float | None = None,
+            pin: bool = False, body: str | None = None, everywhere: bool = False,
+            cwd: str | os.PathLike[str] | None = None) -> NewMemory:
+        """Write a T2 memory `memory/<type>_<kebab-topic>.md` with full frontmatter, sync and render
+        it in. Refused: an unknown type, an empty topic or summary, importance outside 0-10, a name
+        taken."""
+        from memstore.api import writes
+        return writes.new_memory(self, type, topic, summary, importance, pin, body, cwd, everywhere)
 
     def bug_add(self, title: str, *, body: str | None = None, by: str | None = None) -> Bug:
-        """File a bug: memory/bugs/<id>-<slug>.md, id = the highest existing + 1, picked under a lock."""
-        from memstore.life import ledgers
-        target = ledgers.file_bug(self.paths, self.now, self.config, title, body, by)
-        self.mirror().take_in(target.relative_to(self.root).as_posix())
-        return ledgers.read_bug(target, self.root, self.config)
+        """File a bug: memory/bugs/<id>-<slug>.md, id = the highest existing + 1, picked under a
+        lock."""
+        from memstore.api import writes
+        return writes.file_bug(self, title, body, by)
 
     def bug_list(self, all: bool = False) -> builtins.list[Bug]:
-        """Every open bug (every bug with all=True), sorted by id; never filtered by run, session or filer.
-        An unreadable folder raises; a malformed file is listed with what could be read and its problems."""
+        """Every open bug (every bug with all=True), sorted by id; never filtered by run, session or
+        filer. An unreadable folder raises; a malformed file is listed with what could be read and
+        its problems."""
         from memstore.life.ledger_reads import list_bugs
         return list_bugs(self.paths, self.config, all)
 
     def bug_close(self, bug: str, why: str | None = None) -> Bug:
         """Close a bug named by 1, 0001 or its file name: only status, closed_at and why change."""
-        from memstore.life import ledgers
-        found, target = ledgers.close_bug(self.paths, self.now, self.config, lambda: self.bug_list(all=True), bug, why)
-        self.mirror().take_in(found.path)
-        return ledgers.read_bug(target, self.root, self.config)
+        from memstore.api import writes
+        return writes.close_bug(self, bug, why)
 
-    # ------------------------------------------------------------ wiring, tamper evidence, set-up, naming
+    # ------------------------------------------------------ wiring, tamper evidence, set-up, naming
 
-    def layout(self, scope: str = "project", settings: str | None = None, claude_md: str | None = None,
-               cwd: str | os.PathLike[str] | None = None) -> Layout:
+    def layout(self, scope: str = "project", settings: str | None = None,
+               claude_md: str | None = None, cwd: str | os.PathLike[str] | None = None) -> Layout:
         """Which files carry the hooks, the read grant and the imports for this scope."""
         from memstore.wiring.layout import layout_for
-        return layout_for(self.root, scope, settings, claude_md, Path(cwd) if cwd else Path.cwd(), alias=self.alias)
+        return layout_for(self.root, scope, settings, claude_md, Path(cwd) if cwd else Path.cwd(),
+                          alias=self.alias)
 
     def plan_install(self, layout: Layout, *, keep_auto_memory: bool = False, cron: bool = False,
-                     crontab_file: str | os.PathLike[str] | None = None, cron_time: str | None = None,
-                     uninstall: bool = False, model_cmd: str | None = None, mcp: bool = False,
+                     crontab_file: str | os.PathLike[str] | None = None,
+                     cron_time: str | None = None, uninstall: bool = False,
+                     model_cmd: str | None = None, mcp: bool = False,
                      cron_only: bool = False) -> InstallPlan:
-        """What install (or uninstall) would change, as diffs, written by plan.apply(). cron / crontab_file: the nightly
-        jobs too, tick at cron_time (HH:MM, default 03:30; wake 5 min later); cron_only: those alone."""
+        """What install (or uninstall) would change, as diffs, written by plan.apply(). cron /
+        crontab_file: the nightly jobs too, tick at cron_time (HH:MM, default 03:30; wake 5 min
+        later); cron_only: those alone."""
         from memstore.wiring.install_options import plan
-        return plan(self.root, layout, self.lens_matcher, keep_auto_memory=keep_auto_memory, cron=cron,
-                    crontab_file=crontab_file, cron_time=cron_time, uninstall=uninstall, model_cmd=model_cmd,
-                    mcp=mcp, cron_only=cron_only)
+        return plan(self.root, layout, self.lens_matcher, keep_auto_memory=keep_auto_memory,
+                    cron=cron, crontab_file=crontab_file, cron_time=cron_time, uninstall=uninstall,
+                    model_cmd=model_cmd, mcp=mcp, cron_only=cron_only)
 
     def install(self, plan: InstallPlan, *, render: bool = True) -> builtins.list[Path]:
         """Write an install plan, then render so the imported index exists (render=False: the
@@ -408,34 +414,40 @@ class Store(RootState):
 
     def plan_install_client(self, client: str, scope: str = "user", *, uninstall: bool = False,
                             cwd: str | os.PathLike[str] | None = None) -> InstallPlan:
-        """install --client codex|gemini: that client's hook files (memstore.wiring.install_clients)."""
+        """install --client codex|gemini: that client's hook files
+        (memstore.wiring.install_clients)."""
         from memstore.wiring.install_options import plan_client
-        return plan_client(self.root, client, scope, Path(cwd) if cwd else Path.cwd(), uninstall=uninstall)
+        return plan_client(self.root, client, scope, Path(cwd) if cwd else Path.cwd(),
+                           uninstall=uninstall)
 
-    def verify(self, layout: Layout, *, cron: bool = False, crontab_file: str | os.PathLike[str] | None = None
-               ) -> builtins.list[Check]:
-        """What Claude Code will do with each piece of the wiring, then a real reinforcement probe."""
+    def verify(self, layout: Layout, *, cron: bool = False,
+               crontab_file: str | os.PathLike[str] | None = None) -> builtins.list[Check]:
+        """What Claude Code will do with each piece of the wiring, then a real reinforcement
+        probe."""
         from memstore.wiring.verify import run_checks
         cron_file = Path(crontab_file).expanduser().absolute() if crontab_file else None
         return [*run_checks(self.root, self.config, self.now, layout, self.lens_matcher(),
-                            cron=cron or bool(crontab_file), crontab_file=cron_file), self.tamper_verdict()]
-
-    def verify_client(self, client: str, scope: str = "user", cwd: str | os.PathLike[str] | None = None
-                      ) -> builtins.list[Check]:
-        """verify --client codex|gemini: what that client will do with the wiring, then a real read through it."""
-        from memstore.wiring.client_verify import client_checks
-        return [*client_checks(self.root, self.now, client, scope, Path(cwd) if cwd else Path.cwd()),
+                            cron=cron or bool(crontab_file), crontab_file=cron_file),
                 self.tamper_verdict()]
+
+    def verify_client(self, client: str, scope: str = "user",
+                      cwd: str | os.PathLike[str] | None = None) -> builtins.list[Check]:
+        """verify --client codex|gemini: what that client will do with the wiring, then a real read
+        through it."""
+        from memstore.wiring.client_verify import client_checks
+        here = Path(cwd) if cwd else Path.cwd()
+        return [*client_checks(self.root, self.now, client, scope, here), self.tamper_verdict()]
 
     def record_wiring(self, files: builtins.list[Path] | tuple[Path, ...], client: str, fix: str, *,
                       forget: bool = False) -> None:
-        """After install --apply: these wiring files as the person accepted them; forget: after --uninstall."""
+        """After install --apply: these wiring files as the person accepted them; forget: after
+        --uninstall."""
         from memstore.wiring.evidence import record
         record(self.root, files, client, fix, forget=forget)
 
     def tamper_check(self, cwd: str | os.PathLike[str] | None = None) -> builtins.list[Any]:
-        """The person's files and the wiring against what the person accepted (tamper.check): hand edits
-        accepted (each returned once, to be said), changes made during a session held."""
+        """The person's files and the wiring against what the person accepted (tamper.check): hand
+        edits accepted (each returned once, to be said), changes made during a session held."""
         from memstore.core import tamper
         return tamper.check(str(self.root), cwd=os.fspath(cwd) if cwd else None)
 
@@ -444,8 +456,8 @@ class Store(RootState):
         return [describe(str(self.root), item) for item in found]
 
     def trust(self, files: builtins.list[str]) -> builtins.list[str]:
-        """Accept these files as they are now (none: all that differ; the CLI asks the person first); the
-        mirror follows, so a trusted lens's text is the one injected."""
+        """Accept these files as they are now (none: all that differ; the CLI asks the person
+        first); the mirror follows, so a trusted lens's text is the one injected."""
         from memstore.wiring.evidence import trust
         accepted = trust(self.root, files)
         if accepted:
@@ -458,7 +470,8 @@ class Store(RootState):
         return untrusted(self.root, time.time())
 
     def tamper_verdict(self) -> Check:
-        """verify's check of the person's files and the wiring: fails while anything is held or gone."""
+        """verify's check of the person's files and the wiring: fails while anything is held or
+        gone."""
         from memstore.wiring.evidence import tamper_verdict
         return tamper_verdict(self.root)
 
@@ -466,7 +479,8 @@ class Store(RootState):
     def plan_init(root: str | os.PathLike[str]) -> Plan:
         """What `init` would do at root (a new or existing folder); nothing is written."""
         if not os.fspath(root).strip():
-            raise BadUsage("the root to lay out is empty", hint="name a folder: memstore init ~/agents/me --apply")
+            raise BadUsage("the root to lay out is empty",
+                           hint="name a folder: memstore init ~/agents/me --apply")
         from memstore.life.scaffold import plan_init
         target = Path(root).expanduser().resolve()
         return plan_init(target, load_config(target) if target.is_dir() else Config())
@@ -478,7 +492,8 @@ class Store(RootState):
         from memstore.core.tamper import record_person
         from memstore.life.scaffold import apply_plan
         apply_plan(plan)
-        record_person(str(plan.root), "init")  # the person's files as laid out: what tamper evidence compares with
+        # the person's files as laid out: what tamper evidence compares with
+        record_person(str(plan.root), "init")
         store = cls(plan.root, notify=notify, progress=progress)
         return store, store.rebuild()
 
@@ -491,6 +506,7 @@ class Store(RootState):
     def _note_file(self, memory: str | os.PathLike[str]) -> Path:
         return naming.note_file(self.root, memory)
 
-    def project_of(self, cwd: str | os.PathLike[str] | None, everywhere: bool = False) -> str | None:
+    def project_of(self, cwd: str | os.PathLike[str] | None,
+                   everywhere: bool = False) -> str | None:
         """The project a folder belongs to, as the bundle and note scope it (None: no project)."""
         return naming.project(self.root, cwd, everywhere)

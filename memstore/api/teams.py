@@ -1,4 +1,5 @@
-"""The Store's teams (`store.teams`): joining, pulling, leaving, sharing, and a team memory's history.
+"""The Store's teams (`store.teams`): joining, pulling, leaving, sharing, and a team memory's
+history.
 
 The steps live in memstore.team; this ties them to one root (memstore.api.state): the config read
 again after memstore.toml changes, the mirror caught up and MEMORY.md rendered after a clone moves.
@@ -29,7 +30,8 @@ Say = Callable[[str], None]
 
 @dataclasses.dataclass(frozen=True)
 class Prepared:
-    """A share checked and ready: the team, the path in its repository, the bytes, the commit message."""
+    """A share checked and ready: the team, the path in its repository, the bytes, the commit
+    message."""
 
     team: Team
     inner: str
@@ -47,12 +49,14 @@ class Teams:
         return self.state.config.teams
 
     def _changed(self) -> None:
-        """memstore.toml or a clone changed: config read again, the mirror caught up, MEMORY.md rendered."""
+        """memstore.toml or a clone changed: config read again, the mirror caught up, MEMORY.md
+        rendered."""
         self.state.reload_config()
         flows.render_index(self.state.mirror())  # a full catch-up of the mirror first (one walk)
 
     def list(self) -> builtins.list[dict[str, Any]]:
-        """Each joined team: name, url, branch, folder, its memories and lenses in the mirror, its clone's state."""
+        """Each joined team: name, url, branch, folder, its memories and lenses in the mirror, its
+        clone's state."""
         from memstore.mirror.teamrows import team_counts
         from memstore.team.clones import current_branch, local_changes
 
@@ -61,17 +65,19 @@ class Teams:
         for team in self.joined:
             folder = team.folder(self.state.root)
             cloned = os.path.isdir(os.path.join(folder, ".git"))
-            rows.append({**team.to_json(), "cloned": cloned, "memories": counts.get(team.name, {}).get("t2", 0),
+            rows.append({**team.to_json(), "cloned": cloned,
+                         "memories": counts.get(team.name, {}).get("t2", 0),
                          "lenses": counts.get(team.name, {}).get("lens", 0),
                          "on": current_branch(folder) if cloned else "",
                          "changed_files": local_changes(folder)[:20] if cloned else []})
         return rows
 
-    def add(self, url: str, *, name: str | None = None, branch: str | None = None, say: Say = lambda _: None,
-            accept: bool = False) -> Team:
-        """Join a team. `accept`: the caller checked that the person is at their terminal (the command line
-        does), so memstore.toml's new text is accepted as theirs; otherwise it is held like any edit made
-        during an agent session, and no team is read until `memstore trust memstore.toml`."""
+    def add(self, url: str, *, name: str | None = None, branch: str | None = None,
+            say: Say = lambda _: None, accept: bool = False) -> Team:
+        """Join a team. `accept`: the caller checked that the person is at their terminal (the
+        command line does), so memstore.toml's new text is accepted as theirs; otherwise it is held
+        like any edit made during an agent session, and no team is read until `memstore trust
+        memstore.toml`."""
         from memstore.team.clones import add
 
         team = add(self.state.root, self.joined, url, name, branch, say, accept)
@@ -86,9 +92,9 @@ class Teams:
         return team
 
     def pull(self, names: builtins.list[str] | None = None) -> builtins.list[Pulled]:
-        """Fast-forward each team (or those named); the person's own copies of what a team now holds step
-        aside (memstore.team.handover); the mirror follows when anything moved. A team that could
-        not be pulled raises, after the others were."""
+        """Fast-forward each team (or those named); the person's own copies of what a team now holds
+        step aside (memstore.team.handover); the mirror follows when anything moved. A team that
+        could not be pulled raises, after the others were."""
         from memstore.team.clones import find
 
         teams = [find(self.joined, name) for name in names] if names else list(self.joined)
@@ -112,12 +118,13 @@ class Teams:
     # ------------------------------------------------------------ proposing changes (pull requests)
 
     def share(self, memory: str | os.PathLike[str], team: str) -> Proposal:
-        """Propose one of the person's topic memories or lenses, or a lesson they accepted in review (by
-        its review id, l3f9a0c1), to `team`."""
+        """Propose one of the person's topic memories or lenses, or a lesson they accepted in review
+        (by its review id, l3f9a0c1), to `team`."""
         return self.send(self.prepare(memory, team))
 
     def prepare(self, memory: str | os.PathLike[str], team: str) -> Prepared:
-        """Everything `share` checks, before anything is asked or written: the team, the file, no secret."""
+        """Everything `share` checks, before anything is asked or written: the team, the file, no
+        secret."""
         from memstore.core.kinds import classify
         from memstore.hook.review import looks_like_id
         from memstore.team.clones import find
@@ -128,27 +135,33 @@ class Teams:
         if looks_like_id(os.fspath(memory)):
             name, data = lesson_file(str(self.state.root), os.fspath(memory), self.state.now)
             refuse(data.decode("utf-8"), f"sharing lesson {os.fspath(memory)}")
-            return Prepared(joined, f"memory/{name}", data, f"Share lesson {name[:-3]}", os.fspath(memory))
+            return Prepared(joined, f"memory/{name}", data, f"Share lesson {name[:-3]}",
+                            os.fspath(memory))
         shown = queries.show(self.state.mirror(), memory)
         rel = shown.path
         kind = classify(rel)
         if team_of(rel):
-            raise BadUsage(f"{rel} is a team's already", hint="share one of your own, under memory/ or lenses/")
+            raise BadUsage(f"{rel} is a team's already",
+                           hint="share one of your own, under memory/ or lenses/")
         if kind not in ("t2", "lens"):
-            raise BadUsage(f"{rel} is not a topic memory (memory/<type>_<topic>.md) or a lens (lenses/*.md)",
-                           hint="a note or lesson becomes one in review (memstore review), then it can be shared")
+            raise BadUsage(f"{rel} is not a topic memory (memory/<type>_<topic>.md) "
+                           "or a lens (lenses/*.md)",
+                           hint="a note or lesson becomes one in review (memstore review), "
+                                "then it can be shared")
         raw = (self.state.root / rel).read_bytes()
-        refuse_unreadable(raw, rel)  # a frontmatter YAML does not read as written stays here until mended
+        # a frontmatter YAML does not read as written stays here until mended
+        refuse_unreadable(raw, rel)
         refuse(raw.decode("utf-8", "replace"), f"sharing {rel}")
         filename = rel.rsplit("/", 1)[-1]
         summary = (shown.summary or "").strip()[:60]
-        inner = f"memory/{filename}" if kind == "t2" else rel  # a lens keeps its place under lenses/
+        inner = f"memory/{filename}" if kind == "t2" else rel  # a lens keeps its place in lenses/
         return Prepared(joined, inner, authored(raw),
                         f"Share {filename[:-3]}" + (f": {summary}" if summary else ""), rel)
 
     def send(self, prepared: Prepared) -> Proposal:
-        """The prepared file on a new branch from the team's, pushed (memstore.team.sharing.propose), and
-        remembered: once the team holds it, the person's own copy steps aside (memstore.team.handover)."""
+        """The prepared file on a new branch from the team's, pushed
+        (memstore.team.sharing.propose), and remembered: once the team holds it, the person's own
+        copy steps aside (memstore.team.handover)."""
         from memstore.team.handover import record_share
         from memstore.team.sharing import propose
 
@@ -168,7 +181,8 @@ class Teams:
         return propose(str(self.state.root), team, "forget", inner, None, message, self.state.now)
 
     def propose_supersede(self, path: str, by: str) -> Proposal:
-        """Propose marking a team memory superseded by BY (`status: superseded`, `superseded_by`)."""
+        """Propose marking a team memory superseded by BY (`status: superseded`,
+        `superseded_by`)."""
         from memstore.mirror.fmedit import set_fields
         from memstore.mirror.stepping_aside import edits_for_supersede
         from memstore.team.sharing import propose
@@ -190,7 +204,8 @@ class Teams:
         return find(self.joined, found[0]), found[1]
 
     def with_history(self, memory: Memory) -> Memory:
-        """`show`'s view of a team memory with who added it and when, and its recent history (git log)."""
+        """`show`'s view of a team memory with who added it and when, and its recent history (git
+        log)."""
         return queries.with_history(self.state.root, memory)
 
 

@@ -44,13 +44,15 @@ def state_dir(root: str | os.PathLike[str]) -> str:
 
 
 def meaning_file(root: str | os.PathLike[str]) -> str:
-    """How much of the root has a vector, as the last embedding pass left it (mirror.embed_background
-    writes it; the bundle reads it, on the hook's path, with no SQL and no model)."""
+    """How much of the root has a vector, as the last embedding pass left it
+    (mirror.embed_background writes it; the bundle reads it, on the hook's path, with no SQL and no
+    model)."""
     return _join(root, "runtime", "state", "meaning.json")
 
 
 def wake_failed_file(root: str | os.PathLike[str]) -> str:
-    """The last wake's failure, while it stands (life.lastrun writes it; status and the bundle say it)."""
+    """The last wake's failure, while it stands (life.lastrun writes it; status and the bundle say
+    it)."""
     return _join(root, "runtime", "state", "wake-failed.json")
 
 
@@ -63,7 +65,8 @@ def hook_log(root: str | os.PathLike[str]) -> str:
 
 
 def journal_lost_file(root: str | os.PathLike[str]) -> str:
-    """How many journal appends failed (a full disk) and were taken back: journal.append counts, status says."""
+    """How many journal appends failed (a full disk) and were taken back: journal.append counts,
+    status says."""
     return _join(root, "runtime", "state", "journal-lost.json")
 
 
@@ -74,7 +77,8 @@ def team_shared_file(root: str | os.PathLike[str]) -> str:
 
 
 def clone_id_file(root: str | os.PathLike[str]) -> str:
-    """This clone's journal identity (journal.clone_id): machine-local, like all of runtime/state."""
+    """This clone's journal identity (journal.clone_id): machine-local, like all of
+    runtime/state."""
     return _join(root, "runtime", "state", "clone-id")
 
 
@@ -162,12 +166,14 @@ class RootPaths:
 
     @property
     def mirror_lock(self) -> str:
-        """Held by whoever writes the mirror in bulk (sync, rebuild, flush), so they never interleave."""
+        """Held by whoever writes the mirror in bulk (sync, rebuild, flush), so they never
+        interleave."""
         return self._at("runtime", "state", "mirror.lock")
 
     @property
     def ledger_lock(self) -> str:
-        """Held while a ledger verb picks a new file's name (the next bug id, a new memory's name)."""
+        """Held while a ledger verb picks a new file's name (the next bug id, a new memory's
+        name)."""
         return self._at("runtime", "state", "ledger.lock")
 
     @property
@@ -192,7 +198,8 @@ class RootPaths:
 
     @property
     def cue(self) -> str:
-        """Written by the nightly tick: whether there is anything for `memstore wake` to dream about."""
+        """Written by the nightly tick: whether there is anything for `memstore wake` to dream
+        about."""
         return self._at("runtime", "state", "cue.json")
 
     @property
@@ -202,7 +209,8 @@ class RootPaths:
 
     @property
     def tamper(self) -> str:
-        """The digests of the person's files and the wiring as last accepted, and the sessions seen (tamper.py)."""
+        """The digests of the person's files and the wiring as last accepted, and the sessions seen
+        (tamper.py)."""
         return self._at("runtime", "state", "tamper.json")
 
     @property
@@ -245,7 +253,8 @@ def locate(explicit: str | None, env: str | None, cwd: str | None) -> str | None
     return None
 
 
-def find_root(explicit: str | os.PathLike[str] | None, env: str | None, cwd: str | os.PathLike[str]) -> str:
+def find_root(explicit: str | os.PathLike[str] | None, env: str | None,
+              cwd: str | os.PathLike[str]) -> str:
     """The library's strict form of `locate`: a named root must exist and hold memory/.
 
     Pointing memstore at an arbitrary folder would index every markdown file in it and
@@ -256,7 +265,8 @@ def find_root(explicit: str | os.PathLike[str] | None, env: str | None, cwd: str
             continue
         root = os.path.expanduser(os.fspath(value))
         if not os.path.isdir(root):
-            raise RootNotFound(f"{label} {root} does not exist", hint=f"create it with: memstore init {root} --apply")
+            raise RootNotFound(f"{label} {root} does not exist",
+                               hint=f"create it with: memstore init {root} --apply")
         if not is_root(root):
             raise RootNotFound(
                 f"{label} {root} is not an agent root (it has no memory/ folder)",
@@ -271,20 +281,23 @@ def find_root(explicit: str | os.PathLike[str] | None, env: str | None, cwd: str
             return os.path.realpath(installed)
         from memstore.core.plugin_config import plugin_root
 
-        plugged = plugin_root()  # the Claude Code plugin's `root` option: a plugin user's shell finds it too
+        # the Claude Code plugin's `root` option: a plugin user's shell finds it too
+        plugged = plugin_root()
         if plugged is not None and is_root(plugged):
             return os.path.realpath(plugged)
         where = f" (it names {installed}, which is not an agent root)" if installed else ""
         raise RootNotFound(
-            f"no agent root at or above {here}, and none recorded by install in {user_config_file()}{where}",
-            hint="point at your root: memstore --root DIR ..., or MEMSTORE_ROOT=DIR, or record it once with "
-                 "memstore --root DIR install --scope user --apply; a new one: memstore init DIR --apply",
+            f"no agent root at or above {here}, and none recorded by install in "
+            f"{user_config_file()}{where}",
+            hint="point at your root: memstore --root DIR ..., or MEMSTORE_ROOT=DIR, or record it "
+                 "once with memstore --root DIR install --scope user --apply; a new one: "
+                 "memstore init DIR --apply",
         )
     return found
 
 
 def user_config_file() -> str:
-    """memstore's own per-person settings: $XDG_CONFIG_HOME/memstore/config.toml (~/.config by default).
+    """memstore's per-person settings: $XDG_CONFIG_HOME/memstore/config.toml (~/.config by default).
 
     `install --scope user` records the agent root there (`root = "..."`), so the CLI and the
     MCP server find it from any folder, with no flag and no variable.

@@ -64,8 +64,9 @@ class Config:
     # identity, clone id or host name, as `memstore status` shows them); "" = any clone.
     # Two clones flushing the same file would write different values into the same lines.
     flush_host: str = ""
-    # the teams' share of MEMORY.md's bands: New and Cold keep up to this share for team rows; in Hot a
-    # team row only gets what the person's own rows leave (at most this share too): memstore.mirror.render
+    # the teams' share of MEMORY.md's bands: New and Cold keep up to this share for team rows; in
+    # Hot a team row only gets what the person's own rows leave (at most this share too):
+    # memstore.mirror.render
     team_share: float = 0.3
     # the teams joined ([teams.NAME] tables, written by `memstore team add`; memstore.core.teams)
     teams: tuple[Team, ...] = ()
@@ -97,13 +98,15 @@ CONFIG_FILE = "memstore.toml"
 
 
 def load_config(root: str | os.PathLike[str] | None) -> Config:
-    """Defaults overlaid with <root>/memstore.toml (flat keys, or under [memstore]), then $MEMSTORE_SEMANTIC."""
+    """Defaults overlaid with <root>/memstore.toml (flat keys, or under [memstore]), then
+    $MEMSTORE_SEMANTIC."""
     config = _load_file(root)
     # One switch a person (or a test run) can flip without editing the root's file.
     semantic = os.environ.get("MEMSTORE_SEMANTIC", "").strip().lower()
     if semantic:
         if semantic not in ("auto", "off"):
-            raise ConfigError(f"MEMSTORE_SEMANTIC={semantic!r}: unknown value", hint='use "auto" or "off"')
+            raise ConfigError(f"MEMSTORE_SEMANTIC={semantic!r}: unknown value",
+                              hint='use "auto" or "off"')
         config.semantic = semantic
     return config
 
@@ -122,14 +125,16 @@ def _load_file(root: str | os.PathLike[str] | None) -> Config:
     from memstore.core.tamper import is_held
 
     if is_held(os.fspath(root), CONFIG_FILE):
-        return Config()  # changed during an agent session: its overrides wait for `memstore trust memstore.toml`
+        # changed during an agent session: its overrides wait for `memstore trust memstore.toml`
+        return Config()
     import tomllib  # only when there is a file to read: keeps the hook's common path lean
 
     try:
         with open(path, "rb") as handle:
             data = tomllib.load(handle)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read: {exc}", hint="fix or remove memstore.toml") from exc
+        raise ConfigError(f"{path}: cannot read: {exc}",
+                          hint="fix or remove memstore.toml") from exc
     teams = data.pop("teams", None)
     if isinstance(data.get("memstore"), dict):
         data = data["memstore"]
@@ -138,12 +143,15 @@ def _load_file(root: str | os.PathLike[str] | None) -> Config:
     if teams is not None:
         changes["teams"], problem = parse(teams, path)
         if problem:
-            raise ConfigError(problem, hint="memstore team list shows the teams; memstore team add writes one")
+            raise ConfigError(problem, hint="memstore team list shows the teams; "
+                                            "memstore team add writes one")
     for key, value in data.items():
         if key not in FIELDS:
-            raise ConfigError(f"{path}: unknown setting {key!r}", hint=f"known: {', '.join(FIELDS)}")
+            raise ConfigError(f"{path}: unknown setting {key!r}",
+                              hint=f"known: {', '.join(FIELDS)}")
         default = getattr(Config, key)
-        if key == "semantic" and isinstance(value, bool):  # semantic = false / true, as a person may write it
+        # semantic = false / true, as a person may write it
+        if key == "semantic" and isinstance(value, bool):
             value = "auto" if value else "off"
         try:
             if isinstance(default, tuple):
@@ -159,7 +167,9 @@ def _load_file(root: str | os.PathLike[str] | None) -> Config:
         changes["semantic"] = str(changes["semantic"]).strip().lower()
     share = changes.get("team_share", Config.team_share)
     if not isinstance(share, float) or not 0.0 <= share <= 1.0:  # nan and inf fail this too
-        raise ConfigError(f"{path}: bad value for team_share: {share!r}", hint="a share from 0 to 1, e.g. 0.3")
+        raise ConfigError(f"{path}: bad value for team_share: {share!r}",
+                          hint="a share from 0 to 1, e.g. 0.3")
     if changes.get("semantic", "auto") not in ("auto", "off"):
-        raise ConfigError(f"{path}: bad value for semantic: {changes['semantic']!r}", hint='use "auto" or "off"')
+        raise ConfigError(f"{path}: bad value for semantic: {changes['semantic']!r}",
+                          hint='use "auto" or "off"')
     return Config(**changes)

@@ -35,10 +35,12 @@ class NotFound(MemstoreError):
 
 
 class MirrorBlocked(MemstoreError):
-    """The mirror's place is taken by something that is not a mirror (a folder, say): never removed for us."""
+    """The mirror's place is taken by something that is not a mirror (a folder, say): never
+    removed for us."""
 
 
-def storage_failure(exc: BaseException, root: str | os.PathLike[str] | None) -> MemstoreError | None:
+def storage_failure(exc: BaseException, root: str | os.PathLike[str] | None
+                    ) -> MemstoreError | None:
     """An OSError or SQLite error as one line and a hint (None for anything else).
 
     The memory files are never what such a failure loses: the mirror is rebuilt from them.
@@ -64,7 +66,8 @@ def storage_failure(exc: BaseException, root: str | os.PathLike[str] | None) -> 
         hint = ("the disk is full: free some space, then run: memstore rebuild "
                 "(the memory files are untouched; the mirror is rebuilt from them)")
     elif code in (errno.EROFS, errno.EACCES, errno.EPERM):
-        hint = f"{where} must be writable by you for this (memstore keeps its mirror, journal and locks in runtime/)"
+        hint = (f"{where} must be writable by you for this (memstore keeps its mirror, journal and "
+                "locks in runtime/)")
     return MemstoreError(text, hint=hint)
 
 

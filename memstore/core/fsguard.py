@@ -27,7 +27,8 @@ _FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK",
 
 
 def read_regular(path: str | os.PathLike[str]) -> bytes:
-    """The bytes of `path` when it is a regular file and not a link; OSError otherwise. Never blocks."""
+    """The bytes of `path` when it is a regular file and not a link; OSError otherwise. Never
+    blocks."""
     if not hasattr(os, "O_NOFOLLOW") and os.path.islink(path):  # Windows: no O_NOFOLLOW
         raise OSError(errno.ELOOP, "a symbolic link: not read", os.fspath(path))
     fd = os.open(path, _FLAGS)
@@ -38,7 +39,8 @@ def read_regular(path: str | os.PathLike[str]) -> bytes:
 
 
 def read_text(path: str | os.PathLike[str]) -> str:
-    """read_regular as text (UTF-8, bad bytes replaced, CRLF as LF, no BOM); "" when it cannot be read."""
+    """read_regular as text (UTF-8, bad bytes replaced, CRLF as LF, no BOM); "" when it cannot be
+    read."""
     try:
         raw = read_regular(path)
     except OSError:
@@ -47,7 +49,8 @@ def read_text(path: str | os.PathLike[str]) -> str:
 
 
 def inside(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> bool:
-    """Does the real path of `path` (links and `..` resolved) lie inside the real path of `folder`?"""
+    """Does the real path of `path` (links and `..` resolved) lie inside the real path of
+    `folder`?"""
     try:
         real, base = os.path.realpath(path), os.path.realpath(folder)
     except (OSError, ValueError):
@@ -56,7 +59,8 @@ def inside(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> bool
 
 
 def read_text_within(path: Path, folder: Path) -> str:
-    """Text of a file a person may keep as a link (identity.md): followed only while it stays in `folder`."""
+    """Text of a file a person may keep as a link (identity.md): followed only while it stays in
+    `folder`."""
     if os.path.islink(path):
         if not inside(path, folder):
             return ""
@@ -65,11 +69,12 @@ def read_text_within(path: Path, folder: Path) -> str:
 
 
 def md_files(folder: str | os.PathLike[str], recursive: bool = False) -> list[Path]:
-    """The regular markdown files in `folder` (dot-files left out), sorted; links are neither read nor walked.
+    """The regular markdown files in `folder` (dot-files left out), sorted; links are neither read
+    nor walked.
 
     [] when the folder does not exist; OSError when it cannot be listed or is itself a link
-    (an unreadable ledger must not look empty). With recursive, sub-folders (not linked ones) too, and a
-    sub-folder that cannot be listed is left out.
+    (an unreadable ledger must not look empty). With recursive, sub-folders (not linked ones) too,
+    and a sub-folder that cannot be listed is left out.
     """
     if os.path.islink(folder):  # the walk does not enter a linked folder either
         raise OSError(errno.ELOOP, "a symbolic link: not followed", os.fspath(folder))
@@ -126,5 +131,5 @@ def describe_link(root: Path, rel: str) -> tuple[str, str]:
                          "if a pull planted it, delete it")
     relative = os.path.relpath(real, os.path.realpath(root)).replace(os.sep, "/")
     done = "walked" if kind == "folder" else "indexed"
-    return "warning", (f"symlink to {relative}: not {done} (links are never followed; the {kind} is read "
-                       "under its own name, so nothing shows twice)")
+    return "warning", (f"symlink to {relative}: not {done} (links are never followed; the {kind} "
+                       "is read under its own name, so nothing shows twice)")

@@ -1,4 +1,6 @@
-"""A short-term fact that still holds: its text names an end date that is not past. Standard library only.
+"""A short-term fact that still holds: its text names an end date that is not past.
+
+Standard library only.
 
 "The freeze lasts until the 26th (2026-12-26)" stays in front of the agent until the 26th, however
 long ago it was written: the tick leaves such a file in short-term/ and the bundle shows it. Only an
@@ -12,7 +14,8 @@ import datetime as dt
 import re
 
 # a word that ends a span, then within a few words on the same line an ISO date
-_UNTIL = re.compile(r"\b(?:until|till|til|through|thru|ends?|ending|expires?|lasts?)\b[^\n.;]{0,48}?"
+_UNTIL = re.compile(r"\b(?:until|till|til|through|thru|ends?|ending|expires?|lasts?)\b"
+                    r"[^\n.;]{0,48}?"
                     r"\b(\d{4})-(\d{2})-(\d{2})\b", re.IGNORECASE)
 HOLD_DAYS = 92  # no fact is held longer than this after it was written, whatever date it names
 

@@ -36,10 +36,11 @@ import re
 _GARBAGE = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffd\ufffe\uffff"
 _SHOWN_BLANK = ("\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u2800\u3164\ufe00-\ufe0f\uffa0"
                 "\U000e0100-\U000e01ef")
-# every format character (category Cf, Unicode 15), as ranges: the hook's path cannot afford unicodedata
-_INVISIBLE = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
-              "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
-              "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f" + _SHOWN_BLANK)
+# every format character (category Cf, Unicode 15), as ranges: no unicodedata on the hook's path
+_INVISIBLE = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f"
+              "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+              "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f"
+              + _SHOWN_BLANK)
 GARBAGE_SHARE = 0.3  # above this share of garbage characters, a text is not readable
 _HEADING = r"^( {0,3})(#|=+\s*$|-{2,}\s*$)"
 _LINE_BREAKS = "\r\n|[\r\u2028\u2029\x85\x0b\x0c]"  # they split lines for the model as "\n" does
@@ -47,18 +48,21 @@ TAG_OPEN = "<(?=[A-Za-z/!?])"  # a `<` that opens or closes a tag, a comment or 
 TAG_SAFE = "\uff1c"  # FULLWIDTH LESS-THAN SIGN: a person and a model read `<`; no tag opens with it
 
 
-UNSEEN = f"[{_GARBAGE}{_INVISIBLE}\u2028\u2029]"  # what never reaches the client at all (core.loaded's guard)
+# what never reaches the client at all (core.loaded's guard)
+UNSEEN = f"[{_GARBAGE}{_INVISIBLE}\u2028\u2029]"
 
 
 @functools.cache
 def pattern(text: str, flags: int = 0) -> re.Pattern[str]:
-    """Compiled on first use: the hook is a fresh process each call, and most calls need none of these."""
+    """Compiled on first use: the hook is a fresh process each call, and most calls need none of
+    these."""
     return re.compile(text, flags)
 
 
 
 def _plain(text: str) -> bool:
-    """No control, format (bidi, zero-width), surrogate or separator character but tab and newline."""
+    """No control, format (bidi, zero-width), surrogate or separator character but tab and
+    newline."""
     return ("\ufffd" not in text and text.replace("\n", "").replace("\t", "").isprintable()
             and (text.isascii() or pattern(f"[{_SHOWN_BLANK}]").search(text) is None))
 
@@ -72,7 +76,8 @@ def for_terminal(text: str) -> str:
     if _plain(text):
         return text
     return "".join(
-        ch if ch in "\n\t" or (ch.isprintable() and ch != "\ufffd") or ch == " " else f"\\x{ord(ch):02x}"
+        ch if ch in "\n\t" or (ch.isprintable() and ch != "\ufffd") or ch == " "
+        else f"\\x{ord(ch):02x}"
         if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
         for ch in text
     )
@@ -92,7 +97,8 @@ def clean_text(text: str) -> str:
 
 
 def safe_name(text: str) -> str:
-    """A file name shown in a row: any unsafe character spelled out as an escape (\\x07, \\u202e)."""
+    """A file name shown in a row: any unsafe character spelled out as an escape (\\x07,
+    \\u202e)."""
     if not _plain(text) or "\n" in text or "\t" in text:
         unsafe = pattern(f"[{_GARBAGE}{_INVISIBLE}\\t\\n\\r\\u2028\\u2029]")
         text = unsafe.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
@@ -100,7 +106,8 @@ def safe_name(text: str) -> str:
 
 
 def defuse(text: str) -> str:
-    """No import, no tag: every `@` escaped (its backslashes doubled), every tag's `<` made fullwidth."""
+    """No import, no tag: every `@` escaped (its backslashes doubled), every tag's `<` made
+    fullwidth."""
     if "@" in text:
         text = pattern(r"(\\*)@").sub(lambda m: m.group(1) * 2 + "\\@", text)
     if "<" in text:

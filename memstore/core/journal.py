@@ -80,7 +80,7 @@ def clone_id(root: str | os.PathLike[str]) -> str:
             with open(temp, "w", encoding="utf-8") as handle:
                 handle.write(fresh + "\n")
             try:
-                os.link(temp, path)  # atomic: of two processes making it at once, one wins, both read it
+                os.link(temp, path)  # atomic: of two processes making it at once, one wins
             except FileExistsError:
                 pass
         except OSError:
@@ -109,7 +109,8 @@ def split_identity(name: str) -> tuple[str, str | None]:
 
 
 def names_clone(wanted: str, ident: str) -> bool:
-    """Whether a flush_host value names this identity: in full, by clone id or by host (any case)."""
+    """Whether a flush_host value names this identity: in full, by clone id or by host (any
+    case)."""
     host, clone = split_identity(ident)
     return wanted.lower() in {ident.lower(), host.lower(), (clone or ident).lower()}
 
@@ -119,9 +120,9 @@ def flush_host_warnings(wanted: str, me: str, machines: list[str]) -> list[str]:
     seen = sorted(set(machines) | {me})
     if not wanted:
         if len(seen) > 1:
-            return [f"journals from {len(seen)} machines and no flush_host in memstore.toml: two of them "
-                    "flushing the same file give git two versions of the same lines to merge; name the one "
-                    "that flushes (its identity, from memstore status)"]
+            return [f"journals from {len(seen)} machines and no flush_host in memstore.toml: two "
+                    "of them flushing the same file give git two versions of the same lines to "
+                    "merge; name the one that flushes (its identity, from memstore status)"]
         return []
     matching = [ident for ident in seen if names_clone(wanted, ident)]
     if not matching:
@@ -129,17 +130,18 @@ def flush_host_warnings(wanted: str, me: str, machines: list[str]) -> list[str]:
 
         close = difflib.get_close_matches(wanted, seen, n=1)
         near = f"; did you mean {close[0]!r}?" if close else ""
-        return [f"flush_host {wanted!r} names none of the machines whose journals this clone has read "
-                f"({', '.join(seen)}){near}. If that machine has not pushed its journal yet, this clears after "
-                "its next push and pull; otherwise no machine flushes"]
+        return [f"flush_host {wanted!r} names none of the machines whose journals this clone has "
+                f"read ({', '.join(seen)}){near}. If that machine has not pushed its journal yet, "
+                "this clears after its next push and pull; otherwise no machine flushes"]
     if len(matching) > 1:
-        return [f"flush_host {wanted!r} names {len(matching)} machines ({', '.join(matching)}): each of them "
-                "flushes; name one by its full identity"]
+        return [f"flush_host {wanted!r} names {len(matching)} machines ({', '.join(matching)}): "
+                "each of them flushes; name one by its full identity"]
     return []
 
 
 def new_event(
-    path: str, tool: str, when: dt.datetime, session: str | None = None, *, source: str | None = None
+    path: str, tool: str, when: dt.datetime, session: str | None = None, *,
+    source: str | None = None
 ) -> dict[str, str | None]:
     """One journal line. `source` is the writer's identity (journal.identity of its root)."""
     host = source or host_name()
@@ -167,11 +169,12 @@ def append(root: str | os.PathLike[str], event: dict[str, str | None]) -> str:
     """
     target = journal_file(root, event)
     try:
-        before = append_line(target, (json.dumps(event, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
+        before = append_line(target, (json.dumps(event, ensure_ascii=False, sort_keys=True)
+                                      + "\n").encode("utf-8"))
     except OSError as exc:
         count_loss(root, str(event.get("ts") or ""), target, exc)
         raise
-    if not before:  # the day's first line: make sure the loss record has its place before a disk fills
+    if not before:  # the day's first line: the loss record gets its place before a disk fills
         _reserve(journal_lost_file(root))
     return target
 
@@ -234,11 +237,13 @@ def _cut(fd: int, size: int, done: int) -> None:
         pass
 
 
-LOST_WIDTH = 511  # the loss record is rewritten in place at one length: it needs no new block on a full disk
+# the loss record is rewritten in place at one length: it needs no new block on a full disk
+LOST_WIDTH = 511
 
 
 def count_loss(root: str | os.PathLike[str], when: str, target: str, exc: OSError) -> None:
-    """Add one to runtime/state/journal-lost.json (count, the newest loss's time, file and error). Never raises."""
+    """Add one to runtime/state/journal-lost.json (count, the newest loss's time, file and error).
+    Never raises."""
     path = journal_lost_file(root)
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -266,7 +271,7 @@ def _reserve(path: str) -> None:
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
-    except OSError:  # there already (the usual case), or not makeable: count_loss tries again when needed
+    except OSError:  # there already (the usual case), or not makeable: count_loss tries again
         return
     try:
         _lock(fd)
@@ -279,12 +284,14 @@ def _reserve(path: str) -> None:
 
 
 def lost_record(raw: bytes) -> dict[str, object] | None:
-    """The loss record in a journal-lost.json's bytes; None when there is none or it is unreadable."""
+    """The loss record in a journal-lost.json's bytes; None when there is none or it is
+    unreadable."""
     try:
         record = json.loads(raw.decode("utf-8"))
     except ValueError:
         return None
-    if not isinstance(record, dict) or not isinstance(record.get("lost"), int) or record["lost"] < 1:
+    if not isinstance(record, dict) or not isinstance(record.get("lost"), int) or (
+            record["lost"] < 1):
         return None
     return record
 
@@ -301,13 +308,15 @@ def lost_touches(root: str | os.PathLike[str]) -> dict[str, object] | None:
 def lost_advice(record: dict[str, object]) -> str:
     """status's line for a loss record: what was lost, and what to do next."""
     error = f" ({record['error']})" if record.get("error") else ""
-    return (f"{record['lost']} touch(es) could not be written to the journal, the newest at {record.get('last') or '?'}"
-            f"{error}: those reads are lost (each was taken back whole, no torn line). Free space on the disk "
-            "that holds runtime/, then delete runtime/state/journal-lost.json to clear this line")
+    return (f"{record['lost']} touch(es) could not be written to the journal, the newest at "
+            f"{record.get('last') or '?'}{error}: those reads are lost (each was taken back whole, "
+            "no torn line). Free space on the disk that holds runtime/, then delete "
+            "runtime/state/journal-lost.json to clear this line")
 
 
 def insert_event(conn: sqlite3.Connection, event: dict[str, str | None]) -> bool:
-    values = (event["id"], event["ts"], event["path"], event["tool"], event.get("session"), event.get("host"))
+    values = (event["id"], event["ts"], event["path"], event["tool"], event.get("session"),
+              event.get("host"))
     project = event.get("project")
     # born: a Write that created the memory (memstore.mirror.adoption), with its project
     return statements.insert_event(conn, values, born=event.get("born") == "1",
@@ -319,7 +328,7 @@ class Ingested:
 
     def __init__(self) -> None:
         self.new_events = 0
-        self.bad_lines = 0  # unreadable lines met in this pass (the per-file totals are in journal_offsets)
+        self.bad_lines = 0  # unreadable lines met in this pass (per-file totals: journal_offsets)
         self.paths: set[str] = set()
 
 
@@ -361,7 +370,8 @@ def ingest(conn: sqlite3.Connection, root: str | os.PathLike[str]) -> Ingested:
     stored = statements.journal_offsets(conn)
     names = sorted(n for n in os.listdir(folder) if n.endswith(".jsonl"))
     gone = set(stored).difference(names)
-    if gone:  # a journal file removed: what it said is no longer reported (read again from 0 if it comes back)
+    # a removed journal file: what it said is no longer reported (read from 0 again if it returns)
+    if gone:
         statements.drop_offsets(conn, sorted(gone))
     for name in names:
         path = os.path.join(folder, name)
@@ -417,7 +427,8 @@ def bad_line_counts(conn: sqlite3.Connection) -> list[tuple[str, int]]:
 def bad_lines_advice(name: str, count: int) -> str:
     """What `status` and `lint` say about one journal file's unreadable lines."""
     lines = "line" if count == 1 else "lines"
-    return (f"{count} unreadable {lines} in runtime/journal/{name} (a write cut short, e.g. by a full disk; "
-            "a hand edit; git conflict markers): the reads recorded there are lost, nothing else is. "
-            f"The {lines} stay in the file and are skipped, so this is safe to leave; to clear the report, "
-            f"delete the {lines} that are not JSON from the file and run `memstore sync`")
+    return (f"{count} unreadable {lines} in runtime/journal/{name} (a write cut short, e.g. by a "
+            "full disk; a hand edit; git conflict markers): the reads recorded there are lost, "
+            f"nothing else is. The {lines} stay in the file and are skipped, so this is safe to "
+            f"leave; to clear the report, delete the {lines} that are not JSON from the file and "
+            "run `memstore sync`")

@@ -1,4 +1,6 @@
-"""What kind of file a path is in an agent root (T2 memory, lens, derived, ...). Standard library only.
+"""What kind of file a path is in an agent root (T2 memory, lens, derived, ...).
+
+Standard library only.
 
 What the agent may touch is not here: memstore.core.access holds that table.
 """
@@ -23,7 +25,7 @@ SKIP_DIRS = frozenset({"runtime", ".git", ".hg", ".svn", ".venv", "node_modules"
 # Which tool calls count. Here, not in policy, so the hook can tell without importing policy.
 # The one list of tools whose use of a T2 file reinforces it (Grep/Glob hits never do).
 REINFORCING_TOOLS = ("Read", "Edit", "Write", "MultiEdit")
-# The tools that change a file: the hook approves them for memory files, and a write marks the file dirty.
+# The tools that change a file: the hook approves them for memory files, and a write marks it dirty.
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit")
 
 # Tools that change a file, for the refusal of person-owned files (NotebookEdit included).

@@ -56,11 +56,13 @@ class Lens:
     def text(self) -> str:
         # A lens is the person's text: its markdown stays, but no tag or control comes out of it.
         body = inert_block(cap_text(self.body.strip(), self.token_cap), markdown=False)
-        # a body cannot start a lens of its own: a line like memstore's header would pass for another lens
-        # (a team's lens posing as one of the person's)
+        # a body cannot start a lens of its own: a line like memstore's header would pass for
+        # another lens (a team's lens posing as one of the person's)
         body = body.replace("[memstore lens", "\\[memstore lens")
-        # a team's lens says whose it is (teams/<name>/lenses/...): reviewed by the team, not written by the person
-        team = f" (team {inert_line(self.path.split('/', 2)[1])})" if self.path.startswith("teams/") else ""
+        # a team's lens says whose it is (teams/<name>/lenses/...): reviewed by the team, not
+        # written by the person
+        team = (f" (team {inert_line(self.path.split('/', 2)[1])})"
+                if self.path.startswith("teams/") else "")
         return f"[memstore lens: {inert_line(self.name)}{team}]\n{body}"
 
 
@@ -105,14 +107,15 @@ def load_lenses(conn: sqlite3.Connection) -> list[Lens]:
 
 
 def fire(
-    conn: sqlite3.Connection, tool: str, file_path: str | None, session: str | None, now: dt.datetime,
+    conn: sqlite3.Connection, tool: str, file_path: str | None, session: str | None,
+    now: dt.datetime,
     allowed: Callable[[str], bool] | None = None, lenses: list[Lens] | None = None,
 ) -> list[Lens]:
     """Lenses that match and have not fired in this session yet; marks them fired (caller commits).
 
-    `allowed(path)`: False for a lens held back (tamper.lens_filter: changed during an agent session,
-    not yet trusted); it is neither injected nor marked fired, so it fires once trusted. `lenses`: the
-    lenses to try (current_lenses); the mirror's when not given.
+    `allowed(path)`: False for a lens held back (tamper.lens_filter: changed during an agent
+    session, not yet trusted); it is neither injected nor marked fired, so it fires once trusted.
+    `lenses`: the lenses to try (current_lenses); the mirror's when not given.
     """
     fired = []
     for lens in load_lenses(conn) if lenses is None else lenses:
@@ -126,10 +129,10 @@ def fire(
     return fired
 
 
-# A lens's patterns are a person's or a team's regular expressions, and one can take exponential time on a
-# plain path (`^(/|[a-z_]+|[a-z/._-]+)*\.zz$`: minutes, at full CPU, on every Read): each match gets this
-# long, and a lens that runs past it does not fire (the hook logs it). Python's regex engine checks for
-# signals as it runs, so an interval timer stops it.
+# A lens's patterns are a person's or a team's regular expressions, and one can take exponential
+# time on a plain path (`^(/|[a-z_]+|[a-z/._-]+)*\.zz$`: minutes, at full CPU, on every Read): each
+# match gets this long, and a lens that runs past it does not fire (the hook logs it). Python's
+# regex engine checks for signals as it runs, so an interval timer stops it.
 MATCH_BUDGET_S = 0.05
 
 
@@ -144,13 +147,15 @@ def _alarm(signum: int, frame: object) -> None:
 def _matches_in_time(lens: Lens, tool: str, file_path: str | None) -> bool:
     found = in_time(lambda: lens.matches(tool, file_path))
     if found is None:
-        lens.problem = f"its pattern took over {MATCH_BUDGET_S * 1000:.0f} ms to match: it does not fire"
+        lens.problem = (f"its pattern took over {MATCH_BUDGET_S * 1000:.0f} ms to match: "
+                        "it does not fire")
         SLOW.append(lens.path)
     return bool(found)
 
 
 def in_time(match: Callable[[], bool]) -> bool | None:
-    """match(), or None when it runs past MATCH_BUDGET_S (in the main thread; elsewhere it runs as it is)."""
+    """match(), or None when it runs past MATCH_BUDGET_S (in the main thread; elsewhere it runs as
+    it is)."""
     import signal
 
     try:
@@ -167,28 +172,30 @@ def in_time(match: Callable[[], bool]) -> bool | None:
         signal.signal(signal.SIGALRM, before)
 
 
-SLOW: list[str] = []  # the lenses whose patterns ran out of time in this process (the hook logs them)
+SLOW: list[str] = []  # the lenses whose patterns ran out of time in this process (the hook logs)
 
 
 def tool_union(conn: sqlite3.Connection) -> str | None:
     """One regex matching every tool some lens listens to (the hook registration's matcher)."""
-    patterns = sorted({lens.tool_match.pattern for lens in load_lenses(conn) if lens.tool_match is not None})
+    patterns = sorted({lens.tool_match.pattern for lens in load_lenses(conn)
+                       if lens.tool_match is not None})
     if not patterns:
         return None
     return "|".join(f"(?:{p})" if len(patterns) > 1 else p for p in patterns)
 
 
-# ---------------------------------------------------------------- lenses as they are on disk now
+# -------------------------------------------------- lenses as they are on disk now
 # The mirror holds each lens as the last sync parsed it, and under the plugin nothing syncs between
-# sessions: a lens added or edited since would fire a session late, or with its old text. So the hook
-# compares the mirror's (mtime, size) with the folder and reads a changed lens itself, with the exact
-# reader of memstore.core.frontreader (the hook's path has no YAML parser).
+# sessions: a lens added or edited since would fire a session late, or with its old text. So the
+# hook compares the mirror's (mtime, size) with the folder and reads a changed lens itself, with
+# the exact reader of memstore.core.frontreader (the hook's path has no YAML parser).
 
 def lens_files(root: str, stamps: dict[str, int] | None = None,
                teams: Collection[str] = ()) -> dict[str, tuple[int, int]]:
-    """{root-relative path: (mtime_ns, size)} of the lens files on disk, walked as sync walks them: no
-    links, no hidden names, no machine folders. `stamps` gets the mtime of every file and folder seen.
-    `teams`: the joined teams, whose clones' lenses/ fire like the person's (memstore.core.teams)."""
+    """{root-relative path: (mtime_ns, size)} of the lens files on disk, walked as sync walks them:
+    no links, no hidden names, no machine folders. `stamps` gets the mtime of every file and folder
+    seen. `teams`: the joined teams, whose clones' lenses/ fire like the person's
+    (memstore.core.teams)."""
     import os
 
     from memstore.core.kinds import SKIP_DIRS
@@ -197,7 +204,7 @@ def lens_files(root: str, stamps: dict[str, int] | None = None,
     pending = []
     for top in ("lenses", *(f"teams/{name}/lenses" for name in sorted(teams))):
         if top != "lenses" and os.path.islink(os.path.join(root, top)):
-            continue  # a team repository's lenses/ committed as a link leads anywhere: never followed
+            continue  # a team repository's lenses/ committed as a link leads anywhere: not followed
         try:
             mtime = os.stat(os.path.join(root, top)).st_mtime_ns
         except OSError:
@@ -218,7 +225,8 @@ def lens_files(root: str, stamps: dict[str, int] | None = None,
                 if entry.is_dir(follow_symlinks=False):
                     pending.append(f"{rel}/{entry.name}")
                     if stamps is not None:
-                        stamps[f"{rel}/{entry.name}"] = entry.stat(follow_symlinks=False).st_mtime_ns
+                        stamps[f"{rel}/{entry.name}"] = entry.stat(
+                            follow_symlinks=False).st_mtime_ns
                 elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
                     info = entry.stat(follow_symlinks=False)
                     found[f"{rel}/{entry.name}"] = (info.st_mtime_ns, info.st_size)
@@ -231,10 +239,10 @@ def lens_files(root: str, stamps: dict[str, int] | None = None,
 
 def current_lenses(conn: sqlite3.Connection | None, root: str, problems: list[str] | None = None,
                    stamps: dict[str, int] | None = None, teams: Collection[str] = ()) -> list[Lens]:
-    """The lenses as the files are now: the mirror's row where its (mtime, size) still match the file,
-    the file read afresh where not, none for a file gone. A changed file this reader cannot take keeps
-    its mirror row (or, new, waits for a sync); each such file is named in `problems`. `stamps`: as
-    lens_files fills it (hookgate's watch list)."""
+    """The lenses as the files are now: the mirror's row where its (mtime, size) still match the
+    file, the file read afresh where not, none for a file gone. A changed file this reader cannot
+    take keeps its mirror row (or, new, waits for a sync); each such file is named in `problems`.
+    `stamps`: as lens_files fills it (hookgate's watch list)."""
     import os
 
     rows: dict[str, tuple[str, str, int, int]] = {}

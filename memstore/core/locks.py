@@ -45,12 +45,12 @@ def file_lock(path: Path, timeout: float | None = None, poll: float = 0.01) -> I
 def atomic_write(path: Path, data: bytes, expect: bytes | None = None) -> bool:
     """Write `data` to a temp file beside `path` and rename it into place.
 
-    A reader sees the old bytes or the new, never a mix; a crash leaves the old file and
-    a stray temp file (swept by `sweep_stale`). The file keeps its permission bits.
-    Returns False (and writes nothing) when the file already holds exactly these bytes,
-    so an unchanged render does not touch mtimes, or when `expect` is given and the file
-    no longer holds it (someone edited it meanwhile: their edit wins). Raises TeamFileError for a path
-    inside a team clone: every file memstore writes comes through here, and a team's files are never one.
+    A reader sees the old bytes or the new, never a mix; a crash leaves the old file and a stray
+    temp file (swept by `sweep_stale`). The file keeps its permission bits. Returns False (and
+    writes nothing) when the file already holds exactly these bytes, so an unchanged render does not
+    touch mtimes, or when `expect` is given and the file no longer holds it (someone edited it
+    meanwhile: their edit wins). Raises TeamFileError for a path inside a team clone: every file
+    memstore writes comes through here, and a team's files are never one.
     """
     if "teams" in str(path):  # the cheap look first: this runs for every file memstore writes
         from memstore.core.teams import refuse_inside_clone
@@ -95,7 +95,8 @@ def _pid_alive(pid: int) -> bool:
 
 
 STALE = re.compile(
-    r"^(?:\.(?P<name>.+)\.(?P<pid>\d+)\.tmp|memstore\.db\.rebuild-(?P<rpid>\d+)(?:-wal|-shm|-journal)?)$"
+    r"^(?:\.(?P<name>.+)\.(?P<pid>\d+)\.tmp"
+    r"|memstore\.db\.rebuild-(?P<rpid>\d+)(?:-wal|-shm|-journal)?)$"
 )
 
 

@@ -1,4 +1,4 @@
-"""Where the Claude Code plugin keeps what it knows: its `root` option, whether it is on, its data folder.
+"""Where the Claude Code plugin keeps what it knows: its `root` option, if it's on, its data folder.
 
 The one place that answers "does the plugin wire this root?", for everything that must behave
 differently under the plugin: the command line finds the plugin's root from any folder,
@@ -38,8 +38,8 @@ def _settings() -> dict[str, object]:
 
 
 def installs() -> list[tuple[str, bool | None, str | None]]:
-    """(id, enabled, root option) of every memstore plugin the user's settings name; enabled is None when
-    the user's settings do not say (a plugin enabled in a project's settings only)."""
+    """(id, enabled, root option) of every memstore plugin the user's settings name; enabled is
+    None when the user's settings do not say (a plugin enabled in a project's settings only)."""
     data = _settings()
     said, config_said = data.get("enabledPlugins"), data.get("pluginConfigs")
     enabled: dict[object, object] = said if isinstance(said, dict) else {}
@@ -51,15 +51,16 @@ def installs() -> list[tuple[str, bool | None, str | None]]:
         config = configs.get(ident)
         options = config.get("options") if isinstance(config, dict) else None
         value = options.get("root") if isinstance(options, dict) else None
-        root = os.path.expanduser(value) if isinstance(value, str) and value and "${" not in value else None
+        root = (os.path.expanduser(value) if isinstance(value, str) and value and "${" not in value
+                else None)
         on = enabled.get(ident)
         found.append((ident, on if isinstance(on, bool) else None, root))
     return found
 
 
 def plugin_root() -> str | None:
-    """The `root` option of the memstore plugin (the first, if several), or None; a plugin the user's settings
-    switch off does not count."""
+    """The `root` option of the memstore plugin (the first, if several), or None; a plugin the
+    user's settings switch off does not count."""
     return next((root for _ident, on, root in installs() if on is not False and root), None)
 
 
@@ -71,7 +72,8 @@ def wiring(root: str | os.PathLike[str]) -> str | None:
 
 
 def data_dir(ident: str = "memstore@memstore") -> str:
-    """The plugin's data folder (Claude Code's ${CLAUDE_PLUGIN_DATA}): plugins/data/<name>-<marketplace>."""
+    """The plugin's data folder (Claude Code's ${CLAUDE_PLUGIN_DATA}):
+    plugins/data/<name>-<marketplace>."""
     name, _, market = ident.partition("@")
     return os.path.join(_user_dir(), "plugins", "data", f"{name}-{market or name}")
 

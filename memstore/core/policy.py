@@ -56,7 +56,8 @@ BATCH = 500
 
 
 class PolicyState:
-    """Policy state of one memory. A plain class: dataclasses are too slow to import on the hook's path."""
+    """Policy state of one memory. A plain class: dataclasses are too slow to import on the hook's
+    path."""
 
     __slots__ = ("access_count", "last_accessed", "last_reinforced", "stability")
 
@@ -82,9 +83,10 @@ class PolicyState:
         return hash(self._key())
 
     def __repr__(self) -> str:
-        return "PolicyState(access_count={!r}, stability={!r}, last_accessed={!r}, last_reinforced={!r})".format(
-            *self._key()
-        )
+        return (
+            "PolicyState(access_count={!r}, stability={!r}, last_accessed={!r}, "
+            "last_reinforced={!r})"
+        ).format(*self._key())
 
 
 def baseline(
@@ -109,8 +111,10 @@ def _num(value: float) -> str:
 
 
 def format_base(state: PolicyState, through: str | None) -> str:
-    """The policy_base text of a starting state (see the module docstring): one line, the same everywhere."""
-    stamps = [fmt(w) if w is not None else "-" for w in (state.last_accessed, state.last_reinforced)]
+    """The policy_base text of a starting state (see the module docstring): one line, the same
+    everywhere."""
+    stamps = [fmt(w) if w is not None else "-"
+              for w in (state.last_accessed, state.last_reinforced)]
     return " ".join([str(state.access_count), _num(state.stability), *stamps, through or "-"])
 
 
@@ -144,7 +148,8 @@ def apply_touch(state: PolicyState, when: dt.datetime, config: Config) -> Policy
         (when - state.last_reinforced).total_seconds() >= config.spacing_hours * 3600
     )
     if not gate_open:
-        return PolicyState(state.access_count, state.stability, last_accessed, state.last_reinforced)
+        return PolicyState(state.access_count, state.stability, last_accessed,
+                           state.last_reinforced)
     return PolicyState(
         access_count=state.access_count + 1,
         # Rounded so the value a flush writes into the file reads back as exactly this state.
@@ -166,11 +171,13 @@ def score(
     return score_days(access_count, stability, days_between(last_accessed, now), importance, config)
 
 
-def score_days(access_count: int, stability: float, days: float, importance: float, config: Config) -> float:
+def score_days(access_count: int, stability: float, days: float, importance: float,
+               config: Config) -> float:
     """The score from the days since last access (render computes those in SQL, for speed)."""
-    # a hand-edited or damaged mirror may hold text here: it scores as the defaults would, never a TypeError
+    # a hand-edited or damaged mirror may hold text here: it scores as the defaults, no TypeError
     days = max(days, 0.0) if isinstance(days, (int, float)) else 0.0
-    stability = stability if isinstance(stability, (int, float)) and stability > 0 else config.initial_stability
+    stability = (stability if isinstance(stability, (int, float)) and stability > 0
+                 else config.initial_stability)
     access_count = access_count if isinstance(access_count, int) else 0
     importance = importance if isinstance(importance, (int, float)) else 0.0
     return (access_count + 1) * math.exp(-days / stability) + config.importance_weight * importance
@@ -188,14 +195,17 @@ def _state_row(path: str, state: PolicyState, touches: int) -> tuple[object, ...
 
 
 def starting_state(
-    access_count: int | None, stability: float | None, last_accessed: str | None, last_reinforced: str | None,
+    access_count: int | None, stability: float | None, last_accessed: str | None,
+    last_reinforced: str | None,
     base: str | None, config: Config,
 ) -> tuple[PolicyState, str | None]:
-    """A T2 file's starting state and the cut below which events are inside it (module docstring)."""
+    """A T2 file's starting state and the cut below which events are inside it (module
+    docstring)."""
     parsed = parse_base(base)
     if parsed is not None:
         return parsed
-    state = baseline(access_count, stability, parse_when(last_accessed), parse_when(last_reinforced), config)
+    state = baseline(access_count, stability, parse_when(last_accessed),
+                     parse_when(last_reinforced), config)
     if not access_count and not last_reinforced:
         # Never reinforced: no touch is inside these fields (the first touch always reinforces),
         # so every event counts, one in the same second as a new memory's last_accessed included.
@@ -203,7 +213,8 @@ def starting_state(
     return state, last_accessed
 
 
-def _replay(start: tuple[PolicyState, str | None], stamps: Iterable[str], config: Config) -> tuple[PolicyState, int]:
+def _replay(start: tuple[PolicyState, str | None], stamps: Iterable[str],
+            config: Config) -> tuple[PolicyState, int]:
     """The starting state with every event after its cut applied: (state, events applied)."""
     state, checkpoint = start
     applied = 0
@@ -242,10 +253,11 @@ def recompute_policy(conn: sqlite3.Connection, paths: list[str], config: Config)
             gap = 0
             if row[6] is not None and _behind(state, row[2], row[4]):
                 # The file says more than its base and the journal here explain: the events behind
-                # its last flush are missing (runtime/ deleted, a journal never committed). The file's
-                # own values are the truth then, never lowered: they become the base (through their
-                # last_accessed), and only later events are applied on top.
-                file_state = baseline(row[2], row[3], parse_when(row[4]), parse_when(row[5]), config)
+                # its last flush are missing (runtime/ deleted, a journal never committed). The
+                # file's own values are the truth then, never lowered: they become the base
+                # (through their last_accessed), and only later events are applied on top.
+                file_state = baseline(row[2], row[3], parse_when(row[4]), parse_when(row[5]),
+                                      config)
                 state, applied = _replay((file_state, row[4]), events.get(path, ()), config)
                 gap = 1
             out.append(_state_row(path, state, applied))
@@ -290,11 +302,13 @@ def record_touch(
     (core.toolpath), so the hook resolves a path once per call.
     """
     if tool not in REINFORCING_TOOLS:
-        return TouchResult(False, False, None, f"{tool} does not reinforce (only {', '.join(REINFORCING_TOOLS)})")
+        return TouchResult(False, False, None,
+                           f"{tool} does not reinforce (only {', '.join(REINFORCING_TOOLS)})")
     found = resolved if resolved is not None else resolve(root, file_path, cwd)
     rel = reinforces(found, [team.name for team in config.teams])
     if rel is None:
-        return TouchResult(False, False, None, f"not a T2 memory file under {root}/memory: {file_path}")
+        return TouchResult(False, False, None,
+                           f"not a T2 memory file under {root}/memory: {file_path}")
     event = journal.new_event(rel, tool, now, session, source=journal.identity(root))
     if born and tool == "Write":
         from memstore.core.projects import locate
@@ -306,7 +320,8 @@ def record_touch(
     journal.append(root, event)
     db = db_file(root)
     if not os.path.exists(db):
-        return TouchResult(True, False, rel, "journaled; the mirror does not exist yet (next sync folds it in)")
+        return TouchResult(True, False, rel,
+                           "journaled; the mirror does not exist yet (next sync folds it in)")
     budget = config.hook_lock_budget_ms if lock_budget_ms is None else lock_budget_ms
     try:
         conn = hook_connect(db, budget)
@@ -321,7 +336,8 @@ def record_touch(
                 statements.mark_dirty(conn, rel)
             # The offset is not advanced: sync re-reads this line and skips it by id.
         if before is not None and after is not None and after <= before:
-            return TouchResult(True, True, rel, "read recorded, not reinforced (inside the spacing gate)")
+            return TouchResult(True, True, rel,
+                               "read recorded, not reinforced (inside the spacing gate)")
         return TouchResult(True, True, rel, "reinforced")
     except sqlite3.Error as exc:
         return TouchResult(True, False, rel, f"journaled; mirror busy or unusable ({exc})")
@@ -358,7 +374,8 @@ def apply_event(conn: sqlite3.Connection, event: dict[str, str | None], config: 
     when = parse_when(event["ts"])
     last = parse_when(row[2])
     if when is None or (last is not None and when <= last):
-        recompute_policy(conn, [path], config)  # out of order (or a tie): only a full replay is exact
+        # out of order (or a tie): only a full replay is exact
+        recompute_policy(conn, [path], config)
         return
     state = apply_touch(PolicyState(row[0], row[1], last, parse_when(row[3])), when, config)
     statements.save_policy(conn, [_state_row(path, state, row[4] + 1)])

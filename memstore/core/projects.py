@@ -1,4 +1,5 @@
-"""Which project a session works in, so that what is captured there stays there. Standard library only.
+"""Which project a session works in, so that what is captured there stays there. Standard library
+only.
 
 A project is named by its git remote when it has one (`origin`, else the first remote),
 normalised to host/path without scheme, user, port or `.git`: `github.com/me/proja`. That
@@ -22,7 +23,7 @@ TYPE_CHECKING = False  # not typing's: importing typing costs the hook milliseco
 if TYPE_CHECKING:
     import sqlite3
 
-GLOBAL = "global"  # `project: global` in frontmatter: person-wide, whatever folder it was captured in
+GLOBAL = "global"  # `project: global` in frontmatter: person-wide, whatever folder it came from
 _REMOTE = re.compile(r'^\s*\[remote\s+"([^"]+)"\]\s*$')
 _URL = re.compile(r"^\s*url\s*=\s*(.+?)\s*$")
 
@@ -39,8 +40,9 @@ def _read_fd(fd: int, limit: int) -> bytes:
 
 
 def read_regular(path: str, limit: int) -> bytes:
-    """At most `limit` bytes of a regular file. A FIFO, a device or a folder in its place (a project may
-    put one where git keeps a file) raises OSError rather than blocking or reading without end."""
+    """At most `limit` bytes of a regular file. A FIFO, a device or a folder in its place (a project
+    may put one where git keeps a file) raises OSError rather than blocking or reading without
+    end."""
     import stat
 
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
@@ -80,24 +82,28 @@ def _own_git_dir(top: str) -> str | None:
 
 
 def _git_dir(top: str) -> str | None:
-    """The git directory of a work tree: .git, or where a worktree's .git file points (its commondir)."""
+    """The git directory of a work tree: .git, or where a worktree's .git file points (its
+    commondir)."""
     gitdir = _own_git_dir(top)
     if gitdir is None or gitdir == os.path.join(top, ".git"):
         return gitdir
     try:
-        common = read_regular(os.path.join(gitdir, "commondir"), 4096).decode("utf-8", "replace").strip()
+        common = read_regular(os.path.join(gitdir, "commondir"), 4096).decode(
+            "utf-8", "replace").strip()
         return os.path.normpath(os.path.join(gitdir, common))
     except OSError:
         return gitdir
 
 
 def remote_url(top: str) -> str | None:
-    """The URL of the `origin` remote (else the first remote) in the repository's config, or None."""
+    """The URL of the `origin` remote (else the first remote) in the repository's config, or
+    None."""
     gitdir = _git_dir(top)
     if gitdir is None:
         return None
     try:
-        lines = read_regular(os.path.join(gitdir, "config"), 1_000_000).decode("utf-8", "replace").splitlines()
+        lines = read_regular(os.path.join(gitdir, "config"), 1_000_000).decode(
+            "utf-8", "replace").splitlines()
     except OSError:
         return None
     urls: dict[str, str] = {}
@@ -117,13 +123,14 @@ def remote_url(top: str) -> str | None:
 
 
 def normalise_url(url: str) -> str:
-    """`git@github.com:Me/ProjA.git`, `https://user@github.com/me/proja` -> `github.com/me/proja`."""
+    """`git@github.com:Me/ProjA.git`, `https://user@github.com/me/proja` -> `github.com/me/proja`"""
     text = url.strip()
     text = re.sub(r"^[a-z][a-z0-9+.-]*://", "", text, flags=re.I)  # scheme
     text = re.sub(r"^[^@/]+@", "", text)  # user
     if ":" in text.split("/", 1)[0]:
         host, _, rest = text.partition(":")
-        text = f"{host}/{rest}" if not rest.split("/", 1)[0].isdigit() else f"{host}/{rest.split('/', 1)[-1]}"
+        text = (f"{host}/{rest}" if not rest.split("/", 1)[0].isdigit()
+                else f"{host}/{rest.split('/', 1)[-1]}")
     text = re.sub(r"\.git/?$", "", text.rstrip("/"))
     return text.lower()
 
@@ -147,13 +154,15 @@ def project_of(cwd: str | None, root: str | None = None) -> str | None:
 
 
 def belongs(item_project: str | None, current: str | None) -> bool:
-    """Does an item recorded for `item_project` reach a session in `current`? Person-wide ones always do."""
+    """Does an item recorded for `item_project` reach a session in `current`? Person-wide ones
+    always do."""
     if not item_project or item_project.strip().lower() == GLOBAL:
         return True
     return current is not None and item_project.strip().lower() == current
 
 
-def by_project(conn: sqlite3.Connection, hits: list[dict[str, object]], current: str | None, *, only: bool = False
+def by_project(conn: sqlite3.Connection, hits: list[dict[str, object]], current: str | None, *,
+               only: bool = False
                ) -> list[dict[str, object]]:
     """Search hits with the current project's own first (each group keeps its rank order); with
     `only`, the current project's alone. Without a current project, hits are left as they are."""
@@ -172,12 +181,14 @@ def by_project(conn: sqlite3.Connection, hits: list[dict[str, object]], current:
     return mine + [hit for hit in hits if hit not in mine]
 
 
-WORKTREES = "worktrees.json"  # under runtime/state/: project -> the folder its sessions ran in, on this machine
+# under runtime/state/: project -> the folder its sessions ran in, on this machine
+WORKTREES = "worktrees.json"
 
 
 def remember_worktree(state_dir: str, project: str | None, top: str | None) -> None:
-    """Note where this machine keeps a project (`locate`'s answer), so the nightly tick can check the code
-    its memories cite (memstore.mirror.stale_refs). One small file, written only when something changed."""
+    """Note where this machine keeps a project (`locate`'s answer), so the nightly tick can check
+    the code its memories cite (memstore.mirror.stale_refs). One small file, written only when
+    something changed."""
     if top is None or project is None:
         return
     path = os.path.join(state_dir, WORKTREES)
@@ -206,12 +217,13 @@ def worktrees(state_dir: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
-# ---------------------------------------------------------------- a work tree's files, read without running git
+# -------------------------------------------------- a work tree's files, read without running git
 #
-# Running git in a project runs what that project's .git/config chose (core.fsmonitor for ls-files or
-# status, hooks, filters): the nightly tick must never do that. So the stale-reference check reads
-# git's index file itself (formats 2, 3 and 4; SHA-1 or SHA-256 ids), and the few git processes memstore
-# does start, all in the agent root, go through processes.run_git with every executing setting turned off.
+# Running git in a project runs what that project's .git/config chose (core.fsmonitor for ls-files
+# or status, hooks, filters): the nightly tick must never do that. So the stale-reference check
+# reads git's index file itself (formats 2, 3 and 4; SHA-1 or SHA-256 ids), and the few git
+# processes memstore does start, all in the agent root, go through processes.run_git with every
+# executing setting turned off.
 
 
 class UnreadableIndex(Exception):
@@ -219,7 +231,8 @@ class UnreadableIndex(Exception):
 
 
 def _object_format(common: str) -> str:
-    """`sha256` when the repository's config says extensions.objectformat = sha256, else `sha1`."""
+    """`sha256` when the repository's config says extensions.objectformat = sha256, else
+    `sha1`."""
     try:
         text = read_regular(os.path.join(common, "config"), 1_000_000).decode("utf-8", "replace")
     except OSError:
@@ -249,8 +262,9 @@ def _varint(data: bytes, at: int) -> tuple[int, int]:
 
 
 def read_index(top: str, max_bytes: int = 1 << 30) -> list[tuple[int, bytes, int, bytes]]:
-    """(mode, object id, stage, path) of every entry in a work tree's git index, in index order: what
-    `git ls-files -s` lists, read from the file with no process started. Raises UnreadableIndex."""
+    """(mode, object id, stage, path) of every entry in a work tree's git index, in index order:
+    what `git ls-files -s` lists, read from the file with no process started. Raises
+    UnreadableIndex."""
     import hashlib
     import struct
 
@@ -276,7 +290,8 @@ def read_index(top: str, max_bytes: int = 1 << 30) -> list[tuple[int, bytes, int
     if version not in (2, 3, 4):
         raise UnreadableIndex(f"index version {version} not known")
     body, checksum = data[:-size], data[-size:]
-    if checksum != bytes(size) and hashlib.new(fmt, body).digest() != checksum:  # zeros: index.skipHash
+    # an all-zero checksum: index.skipHash
+    if checksum != bytes(size) and hashlib.new(fmt, body).digest() != checksum:
         raise UnreadableIndex("index checksum does not match (torn or damaged)")
     entries: list[tuple[int, bytes, int, bytes]] = []
     at, previous, end = 12, b"", len(body)
@@ -307,42 +322,49 @@ def read_index(top: str, max_bytes: int = 1 << 30) -> list[tuple[int, bytes, int
                     raise UnreadableIndex("index path is not where its length says")
                 name = data[name_at:stop]
                 at += (name_at - at + len(name) + 8) & ~7  # NUL-padded to a multiple of 8
-            if not name:  # a split index's entries that replace one of the shared index's have none
+            if not name:  # a split index's entries replacing one of the shared index's have none
                 import glob
 
                 split = glob.glob(os.path.join(glob.escape(own), "sharedindex.*"))
-                raise UnreadableIndex("split index not read here" if split else "index entry with an empty path")
+                raise UnreadableIndex("split index not read here" if split
+                                      else "index entry with an empty path")
             append((mode, oid, (flags >> 12) & 3, name))
             previous = name
     except (ValueError, IndexError):
         raise UnreadableIndex("index entry is cut short") from None
-    while at + 8 <= end:  # extensions: optional ones (A-Z) skipped; a required one changes what entries mean
+    # extensions: optional ones (A-Z) skipped; a required one changes what entries mean
+    while at + 8 <= end:
         signature, length = data[at:at + 4], int.from_bytes(data[at + 4:at + 8], "big")
         if not b"A"[0] <= signature[0] <= b"Z"[0]:
             ext = signature.decode("ascii", "replace")
-            raise UnreadableIndex({"link": "split index", "sdir": "sparse index"}.get(ext, f"index extension {ext!r}")
-                                  + " not read here")
+            raise UnreadableIndex({"link": "split index", "sdir": "sparse index"}.get(
+                ext, f"index extension {ext!r}") + " not read here")
         at += 8 + length
     return entries
 
 
 def listing(entries: list[tuple[int, bytes, int, bytes]]) -> bytes:
-    """The entries as `git ls-files -s -z` prints them (the stale check's digest is of these bytes)."""
-    return b"".join(b"%06o %s %d\t%s\0" % (mode, oid.hex().encode(), stage, name) for mode, oid, stage, name in entries)
+    """The entries as `git ls-files -s -z` prints them (the stale check's digest is of these
+    bytes)."""
+    return b"".join(b"%06o %s %d\t%s\0" % (mode, oid.hex().encode(), stage, name)
+                    for mode, oid, stage, name in entries)
 
 
 def read_inside(top: str, rel: str, limit: int = 16 << 20) -> bytes | None:
-    """The bytes of a regular file at `rel` under the work tree `top`, following no symlink on the way
-    (so nothing outside the tree is read), at most `limit` of them; None when it is not such a file."""
+    """The bytes of a regular file at `rel` under the work tree `top`, following no symlink on the
+    way (so nothing outside the tree is read), at most `limit` of them; None when it is not such a
+    file."""
     import stat
 
     parts = [p for p in rel.split("/") if p]
     if not parts or any(p in (".", "..") for p in parts):
         return None
     nofollow = getattr(os, "O_NOFOLLOW", 0)
-    if not nofollow or os.open not in os.supports_dir_fd:  # no safe walk here: the resolved path must stay inside
+    # no safe walk here: the resolved path must stay inside
+    if not nofollow or os.open not in os.supports_dir_fd:
         real = os.path.realpath(os.path.join(top, *parts))
-        if os.path.commonpath([real, os.path.realpath(top)]) != os.path.realpath(top) or not os.path.isfile(real):
+        if os.path.commonpath([real, os.path.realpath(top)]) != os.path.realpath(top) or (
+                not os.path.isfile(real)):
             return None
         try:
             return read_regular(real, limit)
@@ -354,7 +376,8 @@ def read_inside(top: str, rel: str, limit: int = 16 << 20) -> bytes | None:
         fds.append(os.open(top, flags | os.O_DIRECTORY))
         for part in parts[:-1]:
             fds.append(os.open(part, flags | os.O_DIRECTORY, dir_fd=fds[-1]))
-        fd = os.open(parts[-1], flags | getattr(os, "O_NONBLOCK", 0), dir_fd=fds[-1])  # a FIFO must not block
+        # a FIFO must not block
+        fd = os.open(parts[-1], flags | getattr(os, "O_NONBLOCK", 0), dir_fd=fds[-1])
         fds.append(fd)
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None

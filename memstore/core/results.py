@@ -60,7 +60,7 @@ class Hit(Record):
     signals: list[str] = field(default_factory=lambda: ["fts"])  # what found it: "fts", "vector"
     fts_score: float | None = None
     vector_score: float | None = None  # cosine with the query, when the file has a vector
-    team: str | None = None  # the team whose memory it is (teams/<team>/...), None for the person's own
+    team: str | None = None  # the team whose memory it is (teams/<team>/...), None: the person's
     rejected: bool = False  # a lesson the person rejected in review (only `search --all` shows one)
 
 
@@ -115,14 +115,14 @@ class Memory(Record):
     score: float | None = None
     problems: list[dict[str, str]] = field(default_factory=list)
     body: str = ""
-    # stepping aside (memstore.mirror.stepping_aside): why it stepped aside, what replaced it (to the end of the chain),
-    # what it replaced, and the code it cites that the last tick could not find
+    # stepping aside (memstore.mirror.stepping_aside): why it stepped aside, what replaced it (to
+    # the end of the chain), what it replaced, and the code it cites the last tick could not find
     aside: str | None = None
     superseded_by: list[str] = field(default_factory=list)
     supersedes: list[str] = field(default_factory=list)
     stale_references: list[str] = field(default_factory=list)
-    # a team's memory (memstore.core.teams): the team, and its git history in the team's clone, newest
-    # first ({"commit", "author", "date", "subject"}): who added it and when is the last of them
+    # a team's memory (memstore.core.teams): the team, and its git history in the team's clone,
+    # newest first ({"commit", "author", "date", "subject"}): who added it and when is the last one
     team: str | None = None
     history: list[dict[str, str]] = field(default_factory=list)
 
@@ -135,7 +135,7 @@ class Retired(Record):
     path: str  # where the memory is now
     was: str  # where it was
     by: str | None = None  # superseded: the memory that replaced it
-    chain: list[str] = field(default_factory=list)  # superseded: from `by` to the one that holds now
+    chain: list[str] = field(default_factory=list)  # superseded: from `by` to the one holding now
     message: str = ""
 
 
@@ -174,13 +174,16 @@ class Status(Record):
     events: int
     t2_touched: int
     semantic: dict[str, Any] = field(default_factory=dict)  # state, model, embedded, pending
-    journal: dict[str, Any] = field(default_factory=dict)  # this_machine; machines: identity, events, newest
-    # memories deleted outside memstore, kept in memory/archive/ and not yet acknowledged (memstore.mirror.deletions):
-    # count, since (a day), kept: [{path, was, deleted_at}]
+    # this_machine; machines: identity, events, newest
+    journal: dict[str, Any] = field(default_factory=dict)
+    # memories deleted outside memstore, kept in memory/archive/ and not yet acknowledged
+    # (memstore.mirror.deletions): count, since (a day), kept: [{path, was, deleted_at}]
     deleted: dict[str, Any] = field(default_factory=dict)
-    nightly: dict[str, Any] = field(default_factory=dict)  # tick, wake (last ran, or None), late, hint (lastrun.py)
-    teams: list[dict[str, Any]] = field(default_factory=list)  # each joined team: name, memories, lenses (mirror)
-    unchecked: int = 0  # files whose dates and secrets no lint has checked yet (status checks a few itself)
+    # tick, wake (last ran, or None), late, hint (lastrun.py)
+    nightly: dict[str, Any] = field(default_factory=dict)
+    # each joined team: name, memories, lenses (mirror)
+    teams: list[dict[str, Any]] = field(default_factory=list)
+    unchecked: int = 0  # files whose dates and secrets no lint has checked (status checks a few)
 
 
 @record
@@ -213,22 +216,26 @@ class TickStatus(Record):
     render: str
     lint_errors: int
     lint_warnings: int
-    live_session: bool  # a memory file changed within flush_quiet_minutes: only sync, lint and the cue ran
+    live_session: bool  # a memory file changed within flush_quiet_minutes: only sync, lint, cue ran
     live_because: str | None = None  # which file, and how long ago
     rolled: int = 0  # T1 facts and dream entries moved into archive/
     cue_items: int = 0  # items written to runtime/state/cue.json
-    cue_kinds: dict[str, int] = field(default_factory=dict)  # kind -> how many found (the cue holds <= 25 each)
+    # kind -> how many found (the cue holds <= 25 each)
+    cue_kinds: dict[str, int] = field(default_factory=dict)
     committed: str | None = None  # what --commit did (None: not asked)
-    tamper: list[str] = field(default_factory=list)  # the person's files and the wiring (tamper.py), one line each
-    teams: list[str] = field(default_factory=list)  # each team pull that did not just come up to date, one line each
+    # the person's files and the wiring (tamper.py), one line each
+    tamper: list[str] = field(default_factory=list)
+    # each team pull that did not just come up to date, one line each
+    teams: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         return self._summary() + "".join(f"\n  {line}" for line in (*self.teams, *self.tamper))
 
     def _summary(self) -> str:
         if self.live_session:
-            return (f"tick {self.ran_at}: live session ({self.live_because}), scanned only: {self.sync} | "
-                    f"lint {self.lint_errors} error(s), {self.lint_warnings} warning(s) | cue {self.cue_items} item(s)")
+            return (f"tick {self.ran_at}: live session ({self.live_because}), scanned only: "
+                    f"{self.sync} | lint {self.lint_errors} error(s), {self.lint_warnings} "
+                    f"warning(s) | cue {self.cue_items} item(s)")
         return (f"tick {self.ran_at}: {self.sync} | {self.flush} | {self.render} | "
                 f"rolled {self.rolled} | cue {self.cue_items} item(s)")
 
@@ -275,10 +282,10 @@ class WakeResult(Record):
     object: str | None = None
     shelf: str | None = None
     proposals: str | None = None  # the T1 note holding the dream's proposed memory changes
-    commit: str | None = None  # with --commit: what git did ("committed 3 file(s) as abc1234", or why not)
+    commit: str | None = None  # --commit: what git did ("committed 3 file(s) as abc1234", or why)
     notes: list[str] = field(default_factory=list)
-    dreams: list[str] = field(default_factory=list)  # one dream entry per scope (person-wide, each project)
-    proposal_notes: list[str] = field(default_factory=list)  # one proposals note per dream that proposed
+    dreams: list[str] = field(default_factory=list)  # a dream entry a scope (person, each project)
+    proposal_notes: list[str] = field(default_factory=list)  # a proposals note per dream proposing
 
 
 @record
@@ -304,7 +311,7 @@ class Bug(Record):
     why: str | None
     path: str  # relative to the root
     body: str
-    problems: list[str] = field(default_factory=list)  # what could not be read; empty when well-formed
+    problems: list[str] = field(default_factory=list)  # what could not be read; empty: well-formed
 
 
 @record
@@ -330,7 +337,7 @@ class DebriefResult(Record):
     render: str
     transcript: str | None = None  # the transcript read, if any
     rules_found: int = 0  # rule-shaped sentences in the session's final answer
-    lessons: list[str] = field(default_factory=list)  # T1 lesson files written (relative to the root)
+    lessons: list[str] = field(default_factory=list)  # T1 lesson files written (root-relative)
     skipped: list[dict[str, str]] = field(default_factory=list)  # rule, why (duplicate, cap)
     notes: list[str] = field(default_factory=list)
     committed: str | None = None  # what --commit did (None: not asked)

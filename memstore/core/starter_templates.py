@@ -86,4 +86,5 @@ MEMORY_GITIGNORE = """\
 
 def meditation(title: str, shelf: str, weight: float, prompt: str) -> str:
     """The text of one meditation object."""
-    return f"---\ntype: meditation\nshelf: {shelf}\ncadence_weight: {weight}\n---\n\n# {title}\n\n{prompt}\n"
+    return (f"---\ntype: meditation\nshelf: {shelf}\ncadence_weight: {weight}\n---\n\n"
+            f"# {title}\n\n{prompt}\n")

@@ -1,4 +1,6 @@
-"""Tamper evidence: the person's files and memstore's wiring, as the person last accepted them. Standard library only.
+"""Tamper evidence: the person's files and memstore's wiring, as the person last accepted them.
+
+Standard library only.
 
 Recognising shell commands will always miss something in a mode that runs anything, so a
 change to what the person owns is made *evident* instead. This module holds what is accepted
@@ -15,16 +17,16 @@ and what is held; its parts live beside it:
   24-hour bound, the client's pid), and whether a change fell inside one;
 - memstore.core.tamper_state: the state file, runtime/state/tamper.json, written to a temp file
   and os.replace'd under a short lock;
-- here, the comparison (`check`), run by status, verify, the nightly tick and SessionStart. A changed
-  file whose change time (the later of mtime and ctime: ctime cannot be set back by `touch`)
-  falls outside every session interval is a hand edit: said once, in one line, and accepted.
-  One that falls inside a session interval is held until the person runs `memstore trust`:
-  a held lens is not injected (lens_filter), a held meditation is not sat with, held memstore.toml
-  overrides are ignored (defaults apply), identity is flagged at the top of the bundle, and status
-  and verify list it. Wiring whose memstore part is gone (the file moved away, the hooks or deny
-  rules taken out) is said at every check until `install --apply` puts it back or `trust`
-  accepts its absence;
-- memstore.core.tamper_lines: the one line said for each finding (status, verify, the bundle's top).
+- here, the comparison (`check`), run by status, verify, the nightly tick and SessionStart. A
+  changed file whose change time (the later of mtime and ctime: ctime cannot be set back by `touch`)
+  falls outside every session interval is a hand edit: said once, in one line, and accepted. One
+  that falls inside a session interval is held until the person runs `memstore trust`: a held lens
+  is not injected (lens_filter), a held meditation is not sat with, held memstore.toml overrides are
+  ignored (defaults apply), identity is flagged at the top of the bundle, and status and verify list
+  it. Wiring whose memstore part is gone (the file moved away, the hooks or deny rules taken out) is
+  said at every check until `install --apply` puts it back or `trust` accepts its absence;
+- memstore.core.tamper_lines: the one line said for each finding (status, verify, the bundle's
+  top).
 
 Everything is on the real clock (time.time()), never `--now`: the file system's times are.
 Lines are plain text; whoever puts them in the bundle makes them inert.
@@ -36,11 +38,18 @@ import os
 import time
 from collections.abc import Callable
 
-from memstore.core.tamper_digests import Entry, changed_at, digest_of, person_keys, pieces, wiring_part
+from memstore.core.tamper_digests import (
+    Entry,
+    changed_at,
+    digest_of,
+    person_keys,
+    pieces,
+    wiring_part,
+)
 from memstore.core.tamper_sessions import PROBE_SESSION, during_session, go_live, settle
 from memstore.core.tamper_state import State, load, table, update
 
-# ---------------------------------------------------------------- recording what the person accepted
+# -------------------------------------------------- recording what the person accepted
 
 
 def _record(state: State, key: str, kind: str, root: str, wiring: list[str], how: str, now: float,
@@ -58,13 +67,14 @@ def _record(state: State, key: str, kind: str, root: str, wiring: list[str], how
 
 
 def _wiring_keys(state: State) -> list[str]:
-    return [k for k, e in table(state, "files").items() if isinstance(e, dict) and e.get("kind") == "wiring"]
+    return [k for k, e in table(state, "files").items()
+            if isinstance(e, dict) and e.get("kind") == "wiring"]
 
 
 def record_person(root: str, how: str) -> int:
-    """Accept the person-owned files not recorded yet, as they are now (init --apply, install --apply); how
-    many. A recorded file that differs is left to `check` and `trust`: install runs from any shell, the
-    agent's too, and must not launder a change made during a session."""
+    """Accept the person-owned files not recorded yet, as they are now (init --apply, install
+    --apply); how many. A recorded file that differs is left to `check` and `trust`: install runs
+    from any shell, the agent's too, and must not launder a change made during a session."""
     root = os.fspath(root)
     now = time.time()
 
@@ -92,7 +102,8 @@ def record_wiring(root: str, paths: list[str], how: str, client: str, fix: str) 
 
 
 def forget_wiring(root: str, paths: list[str]) -> None:
-    """install --uninstall: these files no longer carry memstore's wiring, by the person's choice."""
+    """install --uninstall: these files no longer carry memstore's wiring, by the person's
+    choice."""
     def change(state: State) -> None:
         for path in paths:
             for name in ("files", "held", "gone"):
@@ -102,30 +113,35 @@ def forget_wiring(root: str, paths: list[str]) -> None:
 
 
 def discover_wiring(root: str, cwd: str | None = None) -> list[str]:
-    """The usual wiring files that hold memstore's part for this root now (a root recorded before tamper
-    evidence existed: its baseline)."""
+    """The usual wiring files that hold memstore's part for this root now (a root recorded before
+    tamper evidence existed: its baseline)."""
     home = os.path.expanduser("~")
     claude = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
     codex = os.environ.get("CODEX_HOME") or os.path.join(home, ".codex")
-    candidates = [os.path.join(claude, "settings.json"), os.path.join(claude, "settings.local.json"),
+    candidates = [os.path.join(claude, "settings.json"),
+                  os.path.join(claude, "settings.local.json"),
                   os.path.join(claude, "rules", "memstore.md"), os.path.join(codex, "hooks.json"),
-                  os.path.join(codex, "config.toml"), os.path.join(home, ".gemini", "settings.json")]
+                  os.path.join(codex, "config.toml"),
+                  os.path.join(home, ".gemini", "settings.json")]
     if cwd:
-        candidates += [os.path.join(cwd, ".claude", name) for name in ("settings.json", "settings.local.json")]
+        candidates += [os.path.join(cwd, ".claude", name)
+                       for name in ("settings.json", "settings.local.json")]
         candidates.append(os.path.join(cwd, ".gemini", "settings.json"))
     found = []
     for path in dict.fromkeys(candidates):
         part = wiring_part(path, root, candidates)
-        if part and not part.startswith("unparseable:") and (not path.endswith(".md") or root in part):
+        if part and not part.startswith("unparseable:") and (
+                not path.endswith(".md") or root in part):
             found.append(path)
     return found
 
 
-# ---------------------------------------------------------------- comparing
+# -------------------------------------------------- comparing
 
 
 class Finding:
-    """One tracked file that differs from what the person accepted. A plain class: the hook's path."""
+    """One tracked file that differs from what the person accepted. A plain class: the hook's
+    path."""
 
     __slots__ = ("fix", "key", "kind", "state", "when")
 
@@ -137,7 +153,8 @@ class Finding:
         self.fix = fix
 
     def to_json(self) -> dict[str, object]:
-        return {"file": self.key, "kind": self.kind, "state": self.state, "changed": when_text(self.when)}
+        return {"file": self.key, "kind": self.kind, "state": self.state,
+                "changed": when_text(self.when)}
 
 
 def when_text(when: float | None, minutes: bool = False) -> str | None:
@@ -170,7 +187,8 @@ def compare(state: State, root: str, now: float) -> list[Finding]:
             continue
         when = changed_at(_path(root, key))
         fix = str(entry.get("fix") or "") if entry is not None else ""
-        if kind == "wiring" and shape in ("absent", "empty", "unparseable") and accepted is not None:
+        if kind == "wiring" and shape in ("absent", "empty", "unparseable") and (
+                accepted is not None):
             found.append(Finding(key, kind, "gone", when, fix))
         elif key in held or during_session(state, when, now):
             found.append(Finding(key, kind, "held", when, fix))
@@ -181,10 +199,11 @@ def compare(state: State, root: str, now: float) -> list[Finding]:
 
 def check(root: str, *, cwd: str | None = None, start: str | None = None, client: str = "claude"
           ) -> list[Finding]:
-    """status, verify, tick, SessionStart: compare, accept hand edits (each said once by the caller),
-    hold changes made during a session, note wiring gone. No state yet: today's files become the
-    baseline (and the wiring install wrote for this root, where it can be found). `start`: SessionStart's
-    session id, live from after the comparison (one read and one write of the state for both)."""
+    """status, verify, tick, SessionStart: compare, accept hand edits (each said once by the
+    caller), hold changes made during a session, note wiring gone. No state yet: today's files
+    become the baseline (and the wiring install wrote for this root, where it can be found).
+    `start`: SessionStart's session id, live from after the comparison (one read and one write of
+    the state for both)."""
     root = os.fspath(root)
     now = time.time()
 
@@ -208,11 +227,13 @@ def _check(state: State, root: str, cwd: str | None, now: float) -> list[Finding
             _record(state, key, "person", root, [], "first record", now)
         wiring = discover_wiring(root, cwd)
         for path in wiring:
-            _record(state, path, "wiring", root, wiring, "first record", now, {"client": "unknown", "fix": ""})
+            _record(state, path, "wiring", root, wiring, "first record", now,
+                    {"client": "unknown", "fix": ""})
         return [Finding(f"{len(table(state, 'files'))} file(s)", "person", "baseline", now)]
     found = compare(state, root, now)
     for item in found:
-        if item.state == "hand" and item.kind == "person" and not os.path.exists(_path(root, item.key)):
+        if item.state == "hand" and item.kind == "person" and not os.path.exists(
+                _path(root, item.key)):
             table(state, "files").pop(item.key, None)  # removed by hand: untracked
         elif item.state == "hand":
             extra = {k: v for k, v in (table(state, "files").get(item.key) or {}).items()
@@ -228,7 +249,8 @@ def _check(state: State, root: str, cwd: str | None, now: float) -> list[Finding
 
 
 def held_now(root: str) -> list[Finding]:
-    """Read-only: what is held or gone right now (changes since the last check classified on the spot)."""
+    """Read-only: what is held or gone right now (changes since the last check classified on the
+    spot)."""
     state = load(os.fspath(root))
     if state is None or not state["files"]:
         return []
@@ -237,8 +259,9 @@ def held_now(root: str) -> list[Finding]:
 
 
 def is_held(root: str, key: str, state: State | None = None) -> bool:
-    """Is this person-owned file (root-relative) held back right now? No baseline yet: never. A team's lens
-    or meditation is held whenever its bytes are not its clone's committed text (memstore.core.teams)."""
+    """Is this person-owned file (root-relative) held back right now? No baseline yet: never. A
+    team's lens or meditation is held whenever its bytes are not its clone's committed text
+    (memstore.core.teams)."""
     if key.startswith("teams/"):
         from memstore.core.teams import committed
 
@@ -248,7 +271,8 @@ def is_held(root: str, key: str, state: State | None = None) -> bool:
         return False
     if key in table(state, "held"):
         entry = table(state, "files").get(key)
-        return not (isinstance(entry, dict) and digest_of(key, entry, root, [])[0] == entry.get("sha256"))
+        return not (isinstance(entry, dict)
+                    and digest_of(key, entry, root, [])[0] == entry.get("sha256"))
     entry = table(state, "files").get(key)
     digest, _ = digest_of(key, None, root, [])
     if isinstance(entry, dict) and digest == entry.get("sha256"):
@@ -259,8 +283,8 @@ def is_held(root: str, key: str, state: State | None = None) -> bool:
 
 
 def lens_filter(root: str) -> Callable[[str], bool]:
-    """A predicate for lenses.fire: True for a lens (root-relative path) that may be injected. The state
-    is read on the first lens that matches, not before."""
+    """A predicate for lenses.fire: True for a lens (root-relative path) that may be injected. The
+    state is read on the first lens that matches, not before."""
     cache: list[State | None] = []
 
     def allowed(rel: str) -> bool:
@@ -271,12 +295,13 @@ def lens_filter(root: str) -> Callable[[str], bool]:
     return allowed
 
 
-# ---------------------------------------------------------------- trusting (the person, at a terminal)
+# -------------------------------------------------- trusting (the person, at a terminal)
 
 
 def trust(root: str, names: list[str]) -> list[str]:
-    """Accept these files (root-relative person files, wiring paths; none: everything that differs);
-    the keys accepted. A name that is not tracked and not a person-owned file raises ValueError."""
+    """Accept these files (root-relative person files, wiring paths; none: everything that
+    differs); the keys accepted. A name that is not tracked and not a person-owned file raises
+    ValueError."""
     root = os.fspath(root)
     now = time.time()
 
@@ -286,7 +311,8 @@ def trust(root: str, names: list[str]) -> list[str]:
         if names:
             keys = [resolve(root, name, state) for name in names]
         else:
-            keys = [f.key for f in compare(state, root, now) if f.state in ("held", "gone", "hand")]
+            keys = [f.key for f in compare(state, root, now)
+                    if f.state in ("held", "gone", "hand")]
         for key in keys:
             entry = files.get(key) or {}
             kind = "wiring" if entry.get("kind") == "wiring" else "person"
@@ -298,7 +324,8 @@ def trust(root: str, names: list[str]) -> list[str]:
 
 
 def resolve(root: str, name: str, state: State | None = None) -> str:
-    """A FILE as the person names it (root-relative, absolute, ~) to its key; ValueError when not tracked."""
+    """A FILE as the person names it (root-relative, absolute, ~) to its key; ValueError when not
+    tracked."""
     from memstore.core.access import person_owned
 
     state = load(root) if state is None else state

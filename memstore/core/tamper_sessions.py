@@ -1,9 +1,10 @@
-"""Tamper evidence's session marks: which agent sessions were live, and when. Standard library only.
+"""Tamper evidence's session marks: which agent sessions were live, and when.
 
-SessionStart records a live session (its id, when, the client's pid where /proc tells it), SessionEnd
-ends it; a live entry older than LIVE_BOUND_S, or whose client process is gone, counts as ended. A short
-history of session intervals is kept (HISTORY_MAX, HISTORY_DAYS). A change to a person's file whose time
-falls inside an interval was made during a session (during_session): memstore.core.tamper holds it.
+Standard library only. SessionStart records a live session (its id, when, the client's pid where
+/proc tells it), SessionEnd ends it; a live entry older than LIVE_BOUND_S, or whose client process
+is gone, counts as ended. A short history of session intervals is kept (HISTORY_MAX,
+HISTORY_DAYS). A change to a person's file whose time falls inside an interval was made during a
+session (during_session): memstore.core.tamper holds it.
 
 Everything is on the real clock (time.time()), never `--now`: the file system's times are.
 """
@@ -17,15 +18,16 @@ from memstore.core.tamper_digests import Entry
 from memstore.core.tamper_state import State, history, load, table, update
 
 LIVE_BOUND_S = 24 * 3600  # a live session older than this is treated as ended
-HISTORY_MAX = 50  # session intervals kept (a short history: the state is read on every SessionStart)
-HISTORY_DAYS = 30  # ...and at most this old (older ones go; changes before them count as "unknown": held)
+HISTORY_MAX = 50  # session intervals kept (a short history: the state is read every SessionStart)
+HISTORY_DAYS = 30  # ...and at most this old (older go; a change before them is "unknown": held)
 SLACK_S = 2.0  # file-system time granularity around a session's start and end
-PROBE_SESSION = "memstore-verify"  # the session id of verify's own probe payloads (verify.py, install_clients.py)
+PROBE_SESSION = "memstore-verify"  # verify's probes carry it (verify.py, install_clients.py)
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "fish", "ksh", "env", "timeout", "nice", "nohup"})
 
 
 def _proc_stat(pid: int) -> tuple[str, int, str] | None:
-    """(command name, parent pid, start time in clock ticks) from /proc; None where there is no /proc."""
+    """(command name, parent pid, start time in clock ticks) from /proc; None where there is no
+    /proc."""
     try:
         with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
             stat = handle.read()
@@ -40,8 +42,8 @@ def _proc_stat(pid: int) -> tuple[str, int, str] | None:
 
 
 def client_process() -> tuple[int | None, str | None]:
-    """The client's pid and start time: the first ancestor of this (short-lived) hook process that is
-    no shell and no Python. (None, None) where /proc does not tell: then only SessionEnd and the
+    """The client's pid and start time: the first ancestor of this (short-lived) hook process that
+    is no shell and no Python. (None, None) where /proc does not tell: then only SessionEnd and the
     24-hour bound end a session (a transient shell's pid would end it at once)."""
     pid = os.getppid()
     for _ in range(4):
@@ -76,9 +78,11 @@ def settle(state: State, now: float) -> None:
         if now - started > LIVE_BOUND_S:
             end_session(state, sid, started + LIVE_BOUND_S, "past the 24-hour bound")
         elif not _alive(entry):
-            end_session(state, sid, now, "its client process was gone")  # when exactly is unknown: until now
+            # when exactly is unknown: until now
+            end_session(state, sid, now, "its client process was gone")
     sessions = history(state)
-    keep = [s for s in sessions if isinstance(s, dict) and isinstance(ended := s.get("ended"), (int, float))
+    keep = [s for s in sessions
+            if isinstance(s, dict) and isinstance(ended := s.get("ended"), (int, float))
             and now - float(ended) <= HISTORY_DAYS * 86400]
     keep = keep[-HISTORY_MAX:]
     if len(keep) < len(sessions):
@@ -86,7 +90,8 @@ def settle(state: State, now: float) -> None:
         ends = [float(ended) for s in dropped if isinstance(ended := s.get("ended"), (int, float))]
         if ends:
             since = state.get("since") or 0
-            state["since"] = max(float(since) if isinstance(since, (int, float)) else 0.0, max(ends))
+            state["since"] = max(float(since) if isinstance(since, (int, float)) else 0.0,
+                                 max(ends))
     state["sessions"] = keep
 
 
@@ -151,7 +156,8 @@ def _intervals(state: State, now: float) -> list[tuple[float, float]]:
 
 
 def during_session(state: State, when: float | None, now: float) -> bool:
-    """Did a change at `when` happen while a session was live (or before the history we still hold)?"""
+    """Did a change at `when` happen while a session was live (or before the history we still
+    hold)?"""
     if when is None:
         return bool(state["live"])  # a removed file: no time to go by; live now counts as during
     since = state.get("since")

@@ -1,4 +1,6 @@
-"""Tamper evidence's state file: runtime/state/tamper.json, under a short lock. Standard library only.
+"""Tamper evidence's state file: runtime/state/tamper.json, under a short lock.
+
+Standard library only.
 
 What it holds (memstore.core.tamper describes the evidence itself): the digests the person accepted
 (`files`), what is held or gone now (`held`, `gone`), the live sessions and a short history of ended
@@ -23,7 +25,8 @@ if TYPE_CHECKING:
 
 STATE_VERSION = 1
 
-# The state as JSON gives it back: each table is checked to be a dict (or a list) on load, its entries not.
+# The state as JSON gives it back: each table is checked to be a dict (or a list) on load, its
+# entries not.
 State = dict[str, object]
 Files = dict[str, Entry]
 
@@ -42,18 +45,21 @@ def load(root: str) -> State | None:
         return None
     if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
         return None
-    for key, kind in (("files", dict), ("live", dict), ("sessions", list), ("held", dict), ("gone", dict)):
+    for key, kind in (("files", dict), ("live", dict), ("sessions", list), ("held", dict),
+                      ("gone", dict)):
         if not isinstance(data.get(key), kind):
             data[key] = kind()
     return data
 
 
 def fresh(now: float) -> State:
-    return {"version": STATE_VERSION, "since": now, "files": {}, "live": {}, "sessions": [], "held": {}, "gone": {}}
+    return {"version": STATE_VERSION, "since": now, "files": {}, "live": {}, "sessions": [],
+            "held": {}, "gone": {}}
 
 
 def table(state: State, name: str) -> dict[str, Entry]:
-    """One of the state's dict tables ("files", "live", "held", "gone"): load and fresh made sure it is a dict."""
+    """One of the state's dict tables ("files", "live", "held", "gone"): load and fresh made sure
+    it is a dict."""
     found = state[name]
     assert isinstance(found, dict)
     return found
@@ -103,7 +109,8 @@ def _unlock(fd: int) -> None:
 
 
 def update(root: str, change: Callable[[State], _T]) -> _T:
-    """Load (or start) the state, let `change(state)` edit it, save it; change's result is returned."""
+    """Load (or start) the state, let `change(state)` edit it, save it; change's result is
+    returned."""
     fd = _lock(root)
     try:
         state = load(root) or fresh(time.time())

@@ -1,4 +1,6 @@
-"""Where a team's memory lives in an agent root, and which teams a root has joined. Standard library only.
+"""Where a team's memory lives in an agent root, and which teams a root has joined.
+
+Standard library only.
 
 A team is a git repository cloned at <root>/teams/<name>/ and recorded in memstore.toml:
 
@@ -37,15 +39,15 @@ class TeamFileError(MemstoreError):
 
 
 class TeamMemory(MemstoreError):
-    """A change asked of a team's memory (forget, supersede): it is a pull request, never a local edit."""
+    """A change asked of a team's memory (forget, supersede): a pull request, never a local edit."""
 
     def __init__(self, path: str, action: str) -> None:
         self.path = path
         self.team = team_of(path) or ""
-        super().__init__(f"{path} is team {self.team}'s memory: it changes by pull request on the team's "
-                         "repository, never here",
-                         hint=f"at your terminal, memstore {action} proposes it to the team (a branch and a pull "
-                              "request)")
+        super().__init__(f"{path} is team {self.team}'s memory: it changes by pull request on "
+                         "the team's repository, never here",
+                         hint=f"at your terminal, memstore {action} proposes it to the team "
+                              "(a branch and a pull request)")
 
 
 class Team:
@@ -62,7 +64,8 @@ class Team:
         return f"Team({self.name!r}, {self.url!r}, {self.branch!r})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Team) and (self.name, self.url, self.branch) == (other.name, other.url, other.branch)
+        return isinstance(other, Team) and (
+            (self.name, self.url, self.branch) == (other.name, other.url, other.branch))
 
     def __hash__(self) -> int:
         return hash((self.name, self.url, self.branch))
@@ -71,13 +74,15 @@ class Team:
         return os.path.join(os.fspath(root), TEAMS_DIR, self.name)
 
     def to_json(self) -> dict[str, str]:
-        # the url as it may be shown (team list is the agent's to run too): no password or token in it
+        # the url as it may be shown (team list is the agent's to run too): no password or token
         shown = re.sub(r"^([a-z][a-z0-9+.-]*://)[^/@\s]*@", r"\1", self.url)
-        return {"name": self.name, "url": shown, "branch": self.branch, "folder": f"{TEAMS_DIR}/{self.name}"}
+        return {"name": self.name, "url": shown, "branch": self.branch,
+                "folder": f"{TEAMS_DIR}/{self.name}"}
 
 
 def split(rel: str) -> tuple[str, str] | None:
-    """(team, path inside the clone) for a root-relative posix path under teams/<name>/, else None."""
+    """(team, path inside the clone) for a root-relative posix path under teams/<name>/, else
+    None."""
     if not rel.startswith("teams/"):
         return None
     parts = rel.split("/", 2)
@@ -95,7 +100,8 @@ def team_of(rel: str) -> str | None:
 def parse(table: object, where: str) -> tuple[tuple[Team, ...], str | None]:
     """The teams of memstore.toml's [teams] table, and a problem (None when it reads cleanly).
 
-    A malformed entry is left out and said, never guessed at: a team joins only as `team add` wrote it.
+    A malformed entry is left out and said, never guessed at: a team joins only as `team add` wrote
+    it.
     """
     if not isinstance(table, dict):
         return (), f"{where}: [teams] must be a table of teams ([teams.NAME] with url = ...)"
@@ -104,8 +110,8 @@ def parse(table: object, where: str) -> tuple[tuple[Team, ...], str | None]:
     for name, entry in sorted(table.items()):
         url = entry.get("url") if isinstance(entry, dict) else None
         branch = entry.get("branch", "") if isinstance(entry, dict) else ""
-        if not isinstance(name, str) or not NAME.match(name) or not isinstance(url, str) or not url.strip() \
-                or not isinstance(branch, str):
+        if not isinstance(name, str) or not NAME.match(name) or not isinstance(url, str) \
+                or not url.strip() or not isinstance(branch, str):
             problem = f"{where}: team {name!r} is not name = {{ url = \"...\", branch = \"...\" }}"
             continue
         teams.append(Team(name, url.strip(), branch.strip()))
@@ -113,8 +119,9 @@ def parse(table: object, where: str) -> tuple[tuple[Team, ...], str | None]:
 
 
 def inside_clone(path: str | os.PathLike[str]) -> bool:
-    """Is this absolute path inside a team clone (<root>/teams/<name>/... beside the root's memstore.toml
-    or runtime/, holding a .git)? The one test memstore.core.locks makes before writing any file."""
+    """Is this absolute path inside a team clone (<root>/teams/<name>/... beside the root's
+    memstore.toml or runtime/, holding a .git)? The one test memstore.core.locks makes before
+    writing any file."""
     parts = os.path.normpath(os.path.abspath(os.fspath(path))).split(os.sep)
     for at in range(len(parts) - 2, 0, -1):
         if parts[at - 1] != TEAMS_DIR:
@@ -122,7 +129,8 @@ def inside_clone(path: str | os.PathLike[str]) -> bool:
         root = os.sep.join(parts[: at - 1]) or os.sep
         if not os.path.isdir(os.sep.join(parts[: at + 1]) + os.sep + ".git"):
             continue
-        if os.path.exists(os.path.join(root, "memstore.toml")) or os.path.isdir(os.path.join(root, "runtime")):
+        if os.path.exists(os.path.join(root, "memstore.toml")) or os.path.isdir(
+                os.path.join(root, "runtime")):
             return True
     return False
 
@@ -130,15 +138,17 @@ def inside_clone(path: str | os.PathLike[str]) -> bool:
 def refuse_inside_clone(path: str | os.PathLike[str]) -> None:
     if inside_clone(path):
         raise TeamFileError(f"{os.fspath(path)}: inside a team clone, which memstore never writes",
-                            hint="a team memory changes by pull request on the team repository (memstore share)")
+                             hint="a team memory changes by pull request on the team repository "
+                                  "(memstore share)")
 
 
-# ---------------------------------------------------------------- what each clone holds, as committed
+# -------------------------------------------------- what each clone holds, as committed
 
-# runtime/state/team-files.json: {team: {"format": "sha1"|"sha256", "files": {inner path: blob id}}} for
-# the lenses and meditations at each clone's HEAD, written by `team add`, `team pull` and the nightly
-# pull. A team lens or meditation is injected only while its bytes are exactly that blob: one changed
-# in the clone by hand, or planted there, is not the team's reviewed text (`memstore team list` names it).
+# runtime/state/team-files.json: {team: {"format": "sha1"|"sha256", "files": {inner path: blob
+# id}}} for the lenses and meditations at each clone's HEAD, written by `team add`, `team pull` and
+# the nightly pull. A team lens or meditation is injected only while its bytes are exactly that
+# blob: one changed in the clone by hand, or planted there, is not the team's reviewed text
+# (`memstore team list` names it).
 COMMITTED_FILE = "team-files.json"
 
 

@@ -25,7 +25,8 @@ __all__ = ["cli", "main", "run_as"]
 
 
 def main(argv: list[str] | None = None) -> None:
-    """The console script. Usage errors, like every other error, are one line plus a hint, exit 2."""
+    """The console script. Usage errors, like every other error, are one line plus a hint, exit
+    2."""
     try:
         code = cli.main(args=argv, prog_name="memstore", standalone_mode=False)
     except click.UsageError as exc:
@@ -43,7 +44,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def run_as(command: str, argv: list[str]) -> None:
-    """`memstore COMMAND ARGV` for the seed-style wrapper scripts; --root may come anywhere in ARGV."""
+    """`memstore COMMAND ARGV` for the seed-style wrapper scripts; --root may come anywhere in
+    ARGV."""
     rest = list(argv)
     options: list[str] = []
     if "--root" in rest:

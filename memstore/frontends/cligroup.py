@@ -38,21 +38,25 @@ class App:
 
         value = self.now_opt if self.now_opt is not None else os.environ.get("MEMSTORE_NOW")
         if value is not None and not value.strip():
-            raise BadUsage("--now is empty", hint="give a time, e.g. --now 2026-07-30T12:00:00Z, or leave it out")
+            raise BadUsage("--now is empty",
+                           hint="give a time, e.g. --now 2026-07-30T12:00:00Z, or leave it out")
         try:
             return parse_now(value)
         except ValueError as exc:
-            raise BadUsage(str(exc), hint="give --now as ISO 8601, e.g. 2026-07-30T12:00:00Z") from None
+            raise BadUsage(str(exc),
+                           hint="give --now as ISO 8601, e.g. 2026-07-30T12:00:00Z") from None
 
     @functools.cached_property
     def store(self) -> Store:
         if self.root_opt is not None and not self.root_opt.strip():
             raise BadUsage("--root is empty", hint="name the agent root, or leave --root out")
-        return Store.locate(self.root_opt, self.now, notify=self.say, progress=self.progress("rebuild"))
+        return Store.locate(self.root_opt, self.now, notify=self.say,
+                            progress=self.progress("rebuild"))
 
     @functools.cached_property
     def live_store(self) -> Store:
-        """The Store of a long-lived server (mcp, serve): the real clock at each call, unless one was pinned."""
+        """The Store of a long-lived server (mcp, serve): the real clock at each call, unless one
+        was pinned."""
         if self.now_opt is not None or os.environ.get("MEMSTORE_NOW") is not None:
             return self.store
         self.now  # noqa: B018 - a malformed --now is a usage error here too
@@ -66,7 +70,8 @@ class App:
     def say(message: str) -> None:
         click.echo(f"memstore: {message}", err=True)
 
-    def progress(self, label: str, min_total: int = 2000, unit: str = "files") -> Callable[[int, int], None]:
+    def progress(self, label: str, min_total: int = 2000,
+                 unit: str = "files") -> Callable[[int, int], None]:
         """A progress reporter on stderr (memstore.frontends.progress)."""
         return progress_reporter(label, min_total, unit)
 
@@ -76,11 +81,12 @@ root_option = click.option(
     "root_opt",
     type=click.Path(file_okay=False),
     default=None,
-    help="Agent root (default: $MEMSTORE_ROOT, else the nearest folder holding memory/, else the root "
-    "`install --scope user` recorded).",
+    help="Agent root (default: $MEMSTORE_ROOT, else the nearest folder holding memory/, else the "
+    "root `install --scope user` recorded).",
 )
 now_option = click.option(
-    "--now", "now_opt", default=None, metavar="ISO8601", help="Pin the clock (default: $MEMSTORE_NOW, else now)."
+    "--now", "now_opt", default=None, metavar="ISO8601",
+    help="Pin the clock (default: $MEMSTORE_NOW, else now)."
 )
 
 
@@ -91,7 +97,8 @@ def common(fn: Callable[..., Any]) -> Callable[..., Any]:
     @now_option
     @click.pass_context
     @functools.wraps(fn)
-    def wrapper(ctx: click.Context, root_opt: str | None, now_opt: str | None, **kwargs: Any) -> Any:
+    def wrapper(ctx: click.Context, root_opt: str | None, now_opt: str | None,
+                **kwargs: Any) -> Any:
         app: App = ctx.ensure_object(App) if ctx.obj is None else ctx.obj
         if root_opt is not None:
             app.root_opt = root_opt
@@ -110,7 +117,7 @@ def common(fn: Callable[..., Any]) -> Callable[..., Any]:
 class CliFailure(click.ClickException):
     def __init__(self, message: str, exit_code: int, hint: str | None) -> None:
         super().__init__(message)
-        # click declares exit_code a ClassVar, yet reads it from the instance; ours differs per error
+        # click declares exit_code a ClassVar but reads it from the instance; ours differs per error
         self.exit_code = exit_code  # type: ignore[misc]
         self.hint = hint
 
@@ -131,8 +138,10 @@ class Group(click.Group):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             sys.exit(0)
-        except Exception as exc:  # the file system or the mirror's SQLite: one line and what to do next
-            store = ctx.obj.__dict__.get("store") if isinstance(ctx.obj, App) else None  # never made here
+        # the file system or the mirror's SQLite: one line and what to do next
+        except Exception as exc:
+            # never made here
+            store = ctx.obj.__dict__.get("store") if isinstance(ctx.obj, App) else None
             failure = storage_failure(exc, store.root if store is not None else None)
             if failure is None:
                 raise
@@ -142,7 +151,8 @@ class Group(click.Group):
             ctx.exit(130)
 
 
-@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]},
+             invoke_without_command=True)
 @root_option
 @now_option
 @click.version_option(__version__, prog_name="memstore")

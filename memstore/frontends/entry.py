@@ -1,4 +1,5 @@
-"""Console-script entry point: `memstore hook` and a plain `memstore search ... --json` skip click.
+"""Console-script entry point: `memstore hook`, a plain `memstore search ... --json` and the
+SessionEnd hook's `debrief --hook --detach` skip click.
 
 The hook runs on every Read in every session, so its path must load only the standard
 library. `search --json` is what scripts and agents call to look something up, where
@@ -95,6 +96,30 @@ def search_options(argv: list[str]) -> dict[str, Any]:
     return options
 
 
+def detach_options(argv: list[str]) -> tuple[str | None, str | None, bool]:
+    """(root, now, commit) of `[--root R] [--now T] debrief --hook --detach [--commit]`; raises
+    Declined for anything else."""
+    values: dict[str, str | None] = {"--root": None, "--now": None}
+    flags: set[str] = set()
+    args = iter(argv)
+    seen_command = False
+    for arg in args:
+        name, eq, value = arg.partition("=")
+        if not seen_command and name in values:
+            values[name] = value if eq else next(args, None)
+            if values[name] is None or not values[name].strip():  # type: ignore[union-attr]
+                raise Declined
+        elif not seen_command and arg == "debrief":
+            seen_command = True
+        elif seen_command and arg in ("--hook", "--detach", "--commit") and arg not in flags:
+            flags.add(arg)
+        else:
+            raise Declined
+    if not seen_command or not {"--hook", "--detach"} <= flags:
+        raise Declined
+    return values["--root"], values["--now"], "--commit" in flags
+
+
 def say(message: str) -> None:
     """A notice on stderr, one line (click's `echo` writes the same bytes)."""
     sys.stderr.write(f"memstore: {message}\n")
@@ -165,6 +190,16 @@ def main(argv: list[str] | None = None) -> None:
         from memstore.hook.handler import main as hook_main
 
         sys.exit(hook_main(argv))
+    if "debrief" in argv and "--detach" in argv:
+        try:
+            root, now, commit = detach_options(argv)
+        except Declined:
+            pass
+        else:
+            from memstore.core.session_end import hand_off
+
+            if hand_off(sys.stdin, root, now, commit):
+                sys.exit(0)
     if "search" in argv and "--json" in argv:
         try:
             data = fast_search(argv)

@@ -12,28 +12,23 @@ refused. Short-term facts, bugs and the derived files may be read, but only T2
 memories are reinforced.
 
 A MemstoreError or a bad argument becomes a tool error of one line (the error and its
-hint); the server keeps serving. The `mcp` SDK is imported only when the server is
-built, so `import memstore` and every other command never load it.
+hint); the server keeps serving. The protocol itself is memstore.frontends.mcp_protocol,
+standard library only: no extra to install, and no SDK to load before the client's first turn.
 """
 
 from __future__ import annotations
 
-import functools
 import os
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from memstore.core.errors import BadUsage, MemstoreError, NotFound
 from memstore.core.inert import inert_block, inert_line
+from memstore.frontends.mcp_protocol import Param, Resource, Server, Tool
 
 if TYPE_CHECKING:
     from memstore.api.store import Store
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-MISSING = ("the MCP server needs the mcp extra: pip install -e '/path/to/memstore[mcp]' "
-           "(the folder of your memstore clone)")
 SESSION = "mcp"
 
 USE_MEMORY = """\
@@ -57,29 +52,6 @@ memstore://index is the ranked index of every memory.
 """
 
 
-class MissingExtra(MemstoreError):
-    """The mcp SDK is not installed."""
-
-
-def _sdk() -> tuple[type, type[Exception]]:
-    """The SDK's high-level server class and its tool-error type (mcp 2.x MCPServer, else 1.x FastMCP)."""
-    try:
-        from mcp.server.mcpserver import MCPServer
-        from mcp.server.mcpserver.exceptions import ToolError
-
-        return MCPServer, ToolError
-    except ImportError:
-        pass
-    try:
-        # mcp 1.x: not in the 2.x SDK the type checker sees
-        from mcp.server.fastmcp import FastMCP  # type: ignore[attr-defined,unused-ignore]
-        from mcp.server.fastmcp.exceptions import ToolError as FastToolError  # type: ignore[import-not-found,unused-ignore]
-
-        return FastMCP, FastToolError
-    except ImportError:
-        raise MissingExtra(MISSING) from None
-
-
 def one_line(exc: BaseException) -> str:
     """An error and its hint as one line."""
     text = " ".join(str(exc).split()) or type(exc).__name__
@@ -97,7 +69,8 @@ def resolve(root: Path, name: str, teams: tuple[str, ...] = ()) -> Path:
     stepped aside for a team's (a memory the person shared) leads to the team's file.
     """
     if not isinstance(name, str) or not name.strip():
-        raise BadUsage("no memory named", hint="give a memory's name (feedback_x) or a path under memory/")
+        raise BadUsage("no memory named",
+                       hint="give a memory's name (feedback_x) or a path under memory/")
     if "\x00" in name:
         raise BadUsage("a name cannot hold a NUL byte")
     text = name.strip()
@@ -116,12 +89,13 @@ def resolve(root: Path, name: str, teams: tuple[str, ...] = ()) -> Path:
         real = _inside(candidate, folders, name)
         if os.path.isfile(real):
             return _handed(root, Path(real), folders) or Path(real)
-    raise NotFound(f"no such memory: {name}", hint="search for it first; read takes a name or path search returned")
+    raise NotFound(f"no such memory: {name}",
+                   hint="search for it first; read takes a name or path search returned")
 
 
 def _folders(root: Path, teams: tuple[str, ...]) -> list[str]:
-    """memory/ and each joined team's memory/, as real paths; a team's counts only as itself (a repository
-    that commits it as a link leads anywhere)."""
+    """memory/ and each joined team's memory/, as real paths; a team's counts only as itself (a
+    repository that commits it as a link leads anywhere)."""
     real_root = os.path.realpath(root)
     folders = [os.path.realpath(root / "memory")]
     for team in teams:
@@ -138,14 +112,16 @@ def _inside(candidate: str, folders: list[str], name: str) -> str:
         raise BadUsage(f"cannot resolve {name!r}: {exc}") from None
     if not any(real.startswith(folder + os.sep) for folder in folders):
         raise BadUsage(f"refused: {name!r} is outside memory/",
-                       hint="read only memories: a name, or a path under memory/ (symlinks out are refused)")
+                       hint="read only memories: a name, or a path under memory/ "
+                            "(symlinks out are refused)")
     if not real.endswith(".md"):
-        raise BadUsage(f"refused: {name!r} is not a markdown file", hint="memories are memory/**/*.md")
+        raise BadUsage(f"refused: {name!r} is not a markdown file",
+                       hint="memories are memory/**/*.md")
     return real
 
 
 def _handed(root: Path, own: Path, folders: list[str]) -> Path | None:
-    """The team's file an own memory stepped aside for (superseded_by: teams/...), when it is there."""
+    """The team's file an own memory stepped aside for (superseded_by: teams/...), if there."""
     from memstore.core.frontreader import front_values, split_front, unquote
 
     try:
@@ -163,55 +139,25 @@ def _handed(root: Path, own: Path, folders: list[str]) -> Path | None:
 
 
 def inert_record(record: dict[str, Any]) -> dict[str, Any]:
-    """A result's text fields as data: memory text reaches the model through MCP as inert as in the bundle."""
+    """A result's text fields as data: memory text reaches the model through MCP as inert as in
+    the bundle."""
     return {key: inert_block(value, markdown=False) if isinstance(value, str) else value
             for key, value in record.items()}
 
 
-def build(store: Store) -> Any:
-    """The server object, with every tool, resource and prompt registered on it."""
-    from memstore.core import toolpath
-
-    server_class, tool_error = _sdk()
-    # WARNING: a refused read is the model's business (it gets the tool error), not the client log's.
+def build(store: Store) -> Server:
+    """The server, with every tool, resource and prompt registered on it."""
     from memstore import __version__
+    from memstore.core import toolpath
+    from memstore.core.loaded import guard
 
-    try:
-        server = server_class("memstore", instructions=USE_MEMORY, log_level="WARNING", version=__version__)
-    except TypeError:  # an SDK without the version argument (1.x FastMCP)
-        server = server_class("memstore", instructions=USE_MEMORY, log_level="WARNING")
-
-    def guarded(fn: F) -> F:
-        """MemstoreError and bad arguments become a one-line tool error, never a crash."""
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return fn(*args, **kwargs)
-            except tool_error:
-                raise
-            except (MemstoreError, ValueError, TypeError) as exc:
-                raise tool_error(one_line(exc)) from None
-            except OSError as exc:
-                where = f" {exc.filename}" if exc.filename else ""
-                raise tool_error(f"{exc.strerror or exc}{where}") from None
-
-        return wrapper  # type: ignore[return-value]
-
-    @server.tool(description="Search the memory with a plain-English question (FTS5 syntax works too). "
-                             "Returns ranked hits: name, path, type, summary, snippet, score.")
-    @guarded
     def search(query: str, limit: int = 10) -> list[dict[str, Any]]:
-        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 100:
+        if not 1 <= limit <= 100:
             raise BadUsage(f"limit must be an integer from 1 to 100, not {limit!r}")
         hits = store.search(query, limit=limit)
         return [{"name": h.name, "path": h.path, "type": h.type, "summary": inert_line(h.summary),
                  "snippet": inert_line(h.snippet), "score": h.score, "team": h.team} for h in hits]
 
-    @server.tool(description="Read one memory's text, by the name or path search gave "
-                             "(feedback_x, memory/..., teams/...). "
-                             "Reading a topic memory reinforces it, as a Read in Claude Code does.")
-    @guarded
     def read(name: str) -> str:
         teams = tuple(team.name for team in store.config.teams)
         target = resolve(store.root, name, teams)
@@ -221,56 +167,66 @@ def build(store: Store) -> Any:
             store.touch(str(target), "Read", session=SESSION)
         return inert_block(text, markdown=False)  # the text as data: no tag, no control character
 
-    @server.tool(description="Note one fact, decision or preference as soon as it is learned "
-                             "(a short-term memory; the same fact twice a day is written once).")
-    @guarded
-    def note(text: str) -> dict[str, Any]:
-        return store.note(text).to_json()
-
-    @server.tool(description="Write a new topic memory memory/<type>_<topic>.md. type: one of the memory "
-                             "types (user, feedback, project, reference, ...); importance 0-10.")
-    @guarded
     def new_memory(type: str, topic: str, summary: str, body: str | None = None,
                    importance: float | None = None) -> dict[str, Any]:
-        return inert_record(store.new(type, topic, summary=summary, body=body, importance=importance).to_json())
+        made = store.new(type, topic, summary=summary, body=body, importance=importance)
+        return inert_record(made.to_json())
 
-    @server.tool(description="File a bug in the open-bug ledger (memory/bugs/).")
-    @guarded
-    def bug_add(title: str, body: str | None = None) -> dict[str, Any]:
-        return inert_record(store.bug_add(title, body=body, by="mcp").to_json())
-
-    @server.tool(description="The open bugs (every bug with all=true), by id.")
-    @guarded
-    def bug_list(all: bool = False) -> list[dict[str, Any]]:
-        return [inert_record(bug.to_json()) for bug in store.bug_list(all=all)]
-
-    @server.tool(description="Close a bug named by its id (1, 0001) or file name, saying why.")
-    @guarded
-    def bug_close(id: str, why: str | None = None) -> dict[str, Any]:
-        return inert_record(store.bug_close(str(id), why).to_json())
-
-    @server.resource("memstore://context", name="context", mime_type="text/markdown",
-                     description="The cold-start bundle: identity, the index and what is hot.")
-    def context() -> str:
-        from memstore.core.loaded import guard
-
-        return guard(store.context(), imports=False)  # the bundle, through the writer's last pass as the hook's is
-
-    @server.resource("memstore://index", name="index", mime_type="text/markdown",
-                     description="MEMORY.md: the ranked index of the memories (Hot, New, Cold).")
     def index() -> str:
         target = Path(store.paths.memory) / "MEMORY.md"
         if not target.is_file():
             store.render()
         return target.read_text(encoding="utf-8", errors="replace")
 
-    @server.prompt(name="use-memory", description="How to use this memory: search, read, note, file bugs.")
-    def use_memory() -> str:
-        return USE_MEMORY
+    tools = [
+        Tool("search", "Search the memory with a plain-English question (FTS5 syntax works too). "
+             "Returns ranked hits: name, path, type, summary, snippet, score.",
+             (Param("query", "string"), Param("limit", "integer", False)), search),
+        Tool("read", "Read one memory's text, by the name or path search gave "
+             "(feedback_x, memory/..., teams/...). "
+             "Reading a topic memory reinforces it, as a Read in Claude Code does.",
+             (Param("name", "string"),), read),
+        Tool("note", "Note one fact, decision or preference as soon as it is learned "
+             "(a short-term memory; the same fact twice a day is written once).",
+             (Param("text", "string"),), lambda text: store.note(text).to_json()),
+        Tool("new_memory", "Write a new topic memory memory/<type>_<topic>.md. type: one of the "
+             "memory types (user, feedback, project, reference, ...); importance 0-10.",
+             (Param("type", "string"), Param("topic", "string"),
+              Param("summary", "string"),
+              Param("body", "string", False),
+              Param("importance", "number", False)), new_memory),
+        Tool("bug_add", "File a bug in the open-bug ledger (memory/bugs/).",
+             (Param("title", "string"), Param("body", "string", False)),
+             lambda title, body=None: inert_record(
+                 store.bug_add(title, body=body, by="mcp").to_json())),
+        Tool("bug_list", "The open bugs (every bug with all=true), by id.",
+             (Param("all", "boolean", False),),
+             lambda all=False: [inert_record(bug.to_json()) for bug in store.bug_list(all=all)]),
+        Tool("bug_close", "Close a bug named by its id (1, 0001) or file name, saying why.",
+             (Param("id", "string"), Param("why", "string", False)),
+             lambda id, why=None: inert_record(store.bug_close(str(id), why).to_json())),
+    ]
+    resources = [
+        # the bundle, through the writer's last pass as the hook's is
+        Resource("memstore://context", "context", "The cold-start bundle: identity, the index and "
+                 "what is hot.", "text/markdown", lambda: guard(store.context(), imports=False)),
+        Resource("memstore://index", "index", "MEMORY.md: the ranked index of the memories (Hot, "
+                 "New, Cold).", "text/markdown", index),
+    ]
+    prompts = {"use-memory": ("How to use this memory: search, read, note, file bugs.",
+                              lambda: USE_MEMORY)}
+    return Server("memstore", __version__, USE_MEMORY, tools, resources, prompts, failure=_failure)
 
-    return server
+
+def _failure(exc: BaseException) -> str:
+    """A tool's exception as the one line the model reads: memstore's own with its hint."""
+    if isinstance(exc, MemstoreError | ValueError | TypeError):
+        return one_line(exc)
+    if isinstance(exc, OSError):
+        return f"{exc.strerror or exc}{f' {exc.filename}' if exc.filename else ''}"
+    return f"internal error: {type(exc).__name__}: {one_line(exc)}"
 
 
 def serve(store: Store) -> None:
     """Serve over stdio until the client closes stdin."""
-    build(store).run("stdio")
+    build(store).serve()

@@ -27,7 +27,8 @@ from memstore.life.provenance import Proc, parents, provenance
 from memstore.life.provenance import stdin_fd as _stdin_fd
 
 CLIENTS = ("claude", "codex", "gemini")
-# A client's own name, or one it is packaged under: claude, claude-code, codex-linux-sandbox, gemini-cli.
+# A client's own name, or one it is packaged under: claude, claude-code, codex-linux-sandbox,
+# gemini-cli.
 _CLIENT = re.compile(r"^(claude|codex|gemini)(?:$|[-_.@])", re.I)
 # Programs that run a client's script (npm installs: `node .../@google/gemini-cli/dist/index.js`).
 _INTERPRETER = re.compile(r"^(?:node(?:js)?|bun|deno|python[0-9.]*|ruby|perl)$")
@@ -38,8 +39,10 @@ class NotThePerson(MemstoreError):
 
 
 def client_of(proc: Proc) -> str | None:
-    """Which coding client `proc` is (claude, codex, gemini), by its name, executable or command line."""
-    names = [proc.comm, os.path.basename(proc.exe), os.path.basename(proc.argv[0]) if proc.argv else ""]
+    """Which coding client `proc` is (claude, codex, gemini), by its name, executable or command
+    line."""
+    names = [proc.comm, os.path.basename(proc.exe),
+             os.path.basename(proc.argv[0]) if proc.argv else ""]
     for name in names:
         match = _CLIENT.match(name)
         if match:
@@ -86,26 +89,27 @@ def person_at_terminal(what: str) -> dict[str, object]:
     try:
         foreground = os.tcgetpgrp(fd)
     except OSError:
-        raise NotThePerson(f"{what} needs your own terminal (stdin is a terminal, but not this process's "
-                           "controlling one): nothing changed") from None
+        raise NotThePerson(f"{what} needs your own terminal (stdin is a terminal, but not this "
+                           "process's controlling one): nothing changed") from None
     if foreground != os.getpgrp():
         raise NotThePerson(f"{what} must run in the foreground of your terminal: nothing changed")
     marked = next((name for name in AGENT_MARKS if os.environ.get(name)), None)
     if marked is not None:
-        raise NotThePerson(f"{what} is the person's, and this runs inside an agent's session (${marked} is set): "
-                           "nothing changed; run it in your own terminal")
+        raise NotThePerson(f"{what} is the person's, and this runs inside an agent's session "
+                           f"(${marked} is set): nothing changed; run it in your own terminal")
     procs = parents()
     among = client_among(procs)
     if among is not None:
         client, proc = among
-        raise NotThePerson(f"{what} is the person's, and a coding client ({client}, pid {proc.pid}) is among this "
-                           "command's parent processes: nothing changed; run it in your own terminal")
+        raise NotThePerson(f"{what} is the person's, and a coding client ({client}, "
+                           f"pid {proc.pid}) is among this command's parent processes: "
+                           "nothing changed; run it in your own terminal")
     return provenance(procs)
 
 
 def ask(question: str) -> str | None:
-    """Print `question` on the terminal and read one typed line, stripped and lower-cased (None at the
-    end of input). Typeahead from before the question is dropped."""
+    """Print `question` on the terminal and read one typed line, stripped and lower-cased (None at
+    the end of input). Typeahead from before the question is dropped."""
     fd = _stdin_fd()
     assert fd is not None
     try:
@@ -114,7 +118,8 @@ def ask(question: str) -> str | None:
         termios.tcflush(fd, termios.TCIFLUSH)  # only what is typed after the question answers it
     except ImportError:
         pass
-    except (OSError, termios.error):  # termios.error is not an OSError: a descriptor that is no terminal now
+    # termios.error is not an OSError: a descriptor that is no terminal now
+    except (OSError, termios.error):
         pass
     try:
         out = open("/dev/tty", "w", encoding="utf-8", errors="replace")  # noqa: SIM115 - closed below

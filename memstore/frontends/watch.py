@@ -55,7 +55,8 @@ def _clock() -> float:
 # The event types that mean a file's bytes or its presence changed. Not opened,
 # closed_no_write or attrib: the sync's own reads must never look like a change.
 FILE_EVENTS = frozenset({"created", "modified", "deleted", "moved", "closed"})
-DIR_EVENTS = frozenset({"created", "deleted", "moved"})  # a folder's "modified" is every change inside it
+# a folder's "modified" is every change inside it
+DIR_EVENTS = frozenset({"created", "deleted", "moved"})
 
 
 class WatcherRunning(MemstoreError):
@@ -67,10 +68,12 @@ def relevant(rel: str, is_directory: bool = False) -> bool:
     if not rel or rel == ".":
         return False
     parts = rel.split("/")
-    if any(part.startswith(".") for part in parts):  # .git/, hidden files, atomic_write's .NAME.PID.tmp
+    # .git/, hidden files, atomic_write's .NAME.PID.tmp
+    if any(part.startswith(".") for part in parts):
         return False
     folders = parts if is_directory else parts[:-1]
-    if any(part in SKIP_DIRS for part in folders):  # runtime/ (the mirror, locks, journal), venvs, ...
+    # runtime/ (the mirror, locks, journal), venvs, ...
+    if any(part in SKIP_DIRS for part in folders):
         return False
     if is_directory:
         return True  # a folder created, deleted or moved: its files came or went with it
@@ -99,7 +102,8 @@ class WatchLock:
             os.close(fd)
             who = f"pid {holder}" if holder else "pid unknown"
             where = f" {self.root}" if self.root else ""
-            raise WatcherRunning(f"another memstore watch ({who}) is already watching{where}") from None
+            raise WatcherRunning(f"another memstore watch ({who}) is already watching"
+                                 f"{where}") from None
         except BaseException:
             os.close(fd)
             raise
@@ -239,13 +243,15 @@ class Watcher:
     # ------------------------------------------------------------ the loop
 
     def run(self, stop: threading.Event, observer_factory: Callable[[], Any] | None = None) -> None:
-        """Watch until `stop` is set. The observer is started first, so nothing slips past the first cycle."""
+        """Watch until `stop` is set. The observer is started first, so nothing slips past the first
+        cycle."""
         observer = (observer_factory or _observer)()
         observer.schedule(_Handler(self), self.root, recursive=True, event_filter=_event_filter())
         try:
             observer.start()
-        except OSError as exc:  # e.g. the inotify watch limit: rescans still keep the mirror current
-            self.warn(f"file events unavailable ({exc}); relying on the full rescan every {self.rescan:g} s")
+        except OSError as exc:  # e.g. the inotify watch limit: rescans keep the mirror current
+            self.warn(f"file events unavailable ({exc}); relying on the full rescan every "
+                      f"{self.rescan:g} s")
         try:
             self.cycle("start")  # whatever changed while nobody watched
             while not stop.is_set():
@@ -265,14 +271,16 @@ class Watcher:
             first, last = self._first, self._last
         if self._retry_at is not None:
             return "retry" if now >= self._retry_at else None  # events wait for the backoff too
-        if last is not None and first is not None and (now - last >= self.debounce or now - first >= self.max_delay):
+        if (last is not None and first is not None
+                and (now - last >= self.debounce or now - first >= self.max_delay)):
             return "events"
         if now >= self._next_rescan:
             return "rescan"
         return None
 
     def cycle(self, reason: str = "events") -> bool:
-        """One full incremental sync and render through the Store. False (and one warn line) on an error.
+        """One full incremental sync and render through the Store. False (and one warn line) on an
+        error.
 
         `Store.render` catches the mirror up with a full walk (mtime, size, inode: it sees
         files rewritten in place, which the quick folder check does not) before it renders,
@@ -331,9 +339,10 @@ def serve(
 
 
 @contextlib.contextmanager
-def stop_on_signals(stop: threading.Event, signals: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)
-                    ) -> Iterator[None]:
-    """While inside, SIGINT and SIGTERM set `stop` (a second one while stopping interrupts for good)."""
+def stop_on_signals(stop: threading.Event,
+                    signals: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)) -> Iterator[None]:
+    """While inside, SIGINT and SIGTERM set `stop` (a second one while stopping interrupts for
+    good)."""
 
     def handler(_signum: int, _frame: object) -> None:
         if stop.is_set():

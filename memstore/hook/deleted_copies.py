@@ -1,6 +1,6 @@
-"""The copies of memories deleted outside memstore, as the archive holds them. Standard library only:
-the SessionStart bundle says how many wait (notice), so this is on the hook's path; deletions.py keeps
-and restores them.
+"""The copies of memories deleted outside memstore, as the archive holds them. Standard library
+only: the SessionStart bundle says how many wait (notice), so this is on the hook's path;
+deletions.py keeps and restores them.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def _block(text: str) -> list[str]:
 
 
 def _unquote(value: str) -> str:
-    from memstore.core.frontreader import unquote  # the flat reader of one frontmatter value, without YAML
+    from memstore.core.frontreader import unquote  # the flat reader of one value, without YAML
 
     return unquote(value)
 
@@ -99,7 +99,8 @@ def seen_at(root: Path) -> str:
 
 
 def unseen(root: Path) -> list[Kept]:
-    """The deleted memories' copies the person has not acknowledged (deleted after `restore --ack`)."""
+    """The deleted memories' copies the person has not acknowledged (deleted after `restore
+    --ack`)."""
     since = seen_at(root)
     return [k for k in archived(root) if k.at > since]
 
@@ -118,10 +119,11 @@ def notice(root: Path) -> str | None:
     waiting = unseen(root)
     if not waiting:
         return None
-    # a file name (or a copy's fields) can be hostile: controls and bidi spelled out, no import, no tag
+    # a file name (or a copy's fields) can be hostile: controls, bidi spelled out; no import, no tag
     names = ", ".join(safe_name(Path(k.was).stem[:80]) for k in waiting[:5])
     more = f" and {len(waiting) - 5} more" if len(waiting) > 5 else ""
     since = safe_name(waiting[0].at[:10])
     many = f"{len(waiting)} memories were" if len(waiting) > 1 else "1 memory was"
-    return (f"{many} deleted outside memstore since {since}: kept in memory/archive/ ({names}{more}); "
-            "`memstore restore NAME` puts one back, `memstore restore --ack` stops this note\n")
+    return (f"{many} deleted outside memstore since {since}: kept in memory/archive/ "
+            f"({names}{more}); `memstore restore NAME` puts one back, `memstore restore --ack` "
+            "stops this note\n")

@@ -1,4 +1,6 @@
-"""The word list of the PreToolUse gate (hookgate.sh), written from the hook's own lists. Standard library only.
+"""The word list of the PreToolUse gate (hookgate.sh), written from the hook's own lists.
+
+Standard library only.
 
 Claude Code starts a PreToolUse handler for every tool call (the plugin's matcher is `*`; the
 settings install's lens handler is `*` too, so a lens on a new tool needs no reinstall). A
@@ -18,8 +20,8 @@ Lines are KEY<TAB>VALUE:
 - skip: a tool the plugin's gate may pass over (no lens can match it; not an edit tool, not
   memstore's MCP tool); free: one no lens can match (the settings install's gate, whose other
   handlers have `if` filters of their own)
-- watch: a lens file or folder; one changed after the file was written makes it stale (the file's
-  mtime is set to the newest mtime seen, so bash's `-nt` tells)
+- watch: a lens file or folder; one changed after the file was written makes it stale (the
+  file's mtime is set to the newest mtime seen, so bash's `-nt` tells)
 """
 
 from __future__ import annotations
@@ -34,11 +36,12 @@ if TYPE_CHECKING:
 
 GATE_FORMAT = "memstore-gate 1"  # also in hookgate.sh: a file of another format is stale
 GATE_NAME = "hookgate.txt"
-# Claude Code's own tools (2.1.x): decided from the start, so a Bash `ls` never waits for a first sight
-KNOWN_TOOLS = ("Bash", "Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "NotebookRead", "Glob", "Grep", "LS",
-               "WebFetch", "WebSearch", "Task", "Agent", "TodoWrite", "TodoRead", "BashOutput", "KillShell",
-               "KillBash", "ExitPlanMode", "SlashCommand", "Skill", "ToolSearch", "AskUserQuestion")
-MAX_TOOLS = 300  # tools learned one by one: enough for many MCP servers, bounded against a flood of names
+# Claude Code's own tools (2.1.x): decided up front, so a Bash `ls` never waits for a first sight
+KNOWN_TOOLS = ("Bash", "Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "NotebookRead", "Glob",
+               "Grep", "LS", "WebFetch", "WebSearch", "Task", "Agent", "TodoWrite", "TodoRead",
+               "BashOutput", "KillShell", "KillBash", "ExitPlanMode", "SlashCommand", "Skill",
+               "ToolSearch", "AskUserQuestion")
+MAX_TOOLS = 300  # tools learned one by one: enough for many MCP servers, bounded against a flood
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}")
 _UNSAFE = re.compile(r"[\"'\\\x00-\x1f\x7f]")  # a word the gate could not see as the hook does
 
@@ -53,8 +56,9 @@ def words(root: str) -> list[str]:
     """What the hook's cheap look of a Bash command looks for (hook.py, PreToolUse), in one list."""
     from memstore.core.access import CLIENT_WIRING_WORDS, SHELL_VERBS, WIRING_WORDS, watch_words
 
-    return list(dict.fromkeys((*watch_words(root), *SHELL_VERBS, *WIRING_WORDS, *CLIENT_WIRING_WORDS,
-                               "memstore/config.toml", root, os.path.realpath(root))))
+    return list(dict.fromkeys((*watch_words(root), *SHELL_VERBS, *WIRING_WORDS,
+                               *CLIENT_WIRING_WORDS, "memstore/config.toml", root,
+                               os.path.realpath(root))))
 
 
 def _ours(tool: str) -> bool:
@@ -65,24 +69,29 @@ def _ours(tool: str) -> bool:
 
 
 def read_tools(root: str) -> list[str]:
-    """The tools the file names as decided (learned ones kept across rewrites); none when unreadable."""
+    """The tools the file names as decided (learned ones kept across rewrites); none when
+    unreadable."""
     try:
         with open(gate_file(root), encoding="utf-8") as handle:
             text = handle.read(200_000)
     except (OSError, UnicodeDecodeError):
         return []
-    return [line[5:] for line in text.split("\n") if line.startswith("tool\t") and _TOOL_NAME.fullmatch(line[5:])]
+    return [line[5:] for line in text.split("\n")
+            if line.startswith("tool\t") and _TOOL_NAME.fullmatch(line[5:])]
 
 
-def gate_text(root: str, lenses: list[Lens], tools: list[str], stamps: dict[str, int], unread: bool) -> str:
-    """The file's text. `stamps`: {lens file or folder (root-relative): mtime_ns}, as seen when the lenses
-    were read; `unread`: some changed lens could not be read here, so no tool is known lens-free."""
-    listed = list(dict.fromkeys(t for t in (*KNOWN_TOOLS, *tools) if _TOOL_NAME.fullmatch(t)))[:MAX_TOOLS]
+def gate_text(root: str, lenses: list[Lens], tools: list[str], stamps: dict[str, int],
+              unread: bool) -> str:
+    """The file's text. `stamps`: {lens file or folder (root-relative): mtime_ns}, as seen when the
+    lenses were read; `unread`: some changed lens could not be read here, so no tool is known
+    lens-free."""
+    listed = list(dict.fromkeys(t for t in (*KNOWN_TOOLS, *tools)
+                                if _TOOL_NAME.fullmatch(t)))[:MAX_TOOLS]
     patterns = [lens.tool_match for lens in lenses if lens.tool_match is not None]
     from memstore.core.lenses import in_time
 
-    # a tool is free of lenses when no pattern matches it in time (one that runs out of time is a match:
-    # the hook then starts for that tool, and its own check skips the slow lens)
+    # a tool is free of lenses when no pattern matches it in time (one that runs out of time is a
+    # match: the hook then starts for that tool, and its own check skips the slow lens)
     def matched(pattern: re.Pattern[str], tool: str) -> bool:
         return in_time(lambda: bool(pattern.search(tool))) is not False
 
@@ -95,16 +104,20 @@ def gate_text(root: str, lenses: list[Lens], tools: list[str], stamps: dict[str,
         free = []  # a name bash would see escaped: nothing is passed over
     skip = [t for t in free if not _ours(t)]
     lines = [f"format\t{GATE_FORMAT}", f"root\t{root}", f"home\t{home}", f"real\t{real}",
-             *(f"word\t{w}" for w in found), *(f"tool\t{t}" for t in listed), *(f"skip\t{t}" for t in skip),
-             *(f"free\t{t}" for t in free), *(f"watch\t{w}" for w in watched),
-             f"stamp\t{max(stamps.values(), default=0)}"]  # a touched lens changes the text, so its mtime moves
+             *(f"word\t{w}" for w in found), *(f"tool\t{t}" for t in listed),
+             *(f"skip\t{t}" for t in skip), *(f"free\t{t}" for t in free),
+             *(f"watch\t{w}" for w in watched),
+             # a touched lens changes the text, so its mtime moves
+             f"stamp\t{max(stamps.values(), default=0)}"]
     return "\n".join(lines) + "\n"
 
 
-def refresh(root: str, lenses: list[Lens], stamps: dict[str, int], unread: bool, tool: str | None = None) -> bool:
-    """Write the gate's file for these lenses (current_lenses, with its stamps), adding `tool` to the
-    tools decided. Its mtime is then set to the newest lens mtime seen: a lens changed after that
-    reading is newer than the file, which the gate takes as stale. False when it could not be written."""
+def refresh(root: str, lenses: list[Lens], stamps: dict[str, int], unread: bool,
+            tool: str | None = None) -> bool:
+    """Write the gate's file for these lenses (current_lenses, with its stamps), adding `tool` to
+    the tools decided. Its mtime is then set to the newest lens mtime seen: a lens changed after
+    that reading is newer than the file, which the gate takes as stale. False when it could not be
+    written."""
     from pathlib import Path
 
     from memstore.core.locks import LockTimeout, atomic_write, file_lock
@@ -112,7 +125,8 @@ def refresh(root: str, lenses: list[Lens], stamps: dict[str, int], unread: bool,
     path = gate_file(root)
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with file_lock(Path(path + ".lock"), timeout=0.2):  # another hook writing it: theirs will do
+        # another hook writing it: theirs will do
+        with file_lock(Path(path + ".lock"), timeout=0.2):
             tools = read_tools(root)
             if tool and _TOOL_NAME.fullmatch(tool) and tool not in tools:
                 tools.append(tool)
@@ -123,8 +137,9 @@ def refresh(root: str, lenses: list[Lens], stamps: dict[str, int], unread: bool,
     except LockTimeout:
         return False  # another hook is writing it
     except OSError:
-        # not writable as it should be (a lock path made a directory, a full disk): the old list must not stand,
-        # since the gate would go on trusting it; without one the gate starts the hook for every call
+        # not writable as it should be (a lock path made a directory, a full disk): the old list
+        # must not stand, since the gate would go on trusting it; without one the gate starts the
+        # hook for every call
         try:
             os.unlink(path)
         except OSError:
@@ -133,23 +148,26 @@ def refresh(root: str, lenses: list[Lens], stamps: dict[str, int], unread: bool,
     return True
 
 
-# what the gate hands over in $MEMSTORE_GATE when its file could not answer: the hook rewrites it then
+# what the gate hands over in $MEMSTORE_GATE when its file could not answer: the hook rewrites it
 REWRITE_ON = ("missing", "stale", "new")
 
 
 def session_refresh(root: str, budget_ms: int) -> list[str]:
-    """At SessionStart: the lenses as they are now, and the gate's file written from them. Returns what
-    the hook should log: each changed lens file this reader could not take (it waits for a sync), or why
-    the file could not be written (the gate then starts the hook for every call: slower, never unsafe)."""
+    """At SessionStart: the lenses as they are now, and the gate's file written from them. Returns
+    what the hook should log: each changed lens file this reader could not take (it waits for a
+    sync), or why the file could not be written (the gate then starts the hook for every call:
+    slower, never unsafe)."""
     try:
-        return [f"lens {rel} changed since the last sync in a form only sync reads; it waits for a sync"
+        return [f"lens {rel} changed since the last sync in a form only sync reads; "
+                "it waits for a sync"
                 for rel in _session_refresh(root, budget_ms)]
     except Exception as exc:  # the bundle matters more than the gate's list
         return [f"the gate's list not written: {type(exc).__name__}: {exc}"]
 
 
 def _teams(root: str) -> list[str]:
-    """The joined teams' names, whose lenses fire too; none when memstore.toml cannot be read (or is held)."""
+    """The joined teams' names, whose lenses fire too; none when memstore.toml cannot be read (or
+    is held)."""
     from memstore.core.config import ConfigError, load_config
 
     try:

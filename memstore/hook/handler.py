@@ -61,8 +61,10 @@ Payload = dict[str, object]
 
 
 def _args(argv: list[str]) -> dict[str, str | None]:
-    """--root, --now, --part, --client and --after, each as `--opt V` or `--opt=V`; anything else is ignored."""
-    found: dict[str, str | None] = {"root": None, "now": None, "part": None, "client": None, "after": None}
+    """--root, --now, --part, --client and --after, each as `--opt V` or `--opt=V`; anything else
+    is ignored."""
+    found: dict[str, str | None] = {"root": None, "now": None, "part": None, "client": None,
+                                    "after": None}
     items = iter(argv)
     for arg in items:
         for key in found:
@@ -97,7 +99,8 @@ def read_payload(stream: Reader) -> Payload | None:
     if len(raw) > MAX_STDIN:
         return None
     try:
-        payload = json.loads(raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw)
+        payload = json.loads(raw.decode("utf-8", errors="replace") if isinstance(raw, bytes)
+                             else raw)
     except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
         return None
     return payload if isinstance(payload, dict) else None
@@ -108,7 +111,8 @@ def _tool_input(payload: Payload) -> tuple[str, str | None]:
     data = payload.get("tool_input")
     file_path = None
     if isinstance(data, dict):  # NotebookEdit names its file notebook_path
-        file_path = data.get("file_path") if data.get("file_path") is not None else data.get("notebook_path")
+        file_path = (data.get("file_path") if data.get("file_path") is not None
+                     else data.get("notebook_path"))
     return (tool if isinstance(tool, str) else ""), usable(file_path)
 
 
@@ -117,8 +121,9 @@ def _text(payload: Payload, key: str) -> str | None:
 
 
 def _plugin_root() -> tuple[str | None, str]:
-    """(the plugin's agent root, or None and why not). A hook naming ${user_config.root} in its arguments
-    would not run at all while the option is unset, so the root comes from the environment."""
+    """(the plugin's agent root, or None and why not). A hook naming ${user_config.root} in its
+    arguments would not run at all while the option is unset, so the root comes from the
+    environment."""
     value = os.environ.get("CLAUDE_PLUGIN_OPTION_ROOT", "").strip()
     if not value:
         return None, "unset"
@@ -131,13 +136,13 @@ def _plugin_unset(payload: Payload, missing: str) -> Payload | None:
     if payload.get("hook_event_name") != "SessionStart":
         return None
     if missing == "unset":
-        text = ("memstore plugin: no agent root is set, so this session has no memory. Tell the person to run "
-                "`claude plugin configure memstore@memstore` (the `root` option: a folder for the agent's memory), "
-                "then `claude --init-only` once.")
+        text = ("memstore plugin: no agent root is set, so this session has no memory. Tell the "
+                "person to run `claude plugin configure memstore@memstore` (the `root` option: a "
+                "folder for the agent's memory), then `claude --init-only` once.")
     else:
-        text = (f"memstore plugin: the agent root {missing} is not laid out yet, so this session has no memory. "
-                "Tell the person to run `claude --init-only` once: it builds memstore's environment and lays "
-                "the root out.")
+        text = (f"memstore plugin: the agent root {missing} is not laid out yet, so this session "
+                "has no memory. Tell the person to run `claude --init-only` once: it builds "
+                "memstore's environment and lays the root out.")
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
@@ -152,9 +157,11 @@ def _with_setup_failure(payload: Payload, response: Payload | None) -> Payload |
     except OSError:
         return response
     said = (response or {}).get("hookSpecificOutput", {})
-    text = said.get("additionalContext", "") if isinstance(said, dict) else ""  # always a dict: handle built it
-    return {"hookSpecificOutput": {"hookEventName": "SessionStart",
-                                   "additionalContext": "\n\n".join(t for t in (notice, text) if t)}}
+    # always a dict: handle built it
+    text = said.get("additionalContext", "") if isinstance(said, dict) else ""
+    return {"hookSpecificOutput": {
+        "hookEventName": "SessionStart",
+        "additionalContext": "\n\n".join(t for t in (notice, text) if t)}}
 
 
 def _settings(root: str, now_opt: str | None) -> tuple[Config, dt.datetime]:
@@ -175,12 +182,13 @@ def _settings(root: str, now_opt: str | None) -> tuple[Config, dt.datetime]:
 
 
 def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = None, *,
-           plugin: bool = False, settings: tuple[Config, dt.datetime] | None = None, after: str | None = None,
+           plugin: bool = False, settings: tuple[Config, dt.datetime] | None = None,
+           after: str | None = None,
            ) -> Payload | None:
     """The response object for one payload (None: print nothing). `plugin`: run by the Claude Code
     plugin, whose MCP tools have the plugin's names. `settings`: (config, now), when the caller read
-    them already (a client adapter hands several payloads over for one call). `after`: the SessionStart
-    handler the bundle's waits for (session_start.py)."""
+    them already (a client adapter hands several payloads over for one call). `after`: the
+    SessionStart handler the bundle's waits for (session_start.py)."""
     config, now = settings if settings is not None else _settings(root, now_opt)
     event = payload.get("hook_event_name")
     tool, file_path = _tool_input(payload)
@@ -257,8 +265,10 @@ def _post_tool_use(payload: Payload, root: str, tool: str, file_path: str | None
     return None
 
 
-def _remember_dates(root: str, rel: str, tool_input: object, tool_response: object, now: dt.datetime) -> None:
-    """What the agent wrote, kept for the tick to date its "yesterday"s from this instant (core.pending_dates)."""
+def _remember_dates(root: str, rel: str, tool_input: object, tool_response: object,
+                    now: dt.datetime) -> None:
+    """What the agent wrote, kept for the tick to date its "yesterday"s from this instant
+    (core.pending_dates)."""
     from memstore.core.pending_dates import remember, written_text
 
     try:
@@ -271,7 +281,8 @@ _HEAD = 64 * 1024  # a frontmatter ends long before this
 
 
 def _frontmatter_said(real: str, rel: str) -> str | None:
-    """What is wrong with the frontmatter of the memory just written, and how to mend it (None: nothing)."""
+    """What is wrong with the frontmatter of the memory just written, and how to mend it (None:
+    nothing)."""
     from memstore.core.frontreader import told
 
     try:
@@ -282,16 +293,18 @@ def _frontmatter_said(real: str, rel: str) -> str | None:
     return told(head.decode("utf-8", errors="replace"), rel, whole=len(head) < _HEAD)
 
 
-def _session_start(payload: Payload, root: str, now: dt.datetime, config: Config, part: str | None, cwd: str | None,
-                   session: str | None) -> str:
-    """The text of one SessionStart handler: part N of identity + MEMORY.md, or the cold-start bundle."""
+def _session_start(payload: Payload, root: str, now: dt.datetime, config: Config, part: str | None,
+                   cwd: str | None, session: str | None) -> str:
+    """The text of one SessionStart handler: part N of identity + MEMORY.md, or the cold-start
+    bundle."""
     from pathlib import Path
 
     if part is not None:
         from memstore.hook.session_imports import import_part
 
         kind, _, number = part.partition(":")
-        return import_part(Path(root), int(number)) if kind == "imports" and number.isdigit() else ""
+        return (import_part(Path(root), int(number)) if kind == "imports" and number.isdigit()
+                else "")
     from memstore.core import tamper, tamper_lines
     from memstore.core.agent_root import state_dir
     from memstore.core.projects import locate, remember_worktree
@@ -303,14 +316,16 @@ def _session_start(payload: Payload, root: str, now: dt.datetime, config: Config
     # the person's files and the wiring against what the person accepted, before this session counts
     # as live: a change since the last session ended is a hand edit (said once, in the bundle)
     found = tamper.check(root, cwd=cwd, start=session or "")
-    for line in session_refresh(root, config.hook_lock_budget_ms):  # the gate's list, for these lenses
+    # the gate's list, for these lenses
+    for line in session_refresh(root, config.hook_lock_budget_ms):
         _log(root, line)
     # person-wide items and this session's project's own, never another project's
     return bundle(Path(root), now, config, project, evidence=tamper_lines.bundle_lines(root, found))
 
 
 def for_client(client: str, payload: Payload, root: str, now_opt: str | None) -> Payload | None:
-    """Another client's payload, through its adapter (memstore.hook.clients) and the one `handle`."""
+    """Another client's payload, through its adapter (memstore.hook.clients) and the one
+    `handle`."""
     from memstore.hook.clients import CLIENTS
 
     if client not in CLIENTS:
@@ -324,7 +339,8 @@ def for_client(client: str, payload: Payload, root: str, now_opt: str | None) ->
     if any(one.get("hook_event_name") == "PreToolUse" for one in canonical):
         from memstore.core.tamper_sessions import session_seen
 
-        # a resumed session fires no SessionStart there (Codex's matcher is "startup"): live from its first tool
+        # a resumed session fires no SessionStart there (Codex's matcher is "startup"): live from
+        # its first tool
         session_seen(root, _text(canonical[0], "session_id"), client)
     responses = [handle(one, root, now_opt, settings=settings) for one in canonical]
     context = None
@@ -335,7 +351,8 @@ def for_client(client: str, payload: Payload, root: str, now_opt: str | None) ->
         from memstore.hook.session_imports import imports_text
 
         context = imports_text(Path(root))
-    answer: Payload | None = adapter.answer(payload, responses, context)  # each adapter's answer() (hook/clients)
+    # each adapter's answer() (hook/clients)
+    answer: Payload | None = adapter.answer(payload, responses, context)
     return answer
 
 
@@ -346,7 +363,8 @@ def _answer(response: dict[str, Any]) -> str:
     return answer(response)
 
 
-def main(argv: list[str] | None = None, stdin: Reader | None = None, stdout: Writer | None = None) -> int:
+def main(argv: list[str] | None = None, stdin: Reader | None = None,
+         stdout: Writer | None = None) -> int:
     """Entry point. Returns 0 whatever happens."""
     root: str | None = None
     try:
@@ -356,7 +374,7 @@ def main(argv: list[str] | None = None, stdin: Reader | None = None, stdout: Wri
             _log(_find_root(opts["root"], {}), "payload is not a JSON object; ignored")
             return 0
         plugin = "--plugin" in (sys.argv[1:] if argv is None else argv)
-        if plugin:  # the Claude Code plugin: the root is its `root` option, as Claude Code hands it over
+        if plugin:  # the Claude Code plugin: the root is its `root` option, as Claude Code hands it
             root, missing = _plugin_root()
             if root is None:
                 response = _plugin_unset(payload, missing) if opts["part"] is None else None
@@ -367,10 +385,11 @@ def main(argv: list[str] | None = None, stdin: Reader | None = None, stdout: Wri
         else:
             root = _find_root(opts["root"], payload)
         if root is None or os.environ.get("MEMSTORE_HOOKS", "").lower() == "off":
-            return 0  # no root, or a session memstore itself started (the nightly wake's model calls)
+            return 0  # no root, or a session memstore itself started (the wake's model calls)
         client = opts["client"] or "claude"
         if client == "claude":
-            response = handle(payload, root, opts["now"], opts["part"], plugin=plugin, after=opts["after"])
+            response = handle(payload, root, opts["now"], opts["part"], plugin=plugin,
+                              after=opts["after"])
             if plugin and opts["part"] is None:
                 response = _with_setup_failure(payload, response)
         else:

@@ -22,9 +22,9 @@ from pathlib import Path
 RECORD = ("runtime", "state", "wake-proposals.json")
 MAX_NOTES = 1_000  # newest first; the wake writes a few a night, so years of nights fit
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.md$")  # one file name, never a path
-ROLLED_SUFFIXES = 4  # a roll onto a taken archive name picks stem-2.md, -3, ... (rolling._free_name)
+ROLLED_SUFFIXES = 4  # a roll onto a taken archive name picks stem-2.md, -3 (rolling._free_name)
 
-T1 = tuple[str, str, dict[str, str], str]  # (rel path, name, frontmatter values, body), as review._t1 gives
+T1 = tuple[str, str, dict[str, str], str]  # (rel path, name, frontmatter values, body): review._t1
 
 
 def record_path(root: str | os.PathLike[str]) -> Path:
@@ -36,7 +36,8 @@ def digest(data: bytes) -> str:
 
 
 def recorded(root: str | os.PathLike[str]) -> dict[str, str]:
-    """name -> sha256 of every proposals note the wake wrote; {} when there is no record (or it is unreadable)."""
+    """name -> sha256 of every proposals note the wake wrote; {} when there is no record (or it is
+    unreadable)."""
     from memstore.core.fsguard import read_regular
 
     try:
@@ -51,7 +52,8 @@ def recorded(root: str | os.PathLike[str]) -> dict[str, str]:
 
 
 def remember(root: str | os.PathLike[str], notes: list[tuple[str, bytes]]) -> None:
-    """Add (file name, bytes) of notes the wake is about to write to the record (temp + rename, under a lock)."""
+    """Add (file name, bytes) of notes the wake is about to write to the record (temp + rename,
+    under a lock)."""
     from memstore.core.locks import atomic_write, file_lock
 
     if not notes:
@@ -61,7 +63,8 @@ def remember(root: str | os.PathLike[str], notes: list[tuple[str, bytes]]) -> No
     with file_lock(target.with_name(target.name + ".lock")):
         known = recorded(root)
         known.update({name: digest(data) for name, data in notes})
-        atomic_write(target, (json.dumps({"notes": dict(sorted(known.items()))}, indent=1) + "\n").encode())
+        atomic_write(target, (json.dumps({"notes": dict(sorted(known.items()))}, indent=1)
+                              + "\n").encode())
 
 
 def _candidates(short_term: Path, name: str) -> list[Path]:
@@ -72,8 +75,9 @@ def _candidates(short_term: Path, name: str) -> list[Path]:
 
 
 def genuine(root: str | os.PathLike[str]) -> tuple[list[T1], int]:
-    """(the wake's proposals notes whose bytes match the record, newest name first; how many recorded
-    notes were not looked at, past MAX_NOTES). A recorded note gone or changed is simply not one."""
+    """(the wake's proposals notes whose bytes match the record, newest name first; how many
+    recorded notes were not looked at, past MAX_NOTES). A recorded note gone or changed is simply
+    not one."""
     from memstore.core.frontreader import front_values, split_front
     from memstore.core.fsguard import read_regular
 
@@ -100,14 +104,18 @@ def genuine(root: str | os.PathLike[str]) -> tuple[list[T1], int]:
 
 
 def genuine_names(notes: list[T1]) -> set[str]:
-    """The root-relative paths of `notes` (genuine's list): what the facts section leaves to the proposals."""
+    """The root-relative paths of `notes` (genuine's list): what the facts section leaves to the
+    proposals."""
     return {rel for rel, _name, _values, _body in notes}
 
 
-def forged(root: str | os.PathLike[str], rows: list[tuple[str, str | None]]) -> list[tuple[str, str]]:
-    """(path, warning) for each short-term note that says `kind: wake-proposals` but is not the wake's.
+def forged(root: str | os.PathLike[str], rows: list[tuple[str, str | None]]
+           ) -> list[tuple[str, str]]:
+    """(path, warning) for each short-term note that says `kind: wake-proposals` but is not the
+    wake's.
 
-    `rows`: (root-relative path, the mirror's frontmatter JSON) of the short-term files (lint reads the mirror).
+    `rows`: (root-relative path, the mirror's frontmatter JSON) of the short-term files (lint reads
+    the mirror).
     """
     mine = genuine_names(genuine(root)[0])
     out = []
@@ -117,7 +125,8 @@ def forged(root: str | os.PathLike[str], rows: list[tuple[str, str | None]]) -> 
         except (ValueError, AttributeError):
             continue
         if isinstance(kind, str) and kind.strip().lower() == "wake-proposals" and rel not in mine:
-            out.append((rel, "says kind: wake-proposals, but memstore's wake did not write these bytes: it is "
-                             "shown as an ordinary note, never as the dream's proposals (written by the agent, "
-                             "edited, or from before wake kept its record)"))
+            out.append((rel, (
+                "says kind: wake-proposals, but memstore's wake did not write these bytes: it is "
+                "shown as an ordinary note, never as the dream's proposals (written by the agent, "
+                "edited, or from before wake kept its record)")))
     return out

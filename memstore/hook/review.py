@@ -8,14 +8,13 @@ text, a proposal by its normalised line, a cue item by its kind and the files it
 So the same lesson captured again on another day, or the same proposal dreamt again, is
 the same item: answered once, it stays answered.
 
-The answers are the person's. They live in `review/<clone>.jsonl` at the root (one file
-per clone, as the journal is, so two machines never write the same file and a git merge
-never conflicts), one JSON line per answer; the newest answer to an id wins. `review/` is
-one of the person's folders (access.PERSON_OWNED): the agent cannot write it, and the hook
-refuses a shell command that runs `memstore review accept|reject`. The command line answers
-only for a person at their terminal, after a typed `y` (memstore.frontends.terminal). Nothing is deleted: a
-rejected lesson is moved to short-term/archive/, a rejected proposal or cue item is only
-recorded.
+The answers are the person's. They live in `review/<clone>.jsonl` at the root (one file per clone,
+as the journal is, so two machines never write the same file and a git merge never conflicts), one
+JSON line per answer; the newest answer to an id wins. `review/` is one of the person's folders
+(access.PERSON_OWNED): the agent cannot write it, and the hook refuses a shell command that runs
+`memstore review accept|reject`. The command line answers only for a person at their terminal, after
+a typed `y` (memstore.frontends.terminal). Nothing is deleted: a rejected lesson is moved to
+short-term/archive/, a rejected proposal or cue item is only recorded.
 """
 
 from __future__ import annotations
@@ -73,7 +72,8 @@ def folder(root: str | os.PathLike[str]) -> str:
 
 
 def answers(root: str | os.PathLike[str]) -> dict[str, dict[str, str]]:
-    """id -> the newest answer (its JSON object) across every clone's file; a bad line is skipped."""
+    """id -> the newest answer (its JSON object) across every clone's file; a bad line is
+    skipped."""
     found: dict[str, dict[str, str]] = {}
     where = folder(root)
     try:
@@ -95,7 +95,8 @@ def answers(root: str | os.PathLike[str]) -> dict[str, dict[str, str]]:
             except ValueError:
                 continue
             if not isinstance(answer, dict) or not isinstance(answer.get("id"), str) \
-                    or answer.get("decision") not in DECISIONS or not isinstance(answer.get("at"), str):
+                    or answer.get("decision") not in DECISIONS \
+                    or not isinstance(answer.get("at"), str):
                 continue
             known = found.get(answer["id"])
             if known is None or (answer["at"], name) >= (known["at"], known.get("_file", "")):
@@ -116,7 +117,8 @@ def record(root: str | os.PathLike[str], clone: str, answer: dict[str, object]) 
     from memstore.core.journal import append_line
 
     path = os.path.join(folder(root), f"{clone}.jsonl")
-    append_line(path, (json.dumps(answer, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
+    append_line(path, (json.dumps(answer, ensure_ascii=False, sort_keys=True)
+                       + "\n").encode("utf-8"))
     return path
 
 
@@ -129,14 +131,16 @@ def withheld(kind: str, body: str, answered: dict[str, dict[str, str]]) -> bool:
     text = " ".join(body.split())
     if decision(answered, lesson_id(text)) == REJECTED:
         return True
-    from memstore.hook.rulecue import UNSAFE_REASONS, rejected, sentences  # its patterns: only when a lesson is read
+    # its patterns: only when a lesson is read
+    from memstore.hook.rulecue import UNSAFE_REASONS, rejected, sentences
 
     return any(rejected(sentence) in UNSAFE_REASONS for sentence in sentences(text))
 
 
-def standing_lessons(answered: dict[str, dict[str, str]], project: str | None = None) -> list[tuple[str, str]]:
-    """(id, text) of every lesson the person accepted for this project (or person-wide), oldest answer
-    first: they stand however old."""
+def standing_lessons(answered: dict[str, dict[str, str]], project: str | None = None
+                     ) -> list[tuple[str, str]]:
+    """(id, text) of every lesson the person accepted for this project (or person-wide), oldest
+    answer first: they stand however old."""
     from memstore.core.projects import belongs
 
     found = [(a["at"], ident, a.get("text", "")) for ident, a in answered.items()
@@ -145,9 +149,11 @@ def standing_lessons(answered: dict[str, dict[str, str]], project: str | None = 
     return [(ident, text) for _at, ident, text in sorted(found)]
 
 
-def accepted_proposals(answered: dict[str, dict[str, str]], project: str | None = None) -> list[tuple[str, str]]:
-    """(id, text) of every proposal the person accepted and has not marked done, for this project (or
-    person-wide), oldest answer first: the bundle carries each as the person's instruction until done."""
+def accepted_proposals(answered: dict[str, dict[str, str]], project: str | None = None
+                       ) -> list[tuple[str, str]]:
+    """(id, text) of every proposal the person accepted and has not marked done, for this project
+    (or person-wide), oldest answer first: the bundle carries each as the person's instruction until
+    done."""
     from memstore.core.projects import belongs
 
     found = [(a["at"], ident, a.get("text", "")) for ident, a in answered.items()
@@ -166,7 +172,8 @@ class Item:
     source: str  # the file it came from, or "tick <when>" for a cue item
     created: str | None
     paths: list[str] = field(default_factory=list)  # the files it is about
-    project: str | None = None  # a lesson's project, or the dream's (memstore.core.projects); None: person-wide
+    # a lesson's project, or the dream's (memstore.core.projects); None: person-wide
+    project: str | None = None
 
     def to_json(self) -> dict[str, object]:
         return {"id": self.id, "kind": self.kind, "text": self.text, "source": self.source,
@@ -201,7 +208,7 @@ def _value(values: dict[str, str], key: str) -> str:
     return unquote(values.get(key, "")).strip()
 
 
-T1 = list[tuple[str, str, dict[str, str], str]]  # (rel path, name, frontmatter values, body), as _t1 gives
+T1 = list[tuple[str, str, dict[str, str], str]]  # (rel path, name, frontmatter values, body): _t1's
 
 
 def _archived(rel: str) -> bool:
@@ -237,7 +244,8 @@ def open_proposals(root: str | os.PathLike[str], answered: dict[str, dict[str, s
     return found
 
 
-def pending(root: str | os.PathLike[str], cue: dict[str, object] | None, t1: T1 | None = None) -> list[Item]:
+def pending(root: str | os.PathLike[str], cue: dict[str, object] | None,
+            t1: T1 | None = None) -> list[Item]:
     """Everything unanswered: lessons, then proposals, then cue items (new facts are not questions).
 
     `t1`: the short-term files as the caller already has them (the web inspector reads them from
@@ -247,18 +255,21 @@ def pending(root: str | os.PathLike[str], cue: dict[str, object] | None, t1: T1 
     answered = answers(root)
     items: list[Item] = []
     seen: set[str] = set()
-    files = _t1(os.fspath(root)) if t1 is None else t1  # lessons wait in short-term/ only, not its archive/
+    # lessons wait in short-term/ only, not its archive/
+    files = _t1(os.fspath(root)) if t1 is None else t1
     for rel, _name, values, body in sorted(files, key=lambda t: t[1]):
         if _archived(rel) or _value(values, "kind").lower() != "lesson":
             continue
         text = " ".join(body.split())
         ident = lesson_id(text)
-        if not text or ident in seen or decision(answered, ident) or withheld("lesson", body, answered):
+        if not text or ident in seen or decision(answered, ident) or (
+                withheld("lesson", body, answered)):
             continue
         seen.add(ident)
         items.append(Item(ident, "lesson", text, rel, _value(values, "created") or None, [rel],
                           _value(values, "project") or None))
-    items += open_proposals(root, answered)  # from the wake's record, never from `t1` (the agent writes those)
+    # from the wake's record, never from `t1` (the agent writes those)
+    items += open_proposals(root, answered)
     raw = cue.get("items") if isinstance(cue, dict) else None
     for entry in raw if isinstance(raw, list) else []:
         if not isinstance(entry, dict) or entry.get("kind") == "new-fact":

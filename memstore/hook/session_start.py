@@ -1,4 +1,4 @@
-"""The SessionStart hook's answer: the cold-start bundle, or part N of identity + MEMORY.md, in a fixed order.
+"""SessionStart's answer: the cold-start bundle, or part N of identity + MEMORY.md, in fixed order.
 
 Standard library only (the hook's path). Where identity and the index travel as SessionStart
 context (the plugin, a root outside the project), Claude Code runs four handlers at once, each
@@ -18,7 +18,7 @@ import os
 import time
 
 WAIT_S = 2.5  # the longest a handler waits for the one before it (the hook's timeout is 10 s)
-SETTLE_S = 0.03  # after the marker: time for the predecessor to exit and Claude Code to take its output
+SETTLE_S = 0.03  # after the marker: for the predecessor to exit and Claude Code to take its output
 FRESH_S = 30.0  # a marker older than this belongs to an earlier start of the same session
 PRUNE_S = 3600.0
 
@@ -45,7 +45,8 @@ def predecessor(part: str | None, after: str | None) -> str | None:
 
 
 def wait_turn(root: str, session: str, source: str, before: str, started: float) -> bool:
-    """Wait until the handler `before` of this session's start has finished; False when it never said so."""
+    """Wait until the handler `before` of this session's start has finished; False when it never
+    said so."""
     marker = os.path.join(_folder(root), _name(session, source, before))
     deadline = started + WAIT_S
     while True:

@@ -24,34 +24,37 @@ if TYPE_CHECKING:
 
 # Commands that only read (with no output redirection anywhere in the command line).
 READERS = frozenset({
-    "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "wc", "ls", "stat", "file",
-    "diff", "cmp", "md5sum", "sha1sum", "sha256sum", "bat", "nl", "sort", "uniq", "cut", "column", "cd",
-    "pwd", "echo", "printf", "true", "test", "[", "realpath", "readlink", "basename", "dirname", "tree", "find",
+    "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "wc", "ls", "stat",
+    "file", "diff", "cmp", "md5sum", "sha1sum", "sha256sum", "bat", "nl", "sort", "uniq", "cut",
+    "column", "cd", "pwd", "echo", "printf", "true", "test", "[", "realpath", "readlink",
+    "basename", "dirname", "tree", "find",
 })
 # git subcommands that change no file of the work tree (a pull merges what the person pushed).
-READ_ONLY_GIT = frozenset({"log", "diff", "show", "status", "blame", "grep", "ls-files", "rev-parse", "add", "commit",
-                           "push", "fetch", "pull", "remote", "branch", "describe", "shortlog"})
+READ_ONLY_GIT = frozenset({"log", "diff", "show", "status", "blame", "grep", "ls-files",
+                           "rev-parse", "add", "commit", "push", "fetch", "pull", "remote",
+                           "branch", "describe", "shortlog"})
 _SPLIT = re.compile(r"\|\|?|&&|;|&|\(|\)|`|\$\(|\n")
 _NAMES = "|".join(re.escape(name[:-1]) + r"(?:/|\b)" if name.endswith("/") else re.escape(name)
                   for name in PERSON_OWNED)  # identity\.md|memstore\.toml|lenses(?:/|\b)|...
 # Answering what waits for review is the person's: the agent's shell may not run it.
 _REVIEW_ANSWER = re.compile(r"\bmemstore\b.*\breview\s+(?:--?\S+\s+)*(accept|reject|done)\b", re.S)
-_ANSWERS = frozenset({"accept", "reject", "done"})  # done: takes the person's accepted instruction away
+_ANSWERS = frozenset({"accept", "reject", "done"})  # done: takes the person's accepted order away
 _VALUED = frozenset({"--root", "--now"})  # memstore's options that take the next word
-_TEAM_CHANGES = frozenset({"add", "remove"})  # `memstore team add|remove`: list, pull and init change no membership
+# `memstore team add|remove`: list, pull and init change no membership
+_TEAM_CHANGES = frozenset({"add", "remove"})
 
 
 def answers_review(command: str) -> bool:
-    """Does `command` run `memstore review accept|reject` (or `memstore trust`, `memstore share`, `memstore
-    team add|remove`), however it is spelled?
+    """Does `command` run `memstore review accept|reject` (or `memstore trust`, `memstore share`,
+    `memstore team add|remove`), however it is spelled?
 
     Judged on the words as the shell splits them (shellpaths: quotes joined, so `acc''ept` and
     `"review"` count; wrappers such as `env -u X` looked through; `bash -c` and `eval` strings read
     as commands), not on the raw text: the words `review` then `accept` or `reject`, with only
     options between, in any simple command, whatever runs it (`memstore`, `python -m memstore`,
     `$(which memstore)`, a path to the script). A tripwire only: a word built at run time (`$r`)
-    is not seen. What stops the answer is the command line's own rule (memstore.frontends.terminal): the
-    person at their terminal, typing `y`.
+    is not seen. What stops the answer is the command line's own rule
+    (memstore.frontends.terminal): the person at their terminal, typing `y`.
     """
     if not command:
         return False
@@ -63,12 +66,13 @@ def answers_review(command: str) -> bool:
         for words in (segment.raw, segment.words):
             for at, word in enumerate(words):
                 if word in ("trust", "share") and any("memstore" in w for w in words[:at]):
-                    # `memstore trust` accepts a held change, `memstore share` proposes a memory to a team:
-                    # the person's, as review is
+                    # `memstore trust` accepts a held change, `memstore share` proposes a memory
+                    # to a team: the person's, as review is
                     return True
                 if word == "team" and any("memstore" in w for w in words[:at]) \
                         and any(w in _TEAM_CHANGES for w in words[at + 1:]):
-                    return True  # joining or leaving a team is the person's (its lenses fire in every session)
+                    # joining or leaving a team is the person's (its lenses fire in every session)
+                    return True
                 if word != "review":
                     continue
                 rest = iter(words[at + 1:])
@@ -108,15 +112,16 @@ _QUIET = re.compile(r"\d?>&\d|\d?>\s*/dev/null")  # 2>&1, >/dev/null: no file wr
 
 def _reads_only(command: str) -> bool:
     """Every simple command in it is a known reader, and nothing is redirected into a file."""
-    if re.search(r"(?<![0-9&])>(?!&)|>>|\d>[^&]", command.replace("2>&1", "").replace(">/dev/null", "")
-                 .replace("> /dev/null", "")):
+    if re.search(r"(?<![0-9&])>(?!&)|>>|\d>[^&]",
+                 command.replace("2>&1", "").replace(">/dev/null", "").replace("> /dev/null", "")):
         return False
     for segment in _SPLIT.split(_QUIET.sub(" ", command)):
         words = [w for w in _words(segment) if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w)]
         if not words:
             continue
         head = os.path.basename(words[0])
-        if head == "find" and any(w in ("-delete", "-exec", "-execdir", "-ok", "-fprint") for w in words):
+        if head == "find" and any(w in ("-delete", "-exec", "-execdir", "-ok", "-fprint")
+                                  for w in words):
             return False
         if head == "git" and _git_subcommand(words[1:]) in READ_ONLY_GIT:
             continue
@@ -152,8 +157,9 @@ def _places(command: str, cwd: str | None) -> list[str]:
 
 
 def _real(path: str) -> str:
-    """realpath of a path a system can hold; a longer one as it stands (realpath's cost grows with the
-    square of a path's depth: one 300 KB word took seconds, and no call can open such a path)."""
+    """realpath of a path a system can hold; a longer one as it stands (realpath's cost grows with
+    the square of a path's depth: one 300 KB word took seconds, and no call can open such a
+    path)."""
     return os.path.realpath(path) if len(path) <= 4096 else path
 
 
@@ -161,26 +167,29 @@ def _near(place: str, forms: list[str]) -> bool:
     """Is `place` the root, inside it, or a folder above it (from where `me/lenses` reaches in)?"""
     real = _real(place)
     for form in forms:
-        # "$HOME/..." is a spelling for the shell, not a path: expanded here, or it would resolve against
-        # the hook's own folder (the project), which would then always count as above the root
+        # "$HOME/..." is a spelling for the shell, not a path: expanded here, or it would resolve
+        # against the hook's own folder (the project), which would always count as above the root
         base = os.path.realpath(os.path.expanduser(form.replace("$HOME", "~", 1)))
-        if real == base or real.startswith(base + os.sep) or (real != os.sep and base.startswith(real + os.sep)
-                                                               and real != os.path.expanduser("~")):
+        if real == base or real.startswith(base + os.sep) or (
+                real != os.sep and base.startswith(real + os.sep)
+                and real != os.path.expanduser("~")):
             return True
     return False
 
 
 def names_wiring(command: str, cwd: str | None) -> str | None:
-    """A client's settings (Claude Code's, Codex's hooks.json and config.toml, Gemini CLI's) or memstore's
-    rules file, when a command that does more than read names them under the client's folder: the agent
-    rewriting them would drop memstore's protections."""
+    """A client's settings (Claude Code's, Codex's hooks.json and config.toml, Gemini CLI's) or
+    memstore's rules file, when a command that does more than read names them under the client's
+    folder: the agent rewriting them would drop memstore's protections."""
     if not command or not any(word in command for word in (*WIRING_WORDS, *CLIENT_WIRING_WORDS)):
         return None
     if "memstore/config.toml" in command and not _reads_only(command):
         return "memstore's own config (the root it acts on)"
-    if (".local/bin/memstore" in command or ("plugins/" in command and any(d in command for d in CLIENT_DIRS))) \
+    if (".local/bin/memstore" in command
+            or ("plugins/" in command and any(d in command for d in CLIENT_DIRS))) \
             and not _reads_only(command):
-        return "Claude Code's plugins and memstore's command (the code memstore's hooks and jobs run)"
+        return ("Claude Code's plugins and memstore's command "
+                "(the code memstore's hooks and jobs run)")
     here = os.path.basename(os.path.realpath(cwd)) if cwd is not None else ""
     under = any(folder in command or here == folder for folder in CLIENT_DIRS) or (
         "CODEX_HOME" in command and any(word in command for word in CLIENT_WIRING_WORDS))
@@ -195,11 +204,13 @@ def _owned_folder(place: str, root: str) -> str | None:
     if not (real == base or real.startswith(base + os.sep)):
         return None
     rel = os.path.relpath(real, base).replace(os.sep, "/") + "/"
-    return next((owned.rstrip("/") for owned in PERSON_OWNED if owned.endswith("/") and rel.startswith(owned)), None)
+    return next((owned.rstrip("/") for owned in PERSON_OWNED
+                 if owned.endswith("/") and rel.startswith(owned)), None)
 
 
 def names_person_file(command: str, root: str, cwd: str | None) -> str | None:
-    """What a command may write of the person's (identity.md, lenses/, the root itself ...), or None.
+    """What a command may write of the person's (identity.md, lenses/, the root itself ...), or
+    None.
 
     It counts when the command does more than read (`_reads_only`) and names:
     - a person-owned file or folder of this root, by one of the root's spellings
@@ -215,25 +226,26 @@ def names_person_file(command: str, root: str, cwd: str | None) -> str | None:
         return "memstore review and memstore trust (answering them is the person's)"
     if not command:
         return None
-    return _team_git(command, root, cwd) or _spelled(command, root, cwd) or refusal(command, root, cwd)
+    return (_team_git(command, root, cwd) or _spelled(command, root, cwd)
+            or refusal(command, root, cwd))
 
 
-# git subcommands that change nothing, not even a ref: all the agent may run in a team's clone. (READ_ONLY_GIT
-# is wider for the person's own root, where a pull merges what the person pushed; a team clone's refs, remote
-# and work tree change only by `memstore team pull`: with `git remote set-url` and a pull, the agent's text
-# would arrive as the team's.)
-TEAM_READ_GIT = frozenset({"log", "diff", "show", "status", "blame", "grep", "ls-files", "ls-tree", "rev-parse",
-                           "describe", "shortlog", "cat-file", "rev-list"})
+# git subcommands that change nothing, not even a ref: all the agent may run in a team's clone.
+# (READ_ONLY_GIT is wider for the person's own root, where a pull merges what the person pushed; a
+# team clone's refs, remote and work tree change only by `memstore team pull`: with `git remote
+# set-url` and a pull, the agent's text would arrive as the team's.)
+TEAM_READ_GIT = frozenset({"log", "diff", "show", "status", "blame", "grep", "ls-files", "ls-tree",
+                           "rev-parse", "describe", "shortlog", "cat-file", "rev-list"})
 
 
 def _team_git(command: str, root: str, cwd: str | None) -> str | None:
-    """A git command that is not a pure read, run on a team clone: named (`teams`), or from a shell standing
-    in one (its cwd, or a `cd` there)."""
+    """A git command that is not a pure read, run on a team clone: named (`teams`), or from a shell
+    standing in one (its cwd, or a `cd` there)."""
     if "git" not in command:
         return None
     teams = [os.path.join(form, "teams") for form in {os.path.normpath(root), _real(root)}]
-    standing = any(_real(place) == t or _real(place).startswith(t + os.sep) for place in _places(command, cwd)
-                   for t in teams)
+    standing = any(_real(place) == t or _real(place).startswith(t + os.sep)
+                   for place in _places(command, cwd) for t in teams)
     if not standing and "teams" not in command:
         return None
     for segment in _SPLIT.split(command):
@@ -247,9 +259,10 @@ def _team_git(command: str, root: str, cwd: str | None) -> str | None:
 def _spelled(command: str, root: str, cwd: str | None) -> str | None:
     """names_person_file by the root's spellings and the person's names in the text."""
     forms = root_forms(root)
-    spelled = [form.rstrip("/") for form in forms if form.rstrip("/") and form.rstrip("/") in command]
+    spelled = [form.rstrip("/") for form in forms
+               if form.rstrip("/") and form.rstrip("/") in command]
     places = _places(command, cwd)
-    # a shell standing in lenses/ (its folder, or a `cd` there) writes the person's files by bare name
+    # a shell standing in lenses/ (its folder, or a `cd` there) writes the person's files by name
     folder = next((owned for place in places if (owned := _owned_folder(place, root))), None)
     if folder is not None and not _reads_only(command):
         return folder
@@ -276,20 +289,22 @@ def _spelled(command: str, root: str, cwd: str | None) -> str | None:
 # ---------------------------------------------------------------- by resolved path (shellpaths)
 
 # Commands that move or delete what they name, wherever it stands among their words.
-MOVERS = frozenset({"mv", "rm", "rmdir", "unlink", "shred", "trash", "trash-put", "gio", "rename", "srm", "wipe",
-                    "chmod", "chown", "chgrp", "chattr", "setfacl", "mount", "umount"})
+MOVERS = frozenset({"mv", "rm", "rmdir", "unlink", "shred", "trash", "trash-put", "gio", "rename",
+                    "srm", "wipe", "chmod", "chown", "chgrp", "chattr", "setfacl", "mount",
+                    "umount"})
 # Commands that write into their last word (or the folder after -t, -C, -d): a copy over a folder.
-COPIERS = frozenset({"cp", "rsync", "ln", "install", "tar", "unzip", "ditto", "cpio", "scp", "bsdtar", "7z", "git"})
+COPIERS = frozenset({"cp", "rsync", "ln", "install", "tar", "unzip", "ditto", "cpio", "scp",
+                     "bsdtar", "7z", "git"})
 # Programs that can do anything with a path their text names.
-INTERPRETERS = frozenset({"python", "python3", "perl", "ruby", "node", "php", "lua", "tclsh", "awk", "gawk", "deno",
-                          "bun", "osascript", "powershell", "pwsh"})
-
+INTERPRETERS = frozenset({"python", "python3", "perl", "ruby", "node", "php", "lua", "tclsh", "awk",
+                          "gawk", "deno", "bun", "osascript", "powershell", "pwsh"})
 
 def client_folders(cwd: str | None) -> list[str]:
     """The clients' settings folders (they hold memstore's hooks and deny rules), real paths."""
     home = os.path.expanduser("~")
     found = [os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude"),
-             os.environ.get("CODEX_HOME") or os.path.join(home, ".codex"), os.path.join(home, ".gemini")]
+             os.environ.get("CODEX_HOME") or os.path.join(home, ".codex"),
+             os.path.join(home, ".gemini")]
     if cwd:
         found += [os.path.join(cwd, folder) for folder in CLIENT_DIRS]
     return sorted({os.path.realpath(path) for path in found})
@@ -300,12 +315,14 @@ def _inside(path: str, folder: str) -> bool:
 
 
 def _above(path: str, folder: str) -> bool:
-    """Is `path` a folder strictly above `folder` (moving it moves `folder`)? The filesystem root aside."""
+    """Is `path` a folder strictly above `folder` (moving it moves `folder`)? The filesystem root
+    aside."""
     return path != os.sep and folder.startswith(path.rstrip(os.sep) + os.sep)
 
 
 def _what(path: str, bases: list[str], clients: list[str]) -> tuple[str, str] | None:
-    """(kind, name) of a resolved path: one the agent may not change, the root, or a folder above them."""
+    """(kind, name) of a resolved path: one the agent may not change, the root, or a folder above
+    them."""
     from memstore.core.access import machine_owned, person_owned
 
     for base in bases:
@@ -331,27 +348,33 @@ def _what(path: str, bases: list[str], clients: list[str]) -> tuple[str, str] | 
 
 
 def _destinations(segment: shellpaths.Segment) -> list[str]:
-    """The words a copier writes into: its last operand, or the folder after -t/-C/-d/--target-directory."""
+    """The words a copier writes into: its last operand, or the folder after
+    -t/-C/-d/--target-directory."""
     words = segment.words[1:]
-    if segment.head == "git":  # git writes a work tree only through -C DIR / --work-tree and clone DIR
-        out = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-C", "--work-tree", "--git-dir")]
-        return out + [w.split("=", 1)[1] for w in words if w.startswith(("--work-tree=", "--git-dir="))]
-    out = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-t", "-C", "-d", "--target-directory",
-                                                                   "--directory")]
-    out += [w.split("=", 1)[1] for w in words if w.startswith(("--target-directory=", "--directory="))]
+    if segment.head == "git":  # git writes a work tree only through -C DIR / --work-tree, clone DIR
+        out = [words[i + 1] for i, w in enumerate(words[:-1])
+               if w in ("-C", "--work-tree", "--git-dir")]
+        return out + [w.split("=", 1)[1] for w in words
+                      if w.startswith(("--work-tree=", "--git-dir="))]
+    out = [words[i + 1] for i, w in enumerate(words[:-1])
+           if w in ("-t", "-C", "-d", "--target-directory", "--directory")]
+    out += [w.split("=", 1)[1] for w in words
+            if w.startswith(("--target-directory=", "--directory="))]
     operands = [w for w in words if not w.startswith("-")]
     return out + operands[-1:]
 
 
 def _recursive(words: list[str]) -> bool:
-    """A cp that copies folders (-r, -R, -a, --recursive, --archive): only that can land over the root."""
-    return any(w in ("--recursive", "--archive") or (w.startswith("-") and not w.startswith("--")
-                                                     and any(c in w for c in "rRa")) for w in words[1:])
+    """A cp that copies folders (-r, -R, -a, --recursive, --archive): only that can land over the
+    root."""
+    return any(w in ("--recursive", "--archive")
+               or (w.startswith("-") and not w.startswith("--") and any(c in w for c in "rRa"))
+               for w in words[1:])
 
 
 def refusal(command: str, root: str, cwd: str | None) -> str | None:
-    """What a command would change that the agent may not, judged by where its words resolve; None if
-    nothing. Plain reads (`_reads_only`) are always allowed.
+    """What a command would change that the agent may not, judged by where its words resolve; None
+    if nothing. Plain reads (`_reads_only`) are always allowed.
 
     - a person's file or memstore's own (access.AGENT_DENIED), or the root other than memory/, named
       by any word of a command that does more than read, however it is spelled: relative to the
@@ -365,24 +388,26 @@ def refusal(command: str, root: str, cwd: str | None) -> str | None:
         return None
     from memstore.hook import shellpaths
 
-    bases = sorted({os.path.normpath(os.path.expanduser(form.replace("$HOME", "~", 1))) for form in root_forms(root)}
-                   | {os.path.realpath(root)}, key=len, reverse=True)
+    bases = sorted({os.path.normpath(os.path.expanduser(form.replace("$HOME", "~", 1)))
+                    for form in root_forms(root)} | {os.path.realpath(root)}, key=len, reverse=True)
     clients = client_folders(cwd)
     for segment in shellpaths.segments(command, cwd):
         head = segment.head
-        mover = head in MOVERS or (head == "find" and any(w in ("-delete", "-exec", "-execdir", "-ok", "-okdir")
-                                                          for w in segment.words))
-        dests = {shellpaths.resolve(word, segment.place) for word in _destinations(segment)} if (
-            head in COPIERS) else set()
+        mover = head in MOVERS or (head == "find" and any(
+            w in ("-delete", "-exec", "-execdir", "-ok", "-okdir") for w in segment.words))
+        dests = {shellpaths.resolve(word, segment.place)
+                 for word in _destinations(segment)} if head in COPIERS else set()
         for _word, path in shellpaths.paths(segment):
             for form in dict.fromkeys((path, _real(path))):
                 found = _what(form, bases, clients)
                 if found is None:
                     continue
                 kind, name = found
-                if kind in ("owned", "root") and not (kind == "root" and head in ("cd", "pushd", "chdir")):
+                if kind in ("owned", "root") and not (
+                        kind == "root" and head in ("cd", "pushd", "chdir")):
                     return name
-                into = (path in dests or form in dests) and (head != "cp" or _recursive(segment.words))
+                into = (path in dests or form in dests) and (
+                    head != "cp" or _recursive(segment.words))
                 if kind in ("client", "above") and (mover or head in INTERPRETERS or into):
                     return name
     return None

@@ -29,10 +29,12 @@ from collections.abc import Iterator
 CONTROL = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&", ";&"})
 REDIRECT = frozenset({">", ">>", "<", "<<", "<<<", ">&", "&>", "&>>", ">|", "<>", "<&"})
 # Commands that run the next words as a command: looked through to the real command.
-WRAPPERS = frozenset({"env", "sudo", "doas", "command", "builtin", "exec", "nice", "nohup", "time", "timeout",
-                      "stdbuf", "ionice", "xargs", "busybox", "setsid", "chronic", "unbuffer", "flock", "caffeinate"})
+WRAPPERS = frozenset({"env", "sudo", "doas", "command", "builtin", "exec", "nice", "nohup", "time",
+                      "timeout", "stdbuf", "ionice", "xargs", "busybox", "setsid", "chronic",
+                      "unbuffer", "flock", "caffeinate"})
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "mksh"})
-_EMBEDDED = re.compile(r"(?:~|\$\{?HOME\}?)(?=/|$|[\s'\",;)\]])[^\s'\",;)\]]*|(?<![\w.~$/])/[^\s'\",;)\]*?]+")
+_EMBEDDED = re.compile(r"(?:~|\$\{?HOME\}?)(?=/|$|[\s'\",;)\]])[^\s'\",;)\]]*"
+                       r"|(?<![\w.~$/])/[^\s'\",;)\]*?]+")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 MAX_LEXED = 16_384  # longer commands are split on whitespace and operators alone (quotes dropped)
 _MAX_DEPTH = 3  # bash -c "bash -c '...'": deeper nesting is judged as plain words
@@ -79,8 +81,9 @@ def _unwrap(words: list[str]) -> list[str]:
         while words and words[0].startswith("-"):
             flag, words = words[0], words[1:]
             # the options of env, sudo, timeout, nice and xargs that take a value
-            if flag in ("-u", "-C", "-g", "-n", "-s", "-k", "-I", "-L", "-P", "-d", "-E", "-a", "-S", "-D", "-c",
-                        "--unset", "--chdir", "--signal", "--kill-after", "--user", "--group") and words:
+            if flag in ("-u", "-C", "-g", "-n", "-s", "-k", "-I", "-L", "-P", "-d", "-E", "-a",
+                        "-S", "-D", "-c", "--unset", "--chdir", "--signal", "--kill-after",
+                        "--user", "--group") and words:
                 words = words[1:]
         if head == "timeout" and words and re.match(r"^\d", words[0]):
             words = words[1:]
@@ -88,7 +91,8 @@ def _unwrap(words: list[str]) -> list[str]:
 
 
 def segments(command: str, cwd: str | None, *, depth: int = 0) -> Iterator[Segment]:
-    """Each simple command of `command` with the place it runs in, following `cd` as the shell would."""
+    """Each simple command of `command` with the place it runs in, following `cd` as the shell
+    would."""
     home = os.path.expanduser("~")
     here = os.path.normpath(cwd or os.getcwd())
     before = here  # for `cd -`
@@ -129,7 +133,8 @@ def segments(command: str, cwd: str | None, *, depth: int = 0) -> Iterator[Segme
             here, before = stack.pop(), here
         yield Segment(real, words, targets, here)
         if head in SHELLS and depth < _MAX_DEPTH:
-            script = next((real[i + 1] for i, w in enumerate(real[:-1]) if re.match(r"^-\w*c\w*$", w)), None)
+            script = next((real[i + 1] for i, w in enumerate(real[:-1])
+                           if re.match(r"^-\w*c\w*$", w)), None)
             if script is not None:
                 yield from segments(script, here, depth=depth + 1)
         elif head == "eval" and depth < _MAX_DEPTH:

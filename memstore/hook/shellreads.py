@@ -30,25 +30,29 @@ _VALUED = {
     "head": {"-n", "-c", "--lines", "--bytes"},
     "tail": {"-n", "-c", "--lines", "--bytes", "-s", "--sleep-interval", "--pid"},
     "sed": {"-e", "-f", "--expression", "--file", "-l", "--line-length"},
-    "bat": {"-l", "--language", "-r", "--line-range", "--style", "--theme", "-m", "--map-syntax", "--tabs",
-            "--wrap", "--color", "--paging", "-H", "--highlight-line"},
+    "bat": {"-l", "--language", "-r", "--line-range", "--style", "--theme", "-m", "--map-syntax",
+            "--tabs", "--wrap", "--color", "--paging", "-H", "--highlight-line"},
     "nl": {"-b", "-d", "-f", "-h", "-i", "-l", "-n", "-s", "-v", "-w"},
-    "grep": {"-e", "-f", "-m", "-A", "-B", "-C", "--regexp", "--file", "--max-count", "--after-context",
-             "--before-context", "--context", "--include", "--exclude", "--exclude-dir", "--label", "--color",
-             "--colour", "-d", "-D", "--devices", "--directories", "--binary-files"},
-    "rg": {"-e", "-f", "-m", "-A", "-B", "-C", "-g", "-t", "-T", "--regexp", "--file", "--max-count", "--glob",
-           "--type", "--type-not", "--context", "--after-context", "--before-context", "-M", "--max-columns",
-           "--color", "--colors", "-E", "--encoding", "-j", "--threads", "--sort", "--sortr", "-r", "--replace",
-           "--context-separator", "--field-match-separator", "--max-depth", "--iglob", "--pre", "--pre-glob"},
-    "ag": {"-A", "-B", "-C", "-G", "-m", "--file-search-regex", "--ignore", "--max-count", "--depth"},
+    "grep": {"-e", "-f", "-m", "-A", "-B", "-C", "--regexp", "--file", "--max-count",
+             "--after-context", "--before-context", "--context", "--include", "--exclude",
+             "--exclude-dir", "--label", "--color", "--colour", "-d", "-D", "--devices",
+             "--directories", "--binary-files"},
+    "rg": {"-e", "-f", "-m", "-A", "-B", "-C", "-g", "-t", "-T", "--regexp", "--file",
+           "--max-count", "--glob", "--type", "--type-not", "--context", "--after-context",
+           "--before-context", "-M", "--max-columns", "--color", "--colors", "-E", "--encoding",
+           "-j", "--threads", "--sort", "--sortr", "-r", "--replace", "--context-separator",
+           "--field-match-separator", "--max-depth", "--iglob", "--pre", "--pre-glob"},
+    "ag": {"-A", "-B", "-C", "-G", "-m", "--file-search-regex", "--ignore", "--max-count",
+           "--depth"},
 }
 _VALUED["egrep"] = _VALUED["fgrep"] = _VALUED["grep"]
 _VALUED["batcat"] = _VALUED["bat"]
 # grep/rg switches after which no line of text is printed.
-_NO_TEXT = {"-l", "-L", "-c", "-q", "--files-with-matches", "--files-without-match", "--count", "--quiet",
-            "--silent", "--files", "--count-matches"}
-_LISTS = re.compile(r"\|\||&&|;|(?<![>&])&(?![>&\d])|\n")  # between pipelines; a single | is within one
-_WRITES = re.compile(r"(?<![0-9&<])>(?!&)|1>|&>")  # stdout into a file (stderr redirections are stripped first)
+_NO_TEXT = {"-l", "-L", "-c", "-q", "--files-with-matches", "--files-without-match", "--count",
+            "--quiet", "--silent", "--files", "--count-matches"}
+_LISTS = re.compile(r"\|\||&&|;|(?<![>&])&(?![>&\d])|\n")  # between pipelines; a lone | is in one
+# stdout into a file (stderr redirections are stripped first)
+_WRITES = re.compile(r"(?<![0-9&<])>(?!&)|1>|&>")
 _STDERR = re.compile(r"\b2>>?\s*(?:&1|\S+)")
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _GLOB = re.compile(r"[*?\[]")
@@ -71,7 +75,8 @@ def _expand(word: str, here: str) -> str:
 
 
 def _files(program: str, args: list[str]) -> list[str]:
-    """The file operands of one printing or searching command (empty when it prints no file's text)."""
+    """The file operands of one printing or searching command (empty when it prints no file's
+    text)."""
     valued = _VALUED.get(program, set())
     operands: list[str] = []
     pattern_given = False
@@ -83,12 +88,12 @@ def _files(program: str, args: list[str]) -> list[str]:
             continue
         if not ended and word.startswith("-") and word != "-":
             name = word.split("=", 1)[0]
-            if program in SEARCHERS and (name in _NO_TEXT or (len(word) > 1 and word[1] != "-"
-                                                              and set(word[1:]) & {"l", "L", "c", "q"}
-                                                              and name not in valued)):
+            if program in SEARCHERS and (name in _NO_TEXT or (
+                    len(word) > 1 and word[1] != "-" and set(word[1:]) & {"l", "L", "c", "q"}
+                    and name not in valued)):
                 return []
-            if program == "sed" and (name in ("-i", "--in-place") or (word[1] != "-" and "i" in word[1:]
-                                                                     and name not in valued)):
+            if program == "sed" and (name in ("-i", "--in-place") or (
+                    word[1] != "-" and "i" in word[1:] and name not in valued)):
                 return []  # sed -i edits, it does not show
             if name in valued and "=" not in word:
                 if program in SEARCHERS and name in ("-e", "--regexp", "-f", "--file"):
@@ -99,7 +104,8 @@ def _files(program: str, args: list[str]) -> list[str]:
             continue
         operands.append(word)
     if program in SEARCHERS or program == "sed":
-        operands = operands if pattern_given else operands[1:]  # the first operand is the pattern or script
+        # the first operand is the pattern or script
+        operands = operands if pattern_given else operands[1:]
     return [w for w in operands if w != "-"]
 
 
@@ -119,7 +125,8 @@ def files_read(command: str, cwd: str | None) -> list[str]:
             words = _words(stage.replace("<", " "))  # `cat < file` reads file too
             if not words:
                 continue
-            while words and (_ASSIGN.match(words[0]) or words[0] in ("command", "builtin", "nice", "time", "sudo")):
+            while words and (_ASSIGN.match(words[0])
+                             or words[0] in ("command", "builtin", "nice", "time", "sudo")):
                 words = words[1:]
             if not words:
                 continue

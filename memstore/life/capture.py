@@ -20,8 +20,8 @@ later prompt, so when in doubt nothing is kept.
 
 The final answer is the last assistant message with text in the transcript (its text
 blocks joined; an earlier message is never read; memstore.life.transcripts). Code fences
-and table rows are dropped; each remaining line loses its list marker, heading marks and ** / __; lines
-are split into sentences after . ! or ? followed by a space. A sentence is KEPT only
+and table rows are dropped; each remaining line loses its list marker, heading marks and ** / __;
+lines are split into sentences after . ! or ? followed by a space. A sentence is KEPT only
 when it matches one of these shapes (case-sensitive at the start):
 
   1. it starts with  Always | Never | Do not | Don't | Must | Avoid  followed by a space;
@@ -68,32 +68,32 @@ import datetime as dt
 import json
 import os
 import re
-import select
-import sys
-import time
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memstore.core import processes
 from memstore.core.agent_root import RootPaths
 from memstore.core.errors import BadUsage
 from memstore.core.frontreader import split_front
 from memstore.core.kinds import KEBAB
 from memstore.core.locks import atomic_write, file_lock
-from memstore.core.logs import hook_error
+from memstore.core.projects import project_of
+from memstore.core.results import DebriefResult
+from memstore.core.session_end import hook_payload, log_failure
+from memstore.core.timeutil import fmt
 from memstore.hook.bundle import _dated
 from memstore.hook.factform import normalise
 from memstore.hook.rulecue import refused, rules
+from memstore.life.commits import commit_paths
 from memstore.life.date_stamping import annotate
-from memstore.life.transcripts import final_answer, final_exchange  # noqa: F401 - final_answer: read from here too
+from memstore.life.transcripts import final_answer, final_exchange  # noqa: F401 (read from here)
 from memstore.meaning.chunking import one_line
+from memstore.team.secrets import a, find, refuse
 
 if TYPE_CHECKING:
     from memstore.core.config import Config
-    from memstore.core.results import DebriefResult
     from memstore.mirror.render import RenderResult
     from memstore.mirror.sync import SyncReport
 
@@ -103,8 +103,6 @@ LESSON = "lesson"
 LESSONS_PER_SESSION = 3
 LESSONS_IN_WINDOW = 30
 CONTEXT_CHARS = 200  # of the prompt a lesson answered, kept as its `context:`
-HOOK_STDIN_MAX = 1_000_000
-HOOK_STDIN_WAIT_S = 2.0
 
 # ---------------------------------------------------------------- notes
 
@@ -116,7 +114,7 @@ class Written:
 
 
 def slug(text: str) -> str:
-    """kebab-case ASCII of the first SLUG_WORDS words (at most SLUG_CHARS characters); 'note' when none."""
+    """kebab-case ASCII of the first SLUG_WORDS words (at most SLUG_CHARS characters), or 'note'."""
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
     words = re.findall(r"[a-z0-9]+", ascii_text)[:SLUG_WORDS]
     out = ""
@@ -137,20 +135,19 @@ def _note_bytes(text: str, day: dt.date, source: str, kind: str | None, project:
     front = {"created": day.isoformat(), "source": source, **({"kind": kind} if kind else {}),
              **({"project": project} if project else {})}
     head = "".join(f"{key}: {_front_value(value)}\n" for key, value in front.items())
-    if context:  # one printable line (prompt_context), so one JSON string is one YAML double-quoted scalar
+    # one printable line (prompt_context), so one JSON string is one YAML double-quoted scalar
+    if context:
         head += f"context: {json.dumps(context, ensure_ascii=False)}\n"
     return f"---\n{head}---\n\n{text.strip()}\n".encode()
 
 
 def prompt_context(prompt: str | None) -> str | None:
-    """A lesson's `context:`: the prompt its answer replied to, as one line of at most CONTEXT_CHARS.
+    """A lesson's `context:`: the prompt its answer replied to, one line of at most CONTEXT_CHARS.
 
     Embedded apart from the lesson, never shown (memstore.meaning.chunking). None without a
     prompt, and when the line looks like it holds a secret (memstore.team.secrets): a lesson is
     committed and may be shared, and the prompt is the person's, pasted tokens and all.
     """
-    from memstore.team.secrets import find
-
     line = one_line(prompt or "")
     if len(line) > CONTEXT_CHARS:
         cut = line.rfind(" ", CONTEXT_CHARS // 2, CONTEXT_CHARS)
@@ -160,7 +157,8 @@ def prompt_context(prompt: str | None) -> str | None:
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8", errors="replace").replace("\r\n", "\n").lstrip("\ufeff")
+        return (path.read_text(encoding="utf-8", errors="replace").replace("\r\n", "\n")
+                .lstrip("\ufeff"))
     except OSError:
         return ""
 
@@ -209,17 +207,21 @@ def _write_note(root: Path, text: str, day: dt.date, *, source: str, kind: str |
     return Written(path, True)
 
 
-NOTE_MAX_CHARS = 20_000  # a T1 fact is a line or a paragraph; the bundle shows 1,200 characters of it
+NOTE_MAX_CHARS = 20_000  # a T1 fact is a line or a paragraph; the bundle shows 1,200 characters
 
 
 def check_note(text: str, kind: str | None) -> str:
     if not text or not text.strip():
-        raise BadUsage("nothing to note: the text is empty", hint='say the fact: memstore note "the fact"')
+        raise BadUsage("nothing to note: the text is empty",
+                       hint='say the fact: memstore note "the fact"')
     if len(text) > NOTE_MAX_CHARS:
-        raise BadUsage(f"the note is {len(text):,} characters, over the limit of {NOTE_MAX_CHARS:,}",
-                       hint="a note is one fact; write a longer text as a memory: memstore new TYPE TOPIC")
+        raise BadUsage(f"the note is {len(text):,} characters, "
+                       f"over the limit of {NOTE_MAX_CHARS:,}",
+                       hint="a note is one fact; write a longer text as a memory: "
+                            "memstore new TYPE TOPIC")
     if kind is not None and not KEBAB.match(kind):
-        raise BadUsage(f"kind {kind!r} is not kebab-case", hint="e.g. --kind lesson, --kind decision")
+        raise BadUsage(f"kind {kind!r} is not kebab-case",
+                       hint="e.g. --kind lesson, --kind decision")
     return text.strip()
 
 
@@ -227,8 +229,6 @@ def note(root: Path, text: str, now: dt.datetime, *, kind: str | None = None, so
          project: str | None = None,
          lock_timeout: float = 10.0) -> Written:
     """One fact into memory/short-term/, unless the same fact is already there today."""
-    from memstore.team.secrets import refuse
-
     text = check_note(text, kind)
     refuse(text, "note")
     with _lock(root, lock_timeout):
@@ -246,16 +246,16 @@ class Captured:
     notes: list[str] = field(default_factory=list)
 
 
-def capture_lessons(root: Path, answer: str, now: dt.datetime, window_days: int, *, project: str | None = None,
-                    prompt: str | None = None, lock_timeout: float = 10.0) -> Captured:
-    """Write the answer's rules as T1 lessons, within the caps and without duplicates; one that holds what
-    looks like a secret is skipped (memstore.team.secrets). prompt: what the answer replied to, kept in
-    each lesson as its `context:` (prompt_context)."""
-    from memstore.team.secrets import a, find
-
+def capture_lessons(root: Path, answer: str, now: dt.datetime, window_days: int, *,
+                    project: str | None = None, prompt: str | None = None,
+                    lock_timeout: float = 10.0) -> Captured:
+    """Write the answer's rules as T1 lessons, within the caps and without duplicates; one that
+    holds what looks like a secret is skipped (memstore.team.secrets). prompt: what the answer
+    replied to, kept in each lesson as its `context:` (prompt_context)."""
     result = Captured(found=rules(answer))
-    result.skipped += [(found[0].shown if (found := find(s)) else s,  # a secret in it is shown masked
-                        "never kept: it removes a safeguard or destroys work") for s in refused(answer)]
+    result.skipped += [(found[0].shown if (found := find(s)) else s,  # a secret in it: shown masked
+                        "never kept: it removes a safeguard or destroys work")
+                       for s in refused(answer)]
     if not result.found:
         return result
     today = now.date()
@@ -273,16 +273,19 @@ def capture_lessons(root: Path, answer: str, now: dt.datetime, window_days: int,
         room = max(0, LESSONS_IN_WINDOW - in_window)
         for sentence in result.found:
             if secret := find(sentence):  # the report shows the line masked, never the sentence
-                result.skipped.append((secret[0].shown, f"not kept: it looks like it holds {a(secret[0].kind)}"))
+                result.skipped.append((secret[0].shown,
+                                       f"not kept: it looks like it holds {a(secret[0].kind)}"))
             elif normalise(sentence) in existing:
                 result.skipped.append((sentence, "already a lesson"))
             elif len(result.written) >= LESSONS_PER_SESSION:
-                result.skipped.append((sentence, f"over the cap of {LESSONS_PER_SESSION} lessons per session"))
+                result.skipped.append(
+                    (sentence, f"over the cap of {LESSONS_PER_SESSION} lessons per session"))
             elif len(result.written) >= room:
-                result.skipped.append((sentence, f"{LESSONS_IN_WINDOW} lessons already in the short-term window"))
+                result.skipped.append(
+                    (sentence, f"{LESSONS_IN_WINDOW} lessons already in the short-term window"))
             else:
-                written = _write_note(root, sentence, today, source="debrief", kind=LESSON, project=project,
-                                      context=context)
+                written = _write_note(root, sentence, today, source="debrief", kind=LESSON,
+                                      project=project, context=context)
                 if written.written:
                     result.written.append(written.path)
                     existing.add(normalise(sentence))
@@ -290,78 +293,12 @@ def capture_lessons(root: Path, answer: str, now: dt.datetime, window_days: int,
                     result.skipped.append((sentence, "already noted today"))
         if room == 0:
             result.notes.append(f"the short-term window already holds {in_window} lessons (cap "
-                                f"{LESSONS_IN_WINDOW}): none kept; let the nightly wake fold them into memories")
+                                f"{LESSONS_IN_WINDOW}): none kept; "
+                                "let the nightly wake fold them into memories")
     return result
 
 
 # ---------------------------------------------------------------- the SessionEnd hook
-
-
-def read_hook_stdin(stream: Any) -> bytes:
-    """Claude Code's hook JSON from stdin, without waiting forever for an EOF that may not come."""
-    try:
-        fd = stream.fileno()
-    except (AttributeError, OSError, ValueError):
-        data = stream.read(HOOK_STDIN_MAX + 1)
-        return data.encode() if isinstance(data, str) else data
-    chunks: list[bytes] = []
-    total = 0
-    deadline = time.monotonic() + HOOK_STDIN_WAIT_S
-    while total <= HOOK_STDIN_MAX:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            break
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        total += len(chunk)
-    return b"".join(chunks)
-
-
-def hook_payload(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
-    """(payload, None) or (None, why it is not a hook payload)."""
-    if len(raw) > HOOK_STDIN_MAX:
-        return None, "stdin is too large for a hook payload"
-    try:
-        payload = json.loads(raw.decode("utf-8", errors="replace"))
-    except (ValueError, RecursionError):
-        return None, "stdin is not JSON"
-    if not isinstance(payload, dict):
-        return None, "stdin is not a JSON object"
-    return payload, None
-
-
-def detach_debrief(root: str | os.PathLike[str], raw: bytes, *, commit: bool, now: str | None) -> None:
-    """The SessionEnd debrief in a process of its own session, handed the hook's payload: it outlives a
-    client that kills its hook (and the hook's process group) after a second or two."""
-    payload, _ = hook_payload(raw)
-    cwd = payload.get("cwd") if payload is not None else None
-    argv = [sys.executable, "-m", "memstore", "--root", os.fspath(root), *(["--now", now] if now else []),
-            "debrief", "--hook", *(["--commit"] if commit else [])]
-    child = processes.spawn(argv, stdin=processes.PIPE, stdout=processes.DEVNULL, stderr=processes.DEVNULL,
-                            own_session=True, cwd=cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None)
-    assert child.stdin is not None
-    child.stdin.write(raw)  # a payload is a few KB: the pipe takes it without waiting
-    child.stdin.close()
-
-
-def log_failure(root: str | os.PathLike[str] | None, message: str) -> None:
-    """One line in the root's hook error log, through its one writer; never raises."""
-    hook_error(root, f"debrief: {' '.join(message.split())}")
-
-
-def session_ended(root: str, raw: bytes) -> None:
-    """Tamper evidence: the session the hook's payload names is no longer live (core.tamper);
-    first, and cheap (Codex kills its SessionEnd hook after a second or two)."""
-    from memstore.core import tamper_sessions
-
-    payload, _why = hook_payload(raw)
-    session = payload.get("session_id") if payload is not None else None
-    try:
-        tamper_sessions.session_end(root, session if isinstance(session, str) else None)
-    except OSError as exc:
-        log_failure(root, f"could not record the session's end: {exc}")
 
 
 @dataclass(frozen=True)
@@ -398,8 +335,6 @@ def lessons_from(root: Path, config: Config, now: dt.datetime,
                  transcript: str | os.PathLike[str] | None, cwd: str | None) -> Captured:
     """The debrief's lessons: the rules of the transcript's final answer, for the session's project
     (its cwd), so they reach that project's sessions only. Nothing without a transcript."""
-    from memstore.core.projects import project_of
-
     captured = Captured()
     if transcript is None:
         return captured
@@ -415,9 +350,6 @@ def lessons_from(root: Path, config: Config, now: dt.datetime,
 
 def commit_debrief(root: Path, now: dt.datetime, captured: Captured, rendered: RenderResult) -> str:
     """Commit exactly the lessons written and the derived files rendered; what git said."""
-    from memstore.core.timeutil import fmt
-    from memstore.life.commits import commit_paths
-
     lessons = [p.relative_to(root).as_posix() for p in captured.written]
     derived = [f"memory/{name}" for name in rendered.written]
     if not lessons and not derived:
@@ -429,9 +361,6 @@ def debrief_result(root: Path, now: dt.datetime, transcript: str | os.PathLike[s
                    synced: SyncReport, captured: Captured, problems: list[dict[str, str]],
                    rendered: RenderResult, committed: str | None) -> DebriefResult:
     """The debrief's report (Store.debrief)."""
-    from memstore.core.results import DebriefResult
-    from memstore.core.timeutil import fmt
-
     errors = sum(1 for p in problems if p["level"] == "error")
     return DebriefResult(
         ran_at=fmt(now),

@@ -1,6 +1,6 @@
 """Committing what a nightly command wrote: stage and commit exactly the files named, and nothing
-else in the tree (tick, wake and debrief share it). git runs through memstore.core.processes.run_git,
-so nothing the repository's configuration names (hooks, filters, a pager) runs.
+else in the tree (tick, wake and debrief share it). git runs through core.processes.run_git, so
+nothing the repository's configuration names (hooks, filters, a pager) runs.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ class CommitFailed(MemstoreError):
 
 def _git(root: Path, *args: str, input: str | None = None) -> processes.CompletedProcess[str]:
     env = {"GIT_LITERAL_PATHSPECS": "1", "LC_ALL": "C"}  # a path is a path, never a glob
-    return processes.run_git(root, *args, input=input, env=env, timeout=120, identity=args[:1] == ("commit",))
+    return processes.run_git(root, *args, input=input, env=env, timeout=120,
+                             identity=args[:1] == ("commit",))
 
 
 def _listed(root: Path, args: list[str], paths: list[str]) -> set[str]:
@@ -52,18 +53,21 @@ def commit_paths(root: str | os.PathLike[str], paths: Iterable[str], message: st
         return "not committed: the agent root is not inside a git work tree"
     # ls-files prints paths relative to cwd (the root), the form `paths` come in.
     tracked = _listed(base, ["ls-files", "--cached"], wanted)
-    candidates = [p for p in wanted if p in tracked or (p not in only_tracked and (base / p).exists())]
+    candidates = [p for p in wanted
+                  if p in tracked or (p not in only_tracked and (base / p).exists())]
     if candidates:
-        ignored = _listed(base, ["check-ignore", "--no-index"], [p for p in candidates if p not in tracked])
+        untracked = [p for p in candidates if p not in tracked]
+        ignored = _listed(base, ["check-ignore", "--no-index"], untracked)
         candidates = [p for p in candidates if p not in ignored]
     if not candidates:
         return "nothing to commit: no file tick wrote is tracked or trackable"
     added = _git(base, "add", "--all", "--", *candidates)
     if added.returncode != 0:
         raise CommitFailed(f"git add failed: {' '.join((added.stderr or added.stdout).split())}")
-    # against HEAD (or the empty tree before the first commit); --relative: paths relative to the root
+    # against HEAD (or the empty tree before the first commit); --relative: paths relative to root;
     # --no-renames: a rolled file's old path (a removal) and new path (an addition) are both named
-    changed = _listed(base, ["diff", "--cached", "--name-only", "--relative", "--no-renames"], candidates)
+    changed = _listed(base, ["diff", "--cached", "--name-only", "--relative", "--no-renames"],
+                      candidates)
     if not changed:
         return "nothing to commit: the files tick wrote match the last commit"
     done = _git(base, "commit", "--quiet", "-m", message, "--", *sorted(changed))
@@ -72,7 +76,8 @@ def commit_paths(root: str | os.PathLike[str], paths: Iterable[str], message: st
         staged = " ".join(shlex.quote(p) for p in sorted(changed))
         raise CommitFailed(f"git commit failed: {said[-1] if said else f'exit {done.returncode}'}; "
                            f"the files it wrote stay on disk and staged: {staged}",
-                           hint=f"fix git (e.g. user.name/user.email), then: git -C {shlex.quote(str(base))} "
+                           hint=f"fix git (e.g. user.name/user.email), then: "
+                                f"git -C {shlex.quote(str(base))} "
                                 f"commit -m {shlex.quote(message)} -- {staged}")
     head = _git(base, "rev-parse", "--short", "HEAD").stdout.strip()
     return f"committed {len(changed)} file(s) as {head}"

@@ -27,7 +27,13 @@ from memstore.core.locks import atomic_write
 from memstore.core.timeutil import UTC, fmt, parse_when
 from memstore.hook import review
 from memstore.hook.bundle import _dated
-from memstore.life.duplicates import COMPARE_BUDGET, Duplicates, clusters, near_duplicates, project_scopes
+from memstore.life.duplicates import (
+    COMPARE_BUDGET,
+    Duplicates,
+    clusters,
+    near_duplicates,
+    project_scopes,
+)
 from memstore.mirror.queries import in_flight_memories
 
 # An in-flight memory nobody has read for this long is probably no longer in flight.
@@ -35,7 +41,7 @@ STALE_IN_FLIGHT_DAYS = 14
 KINDS = ("near-duplicate", "important-gone-cold", "stale-in-flight", "new-fact")
 IMPORTANT = 5.0  # importance at or above which going cold is worth a look
 DETAIL_CHARS = 160
-PER_KIND = 25  # cue items of one kind; a model can weigh 25 near-duplicates in one sitting, not 3,000
+PER_KIND = 25  # cue items of one kind: a model weighs 25 near-duplicates in a sitting, not 3,000
 
 
 def _one_line(text: str, limit: int = DETAIL_CHARS) -> str:
@@ -45,7 +51,8 @@ def _one_line(text: str, limit: int = DETAIL_CHARS) -> str:
 
 def _first_line(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace").replace("\r\n", "\n").lstrip("\ufeff")
+        text = (path.read_text(encoding="utf-8", errors="replace").replace("\r\n", "\n")
+                .lstrip("\ufeff"))
     except OSError:
         return ""
     for line in split_front(text)[1].splitlines():
@@ -67,8 +74,8 @@ def _item(kind: str, paths: list[str], detail: str) -> dict[str, Any]:
 
 
 def cue_items(
-    conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config, rows: list[dict[str, Any]],
-    *, budget: int = COMPARE_BUDGET, per_kind: int | None = None,
+    conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config,
+    rows: list[dict[str, Any]], *, budget: int = COMPARE_BUDGET, per_kind: int | None = None,
 ) -> Findings:
     """Every finding, and the cue's items: by kind (KINDS order), most pressing first within a
     kind (most alike, most important, longest stale, newest), ties by path; at most
@@ -80,22 +87,25 @@ def cue_items(
     ranked: dict[str, list[tuple[Any, dict[str, Any]]]] = {kind: [] for kind in KINDS}
 
     # what stepped aside (superseded, forgotten, expired, not yet valid) is meant to look alike
-    live_rows = [r for r in rows if r["band"] not in ("superseded", "forgotten", "expired", "early")]
+    live_rows = [r for r in rows
+                 if r["band"] not in ("superseded", "forgotten", "expired", "early")]
     summary_of = {r["path"]: r["summary"] or "" for r in live_rows}
     dups = near_duplicates(summary_of, budget)
     for members, best in clusters(dups.pairs, project_scopes(conn)):
         shown = " / ".join(repr(_one_line(summary_of[p], 40)) for p in members[:3])
         more = f" and {len(members) - 3} more" if len(members) > 3 else ""
-        detail = (f"{len(members)} memories with summaries alike (token-set Jaccard up to {best:.2f}): "
-                  f"{shown}{more}")
-        ranked["near-duplicate"].append(((-best, *members), _item("near-duplicate", members, detail)))
+        detail = (f"{len(members)} memories with summaries alike "
+                  f"(token-set Jaccard up to {best:.2f}): {shown}{more}")
+        ranked["near-duplicate"].append(((-best, *members),
+                                         _item("near-duplicate", members, detail)))
 
     for r in rows:
         if r["importance"] >= IMPORTANT and r["band"] in ("cold", "archive"):
             detail = (f"importance {r['importance']:g} but in the {r['band']} band "
                       f"(score {r['score']:.2f}, last read {r['last_accessed'] or 'never'})")
             ranked["important-gone-cold"].append(
-                ((-r["importance"], r["score"], r["path"]), _item("important-gone-cold", [r["path"]], detail)))
+                ((-r["importance"], r["score"], r["path"]),
+                 _item("important-gone-cold", [r["path"]], detail)))
 
     stale_before = now - dt.timedelta(days=STALE_IN_FLIGHT_DAYS)
     for flying, state, last_accessed in in_flight_memories(conn):
@@ -135,8 +145,8 @@ def cue_items(
         ranked["new-fact"].append(((-day.toordinal(), rel), item))
 
     # Every other item is named by its kind and files; one the person rejected never returns. A
-    # near-duplicate cluster the person answered either way never returns either, nor does any part of
-    # it: only a cluster that gained a member is a new question.
+    # near-duplicate cluster the person answered either way never returns either, nor does any part
+    # of it: only a cluster that gained a member is a new question.
     settled = [set(a["paths"]) for a in answered.values()
                if a.get("kind") == "cue" and isinstance(a.get("paths"), list) and a["paths"]
                and str(a.get("text", "")).startswith("near-duplicate:")]
@@ -147,7 +157,8 @@ def cue_items(
         for key, item in ranked[kind]:
             item["id"] = review.cue_id(kind, item["paths"])
             said = review.decision(answered, item["id"])
-            if kind == "near-duplicate" and (said or any(set(item["paths"]) <= done for done in settled)):
+            if kind == "near-duplicate" and (
+                    said or any(set(item["paths"]) <= done for done in settled)):
                 continue
             if said != review.REJECTED:
                 kept.append((key, item))
@@ -168,11 +179,13 @@ def cue(ran_at: str, live_session: bool, did: dict[str, Any], items: list[dict[s
     nothing new calls no model, however many standing items the cue lists.
     """
     fresh = any(item.get("id") not in dreamt for item in items)
-    return {"ran_at": ran_at, "live_session": live_session, "did": did, "anything": fresh, "items": items}
+    return {"ran_at": ran_at, "live_session": live_session, "did": did, "anything": fresh,
+            "items": items}
 
 
 # T1 kinds that are not facts for the cue: wake's own proposals, the engine's bookkeeping.
-NOT_FACTS = frozenset({"wake-proposals", "bookkeeping", "tick", "tick-status", "cue", "journal", "status"})
+NOT_FACTS = frozenset({"wake-proposals", "bookkeeping", "tick", "tick-status", "cue", "journal",
+                       "status"})
 DREAMT_KEEP = 5_000  # ids of items already dreamt about, kept in wake-status.json (newest last)
 
 
@@ -192,7 +205,8 @@ def dreamt_ids(root: Path) -> frozenset[str]:
     except (OSError, ValueError):
         return frozenset()
     found = data.get("dreamt") if isinstance(data, dict) else None
-    return frozenset(i for i in found if isinstance(i, str)) if isinstance(found, list) else frozenset()
+    return (frozenset(i for i in found if isinstance(i, str)) if isinstance(found, list)
+            else frozenset())
 
 
 def write_cue(root: Path, data: dict[str, Any]) -> Path:

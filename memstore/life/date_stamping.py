@@ -6,8 +6,8 @@ wherever the sentence is (the bundle, an excerpt, a quote), full-text search ind
 body, and render shows it as the text it is. Resolved from the day of writing (noon UTC, so "2 hours
 ago" never crosses midnight); which phrases count is memstore.mirror.date_phrases's rule. Durations
 ("for 3 years") are left out: whether they start or end at the moment of writing is not in the words
-("used it for 3 years" vs "valid for 3 years"); so is a distance from an event ("for 2 weeks after the
-launch"), which counts from that event, not from the writing. A date goes only after a whole phrase.
+("used it for 3 years" vs "valid for 3 years"); so is a distance from an event ("for 2 weeks after
+the launch"), counted from that event, not from the writing. A date goes only after a whole phrase.
 """
 
 from __future__ import annotations
@@ -20,7 +20,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memstore.core.pending_dates import CUE
+from memstore.core.agent_root import state_dir
+from memstore.core.frontreader import split_front
+from memstore.core.locks import atomic_write
+from memstore.core.pending_dates import CUE, pending_lines, take
+from memstore.core.timeutil import parse_date
+from memstore.core.toolpath import may_write, resolve
 from memstore.mirror.date_phrases import Meant, relative_dates
 from memstore.mirror.queries import own_memory_digests
 
@@ -46,27 +51,20 @@ def annotate(text: str, day: dt.date) -> str:
 
 def lint_dates(conn: sqlite3.Connection, root: Path, *, fresh_max: int | None = None,
                skipped: list[str] | None = None) -> list[dict[str, str]]:
-    """Lint's warnings: each relative date in a T2 memory's body with no absolute date beside it, as meant
-    from the memory's `created` day. `fresh_max`: at most this many files not in the cache are parsed
-    (status's bound: dateparser costs ~40 ms a file), the others named in `skipped`."""
+    """Lint's warnings: each relative date in a T2 memory's body with no absolute date beside it, as
+    meant from the memory's `created` day. `fresh_max`: at most this many files not in the cache are
+    parsed (status's bound: dateparser costs ~40 ms a file), the others named in `skipped`."""
     import json
 
-    from memstore.core.agent_root import state_dir
-    from memstore.core.frontreader import split_front
-    from memstore.core.locks import atomic_write
-    from memstore.core.timeutil import parse_date
-
-    # what each file (by its digest and created day) was found to hold, so that a lint after the first
-    # parses only what changed: dateparser costs milliseconds a file (runtime/state, memstore's)
+    # what each file (by its digest and created day) was found to hold, so that a later lint parses
+    # only what changed: dateparser costs milliseconds a file (runtime/state, memstore's)
     cache_path = Path(state_dir(root)) / CACHE_FILE
     try:
         cache = json.loads(cache_path.read_text(encoding="utf-8"))
         cache = cache if isinstance(cache, dict) and cache.get("version") == CACHE_VERSION else {}
     except (OSError, ValueError):
         cache = {}
-    from memstore.core.pending_dates import pending_lines
-
-    waiting = pending_lines(str(root))  # what the agent wrote since the last tick: the tick dates it
+    waiting = pending_lines(str(root))  # what the agent wrote since the last tick, which dates it
     seen: dict[str, list[list[str]]] = {}
     found = []
     for path, created, digest in own_memory_digests(conn):
@@ -85,18 +83,19 @@ def lint_dates(conn: sqlite3.Connection, root: Path, *, fresh_max: int | None = 
     if seen != cache.get("files"):
         try:
             cache_path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(cache_path, json.dumps({"version": CACHE_VERSION, "files": seen}).encode("utf-8"))
+            atomic_write(cache_path,
+                         json.dumps({"version": CACHE_VERSION, "files": seen}).encode("utf-8"))
         except OSError:
             pass  # a root this process cannot write: the next lint parses again
     return found
 
 
 CACHE_FILE = "lint-dates.json"
-CACHE_VERSION = 3  # one more when the rule (memstore.mirror.date_phrases) or the entries' shape changes
+CACHE_VERSION = 3  # one more when the rule (mirror.date_phrases) or the entries' shape changes
 
 
-def _messages(root: Path, path: str, day: dt.date | None, split_front: Callable[[str], tuple[Any, str]]
-              ) -> list[list[str]]:
+def _messages(root: Path, path: str, day: dt.date | None,
+              split_front: Callable[[str], tuple[Any, str]]) -> list[list[str]]:
     """[line, message] for each bare relative date in the body and the index's own words (summary,
     description: the row MEMORY.md shows at every start)."""
     if day is None:
@@ -111,8 +110,9 @@ def _messages(root: Path, path: str, day: dt.date | None, split_front: Callable[
     out = []
     for meant in undated(text, day):
         line = text[text.rfind("\n", 0, meant.start) + 1:].split("\n", 1)[0].strip()
-        out.append([line, f"relative date {meant.phrase!r} with no absolute date beside it: written "
-                    f"{day.isoformat()}, it means {meant.iso}; write \"{meant.phrase} ({meant.iso})\""])
+        out.append([line, f"relative date {meant.phrase!r} with no absolute date beside it: "
+                    f"written {day.isoformat()}, it means {meant.iso}; "
+                    f"write \"{meant.phrase} ({meant.iso})\""])
     return out
 
 
@@ -124,23 +124,19 @@ _INDEX_WORDS = re.compile(r"(?:summary|description):\s")
 # ---------------------------------------------------------------- what the agent wrote
 
 
-MAX_DATED_LINES = 200  # a tick's dateparser work (tens of ms a line); the rest is left for lint to name
+MAX_DATED_LINES = 200  # a tick's dateparser work (tens of ms a line); lint names the rest
 _FRONT = re.compile(r"\ufeff?---[ \t]*\r?\n(?:.*?\r?\n)?---[ \t]*(?:\r?\n|$)", re.S)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
 
 def date_written(root: Path) -> list[str]:
-    """The tick's pass over what the agent wrote (memstore.core.pending_dates): in each memory, each line equal
-    to a line the agent added gains the absolute dates of its relative ones, as meant at the instant of
-    writing. A line is found by its whole text, so a later edit elsewhere in the file, or a reordering,
-    does not stop it; a line changed since, found twice, or inside a code fence is left alone (lint
-    names it). Only a file whose real path lies in memory/ is rewritten (a folder linked out of it is
-    not followed), and only if nobody changed it meanwhile. Returns the paths (relative to root)
-    rewritten. Call with the mirror lock held."""
-    from memstore.core.locks import atomic_write
-    from memstore.core.pending_dates import take
-    from memstore.core.toolpath import may_write, resolve
-
+    """The tick's pass over what the agent wrote (memstore.core.pending_dates): in each memory, each
+    line equal to a line the agent added gains the absolute dates of its relative ones, as meant at
+    the instant of writing. A line is found by its whole text, so a later edit elsewhere in the
+    file, or a reordering, does not stop it; a line changed since, found twice, or inside a code
+    fence is left alone (lint names it). Only a file whose real path lies in memory/ is rewritten (a
+    folder linked out of it is not followed), and only if nobody changed it meanwhile. Returns the
+    paths (relative to root) rewritten. Call with the mirror lock held."""
     records, taken = take(str(root))
     by_path: dict[str, dict[tuple[str, dt.date], None]] = {}
     budget = MAX_DATED_LINES
@@ -151,15 +147,17 @@ def date_written(root: Path) -> list[str]:
             continue
         for said in record["text"].split("\n"):
             said = said.strip()
-            if said and CUE.search(said) and (said, day) not in by_path.get(record["path"], {}) and budget:
-                by_path.setdefault(record["path"], {})[(said, day)] = None  # once, however often written
+            if (said and CUE.search(said) and (said, day) not in by_path.get(record["path"], {})
+                    and budget):
+                # once, however often written
+                by_path.setdefault(record["path"], {})[(said, day)] = None
                 budget -= 1
     rewritten = []
     for rel, written in by_path.items():
         path = root / rel
         written_here = ".." not in Path(rel).parts and rel.startswith("memory/")
         if not written_here or may_write(resolve(root, str(path), None)) is None:
-            continue  # the real path must be a memory: a folder linked out of memory/ is not followed
+            continue  # the real path must be a memory: no folder linked out of memory/ is followed
         real = Path(os.path.realpath(path))
         try:
             before = real.read_bytes()
@@ -180,7 +178,8 @@ def date_written(root: Path) -> list[str]:
     return rewritten
 
 
-def _dated_lines(body: str, written: list[tuple[str, dt.date]], only: re.Pattern[str] | None = None) -> str:
+def _dated_lines(body: str, written: list[tuple[str, dt.date]],
+                 only: re.Pattern[str] | None = None) -> str:
     lines = body.split("\n")
     fenced, inside = set(), False
     for i, line in enumerate(lines):

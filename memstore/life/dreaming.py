@@ -14,7 +14,10 @@ import datetime as dt
 import re
 from pathlib import Path
 
+from memstore.core.frontreader import front_values, split_front, unquote
 from memstore.core.fsguard import md_files, read_text
+from memstore.core.projects import GLOBAL
+from memstore.hook import review
 
 # How much text goes into the dream prompt.
 FACT_CHARS = 2_000  # per short-term fact
@@ -38,16 +41,12 @@ def cue_items(cue: dict[str, object]) -> list[dict[str, object]]:
 
 def scope_of(value: str | None) -> str | None:
     """A frontmatter `project:` value as a scope: None for person-wide (absent, empty, `global`)."""
-    from memstore.core.projects import GLOBAL
-
     value = (value or "").strip().lower()
     return None if not value or value == GLOBAL else value
 
 
 def file_scope(root: Path, rel: str) -> str | None:
-    """The scope of a root-relative markdown file, by its frontmatter; None when unreadable or person-wide."""
-    from memstore.core.frontreader import front_values, split_front
-
+    """A root-relative markdown file's scope by its frontmatter; None: unreadable or person-wide."""
     try:
         return scope_of(front_values(split_front(read_text(root / rel))[0]).get("project"))
     except (OSError, UnicodeDecodeError):
@@ -65,7 +64,8 @@ def item_scope(root: Path, item: dict[str, object]) -> str | None:
     audience); files of two projects raise Mixed.
     """
     paths = item.get("paths")
-    scopes = (file_scope(root, rel) for rel in (paths if isinstance(paths, list) else []) if isinstance(rel, str))
+    scopes = (file_scope(root, rel) for rel in (paths if isinstance(paths, list) else [])
+              if isinstance(rel, str))
     found = {scope for scope in scopes if scope is not None}
     if len(found) > 1:
         raise Mixed(", ".join(sorted(found)))
@@ -88,9 +88,10 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def recent_facts(root: Path, today: dt.date, days: int, scope: object = ALL) -> list[tuple[str, str]]:
-    """(root-relative path, text) of the short-term facts dated in the last `days` days, newest first;
-    with `scope` (a project, or None for person-wide), that scope's facts only."""
+def recent_facts(root: Path, today: dt.date, days: int, scope: object = ALL
+                 ) -> list[tuple[str, str]]:
+    """(root-relative path, text) of the short-term facts dated in the last `days` days, newest
+    first; with `scope` (a project, or None for person-wide), that scope's facts only."""
     folder = root / "memory" / "short-term"
     found = []
     try:
@@ -108,9 +109,6 @@ def recent_facts(root: Path, today: dt.date, days: int, scope: object = ALL) -> 
         if 0 <= (today - day).days <= days:
             found.append((day, path))
     found.sort(key=lambda pair: (pair[0], pair[1].name), reverse=True)
-    from memstore.core.frontreader import front_values, split_front, unquote
-    from memstore.hook import review
-
     answered = review.answers(root)
     out, used = [], 0
     for _day, path in found:
@@ -151,15 +149,16 @@ def named_files(root: Path, items: list[dict[str, object]]) -> list[tuple[str, s
     return out
 
 
-NO_TOOLS = ("Everything you need is in this prompt. Do not use tools, and do not read, create or edit "
-            "any file: answer with text only. Nothing you write is applied automatically.")
+NO_TOOLS = ("Everything you need is in this prompt. Do not use tools, and do not read, create or "
+            "edit any file: answer with text only. Nothing you write is applied automatically.")
 
 
 def dream_prompt(root: Path, cue: dict[str, object], facts: list[tuple[str, str]],
                  named: list[tuple[str, str]], short_term_days: int, scope: object = ALL) -> str:
     where = ("" if scope is ALL else
              " This dream is about person-wide memory only (no project's)." if scope is None else
-             f" This dream is about the project {scope} only: what it proposes stays in that project.")
+             f" This dream is about the project {scope} only: "
+             "what it proposes stays in that project.")
     lines = [
         "You are dreaming: the nightly consolidation pass over a coding agent's memory "
         f"(agent root {root}). The memory is markdown: topic memories in memory/<type>_<topic>.md, "
@@ -190,11 +189,13 @@ def dream_prompt(root: Path, cue: dict[str, object], facts: list[tuple[str, str]
         "",
         "A short dream-journal entry in markdown (at most about 400 words) that consolidates:",
         "1. Durable patterns: what do these facts suggest that should outlive this week?",
-        "2. Near-duplicates: which memories say the same thing, and which one should absorb the other?",
+        "2. Near-duplicates: which memories say the same thing, "
+        "and which one should absorb the other?",
         "3. Wrong or merely old: which memories look mistaken, superseded or stale, and why?",
         "",
-        "Put every change you propose to a memory file under one heading `## Proposals`, one bullet "
-        "per change naming the file (for example `- merge memory/a.md into memory/b.md: why`). "
+        "Put every change you propose to a memory file under one heading `## Proposals`, "
+        "one bullet per change naming the file "
+        "(for example `- merge memory/a.md into memory/b.md: why`). "
         "If you propose nothing, write `## Proposals` and `- none`.",
     ]
     return "\n".join(lines) + "\n"
@@ -203,8 +204,8 @@ def dream_prompt(root: Path, cue: dict[str, object], facts: list[tuple[str, str]
 def sit_prompt(stem: str, shelf: str, rel: str, text: str) -> str:
     return "\n".join([
         f"You are sitting with one meditation object tonight: {stem} (the {shelf} shelf).",
-        "A sit is not a task. Hold sustained attention on the object below, in the first person, and "
-        "write down what you notice; it produces no artifact anyone asked for.",
+        "A sit is not a task. Hold sustained attention on the object below, in the first person, "
+        "and write down what you notice; it produces no artifact anyone asked for.",
         NO_TOOLS,
         "",
         f"## The object ({rel})",
@@ -213,7 +214,8 @@ def sit_prompt(stem: str, shelf: str, rel: str, text: str) -> str:
         "",
         "## What to write",
         "",
-        "A short dream-journal entry in the first person (at most about 300 words), in three parts:",
+        "A short dream-journal entry in the first person (at most about 300 words), "
+        "in three parts:",
         "- What shifted: what looks different after holding the object.",
         "- What stayed open: what you could not settle.",
         "- What the next session should carry: one or two lines it should start with.",

@@ -9,12 +9,14 @@ import re
 import sqlite3
 from dataclasses import dataclass, field
 
+from memstore.life.dreaming import scope_of
 from memstore.mirror.queries import memory_projects
 
 # Words that say nothing about what a summary is about; left out of the near-duplicate measure.
 _STOP = frozenset(
     "the and for with that this from into when then than not are was were has have had but use "
-    "uses used can its our out all any you your they them their there what which who how why".split()
+    "uses used can its our out all any you your they them their there what which who how why"
+    .split()
 )
 _WORD = re.compile(r"[^\W_]+")
 # Two summaries are near-duplicates at token-set Jaccard >= NUM/DEN (compared in integers).
@@ -30,7 +32,8 @@ def summary_tokens(text: str) -> frozenset[str]:
 
 @dataclass
 class Duplicates:
-    pairs: list[tuple[str, str, float]] = field(default_factory=list)  # (path a, path b, jaccard), a < b
+    # (path a, path b, jaccard), a < b
+    pairs: list[tuple[str, str, float]] = field(default_factory=list)
     compared: int = 0
     exhausted: bool = False  # the comparison budget ran out: pairs may be incomplete
 
@@ -96,16 +99,14 @@ def near_duplicates(summaries: dict[str, str], budget: int = COMPARE_BUDGET) -> 
 
 def project_scopes(conn: sqlite3.Connection) -> dict[str, str | None]:
     """path -> its scope (the `project:` of its frontmatter, lower-cased; None: person-wide)."""
-    from memstore.life.dreaming import scope_of
-
     return {path: scope_of(project) for path, project in memory_projects(conn).items()}
 
 
 def clusters(pairs: list[tuple[str, str, float]], project: dict[str, str | None]
              ) -> list[tuple[list[str], float]]:
-    """The near-duplicate pairs joined into clusters (union-find over pairs within one scope): (sorted
-    members, best pair score), one per cluster. A pair across scopes (two projects, or a project and
-    person-wide) is no pair: what is captured in one project is not merged with another's.
+    """The near-duplicate pairs joined into clusters (union-find over pairs within one scope):
+    (sorted members, best pair score), one per cluster. A pair across scopes (two projects, or a
+    project and person-wide) is no pair: what one project captured is not merged with another's.
 
     One item per cluster, not per pair: nine look-alike summaries are one question, not 36.
     """

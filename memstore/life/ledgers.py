@@ -23,18 +23,26 @@ import unicodedata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memstore.core.errors import BadUsage, MemstoreError
+from memstore.core.errors import BadUsage, Busy, MemstoreError
+from memstore.core.journal import clone_id
+from memstore.core.kinds import MEMORY_TYPES
+from memstore.core.locks import atomic_write, file_lock
+from memstore.core.results import Bug
+from memstore.core.timeutil import fmt, parse_when
 from memstore.hook.bundle import list_folder, scan_front
+from memstore.life.date_stamping import annotate
 from memstore.mirror.bug_ids import BUG_ID as _BUG_ID
 from memstore.mirror.bug_ids import ID_PREFIX as _ID_PREFIX
 from memstore.mirror.bug_ids import bug_id
+from memstore.mirror.fmedit import render_value, set_fields
+from memstore.mirror.parsing import parse_bytes
+from memstore.team.secrets import refuse
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from memstore.core.agent_root import RootPaths
     from memstore.core.config import Config
-    from memstore.core.results import Bug
 
 STATUSES = ("open", "closed")
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
@@ -70,7 +78,8 @@ def yaml_line(key: str, value: Any) -> str:
     """`key: value` as YAML, quoted as YAML needs it (colons, quotes, #, leading -, ...)."""
     import yaml
 
-    return yaml.safe_dump({key: value}, allow_unicode=True, width=float("inf"), sort_keys=False).rstrip("\n")
+    return yaml.safe_dump({key: value}, allow_unicode=True, width=float("inf"),
+                          sort_keys=False).rstrip("\n")
 
 
 def default_filer() -> str:
@@ -92,9 +101,8 @@ def default_filer() -> str:
 
 
 def new_memory_text(name: str, type_: str, summary: str, now: dt.datetime, config: Config,
-                    importance: float | None, pin: bool, body: str | None, project: str | None = None) -> str:
-    from memstore.mirror.fmedit import render_value
-
+                    importance: float | None, pin: bool, body: str | None,
+                    project: str | None = None) -> str:
     lines = [
         "---",
         yaml_line("name", name),
@@ -126,33 +134,34 @@ TITLE_MAX_CHARS = 300
 
 def check_size(what: str, text: str | None, limit: int, hint: str) -> None:
     """Input over its bound is bad usage (exit 2), as an over-long note is."""
-    from memstore.core.errors import BadUsage
-
     if text is not None and len(text) > limit:
-        raise BadUsage(f"the {what} is {len(text):,} characters, over the limit of {limit:,}", hint=hint)
+        raise BadUsage(f"the {what} is {len(text):,} characters, over the limit of {limit:,}",
+                       hint=hint)
 
 
-def check_new(type_: str, topic: str, summary: str, importance: float | None, body: str | None = None
-              ) -> tuple[str, str, float | None]:
+def check_new(type_: str, topic: str, summary: str, importance: float | None,
+              body: str | None = None) -> tuple[str, str, float | None]:
     """(name, one-line summary, importance) for `new`, or Refused saying what is wrong."""
-    from memstore.core.kinds import MEMORY_TYPES
-
-    check_size("summary", summary, SUMMARY_MAX_CHARS, "a summary is one line of the index: say it shortly")
+    check_size("summary", summary, SUMMARY_MAX_CHARS,
+               "a summary is one line of the index: say it shortly")
     check_size("body", body, BODY_MAX_CHARS, "split it into several memories, each about one thing")
     check_size("topic", topic, TITLE_MAX_CHARS, "name the topic in a few words")
 
     if type_ not in MEMORY_TYPES:
-        raise BadUsage(f"unknown memory type {type_!r}", hint=f"use one of: {', '.join(MEMORY_TYPES)}")
+        raise BadUsage(f"unknown memory type {type_!r}",
+                       hint=f"use one of: {', '.join(MEMORY_TYPES)}")
     slug = kebab(topic)
     if not slug:
         raise BadUsage(f"topic {topic!r} has no letters or digits to name the file with",
                       hint="give a topic such as 'release checklist'")
     line = one_line(summary)
     if not line:
-        raise BadUsage("the summary is empty", hint="say in one line what the memory holds: --summary '...'")
+        raise BadUsage("the summary is empty",
+                       hint="say in one line what the memory holds: --summary '...'")
     if importance is not None:
         if not 0 <= importance <= 10:
-            raise BadUsage(f"importance {importance:g} is outside 0-10", hint="give --importance between 0 and 10")
+            raise BadUsage(f"importance {importance:g} is outside 0-10",
+                           hint="give --importance between 0 and 10")
         if float(importance).is_integer():
             importance = int(importance)
     return f"{type_}_{slug}", line, importance
@@ -170,8 +179,6 @@ def bug_number(path: Path, meta_id: object = None) -> int | None:
 def clone_mark(root: Path) -> str:
     """Three hex digits that tell this clone's bugs from another's (from its journal clone id)."""
     import hashlib
-
-    from memstore.core.journal import clone_id
 
     return hashlib.blake2b(clone_id(root).encode(), digest_size=4).hexdigest()[:3]
 
@@ -196,8 +203,6 @@ def next_id(folder: Path) -> int:
 
 
 def bug_text(ident: str, title: str, filed_at: dt.datetime, filed_by: str, body: str) -> str:
-    from memstore.core.timeutil import fmt
-
     lines = [
         "---",
         yaml_line("id", ident),
@@ -214,17 +219,14 @@ def bug_text(ident: str, title: str, filed_at: dt.datetime, filed_by: str, body:
 
 def read_bug(path: Path, root: Path, config: Config) -> Bug:
     """One bug file as a Bug record; never raises on content (problems say what is wrong)."""
-    from memstore.core.results import Bug
-    from memstore.core.timeutil import fmt, parse_when
-    from memstore.mirror.parsing import parse_bytes
-
     rel = path.relative_to(root).as_posix()
     problems: list[str] = []
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        return Bug(id=_fallback_id(path), title=path.stem, status="open", filed_at=None, filed_by=None,
-                   closed_at=None, why=None, path=rel, body="", problems=[f"cannot be read: {exc.strerror or exc}"])
+        return Bug(id=_fallback_id(path), title=path.stem, status="open", filed_at=None,
+                   filed_by=None, closed_at=None, why=None, path=rel, body="",
+                   problems=[f"cannot be read: {exc.strerror or exc}"])
     parsed = parse_bytes(raw, path.stem, config)
     problems += [p.message for p in parsed.problems]
     meta = parsed.meta
@@ -244,7 +246,8 @@ def read_bug(path: Path, root: Path, config: Config) -> Bug:
     title = one_line(text("title") or "")
     if not title:
         problems.append("no title")
-        first = next((ln.strip().lstrip("#").strip() for ln in parsed.body.splitlines() if ln.strip()), "")
+        first = next((ln.strip().lstrip("#").strip() for ln in parsed.body.splitlines()
+                      if ln.strip()), "")
         title = first[:200] or path.stem
     status = (text("status") or "").strip().lower()
     if status not in STATUSES:
@@ -287,7 +290,8 @@ def _fallback_id(path: Path) -> str:
 
 def sort_key(bug: Bug) -> tuple[int, int, str, str]:
     match = _BUG_ID.match(bug.id)
-    return (0, int(match.group(1)), match.group(2) or "", bug.path) if match else (1, 0, "", bug.path)
+    return ((0, int(match.group(1)), match.group(2) or "", bug.path) if match
+            else (1, 0, "", bug.path))
 
 
 def find_bug(bugs: list[Bug], key: str) -> Bug:
@@ -300,40 +304,40 @@ def find_bug(bugs: list[Bug], key: str) -> Bug:
         matches = []
         for bug in bugs:
             found = _BUG_ID.match(bug.id)
-            if found and int(found.group(1)) == number and (suffix is None or found.group(2) == suffix):
+            if (found and int(found.group(1)) == number
+                    and (suffix is None or found.group(2) == suffix)):
                 matches.append(bug)
         still_open = [bug for bug in matches if bug.status == "open"]
         if len(matches) > 1 and len(still_open) == 1:
             matches = still_open  # the other one is closed already: the number names the open one
         if len(matches) > 1:
-            raise Refused(f"bug {key!r} is ambiguous: {', '.join(b.id for b in matches)} (filed on two machines)",
+            raise Refused(f"bug {key!r} is ambiguous: {', '.join(b.id for b in matches)} "
+                          "(filed on two machines)",
                           hint=f"name it by its whole id, e.g. memstore bug close {matches[0].id}")
     else:
         name = os.path.basename(text)
         name = name if name.endswith(".md") else name + ".md"
         matches = [bug for bug in bugs if os.path.basename(bug.path) == name]
     if not matches:
-        raise Refused(f"no bug {key!r} in the ledger", hint="see the ids with: memstore bug list --all")
+        raise Refused(f"no bug {key!r} in the ledger",
+                      hint="see the ids with: memstore bug list --all")
     if len(matches) > 1:
         raise Refused(f"bug {key!r} is ambiguous: {', '.join(b.path for b in matches)}",
                       hint="name it by its whole id or its file name")
     return matches[0]
 
 
-# ---------------------------------------------------------------- the writing verbs (Store calls these)
+# ---------------------------------------------------------- the writing verbs (Store calls these)
 
 
-def write_new(paths: RootPaths, now: dt.datetime, config: Config, type_: str, topic: str, summary: str,
-              importance: float | None, pin: bool, body: str | None, project: str | None = None
-              ) -> tuple[Path, str, str]:
-    """Write memory/<type>_<topic>.md under the ledger lock; (its path, name, one-line summary). Text that
-    looks like it holds a secret is refused (memstore.team.secrets)."""
-    from memstore.core.locks import atomic_write, file_lock
-    from memstore.life.date_stamping import annotate
-    from memstore.team.secrets import refuse
-
+def write_new(paths: RootPaths, now: dt.datetime, config: Config, type_: str, topic: str,
+              summary: str, importance: float | None, pin: bool, body: str | None,
+              project: str | None = None) -> tuple[Path, str, str]:
+    """Write memory/<type>_<topic>.md under the ledger lock; (its path, name, one-line summary).
+    Text that looks like it holds a secret is refused (memstore.team.secrets)."""
     name, line, importance = check_new(type_, topic, summary, importance, body)
-    line, body = annotate(line, now.date()), annotate(body, now.date()) if body else body  # memstore.life.date_stamping
+    # memstore.life.date_stamping
+    line, body = annotate(line, now.date()), annotate(body, now.date()) if body else body
     target = Path(paths.memory) / f"{name}.md"
     text = new_memory_text(name, type_, line, now, config, importance, pin, body, project)
     refuse(text, f"memory {name}")
@@ -347,9 +351,7 @@ def write_new(paths: RootPaths, now: dt.datetime, config: Config, type_: str, to
 
 def file_bug(paths: RootPaths, now: dt.datetime, config: Config, title: str, body: str | None,
              by: str | None) -> Path:
-    """Write memory/bugs/<id>-<slug>.md with the next free number and this clone's mark, under the lock."""
-    from memstore.core.locks import atomic_write, file_lock
-
+    """Write memory/bugs/<id>-<slug>.md (next free number, this clone's mark) under the lock."""
     check_size("title", title, TITLE_MAX_CHARS, "say what is wrong in a line; details go in --body")
     check_size("body", body, BODY_MAX_CHARS, "attach the essentials, not whole logs")
     line = one_line(title)
@@ -364,11 +366,13 @@ def file_bug(paths: RootPaths, now: dt.datetime, config: Config, title: str, bod
         same = _open_with_title(folder, line)
         if same is not None:
             raise Refused(f"an open bug already has this title: {same}",
-                          hint="add to that bug's file, or give this one a title that tells them apart")
+                          hint="add to that bug's file, "
+                               "or give this one a title that tells them apart")
         try:
             number = next_id(folder)
         except OSError as exc:
-            raise Refused(f"the bug ledger could not be read, so no id can be picked safely ({exc})",
+            raise Refused("the bug ledger could not be read, "
+                          f"so no id can be picked safely ({exc})",
                           hint=f"fix or move the file, then try again: {folder}") from None
         ident = f"{number:04d}-{clone_mark(Path(paths.root))}"  # unique when clones merge (_BUG_ID)
         target = folder / f"{ident}-{kebab(line, MAX_SLUG) or 'bug'}.md"
@@ -391,13 +395,9 @@ def _open_with_title(folder: Path, title: str) -> str | None:
     return None
 
 
-def close_bug(paths: RootPaths, now: dt.datetime, config: Config, every_bug: Callable[[], list[Bug]], key: str,
-              why: str | None) -> tuple[Bug, Path]:
-    """Set status, closed_at and why of the bug `key` names (nothing else changes); (the bug, its path)."""
-    from memstore.core.errors import Busy
-    from memstore.core.locks import atomic_write, file_lock
-    from memstore.mirror.fmedit import set_fields
-
+def close_bug(paths: RootPaths, now: dt.datetime, config: Config,
+              every_bug: Callable[[], list[Bug]], key: str, why: str | None) -> tuple[Bug, Path]:
+    """Set status, closed_at and why of the bug `key` names, nothing else; (the bug, its path)."""
     with file_lock(Path(paths.ledger_lock), timeout=config.lock_timeout_s):
         found = find_bug(every_bug(), key)
         if found.status == "closed":
@@ -407,5 +407,6 @@ def close_bug(paths: RootPaths, now: dt.datetime, config: Config, every_bug: Cal
         raw = target.read_bytes()
         updates = {"status": "closed", "closed_at": now, "why": one_line(why or "") or None}
         if not atomic_write(target, set_fields(raw, updates), expect=raw):
-            raise Busy(f"{found.path} changed while it was being closed", hint="run the close again")
+            raise Busy(f"{found.path} changed while it was being closed",
+                       hint="run the close again")
     return found, target

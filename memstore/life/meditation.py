@@ -34,6 +34,10 @@ from pathlib import Path
 
 from memstore.core.fsguard import md_files, read_regular
 from memstore.core.results import Candidate, Choice
+from memstore.core.tamper import is_held
+from memstore.core.tamper_state import load
+from memstore.core.timeutil import parse_date
+from memstore.mirror.parsing import decode, split_frontmatter
 
 SHELVES = ("awareness", "instrumental")
 DEFAULT_WEIGHT = 0.95
@@ -71,7 +75,8 @@ def factor(days: int | None) -> float:
 def choose(objects: list[MeditationObject], sits: list[Sit], now: dt.date | dt.datetime) -> Choice:
     """The object for a sit at `now`, and why: every candidate with its numbers and exclusion."""
     today = now.date() if isinstance(now, dt.datetime) else now
-    history = sorted((s for s in sits if s.date <= today), key=lambda s: (s.date, Path(s.path).name, s.path))
+    history = sorted((s for s in sits if s.date <= today),
+                     key=lambda s: (s.date, Path(s.path).name, s.path))
     shelf_of = {o.stem: o.shelf for o in objects}
     last_used: dict[str, dt.date] = {}
     for sit in history:
@@ -100,11 +105,11 @@ def choose(objects: list[MeditationObject], sits: list[Sit], now: dt.date | dt.d
             for obj in by_name:
                 if obj.shelf != "awareness" and obj.stem not in excluded:
                     excluded[obj.stem] = "awareness-floor"
-            rules.append(f"awareness floor: no awareness object in the last {FLOOR_WINDOW} sits ({seen}); "
-                         "only the awareness shelf is eligible")
+            rules.append(f"awareness floor: no awareness object in the last {FLOOR_WINDOW} sits "
+                         f"({seen}); only the awareness shelf is eligible")
         elif objects:
-            rules.append(f"awareness floor: no awareness object in the last {FLOOR_WINDOW} sits ({seen}), "
-                         "but none is eligible; every remaining object stays in")
+            rules.append(f"awareness floor: no awareness object in the last {FLOOR_WINDOW} sits "
+                         f"({seen}), but none is eligible; every remaining object stays in")
 
     candidates = []
     for obj in by_name:
@@ -132,7 +137,8 @@ def choose(objects: list[MeditationObject], sits: list[Sit], now: dt.date | dt.d
         path=chosen.path if chosen else None,
         score=winner.score if winner else None,
         rules=rules,
-        recent=[{"date": s.date.isoformat(), "object": s.object, "shelf": sit_shelf(s)} for s in window],
+        recent=[{"date": s.date.isoformat(), "object": s.object, "shelf": sit_shelf(s)}
+                for s in window],
         candidates=candidates,
     )
 
@@ -142,8 +148,6 @@ def choose(objects: list[MeditationObject], sits: list[Sit], now: dt.date | dt.d
 
 def _front(raw: bytes) -> tuple[dict[str, object] | None, str]:
     """(frontmatter mapping or None with why, text). Never raises on content."""
-    from memstore.mirror.parsing import decode, split_frontmatter
-
     problems: list = []
     text = decode(raw, problems)
     meta, _body, had = split_frontmatter(text, problems)
@@ -174,15 +178,12 @@ def load_objects(root: Path) -> tuple[list[MeditationObject], list[dict[str, str
         paths = md_files(root / "meditations")  # regular files only: a link or a FIFO is never read
     except OSError:
         paths = []
-    from memstore.core.tamper import is_held
-    from memstore.core.tamper_state import load
-
     tampered = load(str(root))
     for path in paths:
         rel = f"meditations/{path.name}"
         if is_held(str(root), rel, tampered):
-            skipped.append({"path": rel, "reason": "changed during an agent session; not sat with until the person "
-                                                   f"runs memstore trust {rel}"})
+            skipped.append({"path": rel, "reason": "changed during an agent session; not sat with "
+                                                   f"until the person runs memstore trust {rel}"})
             continue
         try:
             raw = read_regular(path)
@@ -194,25 +195,25 @@ def load_objects(root: Path) -> tuple[list[MeditationObject], list[dict[str, str
             skipped.append({"path": rel, "reason": text})
             continue
         if meta.get("type") != "meditation":
-            skipped.append({"path": rel, "reason": f"type is {meta.get('type')!r}, not 'meditation'"})
+            skipped.append({"path": rel,
+                            "reason": f"type is {meta.get('type')!r}, not 'meditation'"})
             continue
         shelf = meta.get("shelf")
         if shelf not in SHELVES:
-            skipped.append({"path": rel, "reason": f"shelf is {shelf!r}, not one of {', '.join(SHELVES)}"})
+            skipped.append({"path": rel,
+                            "reason": f"shelf is {shelf!r}, not one of {', '.join(SHELVES)}"})
             continue
         weight = _weight(meta.get("cadence_weight"))
         if weight is None:
             if "cadence_weight" in meta:
-                notes.append(f"{rel}: cadence_weight {meta['cadence_weight']!r} is not a number >= 0; "
-                             f"using {DEFAULT_WEIGHT}")
+                notes.append(f"{rel}: cadence_weight {meta['cadence_weight']!r} "
+                             f"is not a number >= 0; using {DEFAULT_WEIGHT}")
             weight = DEFAULT_WEIGHT
         objects.append(MeditationObject(path.name[:-3], rel, str(shelf), weight, text))
     return objects, skipped, notes
 
 
 def _entry_date(meta: dict[str, object], name: str) -> dt.date | None:
-    from memstore.core.timeutil import parse_date
-
     when = parse_date(meta.get("date"))
     if when is not None:
         return when
@@ -230,7 +231,7 @@ def load_sits(root: Path) -> list[Sit]:
     folder = root / "memory" / "dream-journal"
     sits: list[Sit] = []
     try:
-        paths = md_files(folder, recursive=True)  # regular files only; linked folders are not walked
+        paths = md_files(folder, recursive=True)  # regular files only; linked folders not walked
     except OSError:
         paths = []
     for path in paths:

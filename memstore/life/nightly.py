@@ -26,6 +26,7 @@ from memstore.core.config import Config
 from memstore.core.errors import MemstoreError
 from memstore.core.kinds import DERIVED
 from memstore.core.locks import atomic_write
+from memstore.core.results import TickStatus
 from memstore.hook import review
 from memstore.life.commits import commit_paths
 from memstore.life.cue import PER_KIND, Findings, cue, cue_items, dreamt_ids, write_cue
@@ -35,7 +36,6 @@ from memstore.mirror.stale_refs import tick_items, write_stale
 from memstore.mirror.views import list_view
 
 if TYPE_CHECKING:
-    from memstore.core.results import TickStatus
     from memstore.meaning.vectors import EmbedReport
     from memstore.mirror.flush import FlushReport
     from memstore.mirror.render import RenderResult
@@ -215,8 +215,6 @@ def evidence(found: list[Any], lines: list[str]) -> list[str]:
 def tick_status(ran_at: str, night: Night, not_here: str | None, committed: str | None,
                 tamper: list[str], teams: list[str]) -> TickStatus:
     """The tick's record (returned, and written as runtime/state/tick-status.json)."""
-    from memstore.core.results import TickStatus
-
     errors, warnings = lint_counts(night)
     assert night.found is not None
     return TickStatus(

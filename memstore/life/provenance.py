@@ -3,7 +3,7 @@ with each review answer so the person can see afterwards what answered. Standard
 processes are read from /proc, or from `ps` (through memstore.core.processes) where there is none.
 
 Here, in the memory's life, because a review answer given through the library records it too
-(reviewing.answer); the terminal check of the command line (memstore.frontends.terminal) builds on it.
+(reviewing.answer); the command line's terminal check (memstore.frontends.terminal) builds on it.
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def _user() -> str:
 
 
 def provenance(procs: list[Proc] | None = None) -> dict[str, object]:
-    """Where a call came from: its terminal (None without one), the user, the parent processes' names."""
+    """Where a call came from: its terminal (None without one), the user, its parent processes."""
     fd = stdin_fd()
     tty = None
     if fd is not None and os.isatty(fd):

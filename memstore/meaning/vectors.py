@@ -1,4 +1,4 @@
-"""Vectors in the mirror: which parts of which files need embedding, embedding them, and the vector side of a search.
+"""Vectors in the mirror: which parts of which files need embedding, embedding them, and search.
 
 A file's text is embedded in parts (memstore/meaning/chunking.py): part 0, the head, kept under
 files.text_digest, and the tail parts, kept under files.tail_digest, each a row of
@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstore.meaning import vector_store as store
+from memstore.meaning.background import SENTENCES
 from memstore.meaning.chunking import CONTEXT_PART, context_text, digest, embed_text, tail_parts
 
 # the counts and the rebuild's copy are plain SQL, kept with the rest of it; named here for callers
@@ -71,7 +72,8 @@ class EmbedReport:
             text += f" ({self.parts} parts)"
         if self.reused:
             many = "parts" if self.reused != 1 else "part"
-            text += f"; {self.reused} {many} already had a vector (a renamed, copied or restored file)"
+            text += (f"; {self.reused} {many} already had a vector "
+                     "(a renamed, copied or restored file)")
         if self.pending:
             text += f"; {self.pending} files with parts still to embed (run: memstore embed)"
         return text
@@ -97,7 +99,8 @@ class _Part:
     text: str
 
 
-def _pending_rows(conn: sqlite3.Connection, model: str, max_files: int | None) -> list[tuple[Any, ...]]:
+def _pending_rows(conn: sqlite3.Connection, model: str, max_files: int | None
+                  ) -> list[tuple[Any, ...]]:
     rows = store.pending_rows(conn, model)
     return rows if max_files is None else rows[: max(0, max_files)]
 
@@ -111,9 +114,11 @@ def _parts_of(row: tuple[Any, ...], chunks: list[int]) -> list[_Part]:
     tails: list[str] | None = None
     for chunk in chunks:
         if chunk == 0:
-            made: tuple[str | None, str | None] = (head_digest, embed_text(summary, description, body))
+            made: tuple[str | None, str | None] = (head_digest,
+                                                   embed_text(summary, description, body))
         elif chunk == CONTEXT_PART:
-            made = (context_digest, context_text(context, summary, description, body) if context_digest else None)
+            made = (context_digest,
+                    context_text(context, summary, description, body) if context_digest else None)
         else:
             if tails is None:  # cut once for all the tail parts asked for
                 tails = tail_parts(summary, description, body) if tail_digest else []
@@ -179,7 +184,7 @@ def embed_pending(
     progress: Callable[[int, int], None] | None = None,
     clock: Callable[[], float] = time.perf_counter,
 ) -> EmbedReport:
-    """Embed the parts without a current vector, batch by batch, until done, out of time or at max_files.
+    """Embed the parts without a current vector, batch by batch: until done, out of time or full.
 
     budget_s bounds the pass's elapsed time (checked between batches, so one batch may
     run past it); None means no bound. The pass stops early, never half-writes a batch.
@@ -192,11 +197,13 @@ def embed_pending(
     store.drop_other_models(conn, embedder.key)  # an upgrade's or a downgrade's: never used again
     rows = _pending_rows(conn, embedder.key, max_files)
     touched: set[str] = set()
-    # Heads of every file first, then contexts, then tails: a pass cut short leaves the most files ranked by meaning.
+    # Heads of every file first, then contexts, then tails: a pass cut short leaves the most files
+    # ranked by meaning.
     phases = [lambda: _heads(rows), lambda: _contexts(rows)]
     phases += [] if heads_only else [lambda: _tails(conn, embedder.key, rows)]
-    # counted from the rows before the tails are cut, so progress runs to one total and never restarts
-    tails_left = 0 if heads_only else sum(max(0, r[10] - 1 - r[9]) for r in rows if r[10] > 1 and r[2])
+    # counted from the rows before the tails are cut: progress runs to one total, never restarts
+    tails_left = 0 if heads_only else sum(max(0, r[10] - 1 - r[9])
+                                          for r in rows if r[10] > 1 and r[2])
     for number, phase in enumerate(phases):
         if budget_s is not None and report.parts and clock() - started >= budget_s:
             break
@@ -220,7 +227,8 @@ def embed_pending(
     return report
 
 
-def _store(conn: sqlite3.Connection, embedder: Embedder, batch: list[_Part], vectors: np.ndarray) -> None:
+def _store(conn: sqlite3.Connection, embedder: Embedder, batch: list[_Part], vectors: np.ndarray
+           ) -> None:
     made = [(p.path, p.chunk, p.digest, _pack(vec)) for p, vec in zip(batch, vectors, strict=True)]
     store.keep_vectors(conn, embedder.key, embedder.dim, made)
 
@@ -230,12 +238,14 @@ class Nearness:
     """The vector side of one question: each searchable file with a current vector."""
 
     paths: list[str]
-    scores: np.ndarray  # the file's best part's cosine, less the part penalty; blended with a context part's
+    # the file's best part's cosine, less the part penalty; blended with a context part's
+    scores: np.ndarray
     kinds: list[str]
     best_part: list[int]  # which of its own parts was nearest (0 = the head)
 
 
-def similarities(conn: sqlite3.Connection, model: str, query: np.ndarray, type_: str | None) -> Nearness:
+def similarities(conn: sqlite3.Connection, model: str, query: np.ndarray, type_: str | None
+                 ) -> Nearness:
     """Every searchable file with a current vector, scored by its nearest part."""
     import numpy as np
 
@@ -260,11 +270,13 @@ def similarities(conn: sqlite3.Connection, model: str, query: np.ndarray, type_:
     paths = [rows[i][0] for i in starts]
     if contexts:
         _with_context(scores, paths, contexts, _unpack([r[1] for r in contexts], dim) @ query)
-    return Nearness(paths, scores, [rows[i][2] for i in starts], [int(rows[i][3]) for i in best_row])
+    return Nearness(paths, scores, [rows[i][2] for i in starts],
+                    [int(rows[i][3]) for i in best_row])
 
 
-def _with_context(scores: np.ndarray, paths: list[str], contexts: list[Any], near_context: np.ndarray) -> None:
-    """Files with a context part: scored CONTEXT_WEIGHT by that part's cosine, the rest by their own (in place).
+def _with_context(scores: np.ndarray, paths: list[str], contexts: list[Any],
+                  near_context: np.ndarray) -> None:
+    """In place: a file with a context part scores CONTEXT_WEIGHT by its cosine, the rest by own.
 
     The context says what an excerpt replied to, not what it says: counted whole, a reply
     ("Yes, on Tuesdays.") would answer every question its neighbour does. On turn-level LoCoMo
@@ -282,18 +294,18 @@ def _with_context(scores: np.ndarray, paths: list[str], contexts: list[Any], nea
 
 
 def background(conn: sqlite3.Connection, embedder: Embedder) -> np.ndarray:
-    """The vectors of memstore.meaning.background's sentences for this model: made once, then kept in the mirror."""
+    """This model's vectors of meaning.background's sentences: made once, kept in the mirror."""
     import numpy as np
-
-    from memstore.meaning.background import SENTENCES
 
     key = digest("\n".join(SENTENCES).encode("utf-8"))
     cached = _BACKGROUND.get(embedder.key)
     if cached is not None and cached[0] == key:
         return cached[1]
     row = store.kept_background(conn, embedder.key)
-    if row is not None and row[0] == key and row[1] == embedder.dim and len(row[2]) == 2 * row[1] * len(SENTENCES):
-        vecs = _unpack([row[2]], embedder.dim * len(SENTENCES)).reshape(len(SENTENCES), embedder.dim)
+    if (row is not None and row[0] == key and row[1] == embedder.dim
+            and len(row[2]) == 2 * row[1] * len(SENTENCES)):
+        vecs = (_unpack([row[2]], embedder.dim * len(SENTENCES))
+                .reshape(len(SENTENCES), embedder.dim))
     else:
         vecs = embedder.passages(list(SENTENCES))
         try:

@@ -27,12 +27,13 @@ from typing import Any
 
 from memstore.meaning.chunking import context_digest, plan, text_digest
 from memstore.mirror.cjk import has_unspaced
+from memstore.mirror.indexing import meta_json
 
 BATCH = 500
 MENDING = "needs mending"  # the start of a broken file's error, as lint and the tick find it
 
-# What a row's frontmatter decides; a broken file keeps the last good values of these. Its text (summary,
-# description, context, the index row) is not kept: it follows the file as still readable (parsing.read_front).
+# What a row's frontmatter decides; a broken file keeps these last good values. Its text (summary,
+# description, context, the index row) follows the file as still readable (parsing.read_front).
 FROM_FRONTMATTER = (
     "type", "name", "created", "last_updated", "status", "in_flight", "state", "pin", "importance",
     "fm_access_count", "fm_stability", "fm_last_accessed", "fm_last_reinforced", "fm_base", "meta",
@@ -46,15 +47,15 @@ def _said(meta: dict[str, Any], key: str) -> bool:
 
 
 def keep_last_good(conn: sqlite3.Connection, row: dict[str, Any]) -> None:
-    """A row built from a file whose frontmatter cannot be read: the mirror's earlier values kept, said so."""
+    """A row of a file with unreadable frontmatter: the mirror's earlier values kept, said so."""
     problems = json.loads(str(row["problems"]))
     old = conn.execute(
         f"SELECT {', '.join(FROM_FRONTMATTER)} FROM files WHERE path = ?", (row["path"],)
     ).fetchone()
     if old is None:
         problems.append({"level": "error", "message": (
-            f"{MENDING}: its frontmatter cannot be read and the mirror holds no earlier values, so until it "
-            "is mended it counts as person-wide, with importance 0 and no summary")})
+            f"{MENDING}: its frontmatter cannot be read and the mirror holds no earlier values, "
+            "so until it is mended it counts as person-wide, with importance 0 and no summary")})
         row["problems"] = json.dumps(problems)
         return
     kept = dict(zip(FROM_FRONTMATTER, tuple(old), strict=True))
@@ -66,8 +67,10 @@ def keep_last_good(conn: sqlite3.Connection, row: dict[str, Any]) -> None:
     row["context_digest"] = context_digest(row["context"], row["summary"], row["description"],
                                            row["body"]) if row["parts"] else None
     row["unspaced"] = int(any(text and has_unspaced(str(text))
-                              for text in (row["name"], row["summary"], row["description"], row["body"])))
-    values = [f"{key} {meta[key]}" for key in ("project", "importance", "type", "created") if _said(meta, key)]
+                              for text in (row["name"], row["summary"], row["description"],
+                                           row["body"])))
+    values = [f"{key} {meta[key]}" for key in ("project", "importance", "type", "created")
+              if _said(meta, key)]
     problems.append({"level": "error", "message": (
         f"{MENDING}: its frontmatter cannot be read, so the mirror keeps its last good values"
         + (f" ({', '.join(values)})"[:300] if values else "")
@@ -76,7 +79,7 @@ def keep_last_good(conn: sqlite3.Connection, row: dict[str, Any]) -> None:
 
 
 def adopt(conn: sqlite3.Connection, paths: list[str], *, fresh: bool) -> None:
-    """Bring files.created, meta's project and files.adopted of these T2 paths in line with their births.
+    """Bring files.created, meta's project and files.adopted of these T2 paths in line with births.
 
     `fresh`: the rows were just built from their files, so meta holds the frontmatter alone;
     otherwise meta may hold an earlier adoption, which is taken out first. The caller holds a
@@ -87,11 +90,13 @@ def adopt(conn: sqlite3.Connection, paths: list[str], *, fresh: bool) -> None:
         marks = ",".join("?" * len(chunk))
         births: dict[str, tuple[str, str | None]] = {}
         for path, ts, project in conn.execute(
-            f"SELECT path, ts, project FROM events WHERE born = 1 AND path IN ({marks}) ORDER BY path, ts, id", chunk
+            f"SELECT path, ts, project FROM events WHERE born = 1 AND path IN ({marks}) "
+            "ORDER BY path, ts, id", chunk
         ):
-            births[path] = (ts, project)  # the newest birth wins: a memory deleted and written again
+            births[path] = (ts, project)  # the newest birth wins: a memory deleted, written again
         rows = conn.execute(
-            f"SELECT path, meta, adopted FROM files WHERE kind = 't2' AND path IN ({marks})", chunk).fetchall()
+            f"SELECT path, meta, adopted FROM files WHERE kind = 't2' AND path IN ({marks})",
+            chunk).fetchall()
         for path, meta_text, adopted_text in rows:
             if adopted_text is None and path not in births:
                 continue
@@ -109,9 +114,10 @@ def adopt(conn: sqlite3.Connection, paths: list[str], *, fresh: bool) -> None:
                     taken["project"] = project
             if "project" in taken:
                 meta["project"] = taken["project"]
-            from memstore.mirror.indexing import meta_json  # here: indexing imports render, which is heavy
 
             conn.execute(
-                "UPDATE files SET adopted = ?, meta = ?, created = COALESCE(?, created) WHERE path = ?",
-                (json.dumps(taken, sort_keys=True) if taken else None, meta_json(meta), taken.get("created"), path),
+                "UPDATE files SET adopted = ?, meta = ?, created = COALESCE(?, created) "
+                "WHERE path = ?",
+                (json.dumps(taken, sort_keys=True) if taken else None, meta_json(meta),
+                 taken.get("created"), path),
             )

@@ -1,4 +1,4 @@
-"""Scripts written without spaces between words (CJK, Thai, ...): what counts, and how a query splits.
+"""Scripts written without spaces between words (CJK, Thai, ...): what counts, how a query splits.
 
 FTS5's unicode61 tokenizer ends a token only at a character that is not a letter or a
 number. In the scripts below words are not separated by spaces, so a "token" is a whole

@@ -32,9 +32,10 @@ def connect(path: Path, *, timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connect
     conn.execute(f"PRAGMA busy_timeout={int(timeout_ms)}")
     try:
         conn.execute("PRAGMA journal_mode=WAL")
-    except UnicodeDecodeError:  # damaged schema text (sqlite3 decodes it): the file itself is damaged
+    except UnicodeDecodeError:  # damaged schema text (sqlite3 decodes it): the file is damaged
         conn.close()
-        raise sqlite3.DatabaseError("database disk image is malformed (undecodable schema text)") from None
+        raise sqlite3.DatabaseError(
+            "database disk image is malformed (undecodable schema text)") from None
     # NORMAL is durable against application crashes in WAL mode; a power cut may lose
     # the last transactions, which the journal replays.
     conn.execute("PRAGMA synchronous=NORMAL")
@@ -44,7 +45,8 @@ def connect(path: Path, *, timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connect
 # The names of the migrations in migrations/, kept here so that opening the mirror does
 # not import sqlite-utils (a test holds the two lists equal).
 KNOWN_MIGRATIONS = (
-    "m001_files_and_search", "m002_quick_freshness", "m003_unspaced_scripts", "m004_bodies_out_of_files",
+    "m001_files_and_search", "m002_quick_freshness", "m003_unspaced_scripts",
+    "m004_bodies_out_of_files",
     "m005_vectors",
     "m006_policy_base",
     "m007_journal_integrity",
@@ -55,12 +57,15 @@ KNOWN_MIGRATIONS = (
     "m012_births",
     "m013_latents",
     "m014_context",
+    "m015_stepping_aside",
 )
 
 
 def connect_frozen(path: Path) -> sqlite3.Connection:
-    """The mirror opened read-only and immutable: no lock, no -wal or -shm file is made, nothing written."""
-    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+    """The mirror opened read-only and immutable: no lock, no -wal or -shm file is made, nothing
+    written."""
+    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro&immutable=1", uri=True,
+                           check_same_thread=False)
     conn.row_factory = sqlite3.Row
     return conn
 
@@ -88,10 +93,12 @@ def migration_names() -> list[str]:
 
 
 def applied_migrations(conn: sqlite3.Connection) -> list[str]:
-    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='_sqlite_migrations'").fetchone()
+    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' "
+                          "AND name='_sqlite_migrations'").fetchone()
     if not exists:
         return []
-    rows = conn.execute("SELECT name FROM _sqlite_migrations WHERE migration_set='memstore' ORDER BY id").fetchall()
+    rows = conn.execute("SELECT name FROM _sqlite_migrations WHERE migration_set='memstore' "
+                        "ORDER BY id").fetchall()
     return [r[0] for r in rows]
 
 
@@ -124,7 +131,8 @@ def open_checked(path: Path) -> sqlite3.Connection:
     if path.is_dir():  # never rebuilt over, never removed: it is not ours
         from memstore.core.errors import MirrorBlocked
 
-        raise MirrorBlocked(f"{path} is a folder, not the mirror", hint=f"move it away (mv {path} {path}.moved), "
+        raise MirrorBlocked(f"{path} is a folder, not the mirror",
+                            hint=f"move it away (mv {path} {path}.moved), "
                             "then run: memstore rebuild (the memory files are untouched)")
     if not path.exists():
         raise MirrorUnhealthy("mirror missing")
@@ -176,7 +184,8 @@ def discard(path: Path) -> None:
             os.unlink(f"{path}{suffix}")
 
 
-def swap_in(fresh: sqlite3.Connection, fresh_path: Path, live_path: Path, live_healthy: bool) -> None:
+def swap_in(fresh: sqlite3.Connection, fresh_path: Path, live_path: Path, live_healthy: bool
+            ) -> None:
     """Make the freshly built mirror the live one, atomically for readers."""
     fresh.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     if live_healthy:
@@ -206,5 +215,6 @@ def corrupt_error(exc: BaseException) -> bool:
         return False
     text = str(exc).lower()
     return any(
-        marker in text for marker in ("malformed", "not a database", "corrupt", "no such table", "disk i/o error")
+        marker in text for marker in ("malformed", "not a database", "corrupt", "no such table",
+                                      "disk i/o error")
     )

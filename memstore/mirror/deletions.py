@@ -13,9 +13,9 @@ module level (the SessionStart bundle reads `notice`).
   `git mv` whose new file the same sync sees are moves, not deletions; so is a file whose text
   another file already holds (nothing is lost).
 - The copy: the file's bytes as sync last read them (raw_texts, migration m011), with three
-  frontmatter fields added the way `forget` adds its own (memstore.mirror.fmedit, every other byte kept):
-  `status: deleted` (only when the file had no `status`), `deleted_at` (the store's clock) and
-  `deleted_from` (its root-relative path). A file without frontmatter (or one fmedit will not
+  frontmatter fields added the way `forget` adds its own (memstore.mirror.fmedit, every other byte
+  kept): `status: deleted` (only when the file had no `status`), `deleted_at` (the store's clock)
+  and `deleted_from` (its root-relative path). A file without frontmatter (or one fmedit will not
   edit) gets a block of its own in front, marked `deleted_block: added`, so `restore` takes the
   block off again exactly. Named memory/archive/<its name>.md, or <stem>-2.md, ... (never over a
   file). Without bytes in the mirror (a mirror from before m011 that had not read the file
@@ -38,6 +38,11 @@ import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memstore.core.agent_root import state_dir
+from memstore.core.errors import BadUsage, MemstoreError, NotFound
+from memstore.core.fsguard import read_regular
+from memstore.core.kinds import DERIVED
+from memstore.core.locks import atomic_write
 from memstore.hook.deleted_copies import (  # noqa: F401 (part of this module's API)
     _KEY,
     ADDED,
@@ -57,6 +62,8 @@ from memstore.hook.deleted_copies import (  # noqa: F401 (part of this module's 
     summary,
     unseen,
 )
+from memstore.mirror.fmedit import CannotEdit, set_fields
+from memstore.mirror.indexing import body_of
 
 if TYPE_CHECKING:
     import sqlite3
@@ -66,8 +73,6 @@ if TYPE_CHECKING:
 
 def watched(rel: str) -> bool:
     """Is this root-relative path a memory file whose disappearance is kept (see the module doc)?"""
-    from memstore.core.kinds import DERIVED
-
     parts = rel.split("/")
     if len(parts) < 2 or parts[0] != "memory" or not parts[-1].endswith(".md"):
         return False
@@ -83,7 +88,8 @@ def pack(raw: bytes) -> bytes:
 # ---------------------------------------------------------------- sync: keep what vanished
 
 
-def keep(conn: sqlite3.Connection, root: Path, removed: list[str], now: str) -> tuple[list[str], list[str]]:
+def keep(conn: sqlite3.Connection, root: Path, removed: list[str], now: str
+         ) -> tuple[list[str], list[str]]:
     """Write an archive copy of each removed path that was really deleted (see the module doc).
 
     Called by sync inside its final transaction, after the new rows are written and before the
@@ -103,7 +109,8 @@ def keep(conn: sqlite3.Connection, root: Path, removed: list[str], now: str) -> 
     copies: list[str] = []
     failed: list[str] = []
     for rel in gone:
-        row = conn.execute("SELECT id, digest, text_digest, meta FROM files WHERE path = ?", (rel,)).fetchone()
+        row = conn.execute("SELECT id, digest, text_digest, meta FROM files WHERE path = ?",
+                           (rel,)).fetchone()
         if row is None or row[1] in living or (row[2] and row[2] in living):
             continue  # moved (forget, a roll, a rename) or its text is still held elsewhere
         packed = conn.execute("SELECT raw FROM raw_texts WHERE path = ?", (rel,)).fetchone()
@@ -130,15 +137,13 @@ def _regular(path: Path) -> bool:
 def _rebuilt(conn: sqlite3.Connection, ident: int, meta: str | None) -> bytes:
     import yaml
 
-    from memstore.mirror.indexing import body_of
-
     front = json.loads(meta or "{}")
     head = yaml.safe_dump(front, sort_keys=False, allow_unicode=True) if front else ""
     return f"---\n{head}---\n{body_of(conn, ident)}".encode()
 
 
 def _write_new(root: Path, name: str, data: bytes) -> str:
-    """data into memory/archive/<name> (or <stem>-2.md, ...), never over a file; its relative path."""
+    """data into memory/archive/<name> (or <stem>-2.md, ...), never over a file; its path."""
     folder = root / ARCHIVE
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / f".{name}.{os.getpid()}.tmp"  # hidden: no walk reads it
@@ -165,8 +170,6 @@ def _write_new(root: Path, name: str, data: bytes) -> str:
 
 def mark(raw: bytes, marks: dict[str, Any]) -> bytes:
     """The file's bytes with the deletion marks added to its frontmatter, every other byte kept."""
-    from memstore.mirror.fmedit import CannotEdit, set_fields
-
     text = raw.decode("utf-8", "surrogateescape")
     if text.lstrip("\ufeff").split("\n", 1)[0].rstrip() == "---":
         fields = dict(marks)
@@ -227,10 +230,7 @@ def unmark(raw: bytes, keys: tuple[str, ...] = MARK_KEYS, status: str = "deleted
 
 
 def acknowledge(root: Path, now: str) -> int:
-    """The person saw the deletions so far: status and the bundle stop saying so. How many that was."""
-    from memstore.core.agent_root import state_dir
-    from memstore.core.locks import atomic_write
-
+    """The person saw the deletions so far: status and the bundle stop saying so; how many."""
     count = len(unseen(root))
     folder = Path(state_dir(root))
     folder.mkdir(parents=True, exist_ok=True)
@@ -242,8 +242,6 @@ def acknowledge(root: Path, now: str) -> int:
 
 
 def _choose(root: Path, key: str) -> Kept:
-    from memstore.core.errors import BadUsage, NotFound
-
     candidates = archived(root, forgotten=True)
     wanted = key.removesuffix(".md")
     if "/" in wanted:
@@ -254,9 +252,11 @@ def _choose(root: Path, key: str) -> Kept:
     found = deleted or found
     if not found:
         raise NotFound(f"no deleted or forgotten memory named {key!r} in {ARCHIVE}/",
-                       hint="memstore status lists the deleted ones; give the name it had, e.g. project_x")
+                       hint="memstore status lists the deleted ones; "
+                            "give the name it had, e.g. project_x")
     if len(found) > 1:
-        raise BadUsage(f"{key!r} names {len(found)} copies in {ARCHIVE}/: {', '.join(k.path for k in found)}",
+        raise BadUsage(f"{key!r} names {len(found)} copies in {ARCHIVE}/: "
+                       f"{', '.join(k.path for k in found)}",
                        hint=f"name one by its path: memstore restore {found[-1].path}")
     return found[0]
 
@@ -264,11 +264,11 @@ def _choose(root: Path, key: str) -> Kept:
 def _safe_target(root: Path, was: str) -> Path:
     """Where a copy goes back to, refusing anything but a memory file's place inside root/memory/
     (deleted_from is text in a file anyone with write access to memory/ can edit)."""
-    from memstore.core.errors import MemstoreError
-
     parts = was.split("/")
-    if not watched(was) or any(p in ("", ".", "..") or "\\" in p for p in parts) or was.startswith("/"):
-        raise MemstoreError(f"the copy says it came from {was!r}, which is no memory file's place: not restored",
+    if (not watched(was) or any(p in ("", ".", "..") or "\\" in p for p in parts)
+            or was.startswith("/")):
+        raise MemstoreError(f"the copy says it came from {was!r}, which is no memory file's place: "
+                            "not restored",
                             hint="move it back by hand if that is right")
     target = root / was
     memory = os.path.realpath(root / "memory")
@@ -283,14 +283,12 @@ def _safe_target(root: Path, was: str) -> Path:
 
 def restore(root: Path, key: str) -> Kept:
     """Put a deleted (or forgotten) memory's copy back where it was, its marks taken off."""
-    from memstore.core.errors import MemstoreError
-    from memstore.core.fsguard import read_regular
-
     chosen = _choose(root, key)
     target = _safe_target(root, chosen.was)
     if os.path.lexists(target):
         raise MemstoreError(f"{chosen.was} exists now: {chosen.path} was not put back over it",
-                            hint=f"move {chosen.was} aside (or merge the two by hand), then run it again")
+                            hint=f"move {chosen.was} aside (or merge the two by hand), "
+                                 "then run it again")
     source = root / chosen.path
     raw = read_regular(source)
     data = unmark(raw) if chosen.how == "deleted" else unmark(raw, FORGET_KEYS, "forgotten")

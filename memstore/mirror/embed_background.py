@@ -1,5 +1,5 @@
-"""Meaning that arrives by itself: one detached, low-priority embedding pass per root, after a sync that
-leaves many files without a vector.
+"""Meaning that arrives by itself: one detached, low-priority embedding pass per root, after a sync
+that leaves many files without a vector.
 
 Until every file has its vector, hybrid search is words alone for the rest: right after a first sync
 of 3,000 files only a few seconds' worth are embedded (the sync's budget). So when a sync, a rebuild
@@ -9,8 +9,8 @@ runtime/state/embed-background.log. It holds the embedding lock while it works a
 rounds, so it is:
 
 - one per root: a second start sees the first alive (its pid file, checked against the process's own
-  command line, so a reused pid is not taken for it), and a second pass that somehow starts finds the
-  lock taken and leaves;
+  command line, so a reused pid is not taken for it), and a second pass that somehow starts finds
+  the lock taken and leaves;
 - resumable: each round commits what it embedded; a pass that is stopped or killed leaves the rest
   pending, and the next sync starts another;
 - stopped cleanly by anything that needs the lock: `memstore embed` (which embeds everything itself)
@@ -30,36 +30,36 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memstore.core.agent_root import meaning_file, state_dir
+from memstore.core.locks import LockTimeout, atomic_write, file_lock
+
 if TYPE_CHECKING:
     from memstore.meaning.embedding import Embedder
     from memstore.meaning.vectors import EmbedReport
 
 PID_FILE = "embed-background.json"
 LOG_FILE = "embed-background.log"
-ROUND_S = 2.0  # seconds of embedding per round: the longest a stop waits for the pass to let the lock go
+ROUND_S = 2.0  # seconds of embedding per round: the longest a stop waits for the lock to go
 
 
 def note_coverage(root: Path, conn: sqlite3.Connection, model: str, pending: int) -> None:
     """Keep how much of the root has meaning now (core.agent_root.meaning_file), after each pass or
     round: the SessionStart bundle says so while much is pending, without opening the mirror."""
-    from memstore.core.agent_root import meaning_file
-    from memstore.core.locks import atomic_write
-    from memstore.meaning.vectors import embedded_count, searchable_count
+    from memstore.meaning.vectors import embedded_count, searchable_count  # here: FTS skips it
 
     target = Path(meaning_file(root))
     embedded = embedded_count(conn, model)  # a file whose tail parts still wait has meaning already
     total = searchable_count(conn)
-    data = {"model": model, "embedded": embedded, "total": total, "pending": pending, "at": time.time()}
+    data = {"model": model, "embedded": embedded, "total": total, "pending": pending,
+            "at": time.time()}
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, json.dumps(data).encode("utf-8"))
     except OSError:
-        pass  # a root this process cannot write: the bundle says nothing rather than something stale
+        pass  # a root this process cannot write: the bundle says nothing rather than stale news
 
 
 def _pid_path(root: Path) -> Path:
-    from memstore.core.agent_root import state_dir
-
     return Path(state_dir(root)) / PID_FILE
 
 
@@ -88,25 +88,27 @@ def running(root: Path) -> int | None:
 
 
 def start(root: Path, pending: int, threshold: int) -> bool:
-    """Launch the background pass when more than `threshold` files wait and none runs; whether it was."""
+    """Start the background pass if over `threshold` files wait and none runs; whether it did."""
     if pending <= threshold or running(root) is not None:
         return False
     import shutil
 
-    from memstore.core import processes
+    from memstore.core import processes  # here: a search never loads subprocess; a start does
 
     argv = [sys.executable, "-m", "memstore", "--root", str(root), "embed", "--background"]
     if (nice := shutil.which("nice")) is not None:
         argv = [nice, "-n", "19", *argv]
     folder = _pid_path(root).parent
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / LOG_FILE, "ab") as log:  # its one line (or a failure) lands here, not in the caller's terminal
-        processes.spawn(argv, stdin=processes.DEVNULL, stdout=log, stderr=log, cwd=str(root), own_session=True)
+    # its one line (or a failure) lands here, not in the caller's terminal
+    with open(folder / LOG_FILE, "ab") as log:
+        processes.spawn(argv, stdin=processes.DEVNULL, stdout=log, stderr=log, cwd=str(root),
+                        own_session=True)
     return True
 
 
 def stop(root: Path, wait_s: float = 15.0) -> bool:
-    """Ask this root's background pass to end after its round (SIGTERM); whether it is gone within wait_s."""
+    """Ask this root's background pass to end after its round (SIGTERM); gone within wait_s?"""
     pid = running(root)
     if pid is None:
         return True
@@ -126,7 +128,7 @@ class Held:
     """A background pass at work: what it embedded so far, and whether SIGTERM asked it to end."""
 
     def __init__(self, model: str) -> None:
-        from memstore.meaning.vectors import EmbedReport
+        from memstore.meaning.vectors import EmbedReport  # here: see note_coverage
 
         self.total = EmbedReport(model)
         self.asked: list[int] = []
@@ -144,8 +146,6 @@ def held(root: Path, lock: str | os.PathLike[str], model: str) -> Iterator[Held 
     """The background pass's hold on the root (`memstore embed --background`): the embedding lock,
     its pid file and SIGTERM taken as "end after this round"; None when another pass holds the lock.
     Its rounds (`one_round`, ROUND_S each) are run by memstore.api.flows."""
-    from memstore.core.locks import LockTimeout, atomic_write, file_lock
-
     state = Held(model)
     signal.signal(signal.SIGTERM, lambda signum, frame: state.asked.append(signum))
     pid_path = _pid_path(root)
@@ -169,7 +169,7 @@ def held(root: Path, lock: str | os.PathLike[str], model: str) -> Iterator[Held 
 
 def one_round(conn: sqlite3.Connection, root: Path, embedder: Embedder) -> EmbedReport:
     """One round of the background pass: ROUND_S of embedding, and the coverage it leaves."""
-    from memstore.meaning.vectors import embed_pending
+    from memstore.meaning.vectors import embed_pending  # here: see note_coverage
 
     done = embed_pending(conn, embedder, budget_s=ROUND_S)
     note_coverage(root, conn, embedder.key, done.pending)

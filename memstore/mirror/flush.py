@@ -5,10 +5,10 @@ since it was read), so reinforcement accumulates in SQLite and the journal until
 nightly tick flushes it. Only the values of the four policy fields change; missing
 ones are appended; every other byte is kept (fmedit). A memory the agent made with Write
 also gets the `created` and `project` the hook saw (memstore.mirror.adoption), when it lacks them.
-The first flush of a file also appends its `policy_base`, the starting state its policy is replayed from (see
-memstore.core.policy): from then on the fields flush writes are a result, not a checkpoint,
-and a read that reaches this machine after the flush still counts. A file modified in the last
-few minutes is probably open in a session and is skipped unless forced, and a file
+The first flush of a file also appends its `policy_base`, the starting state its policy is replayed
+from (see memstore.core.policy): from then on the fields flush writes are a result, not a
+checkpoint, and a read that reaches this machine after the flush still counts. A file modified in
+the last few minutes is probably open in a session and is skipped unless forced, and a file
 that changed since the last sync is skipped rather than overwritten.
 """
 
@@ -53,16 +53,18 @@ class FlushReport:
 def pending(conn: sqlite3.Connection, config: Config) -> list[sqlite3.Row]:
     """T2 files whose mirror state differs from what their frontmatter says (absent = default).
 
-    Never a team's file: its policy state lives in this person's mirror alone (memstore.core.teams)."""
+    Never a team's file: its policy state lives in this person's mirror alone (core.teams)."""
     return conn.execute(
         """
         SELECT f.path, f.digest, f.mtime_ns, f.fm_access_count, f.fm_stability, f.fm_last_accessed,
-               f.fm_last_reinforced, f.fm_base, p.access_count, p.stability, p.last_accessed, p.last_reinforced,
-               f.adopted
+               f.fm_last_reinforced, f.fm_base, p.access_count, p.stability, p.last_accessed,
+               p.last_reinforced, f.adopted
         FROM files f JOIN policy p ON p.path = f.path
         WHERE f.kind = 't2' AND f.path NOT LIKE 'teams/%' AND (
-            COALESCE(f.fm_access_count, 0) != p.access_count OR COALESCE(f.fm_stability, ?) != p.stability
-            OR f.fm_last_accessed IS NOT p.last_accessed OR f.fm_last_reinforced IS NOT p.last_reinforced
+            COALESCE(f.fm_access_count, 0) != p.access_count
+            OR COALESCE(f.fm_stability, ?) != p.stability
+            OR f.fm_last_accessed IS NOT p.last_accessed
+            OR f.fm_last_reinforced IS NOT p.last_reinforced
             OR f.adopted IS NOT NULL)
         ORDER BY f.path
         """,
@@ -70,7 +72,8 @@ def pending(conn: sqlite3.Connection, config: Config) -> list[sqlite3.Row]:
     ).fetchall()
 
 
-def flush(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config, force: bool = False) -> FlushReport:
+def flush(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config,
+          force: bool = False) -> FlushReport:
     """Write policy state into frontmatter. The caller holds the mirror lock and syncs after."""
     report = FlushReport()
     sweep_stale(root / "memory")  # temp files of a flush that was killed
@@ -95,11 +98,12 @@ def flush(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config
             "last_reinforced": parse_when(row["last_reinforced"]),
             "stability": row["stability"],
         }
-        if row["fm_base"] is None:  # the state the mirror replayed from, kept before the fields move
-            start, through = starting_state(row["fm_access_count"], row["fm_stability"], row["fm_last_accessed"],
-                                            row["fm_last_reinforced"], None, config)
+        if row["fm_base"] is None:  # the state the mirror replayed from, kept before fields move
+            start, through = starting_state(row["fm_access_count"], row["fm_stability"],
+                                            row["fm_last_accessed"], row["fm_last_reinforced"],
+                                            None, config)
             updates["policy_base"] = format_base(start, through)
-        # a birth the hook saw (memstore.mirror.adoption): only keys the file lacks, so nothing it says is written over
+        # a birth the hook saw (mirror.adoption): only keys the file lacks, so none is written over
         for key, value in json.loads(row["adopted"] or "{}").items():
             updates[key] = dt.date.fromisoformat(value) if key == "created" else value
         try:

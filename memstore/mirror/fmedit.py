@@ -14,9 +14,10 @@ import json
 import re
 from typing import Any
 
+from memstore.core.config import Config
 from memstore.core.errors import MemstoreError
 from memstore.core.timeutil import fmt
-from memstore.mirror.parsing import Refused, load_frontmatter
+from memstore.mirror.parsing import Refused, load_frontmatter, parse_bytes
 
 _PLAIN_SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _RESERVED = {"true", "false", "yes", "no", "on", "off", "null", "none", "~"}
@@ -57,7 +58,8 @@ def _looks_numeric(text: str) -> bool:
 
 def _key_line(key: str) -> re.Pattern[str]:
     # key, colon, the gap, then the value up to a comment (YAML: a # after white space)
-    return re.compile(r"^(" + re.escape(key) + r"[ \t]*:)([ \t]*)((?:(?![ \t]#)[^#])*?|)((?:^|[ \t]*)#.*)?$")
+    return re.compile(r"^(" + re.escape(key) + r"[ \t]*:)([ \t]*)"
+                      r"((?:(?![ \t]#)[^#])*?|)((?:^|[ \t]*)#.*)?$")
 
 
 def set_fields(raw: bytes, updates: dict[str, Any]) -> bytes:
@@ -100,13 +102,14 @@ def set_fields(raw: bytes, updates: dict[str, Any]) -> bytes:
             if not match:
                 continue
             following = head[index + 1] if index + 1 < len(head) else ""
-            if match.group(3) in ("", "|", ">", "|-", ">-") and following.startswith((" ", "\t", "-")):
+            if (match.group(3) in ("", "|", ">", "|-", ">-")
+                    and following.startswith((" ", "\t", "-"))):
                 raise CannotEdit(f"{key} spans several lines")
             value = render_value(pending.pop(key))
             gap = match.group(2) or " "
             comment = match.group(4) or ""
             if comment and not match.group(3):
-                gap, comment = " ", gap + comment  # `key:   # note`: the spaces belong to the comment
+                gap, comment = " ", gap + comment  # `key:   # note`: the spaces are the comment's
             if comment and not comment[0].isspace():
                 comment = " " + comment
             head[index] = (match.group(1) + (gap + value if value else "") + comment).rstrip()
@@ -128,9 +131,6 @@ def _agrees_with_parser(before: bytes, after: bytes, updates: dict[str, Any]) ->
     fmedit and the parser find frontmatter in separate ways; if they ever disagree (odd
     fences, stray bytes), refusing is safe and guessing is not.
     """
-    from memstore.core.config import Config
-    from memstore.mirror.parsing import parse_bytes
-
     old = parse_bytes(before, "x", Config())
     new = parse_bytes(after, "x", Config())
     if new.body != old.body:
@@ -148,7 +148,7 @@ def _load(text: str) -> dict[str, Any]:
         loaded = load_frontmatter(text)  # the parser's loader: aliases and deep nesting refused
     except Refused as exc:
         raise CannotEdit(str(exc)) from exc
-    except Exception as exc:  # PyYAML's constructors raise more than YAMLError (2026-02-30, !!bool maybe)
+    except Exception as exc:  # PyYAML's constructors raise more than YAMLError (2026-02-30, ...)
         raise CannotEdit("frontmatter is not valid YAML") from exc
     if loaded is None:
         return {}
@@ -165,7 +165,8 @@ def _normal(value: Any) -> Any:
     return value
 
 
-def _verify(result: str, newline: str, updates: dict[str, Any], original: dict[str, Any] | None) -> None:
+def _verify(result: str, newline: str, updates: dict[str, Any],
+            original: dict[str, Any] | None) -> None:
     body = result.lstrip("\ufeff").split(newline)
     close = next(i for i in range(1, len(body)) if body[i].rstrip() == "---")
     after = _load("\n".join(body[1:close]))

@@ -9,8 +9,8 @@ vectors alone: 0.60). The scores say how sure each side is; a position does not.
   divided by the best one, then multiplied by the square of the share of the question's
   words the file contains (the share alone let one weak word of three, "leaving", beat
   the answer by meaning by 0.01 on some CPUs: LoCoMo dev 0.705 with the share, 0.697
-  with its square, in one run on 2026-11-30). Without that share, a lone weak match ("leaving" for "where can guests
-  leave their car") would count as a certain one just for being the best there is.
+  with its square, in one run on 2026-11-30). Without that share, a lone weak match ("leaving" for
+  "where can guests leave their car") would count as a certain one just for being the best there is.
 - Vector side: each file's best cosine over its parts (memstore/meaning/chunking.py; an
   excerpt's context part counts for a share, memstore/meaning/vectors.py), measured
   from the pack, the VECTOR_DEPTH-th best (0; on a smaller root, the median), in units of
@@ -76,8 +76,16 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from memstore.core.config import Config
+from memstore.meaning.chunking import OVERLAP, tail_parts
+from memstore.mirror.indexing import body_of
 from memstore.mirror.putaway import journal, sits
-from memstore.mirror.search import SNIPPET_TOKENS, looks_advanced, rank_scores, search, search_with_shares
+from memstore.mirror.search import (
+    SNIPPET_TOKENS,
+    looks_advanced,
+    rank_scores,
+    search,
+    search_with_shares,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -94,26 +102,30 @@ GENERAL_KINDS = ("lens", "meditation", "identity")
 GENERAL_SHARE = 0.5
 RESCUE = 8
 RESCUE_BELOW = 3
-LATENT_MIN = 6.5  # 5.5 let "rust borrow checker lifetime error" find a LoCoMo chat turn (test_search_quality)
+# 5.5 let "rust borrow checker lifetime error" find a LoCoMo chat turn (test_search_quality)
+LATENT_MIN = 6.5
 
 
 def lexical(
     conn: sqlite3.Connection, query: str, limit: int, type_: str | None, config: Config
 ) -> list[dict[str, Any]]:
     """FTS alone, in the hybrid hit shape (signals, fts_score, vector_score)."""
-    return [_mark(hit, ["fts"], hit["score"], None) for hit in search(conn, query, limit, type_, config)]
+    return [_mark(hit, ["fts"], hit["score"], None)
+            for hit in search(conn, query, limit, type_, config)]
 
 
-def _mark(hit: dict[str, Any], signals: list[str], fts: float | None, vector: float | None) -> dict[str, Any]:
+def _mark(hit: dict[str, Any], signals: list[str], fts: float | None, vector: float | None
+          ) -> dict[str, Any]:
     return {**hit, "signals": signals, "fts_score": fts, "vector_score": vector}
 
 
 def hybrid(
-    conn: sqlite3.Connection, query: str, limit: int, type_: str | None, config: Config, embedder: Embedder
+    conn: sqlite3.Connection, query: str, limit: int, type_: str | None, config: Config,
+    embedder: Embedder,
 ) -> list[dict[str, Any]]:
     import numpy as np
 
-    # here, not at the top: a search by words alone (lexical, the CLI's usual) never loads meaning
+    # here: a search by words alone (lexical, the CLI's usual) never loads meaning
     from memstore.meaning.latents import agreement
     from memstore.meaning.vectors import background, similarities
 
@@ -137,7 +149,8 @@ def hybrid(
     high = window[0][1]
     # The pack a file must stand above: the depth-th best cosine, or on a root with fewer
     # files than VECTOR_DEPTH, their median (the lowest of six is one file, not a pack).
-    low = window[-1][1] if searchable > VECTOR_DEPTH and len(paths) > depth else float(np.median(scores))
+    low = (window[-1][1] if searchable > VECTOR_DEPTH and len(paths) > depth
+           else float(np.median(scores)))
     pack_low = low
     # And never below the nearest ordinary sentence on any subject (memstore/meaning/background.py):
     # a file no nearer the question than that is not an answer, only the least distant file.
@@ -146,14 +159,16 @@ def hybrid(
     # than there are background sentences raises the floor by that difference, measured in
     # this question's own spread of background cosines.
     plain = background(conn, embedder) @ asked
-    lift = max(0.0, float(np.sqrt(2 * np.log(max(len(paths), 2))) - np.sqrt(2 * np.log(len(plain)))))
+    lift = max(0.0, float(np.sqrt(2 * np.log(max(len(paths), 2)))
+                          - np.sqrt(2 * np.log(len(plain)))))
     unrelated = float(plain.max()) + float(plain.std()) * lift
     low = max(low, unrelated)
     spread = max(high - low, MIN_SPREAD)
     # Lenses, meditations and identity are written to apply to everything, so they sit near
     # every question: they must stand GENERAL_MARGIN further out to count as answers.
     general_low = max(low, unrelated + GENERAL_MARGIN)
-    general = {path for path, kind in zip(paths, kinds, strict=True) if kind in GENERAL_KINDS} | sits(conn)
+    general = {path for path, kind in zip(paths, kinds, strict=True)
+               if kind in GENERAL_KINDS} | sits(conn)
     cosines = dict(window)
     position = {path: i for i, path in enumerate(paths)}
     for hit in fts_hits:  # the lexical pool's own cosines, inside the window or not
@@ -167,7 +182,8 @@ def hybrid(
             return rescued[path]
         if path not in cosines:
             return 0.0
-        return min(1.0, max(0.0, (cosines[path] - (general_low if path in general else low)) / spread))
+        return min(1.0, max(0.0, (cosines[path] - (general_low if path in general else low))
+                                 / spread))
 
     best_fts = max((h["score"] for h in fts_hits), default=0.0)
     by_path = {h["path"]: h for h in fts_hits}
@@ -179,7 +195,8 @@ def hybrid(
     # pack. Only where meaning found little: where it found enough, a rescued file only
     # pushed answers down (LongMemEval dev s@1 0.722 -> 0.704 when every search rescued).
     by_meaning = sum(1 for p in in_window if p not in general)
-    doubtful = [(p, c) for p, c in window if p not in in_window and p not in general and c > pack_low][:RESCUE]
+    doubtful = [(p, c) for p, c in window
+                if p not in in_window and p not in general and c > pack_low][:RESCUE]
     part_of = dict(zip(near.paths, near.best_part, strict=True))  # each file's nearest part
     if doubtful and by_meaning < RESCUE_BELOW:
         agree = agreement(conn, embedder, query, [(p, part_of[p]) for p, _ in doubtful])
@@ -191,7 +208,8 @@ def hybrid(
     weight = config.semantic_weight * coverage
     fused: dict[str, float] = {}
     for path in by_path.keys() | in_window:
-        fts_part = by_path[path]["score"] / best_fts * share[path] ** 2 if path in by_path and best_fts > 0 else 0.0
+        fts_part = (by_path[path]["score"] / best_fts * share[path] ** 2
+                    if path in by_path and best_fts > 0 else 0.0)
         if path in general and path not in in_window and share.get(path, 0.0) < GENERAL_SHARE:
             fts_part = 0.0  # written in everyday words: a few of the question's are no match
         if path not in position:  # no current vector: its words alone
@@ -226,11 +244,12 @@ def _searchable(conn: sqlite3.Connection, type_: str | None) -> int:
     """How many files the vector side could know: searchable, with readable text."""
     where = "kind != 'derived'" if type_ is None else "(type = ? OR kind = ?)"
     params = () if type_ is None else (type_, type_)
-    return int(conn.execute(f"SELECT count(*) FROM files WHERE parts > 0 AND {where}", params).fetchone()[0])
+    return int(conn.execute(f"SELECT count(*) FROM files WHERE parts > 0 AND {where}",
+                            params).fetchone()[0])
 
 
 def _nearest(paths: list[str], scores: np.ndarray, depth: int) -> list[tuple[str, float]]:
-    """The `depth` best (path, cosine), best first, ties by path: a partial sort, not a sort of every file."""
+    """The `depth` best (path, cosine), best first, ties by path: a partial sort, not a full one."""
     import numpy as np
 
     if len(paths) > depth:
@@ -240,21 +259,21 @@ def _nearest(paths: list[str], scores: np.ndarray, depth: int) -> list[tuple[str
         keep = np.nonzero(scores >= cut)[0]
     else:
         keep = np.arange(len(paths))
-    chosen = sorted(((paths[i], float(scores[i])) for i in keep), key=lambda item: (-item[1], item[0]))
+    chosen = sorted(((paths[i], float(scores[i])) for i in keep),
+                    key=lambda item: (-item[1], item[0]))
     return chosen[:depth]
 
 
-def _rows(conn: sqlite3.Connection, paths: list[str], best_part: dict[str, int]) -> dict[str, dict[str, Any]]:
+def _rows(conn: sqlite3.Connection, paths: list[str], best_part: dict[str, int]
+          ) -> dict[str, dict[str, Any]]:
     """The hit fields of files found by their vectors alone; the snippet opens the nearest part."""
-    from memstore.meaning.chunking import OVERLAP, tail_parts
-    from memstore.mirror.indexing import body_of
-
     if not paths:
         return {}
     marks = ",".join("?" * len(paths))
     found: dict[str, dict[str, Any]] = {}
     for row in conn.execute(
-        f"SELECT path, name, type, kind, row_text, summary, description FROM files WHERE path IN ({marks})", paths
+        "SELECT path, name, type, kind, row_text, summary, description FROM files "
+        f"WHERE path IN ({marks})", paths
     ).fetchall():
         body = body_of(conn, row["path"])
         part = best_part.get(row["path"], 0)

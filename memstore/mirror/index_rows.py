@@ -13,8 +13,8 @@ NO_SUMMARY = "(no readable summary: run memstore lint)"
 
 
 def link(name: str, filename: str) -> str:
-    """A CommonMark link: brackets in the text escaped, spaces, parentheses and angle brackets in the
-    destination percent-encoded (never a `<...>` destination: no `<` reaches what the client loads)."""
+    """A CommonMark link: brackets in the text escaped; spaces, parentheses and angle brackets in
+    the destination percent-encoded (no `<...>` form: no `<` reaches what the client loads)."""
     text = safe_name(name).replace("[", "\\[").replace("]", "\\]")
     dest = safe_name(filename)
     for plain, coded in _CODED:
@@ -26,7 +26,7 @@ _CODED = ((" ", "%20"), ("(", "%28"), (")", "%29"), ("<", "%3C"), (">", "%3E"))
 
 
 def make_row(name: str, filename: str, summary: str) -> str:
-    """The one place a row's text is built: clean text, and a placeholder when nothing readable is left."""
+    """The one place a row's text is built: clean text, or a placeholder if none is readable."""
     if summary:
         row = f"- [{name}]({filename}): {summary}"
         # Most rows are clean already, and these checks run in C. isprintable() is False for
@@ -39,8 +39,8 @@ def make_row(name: str, filename: str, summary: str) -> str:
 
 
 def index_row(rel: str, summary: str) -> str:
-    """The row of the T2 file at root-relative `rel`. A team's memory links into its clone from memory/
-    (../teams/<name>/memory/<file>) and says whose it is: `(team <name>)` ahead of its summary."""
+    """The row of the T2 file at root-relative `rel`. A team's memory links into its clone from
+    memory/ (../teams/<name>/memory/<file>) and says whose it is: `(team <name>)` first."""
     filename = rel.rsplit("/", 1)[-1]
     team = team_of(rel)
     if team is None:

@@ -1,4 +1,4 @@
-"""Finding a file in the mirror by the name a person or the agent gives it (name, path, or file name)."""
+"""Finding a file in the mirror by the name a person or the agent gives (name, path, file name)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ NAME_MAX = 4096  # PATH_MAX on Linux
 
 def find_file(conn: sqlite3.Connection, name: str) -> sqlite3.Row:
     """The file a name or root-relative path names; a T2 memory wins over other kinds."""
-    if len(name) > NAME_MAX:  # longer than any path: no file has it (and LIKE would refuse the pattern)
+    if len(name) > NAME_MAX:  # longer than any path: no file has it (and LIKE would refuse it)
         raise NotFound(f"no memory named {name[:80]!r}... ({len(name)} characters)")
     key = name[:-3] if name.endswith(".md") else name
-    literal = key.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")  # a name, not a pattern
+    # a name, not a pattern
+    literal = key.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     row = conn.execute(
         "SELECT * FROM files WHERE path = ? OR path = ? OR name = ? OR path LIKE ? ESCAPE '\\' "
         "ORDER BY kind = 't2' DESC, path LIMIT 1",

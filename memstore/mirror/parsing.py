@@ -15,12 +15,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
-from frontmatter.default_handlers import SafeLoader as _HANDLER_LOADER  # the C loader where there is one
+from frontmatter.default_handlers import SafeLoader as _HANDLER_LOADER  # C one if any
 from frontmatter.default_handlers import YAMLHandler
 
 from memstore.core.config import Config
-from memstore.core.frontreader import PROSE, STRAY, UNCLOSED, Slip, advice, check, entries, mend, slips
+from memstore.core.frontreader import (
+    PROSE,
+    STRAY,
+    UNCLOSED,
+    Slip,
+    advice,
+    check,
+    entries,
+    mend,
+    slips,
+)
 from memstore.core.kinds import KEBAB, memory_type
+from memstore.core.policy import format_base, parse_base
 from memstore.core.timeutil import parse_date, parse_when
 from memstore.meaning.chunking import one_line
 
@@ -61,14 +72,16 @@ def load_frontmatter(text: str) -> Any:
                     raise Refused(ALIASES)
                 seen.add(id(item))
             if depth > MAX_DEPTH:
-                raise Refused(f"frontmatter nests deeper than {MAX_DEPTH} levels, which memstore does not read")
+                raise Refused(f"frontmatter nests deeper than {MAX_DEPTH} levels, "
+                              "which memstore does not read")
             if isinstance(item, yaml.SequenceNode):
                 children = item.value
             elif isinstance(item, yaml.MappingNode):
                 children = [part for pair in item.value for part in pair]
             else:
                 continue
-            todo += [(child, depth + 1) for child in children if aliased or not isinstance(child, yaml.ScalarNode)]
+            todo += [(child, depth + 1) for child in children
+                     if aliased or not isinstance(child, yaml.ScalarNode)]
         return loader.construct_document(node)
     finally:
         loader.dispose()
@@ -122,10 +135,10 @@ class Parsed:
     has_frontmatter: bool
     problems: list[Problem] = field(default_factory=list)
     policy_base: str | None = None  # the starting state flush wrote (policy.parse_base), normalised
-    # a frontmatter block is there but cannot be read (not YAML, never closed, not a mapping, refused):
-    # every field took its default, so sync keeps the file's last good values instead (memstore.mirror.adoption)
+    # a frontmatter block is there but cannot be read (not YAML, never closed, not a mapping,
+    # refused): every field took its default, so sync keeps the last good values (mirror.adoption)
     broken: bool = False
-    # what an excerpt replied to, as one line (memstore.meaning.chunking): embedded apart, never shown
+    # what an excerpt replied to, as one line (meaning.chunking): embedded apart, never shown
     context: str | None = None
 
     @property
@@ -154,7 +167,8 @@ def first_line(body: str) -> str:
 
 def decode(raw: bytes, problems: list[Problem]) -> str:
     if b"\x00" in raw[:8192]:
-        problems.append(Problem(ERROR, "binary content (NUL bytes); indexed as text with replacements"))
+        problems.append(Problem(ERROR,
+                                "binary content (NUL bytes); indexed as text with replacements"))
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -178,8 +192,8 @@ def split_frontmatter(text: str, problems: list[Problem]) -> tuple[dict[str, Any
 
 @dataclass
 class Split:
-    """A file's frontmatter as read: `broken` when even the tolerant reading failed, and then `prose`
-    holds the text keys (summary, description, context) that could still be read one by one."""
+    """A file's frontmatter as read: `broken` when even the tolerant reading failed, and then
+    `prose` holds the text keys (summary, description, context) still readable one by one."""
 
     meta: dict[str, Any]
     body: str
@@ -190,13 +204,14 @@ class Split:
 
 def _slip_problems(found: list[Slip], level: str) -> list[Problem]:
     # the block's text starts with the rest of the opening fence's line: its index 0 is line 1
-    return [Problem(level, advice(slip, 1) + ("" if slip[2] in (STRAY, UNCLOSED) else
-                                              " (read meanwhile as written, the text after the key)"))
+    return [Problem(level, advice(slip, 1) + (
+                "" if slip[2] in (STRAY, UNCLOSED)
+                else " (read meanwhile as written, the text after the key)"))
             for slip in found]
 
 
 def _load_tolerant(fm: str, problems: list[Problem]) -> Any:
-    """The block's YAML, the writer's usual slips read as meant (core.frontreader.slips) and said."""
+    """The block's YAML, the writer's usual slips read as meant (frontreader.slips) and said."""
     found = slips(fm)
     mendable = [slip for slip in found if slip[2] not in (STRAY, UNCLOSED)]
     if not mendable:
@@ -205,25 +220,26 @@ def _load_tolerant(fm: str, problems: list[Problem]) -> Any:
         except Refused:
             raise
         except Exception:
-            problems += _slip_problems(found, ERROR)  # a stray line or an open block, said by its line
+            problems += _slip_problems(found, ERROR)  # a stray line or an open block, by its line
             raise
     try:
         loaded = load_frontmatter(mend(fm, mendable))
     except Exception as mended_error:
         try:
-            loaded = load_frontmatter(fm)  # the mending made it worse: YAML's own reading, slips unsaid
+            loaded = load_frontmatter(fm)  # the mending made it worse: YAML's reading, slips unsaid
         except Refused:
             raise  # an alias or a depth refused is said as such, slips or not
         except Exception:
             problems += _slip_problems(found, ERROR)
-            raise mended_error from None  # what is wrong past the slips, on the file's own line numbers
+            raise mended_error from None  # what is wrong past the slips, on the file's own lines
         return loaded
     try:
         load_frontmatter(fm)
         strict = True  # YAML reads it too, only not as meant (a ' #' cut, an anchor): a warning
     except Exception:
         strict = False
-    problems += _slip_problems(mendable, WARNING if strict else ERROR)  # YAML read the rest: no stray line
+    # YAML read the rest: no stray line
+    problems += _slip_problems(mendable, WARNING if strict else ERROR)
     return loaded
 
 
@@ -234,8 +250,8 @@ def read_front(text: str, problems: list[Problem]) -> Split:
     try:
         fm, body = _HANDLER.split(text)
     except ValueError:
-        problems.append(Problem(ERROR, "frontmatter opened with --- but never closed: add a line --- after its "
-                                "last key"))
+        problems.append(Problem(ERROR, "frontmatter opened with --- but never closed: "
+                                "add a line --- after its last key"))
         return Split({}, text, False, broken=True, prose=_prose(text.partition("\n")[2]))
     body = body.lstrip("\n")
     try:
@@ -246,7 +262,8 @@ def read_front(text: str, problems: list[Problem]) -> Split:
     except yaml.YAMLError as exc:
         # where the construct YAML choked on began (an unclosed `[`), else where it noticed
         mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""  # the block opens on the fence's line
+        # the block opens on the fence's line
+        where = f" at line {mark.line + 1}" if mark is not None else ""
         problems.append(Problem(ERROR, f"frontmatter is not valid YAML{where}"))
         return Split({}, body, True, broken=True, prose=_prose(fm))
     except Exception as exc:  # the C loader can raise odd types on odd input
@@ -280,8 +297,8 @@ def _prose(fm: str) -> dict[str, str]:
 
 
 def strict_problem(raw: bytes) -> str | None:
-    """What keeps a file's frontmatter from being read by YAML as written (its first slip, else YAML's own
-    complaint), or None: the bar for what leaves this machine (a team's share)."""
+    """What keeps a file's frontmatter from being read by YAML as written (its first slip, else
+    YAML's own complaint), or None: the bar for what leaves this machine (a team's share)."""
     problems: list[Problem] = []
     text = decode(raw, problems)
     if not _HANDLER.FM_BOUNDARY.match(text):
@@ -352,15 +369,16 @@ def parse_bytes(raw: bytes, stem: str, config: Config, *, is_t2: bool = False) -
     text = decode(raw, problems)
     if _CONFLICT.search(text):
         # Said before the YAML error it usually causes, which names the symptom, not the cause.
-        problems.append(Problem(ERROR, "unresolved git merge conflict (<<<<<<< ... >>>>>>> lines): keep one side "
-                                "of each block, then run memstore sync (and flush on the flushing machine)"))
+        problems.append(Problem(ERROR, "unresolved git merge conflict (<<<<<<< ... >>>>>>> lines): "
+                                "keep one side of each block, then run memstore sync "
+                                "(and flush on the flushing machine)"))
     split = read_front(text, problems)
     meta, body, had, broken = split.meta, split.body, split.had, split.broken
     if not text.strip():
         problems.append(Problem(WARNING, "empty file"))
 
     name = _text(meta, "name", problems) or stem
-    # a block YAML cannot read still shows its own summary: the row follows the file, never a stale one
+    # a block YAML cannot read still shows its own summary: the row follows the file, never stale
     summary = _text(meta, "summary", problems) or split.prose.get("summary")
     description = _text(meta, "description", problems) or split.prose.get("description")
     typ = _text(meta, "type", problems)
@@ -387,10 +405,12 @@ def parse_bytes(raw: bytes, stem: str, config: Config, *, is_t2: bool = False) -
     if meta.get("importance") is not None:
         number = _number(meta["importance"])
         if number is None:
-            problems.append(Problem(ERROR, f"importance is not a number: {meta['importance']!r}"[:200]))
+            problems.append(Problem(ERROR,
+                                    f"importance is not a number: {meta['importance']!r}"[:200]))
         elif not 0 <= number <= 10:
             importance = min(max(number, 0.0), 10.0)
-            problems.append(Problem(ERROR, f"importance {number:g} is outside 0-10; using {importance:g}"))
+            problems.append(Problem(ERROR,
+                                    f"importance {number:g} is outside 0-10; using {importance:g}"))
         else:
             importance = number
 
@@ -398,7 +418,8 @@ def parse_bytes(raw: bytes, stem: str, config: Config, *, is_t2: bool = False) -
     if meta.get("access_count") is not None:
         number = _number(meta["access_count"])
         if number is None or number < 0 or number != int(number):
-            problems.append(Problem(ERROR, f"access_count is not a whole number >= 0: {meta['access_count']!r}"[:200]))
+            problems.append(Problem(ERROR, "access_count is not a whole number >= 0: "
+                                    f"{meta['access_count']!r}"[:200]))
         else:
             access_count = int(min(number, 1e9))
 
@@ -406,10 +427,12 @@ def parse_bytes(raw: bytes, stem: str, config: Config, *, is_t2: bool = False) -
     if meta.get("stability") is not None:
         number = _number(meta["stability"])
         if number is None or number <= 0:
-            problems.append(Problem(ERROR, f"stability is not a positive number: {meta['stability']!r}"[:200]))
+            problems.append(Problem(ERROR, "stability is not a positive number: "
+                                    f"{meta['stability']!r}"[:200]))
         elif number > config.stability_cap:
             stability = config.stability_cap
-            problems.append(Problem(WARNING, f"stability {number:g} is above the cap; using {stability:g}"))
+            problems.append(Problem(WARNING,
+                                    f"stability {number:g} is above the cap; using {stability:g}"))
         else:
             stability = number
 
@@ -426,12 +449,11 @@ def parse_bytes(raw: bytes, stem: str, config: Config, *, is_t2: bool = False) -
 
     policy_base: str | None = None
     if meta.get("policy_base") is not None:
-        from memstore.core.policy import format_base, parse_base
-
         base = parse_base(meta["policy_base"])
         if base is None:
             problems.append(Problem(
-                ERROR, f"policy_base is not 'COUNT STABILITY LAST_ACCESSED LAST_REINFORCED THROUGH': "
+                ERROR, "policy_base is not "
+                "'COUNT STABILITY LAST_ACCESSED LAST_REINFORCED THROUGH': "
                 f"{meta['policy_base']!r}"[:200]))
         else:
             policy_base = format_base(*base)
@@ -443,14 +465,17 @@ def parse_bytes(raw: bytes, stem: str, config: Config, *, is_t2: bool = False) -
         if meta.get("name") is not None and name != stem:
             problems.append(Problem(ERROR, f"name {name!r} does not match the file name {stem!r}"))
         if typ is not None and file_type and typ != file_type:
-            problems.append(Problem(WARNING, f"type {typ!r} differs from the file name's type {file_type!r}"))
+            problems.append(Problem(WARNING, f"type {typ!r} differs from the file name's type "
+                                    f"{file_type!r}"))
         topic = stem.split("_", 1)[1] if "_" in stem else stem
         if not KEBAB.match(topic):
             problems.append(Problem(WARNING, f"topic {topic!r} is not kebab-case"))
         if had and meta and not (summary or description):
-            problems.append(Problem(WARNING, "no summary or description; the row shows the first body line"))
+            problems.append(Problem(WARNING,
+                                    "no summary or description; the row shows the first body line"))
         if "content" in meta:
-            problems.append(Problem(WARNING, "frontmatter has a key named 'content' (kept; many tools choke on it)"))
+            problems.append(Problem(WARNING, "frontmatter has a key named 'content' "
+                                    "(kept; many tools choke on it)"))
         missing = [key for key in POLICY_FIELDS if key not in meta]
         if had and missing and len(missing) < len(POLICY_FIELDS):
             problems.append(Problem(WARNING, f"policy fields missing: {', '.join(missing)}"))

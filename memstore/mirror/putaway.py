@@ -1,4 +1,4 @@
-"""What search keeps out of the way: lessons the person rejected, and the journal behind the memories.
+"""What search keeps out of the way: lessons the person rejected, the journal behind the memories.
 
 - Rejected. `memstore review reject` moves a lesson's file into memory/short-term/archive/
   (memstore.life.reviewing) and records the answer in review/; the file keeps no marker of its
@@ -19,6 +19,9 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
+from memstore.hook.review import answers, withheld
+from memstore.mirror.indexing import body_of
+
 CHUNK = 500  # paths per `IN (...)`, well under SQLite's limit on bound variables
 PROPOSALS = "wake-proposals"
 
@@ -31,13 +34,14 @@ def journal(conn: sqlite3.Connection, paths: Iterable[str]) -> set[str]:
         chunk = wanted[at : at + CHUNK]
         found.update(row[0] for row in conn.execute(
             "SELECT path FROM files WHERE path IN ({}) AND (kind = 'dream' OR (kind = 'short-term' "
-            "AND lower(trim(coalesce(json_extract(meta, '$.kind'), ''))) = ?))".format(",".join("?" * len(chunk))),
+            "AND lower(trim(coalesce(json_extract(meta, '$.kind'), ''))) = ?))"
+            .format(",".join("?" * len(chunk))),
             [*chunk, PROPOSALS]))
     return found
 
 
 def sits(conn: sqlite3.Connection) -> set[str]:
-    """Paths of the meditation sits: written about everything, like the meditations they sit with."""
+    """Paths of the meditation sits: about everything, like the meditations they sit with."""
     return {row[0] for row in conn.execute(
         "SELECT path FROM files WHERE kind = 'dream' "
         "AND lower(trim(coalesce(json_extract(meta, '$.kind'), ''))) = 'meditation'")}
@@ -48,17 +52,17 @@ def memories_first(conn: sqlite3.Connection, hits: list[dict[str, Any]]) -> list
     behind = journal(conn, (hit["path"] for hit in hits))
     if not behind:
         return hits
-    return [hit for hit in hits if hit["path"] not in behind] + [hit for hit in hits if hit["path"] in behind]
+    return ([hit for hit in hits if hit["path"] not in behind]
+            + [hit for hit in hits if hit["path"] in behind])
 
 
 def rejected(conn: sqlite3.Connection, root: str | os.PathLike[str]) -> set[str]:
     """Paths of the short-term lessons (archive/ included) that never come back unasked."""
-    from memstore.hook.review import answers, withheld
-    from memstore.mirror.indexing import body_of
-
-    rows = conn.execute("SELECT id, path, json_extract(meta, '$.kind') FROM files WHERE kind = 'short-term' "
-                        "AND lower(coalesce(json_extract(meta, '$.kind'), '')) LIKE '%lesson%'").fetchall()
+    rows = conn.execute(
+        "SELECT id, path, json_extract(meta, '$.kind') FROM files WHERE kind = 'short-term' "
+        "AND lower(coalesce(json_extract(meta, '$.kind'), '')) LIKE '%lesson%'").fetchall()
     if not rows:
         return set()
     answered = answers(root)
-    return {path for file_id, path, kind in rows if withheld(str(kind), body_of(conn, file_id), answered)}
+    return {path for file_id, path, kind in rows
+            if withheld(str(kind), body_of(conn, file_id), answered)}

@@ -32,13 +32,14 @@ from pathlib import Path
 
 from memstore.core.agent_root import RootPaths
 from memstore.core.config import Config
-from memstore.core.inert import clean_text, inert_line  # noqa: F401 (clean_text: part of render's API)
+from memstore.core.inert import clean_text, inert_line  # noqa: F401 (clean_text: render's API)
 from memstore.core.loaded import publish
 from memstore.core.policy import score_days
 from memstore.core.teams import team_of
 from memstore.core.timeutil import to_utc
-from memstore.mirror.stepping_aside import DAY_OF
 from memstore.mirror.index_rows import link, make_row
+from memstore.mirror.stale_refs import read_stale
+from memstore.mirror.stepping_aside import DAY_OF
 
 BANDS = ("hot", "new", "cold", "archive", "superseded")
 
@@ -65,10 +66,11 @@ class Entry:
     band: str = "archive"
     rolled: bool = False  # pushed to the archive by the whole-index guard
     # why a stepped-aside entry (superseded=True) stepped aside, when it is its dates and not its
-    # status: "expired" (valid_until passed) or "early" (valid_from still ahead); the archive heads them so
+    # status: "expired" (valid_until passed) or "early" (valid_from ahead); the archive heads them
     out_of_time: str = ""
     team: str = ""  # the team whose memory this is (memstore.core.teams), "" for the person's own
-    forgotten: bool = False  # stepped aside by forget: nothing replaced it (list calls its band "forgotten")
+    # stepped aside by forget: nothing replaced it (list calls its band "forgotten")
+    forgotten: bool = False
 
 
 @dataclass
@@ -89,8 +91,8 @@ def render_minute(now: dt.datetime) -> dt.datetime:
 
 
 _ENTRIES_SQL = """
-    SELECT f.path, f.row_text, f.index_row, f.created, f.pin, f.status, f.in_flight, f.state, f.importance,
-           COALESCE(p.access_count, 0), COALESCE(p.stability, ?),
+    SELECT f.path, f.row_text, f.index_row, f.created, f.pin, f.status, f.in_flight, f.state,
+           f.importance, COALESCE(p.access_count, 0), COALESCE(p.stability, ?),
            -- days since last access; a never-touched file counts from its mtime
            CASE WHEN p.last_accessed IS NOT NULL THEN julianday(?) - julianday(p.last_accessed)
                 ELSE (? - f.mtime_ns / 1e9) / 86400.0 END,
@@ -110,7 +112,8 @@ def _date(text: str | None) -> dt.date | None:
         return None
 
 
-def load_entries(conn: sqlite3.Connection, now: dt.datetime, config: Config, only: str | None = None) -> list[Entry]:
+def load_entries(conn: sqlite3.Connection, now: dt.datetime, config: Config,
+                 only: str | None = None) -> list[Entry]:
     """Every T2 file with its score, in the total order (-score, filename).
 
     The days since last access come from SQLite's julianday over the mirror's canonical
@@ -139,21 +142,22 @@ def _load(
     date = functools.lru_cache(maxsize=None)(_date)  # created dates repeat a lot
     shortest = -1
     with _gc_paused():
-        for (path, row_text, full_row, created, pin, status, in_flight, state, importance, count, stability, days,
-             last, reinf, until, since) in (
+        for (path, row_text, full_row, created, pin, status, in_flight, state, importance, count,
+             stability, days, last, reinf, until, since) in (
             cursor.execute(_ENTRIES_SQL + " AND f.path = ?", (*params, only)) if only
             else cursor.execute(_ENTRIES_SQL, params)
         ):
             filename = path.rsplit("/", 1)[-1]
             name = filename[:-3]
             summary = row_text or ""
-            if full_row is None:  # not built at sync (cannot happen after m004; kept as a safe default)
+            if full_row is None:  # not built at sync (cannot be after m004; a safe default)
                 full_row = make_row(name, filename, summary)
             if marks and path in marks and (mark := inert_line(marks[path])[:200]):
-                full_row += " " + mark  # a mark is read from a state file: as inert as the row it joins
+                full_row += " " + mark  # read from a state file: as inert as the row it joins
             if len(full_row) < shortest or shortest < 0:
                 shortest = len(full_row)
-            retired = status is not None and status.strip().lower().startswith(("superseded", "forgotten"))
+            retired = (status is not None
+                       and status.strip().lower().startswith(("superseded", "forgotten")))
             timing = "" if retired else "expired" if until is not None and until < day else (
                 "early" if since is not None and since > day else "")
             append(
@@ -162,10 +166,11 @@ def _load(
                     name,
                     filename,
                     summary,
-                    score_days(count, stability, days if days is not None else 0.0, importance, config),
+                    score_days(count, stability, days if days is not None else 0.0, importance,
+                               config),
                     date(created),
                     bool(pin),
-                    # stepped aside (memstore.mirror.stepping_aside): superseded, forgotten, or outside its dates
+                    # stepped aside (mirror.stepping_aside): superseded, forgotten, out of its dates
                     retired or bool(timing),
                     bool(in_flight),
                     state,
@@ -183,7 +188,7 @@ def _load(
             )
     # = sort(key=(-score, filename)): the second sort is stable, reverse=True included, so
     # files of equal score keep the filename order of the first (T2 filenames are unique).
-    entries.sort(key=attrgetter("filename", "path"))  # a team file may share a file name with one of the own
+    entries.sort(key=attrgetter("filename", "path"))  # a team's file may share an own file's name
     entries.sort(key=attrgetter("score"), reverse=True)
     return entries, max(shortest, 0)
 
@@ -247,7 +252,7 @@ def _assign(entries: list[Entry], now: dt.datetime, config: Config, shortest: in
     each keep room for team rows, as much as the team would fill and at most `team_share` of the
     band, so what a team learned this week shows beside the person's own; the rest of each band
     is the person's, as before. A team file's pin counts for nobody (a team of pins would fill
-    Hot), and team rows that reach no band are counted, not listed, in the archive: search finds them.
+    Hot), and team rows reaching no band are counted, not listed, in the archive: search finds them.
     """
     bands = Bands(entries)
     own: list[Entry] = []
@@ -256,7 +261,8 @@ def _assign(entries: list[Entry], now: dt.datetime, config: Config, shortest: in
     born: list[Entry] = []
     team_born: list[Entry] = []
     today = now.date()
-    new_days = math.floor(config.new_days)  # a whole number of days between dates is within it iff within this
+    # a whole number of days between dates is within new_days iff within this
+    new_days = math.floor(config.new_days)
     try:
         first_day = today - dt.timedelta(days=new_days)
     except OverflowError:  # more days than the calendar holds
@@ -303,9 +309,9 @@ def _assign(entries: list[Entry], now: dt.datetime, config: Config, shortest: in
     return bands
 
 
-def _fill(bands: Bands, live: list[Entry], pins: list[Entry], born: list[Entry], budgets: tuple[int, int, int],
-          config: Config, shortest: int) -> tuple[int, int, int]:
-    """Hot, then New, then Cold for `live` (in score order) within `budgets`; the characters each used."""
+def _fill(bands: Bands, live: list[Entry], pins: list[Entry], born: list[Entry],
+          budgets: tuple[int, int, int], config: Config, shortest: int) -> tuple[int, int, int]:
+    """Hot, then New, then Cold for `live` (in score order) within `budgets`; characters used."""
     hot_budget, new_budget, cold_budget = budgets
     honour_pins = bool(pins)  # the person's own pass; a team's pins count for nobody
     used_hot = 0
@@ -364,7 +370,8 @@ def _guard(bands: Bands, config: Config) -> None:
 
     def fits() -> bool:
         text = compose_index(bands.hot, bands.new, bands.cold)
-        return len(text.splitlines()) <= config.index_max_lines and len(text.encode()) <= config.index_max_bytes
+        return (len(text.splitlines()) <= config.index_max_lines
+                and len(text.encode()) <= config.index_max_bytes)
 
     while not fits():
         # a team's rows roll off before any of the person's own (they sit last in each band)
@@ -396,7 +403,8 @@ def compose_archive(bands: Bands) -> str:
         parts.append("\n## Rolled off\n\n" + "\n".join([e.full_row for e in bands.archive]) + "\n")
     if bands.team_rest:
         parts.append("\n## Teams\n\n" + "".join(
-            f"- team {name}: {count} more memories in teams/{name}/memory/; `memstore search` finds them\n"
+            f"- team {name}: {count} more memories in teams/{name}/memory/; "
+            "`memstore search` finds them\n"
             for name, count in sorted(bands.team_rest.items())))
     # An expired memory is not superseded: nothing replaced it, its time ran out (valid_until)
     for title, why in (("Superseded", ""), ("Expired", "expired"), ("Not yet valid", "early")):
@@ -409,12 +417,14 @@ def compose_archive(bands: Bands) -> str:
 def compose_state(entries: list[Entry]) -> str:
     flying = sorted([e for e in entries if e.in_flight and not e.superseded and not e.team],
                     key=attrgetter("filename"))
-    lines = ["# In flight\n", "\nRendered from the `in_flight` and `state` fields of the memory files.\n\n"]
+    lines = ["# In flight\n",
+             "\nRendered from the `in_flight` and `state` fields of the memory files.\n\n"]
     if not flying:
         lines.append("Nothing is in flight.\n")
     for entry in flying:
         raw = entry.state or ""
-        state = inert_line(raw) or ("(no readable state: run memstore lint)" if raw.strip() else "(no state given)")
+        state = inert_line(raw) or ("(no readable state: run memstore lint)" if raw.strip()
+                                    else "(no state given)")
         lines.append(f"- {link(entry.name, entry.filename)}: {state}\n")
     return "".join(lines)
 
@@ -429,9 +439,9 @@ class RenderResult:
 
     def to_json(self) -> dict[str, object]:
         b = self.bands
-        return {"hot": len(b.hot), "new": len(b.new), "cold": len(b.cold), "archive": len(b.archive),
-                "superseded": len(b.superseded), "used": dict(b.used), "written": list(self.written),
-                "team_rest": dict(b.team_rest)}
+        return {"hot": len(b.hot), "new": len(b.new), "cold": len(b.cold),
+                "archive": len(b.archive), "superseded": len(b.superseded), "used": dict(b.used),
+                "written": list(self.written), "team_rest": dict(b.team_rest)}
 
     def summary(self) -> str:
         b = self.bands
@@ -454,22 +464,22 @@ def compute_bands(conn: sqlite3.Connection, now: dt.datetime, config: Config,
 
 
 def score_of(conn: sqlite3.Connection, path: str, now: dt.datetime, config: Config) -> float | None:
-    """One T2 memory's score exactly as render and `list` compute it at `now`; None if not a T2 file."""
+    """One T2 memory's score, exactly as render and `list` compute it at `now`; None if not T2."""
     found = load_entries(conn, render_minute(now), config, only=path)
     return found[0].score if found else None
 
 
 def render(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config) -> RenderResult:
     """Write the three derived files atomically, under the render lock."""
-    from memstore.mirror.stale_refs import read_stale
-
     stale = read_stale(RootPaths(root).state)
-    marks = {path: f"(stale: {', '.join(refs[:2])}{' ...' if len(refs) > 2 else ''})" for path, refs in stale.items()}
+    marks = {path: f"(stale: {', '.join(refs[:2])}{' ...' if len(refs) > 2 else ''})"
+             for path, refs in stale.items()}
     bands = compute_bands(conn, now, config, marks)
     outputs = {
         "MEMORY.md": compose_index(bands.hot, bands.new, bands.cold),
         "MEMORY-archive.md": compose_archive(bands),
         "current-state.md": compose_state(bands.entries),
     }
-    written = publish(root / "memory", outputs, Path(RootPaths(root).render_lock))  # the one writer of these files
+    # the one writer of these files
+    written = publish(root / "memory", outputs, Path(RootPaths(root).render_lock))
     return RenderResult(bands, written)

@@ -69,27 +69,24 @@ def check_type(type_: str | None) -> None:
         return
     allowed = set(MEMORY_TYPES) | set(KINDS) | {"lens", "meditation"}
     if type_ not in allowed:
-        raise BadUsage(f"unknown type {type_!r}", hint=f"use one of: {', '.join(sorted(allowed))}")
+        raise BadUsage(f"unknown type {type_!r}",
+                       hint=f"use one of: {', '.join(sorted(allowed))}")
 
 
 MAX_QUERY_CHARS = 2000
 
 
 def check_query(query: str) -> None:
-    """Raise BadUsage for a query with nothing to search for (empty, blank, only punctuation), or far too long."""
+    """BadUsage for a query with nothing to search for (blank, only punctuation) or far too long."""
     if len(query) > MAX_QUERY_CHARS:
         # A pasted page is not a question: 100,000 characters took minutes to embed and match.
-        raise BadUsage(
-            f"the query is {len(query)} characters; at most {MAX_QUERY_CHARS}",
-            hint="search for its key words or a sentence of it",
-        )
+        raise BadUsage(f"the query is {len(query)} characters; at most {MAX_QUERY_CHARS}",
+                       hint="search for its key words or a sentence of it")
     if not any(ch.isalnum() for ch in query):
         shown = query if len(query) <= 40 else query[:40] + "…"
         what = "empty query" if not query.strip() else f"nothing to search for in {shown!r}"
-        raise BadUsage(
-            f"{what}: a query needs at least one letter or digit",
-            hint='give words to search for, e.g. memstore search "database migration"',
-        )
+        raise BadUsage(f"{what}: a query needs at least one letter or digit",
+                       hint='give words to search for, e.g. memstore search "database migration"')
 
 
 def _type_filter(type_: str | None) -> tuple[str, list[Any]]:
@@ -98,16 +95,16 @@ def _type_filter(type_: str | None) -> tuple[str, list[Any]]:
     return "(f.type = ? OR f.kind = ?)", [type_, type_]
 
 
-def _candidates(
-    conn: sqlite3.Connection, expression: str, limit: int, type_: str | None, config: Config
-) -> list[sqlite3.Row]:
-    """The `limit` best matches by bm25, ties by path. FTS5 ranks them and only the best are joined
-    with `files` (joining every match took half a search on 20,000 files). Those ranked above the
-    last fetched are exactly the best; if too few are left, derived files out, more are fetched."""
+def _candidates(conn: sqlite3.Connection, expression: str, limit: int, type_: str | None,
+                config: Config) -> list[sqlite3.Row]:
+    """The `limit` best matches by bm25, ties by path. FTS5 ranks them and only the best are
+    joined with `files` (joining every match took half a search on 20,000 files). Those ranked
+    above the last fetched are exactly the best; if too few are left, derived files out, more are
+    fetched."""
     weights = ", ".join(f"{w:g}" for w in config.search_weights)
     if type_ is not None:  # a type may leave out most matches: filtered in the join, as it goes
         return _joined(conn, expression, weights, _type_filter(type_), "LIMIT ?", [limit])
-    want = limit + 8  # room for the derived files (MEMORY.md and its kin), which search leaves out
+    want = limit + 8  # room for the derived files (MEMORY.md and kin), which search leaves out
     while True:
         ranked = conn.execute(
             "SELECT rowid, rank FROM files_fts WHERE files_fts MATCH ? "
@@ -115,8 +112,8 @@ def _candidates(
         ).fetchall()
         every = len(ranked) < want
         ids = [rowid for rowid, rank in ranked if every or rank < ranked[-1][1]]
-        # FTS5 reads the matches between two rowids, the others are dropped before the join; a plain
-        # `rowid IN` would run the whole query once per id, and `f.id IN` join every match first
+        # FTS5 reads the matches between two rowids, the others are dropped before the join; a
+        # plain `rowid IN` would run the whole query once per id, and `f.id IN` join every match
         marks = ",".join("?" * len(ids))
         keep = f"AND files_fts.rowid BETWEEN ? AND ? AND +files_fts.rowid IN ({marks})"
         bounds = [min(ids), max(ids), *ids] if ids else []
@@ -163,11 +160,12 @@ def _coverage(conn: sqlite3.Connection, words: list[str], ids: list[int]) -> dic
     return {i: len(held) for i, held in _held(conn, words, ids).items()}
 
 
-# The floor of a plain question of three or more words: a hit holds two of them, or one the question
-# leans on: a word under RARE of the root's files (evidence in proportion to the root: no word of a root of
-# 20 files is rare), or, in a question about what the root holds (half its words or more found in it), one
-# that carries WORD_FLOOR of the idf weight of those words. "office" for "wifi password in the Lisbon
-# office" and "back" for "how do I bring the staging database back up" are no match (docs/search.md).
+# The floor of a plain question of three or more words: a hit holds two of them, or one the
+# question leans on: a word under RARE of the root's files (evidence in proportion to the root: no
+# word of a root of 20 files is rare), or, in a question about what the root holds (half its words
+# or more found in it), one that carries WORD_FLOOR of the idf weight of those words. "office" for
+# "wifi password in the Lisbon office" and "back" for "how do I bring the staging database back up"
+# are no match (docs/search.md).
 WORD_FLOOR = 0.25
 RARE = 0.01
 
@@ -191,8 +189,8 @@ def idf(total: int, df: int) -> float:
 def document_counts(conn: sqlite3.Connection, words: list[str]) -> tuple[int, dict[str, int]]:
     """How many files the root holds, and how many hold each word."""
     total = conn.execute("SELECT count(*) FROM files").fetchone()[0]
-    counts = {word: conn.execute("SELECT count(*) FROM files_fts WHERE files_fts MATCH ?", [f'"{word}"']).fetchone()[0]
-              for word in words}
+    counts = {word: conn.execute("SELECT count(*) FROM files_fts WHERE files_fts MATCH ?",
+                                 [f'"{word}"']).fetchone()[0] for word in words}
     return total, counts
 
 
@@ -208,8 +206,8 @@ def _hit(row: sqlite3.Row, score: float, snippet: str | None = None) -> dict[str
     }
 
 
-# How far above the best hit ranked below it a lifted stretch's lowest score is put (rank_scores): a
-# share of that score, since bm25's scale runs from millionths (a small root) to tens
+# How far above the best hit ranked below it a lifted stretch's lowest score is put (rank_scores):
+# a share of that score, since bm25's scale runs from millionths (a small root) to tens
 RANK_GAP = 0.01
 
 
@@ -242,7 +240,8 @@ def rank_scores(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _is_query_error(exc: sqlite3.OperationalError) -> bool:
     text = str(exc).lower()
-    return not any(word in text for word in ("locked", "busy", "no such table", "disk", "malformed"))
+    return not any(word in text
+                   for word in ("locked", "busy", "no such table", "disk", "malformed"))
 
 
 # ---------------------------------------------------------------- scripts written without spaces
@@ -271,7 +270,7 @@ def _has_trigram(conn: sqlite3.Connection) -> bool:
 
 
 def _trigrams(run: str) -> str:
-    """An FTS5 query for the files holding every trigram of `run` (at most MAX_TRIGRAMS of them, spread out)."""
+    """An FTS5 query for files holding every trigram of `run` (at most MAX_TRIGRAMS, spread out)."""
     grams = [run[i : i + 3] for i in range(len(run) - 2)]
     if len(grams) > MAX_TRIGRAMS:
         step = (len(grams) - 1) / (MAX_TRIGRAMS - 1)
@@ -279,18 +278,16 @@ def _trigrams(run: str) -> str:
     return " AND ".join(f'"{gram}"' for gram in dict.fromkeys(grams))
 
 
-def _run_rows(
-    conn: sqlite3.Connection, run: str, trigram: bool, type_: str | None, config: Config
-) -> list[sqlite3.Row]:
-    """Every file holding `run` as a substring: id, path, weighted count of the run, length in characters.
+def _run_rows(conn: sqlite3.Connection, run: str, trigram: bool, type_: str | None,
+              config: Config) -> list[sqlite3.Row]:
+    """Every file holding `run` as a substring: id, path, weighted count of the run, length.
 
     A run of three or more characters is looked up in the trigram index (which knows
     which files hold a trigram, not where: the count below weeds out files holding the
-    run's trigrams but not the run). A shorter one
-    has no trigram, so it is found by instr() over files_cjk, which holds only the files
-    with such text. (Not LIKE: SQLite 3.40's trigram tables answer `LIKE '%数据%'`, a
-    pattern of two multi-byte characters, with no rows at all.) Without the trigram
-    tokenizer every run takes the instr() scan.
+    run's trigrams but not the run). A shorter one has no trigram, so it is found by instr()
+    over files_cjk, which holds only the files with such text. (Not LIKE: SQLite 3.40's
+    trigram tables answer `LIKE '%数据%'`, a pattern of two multi-byte characters, with no
+    rows at all.) Without the trigram tokenizer every run takes the instr() scan.
     """
     cols = [f"coalesce(c.{col}, '')" for col in _COLUMNS]
     count = " + ".join(
@@ -302,8 +299,9 @@ def _run_rows(
     else:
         match = "(" + " OR ".join(f"instr({col}, :run) > 0" for col in cols) + ")"
     type_sql = "f.kind != 'derived'" if type_ is None else "(f.type = :type OR f.kind = :type)"
+    length = " + ".join(f"length({col})" for col in cols)
     sql = f"""
-        SELECT c.rowid AS id, f.path AS path, {count} AS tf, {" + ".join(f"length({col})" for col in cols)} AS dl
+        SELECT c.rowid AS id, f.path AS path, {count} AS tf, {length} AS dl
         FROM files_cjk c JOIN files f ON f.id = c.rowid
         WHERE {match} AND {type_sql}
     """
@@ -311,7 +309,8 @@ def _run_rows(
     return [row for row in conn.execute(sql, params) if row["tf"] > 0]  # tf 0: the trigrams, apart
 
 
-def _word_scores(conn: sqlite3.Connection, expression: str, ids: list[int], config: Config) -> dict[int, float]:
+def _word_scores(conn: sqlite3.Connection, expression: str, ids: list[int], config: Config
+                 ) -> dict[int, float]:
     """bm25 (positive, higher is better) of the word part of a query, for these files only."""
     weights = ", ".join(f"{w:g}" for w in config.search_weights)
     out: dict[int, float] = {}
@@ -330,11 +329,10 @@ def _spaced_letter(ch: str) -> bool:
 
 
 def _run_snippet(texts: dict[str, str], runs: list[str], words: list[str]) -> str:
-    """A window of the text around the first run found; runs (and whole query words) in it marked [so]."""
+    """A window of text around the first run found, its runs (and whole query words) marked [so]."""
     run_pattern = re.compile("|".join(re.escape(r) for r in sorted(runs, key=len, reverse=True)))
-    best = max(
-        _SNIPPET_PREFERENCE, key=lambda col: (len(run_pattern.findall(texts[col])), -_SNIPPET_PREFERENCE.index(col))
-    )
+    best = max(_SNIPPET_PREFERENCE, key=lambda col: (len(run_pattern.findall(texts[col])),
+                                                      -_SNIPPET_PREFERENCE.index(col)))
     text = texts[best]
     first = run_pattern.search(text)
     if first is None:
@@ -342,7 +340,8 @@ def _run_snippet(texts: dict[str, str], runs: list[str], words: list[str]) -> st
     start = max(0, first.start() - SNIPPET_BEFORE)
     end = min(len(text), max(first.end(), start + SNIPPET_CHARS))
     # Do not cut a space-separated word in two at either edge.
-    while 0 < start < first.start() and _spaced_letter(text[start - 1]) and _spaced_letter(text[start]):
+    while (0 < start < first.start() and _spaced_letter(text[start - 1])
+           and _spaced_letter(text[start])):
         start += 1
     while end < len(text) and _spaced_letter(text[end - 1]) and _spaced_letter(text[end]):
         end += 1
@@ -365,10 +364,9 @@ def _content_words(text: str) -> list[str]:
     return list(seen)
 
 
-def _search_unspaced(
-    conn: sqlite3.Connection, query: str, runs: list[str], limit: int, type_: str | None, config: Config
-) -> list[dict[str, Any]]:
-    """A query holding runs of CJK (or other unspaced) letters: runs as substrings, the rest as words.
+def _search_unspaced(conn: sqlite3.Connection, query: str, runs: list[str], limit: int,
+                     type_: str | None, config: Config) -> list[dict[str, Any]]:
+    """A query with runs of CJK (or other unspaced) letters: runs as substrings, the rest as words.
 
     Every run and every content word is one term. A file's score is the bm25 of its
     words (from files_fts) plus a bm25 of each run it holds (computed here with the run
@@ -391,10 +389,12 @@ def _search_unspaced(
         # costs no scan of files_cjk, which a trigram lookup exists to avoid.
         avgdl = max(sum(lengths.values()) / len(lengths), 1.0)
     for rows in found:
-        idf = max(math.log((total - len(rows) + 0.5) / (len(rows) + 0.5)), 1e-6) if rows else 0.0
+        idf = (max(math.log((total - len(rows) + 0.5) / (len(rows) + 0.5)), 1e-6) if rows
+               else 0.0)
         for row in rows:
             tf, norm = row["tf"], BM25_K1 * (1 - BM25_B + BM25_B * row["dl"] / avgdl)
-            run_score[row["id"]] = run_score.get(row["id"], 0.0) + idf * tf * (BM25_K1 + 1) / (tf + norm)
+            run_score[row["id"]] = (run_score.get(row["id"], 0.0)
+                                    + idf * tf * (BM25_K1 + 1) / (tf + norm))
             run_count[row["id"]] = run_count.get(row["id"], 0) + 1
             paths[row["id"]] = row["path"]
 
@@ -407,16 +407,17 @@ def _search_unspaced(
             word_score[row["id"]] = -row["rank"]
             fts_snippet[row["id"]] = row["snippet"] or ""
             paths[row["id"]] = row["path"]
-        word_score.update(_word_scores(conn, expression, [i for i in run_count if i not in word_score], config))
+        word_score.update(_word_scores(conn, expression,
+                                       [i for i in run_count if i not in word_score], config))
         for chunk in _chunks(list(word_score)):
-            word_cover.update(_coverage(conn, words, chunk) if len(words) > 1 else dict.fromkeys(chunk, 1))
+            word_cover.update(_coverage(conn, words, chunk) if len(words) > 1
+                              else dict.fromkeys(chunk, 1))
 
     ranked = []
     for file_id in set(word_score) | set(run_count):
         held = word_cover.get(file_id, 0) + run_count.get(file_id, 0)
-        score = (word_score.get(file_id, 0.0) + run_score.get(file_id, 0.0)) * (
-            held / terms_total
-        ) ** config.search_coverage
+        score = ((word_score.get(file_id, 0.0) + run_score.get(file_id, 0.0))
+                 * (held / terms_total) ** config.search_coverage)
         ranked.append((run_count.get(file_id, 0) == len(runs), score, paths[file_id], file_id))
     ranked.sort(key=lambda item: (not item[0], -item[1], item[2]))
     top = ranked[:limit]
@@ -424,51 +425,38 @@ def _search_unspaced(
         return []
     marks = ",".join("?" * len(top))
     ids = [item[3] for item in top]
-    by_id = {
-        row["id"]: row
-        for row in conn.execute(
-            f"SELECT id, path, name, type, kind, row_text AS summary FROM files WHERE id IN ({marks})", ids
-        )
-    }
-    # A file found by a run has a row in files_cjk, with its whole text: the snippet is cut from that.
-    texts = {
-        row[0]: dict(zip(_COLUMNS, (text or "" for text in row[1:]), strict=True))
-        for row in conn.execute(
-            f"SELECT rowid, {', '.join(_COLUMNS)} FROM files_cjk WHERE rowid IN ({marks})", ids
-        )
-    }
+    by_id = {row["id"]: row for row in conn.execute(
+        f"SELECT id, path, name, type, kind, row_text AS summary FROM files WHERE id IN ({marks})",
+        ids)}
+    # A file found by a run has a row in files_cjk, with its whole text: the snippet comes from it.
+    texts = {row[0]: dict(zip(_COLUMNS, (text or "" for text in row[1:]), strict=True))
+             for row in conn.execute(
+                 f"SELECT rowid, {', '.join(_COLUMNS)} FROM files_cjk WHERE rowid IN ({marks})",
+                 ids)}
     hits = []
     for _, score, _, file_id in top:
         row = by_id[file_id]
-        snippet = _run_snippet(texts[file_id], runs, words) if file_id in run_count else fts_snippet.get(file_id, "")
+        snippet = (_run_snippet(texts[file_id], runs, words) if file_id in run_count
+                   else fts_snippet.get(file_id, ""))
         hits.append(_hit(row, score, snippet))
     return rank_scores(hits)  # a file holding every run ranks first, whatever its score
 
 
-def search(
-    conn: sqlite3.Connection,
-    query: str,
-    limit: int = 10,
-    type_: str | None = None,
-    config: Config | None = None,
-) -> list[dict[str, Any]]:
+def search(conn: sqlite3.Connection, query: str, limit: int = 10, type_: str | None = None,
+           config: Config | None = None) -> list[dict[str, Any]]:
     """Ranked hits for `query`; each a dict with path, name, type, summary, score, snippet.
 
-    Memories first, then the journal's entries, sits and proposal notes (memstore/mirror/putaway.py);
-    the scores are lifted to keep that order.
+    Memories first, then the journal's entries, sits and proposal notes
+    (memstore/mirror/putaway.py); the scores are lifted to keep that order.
     """
     hits = [hit for hit, _share in search_with_shares(conn, query, limit, type_, config)]
     return rank_scores(memories_first(conn, hits))
 
 
-def search_with_shares(
-    conn: sqlite3.Connection,
-    query: str,
-    limit: int = 10,
-    type_: str | None = None,
-    config: Config | None = None,
-) -> list[tuple[dict[str, Any], float]]:
-    """search's hits, each with the share of the query's words it contains (hybrid.py weighs by it).
+def search_with_shares(conn: sqlite3.Connection, query: str, limit: int = 10,
+                       type_: str | None = None, config: Config | None = None
+                       ) -> list[tuple[dict[str, Any], float]]:
+    """search's hits, each with the share of the query's words it holds (hybrid.py weighs by it).
 
     The share is 1.0 where words are not counted: a one-word query, FTS5 syntax, and text
     in scripts written without spaces. A plain query's hits are those that hold WORD_FLOOR of
@@ -479,7 +467,7 @@ def search_with_shares(
     if limit < 1:
         raise BadUsage("--limit must be at least 1")
     limit = min(limit, MAX_LIMIT)
-    # Text that cannot be UTF-8 (lone surrogates from undecodable argv bytes) cannot reach SQLite.
+    # Text that cannot be UTF-8 (lone surrogates from undecodable argv bytes) never reaches SQLite.
     query = query.encode("utf-8", "replace").decode("utf-8")
     check_query(query)
     runs = cjk.runs(query)
@@ -493,8 +481,8 @@ def search_with_shares(
             if not _is_query_error(exc):
                 raise
     dated: list[str] = []
-    if any(ch.isdigit() for ch in query):  # a date in words has a number: only then load date_phrases
-        from memstore.mirror.date_phrases import iso_in_query
+    if any(ch.isdigit() for ch in query):  # a date in words has a number
+        from memstore.mirror.date_phrases import iso_in_query  # here: only a query with a digit
         dated = iso_in_query(query)  # "November 30, 2026" meets "(2026-11-30)"
     words = terms(query + " " + " ".join(dated))
     if not words:
@@ -507,11 +495,14 @@ def search_with_shares(
     if len(words) > 1 and rows:
         held = _held(conn, words, [row["id"] for row in rows])
         # FTS5 syntax, even broken, asks for its words as such: no floor, as for valid syntax above
-        thin = not looks_advanced(query) and len(words) >= 3 and any(len(found) < 2 for found in held.values())
-        total, counts = document_counts(conn, words) if thin else (0, {})  # only where a hit holds one word
+        thin = (not looks_advanced(query) and len(words) >= 3
+                and any(len(found) < 2 for found in held.values()))
+        # only where a hit holds one word
+        total, counts = document_counts(conn, words) if thin else (0, {})
         rows = [row for row in rows if not thin or _clears(held[row["id"]], counts, total)]
         share = {row["id"]: len(held[row["id"]]) / len(words) for row in rows}
-        scored = [(-row["rank"] * share[row["id"]] ** config.search_coverage, row) for row in rows]
+        scored = [(-row["rank"] * share[row["id"]] ** config.search_coverage, row)
+                  for row in rows]
     else:
         share = {row["id"]: 1.0 for row in rows}
         scored = [(-row["rank"], row) for row in rows]

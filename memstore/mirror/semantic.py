@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memstore.core.config import semantic_source
 from memstore.core.errors import Busy, MemstoreError
 from memstore.core.locks import LockTimeout, file_lock
 from memstore.mirror.embed_background import note_coverage, running, start
@@ -35,12 +36,10 @@ CATCH_UP_S = 1.0  # a search embeds changed files for about this long (one batch
 def embedder_for(config: Config, notify: Notify, required: bool) -> Embedder | None:
     """The model, when semantic search is on and the extra loads; None (or an error, if required)
     otherwise."""
-    from memstore.meaning import embedding
+    from memstore.meaning import embedding  # here: a search by words alone (--mode fts) skips it
 
     if config.semantic == "off":
         if required:
-            from memstore.core.config import semantic_source
-
             where = semantic_source()
             raise MemstoreError(f"semantic search is off ({where})",
                                 hint="unset MEMSTORE_SEMANTIC" if where.startswith("$")
@@ -72,7 +71,7 @@ def embed_lock(lock: str | os.PathLike[str], timeout: float) -> Iterator[None]:
 def embed_all(conn: sqlite3.Connection, root: Path, embedder: Embedder, budget_s: float | None,
               progress: Callable[[int, int], None] | None = None) -> EmbedReport:
     """Every file without a current vector (budget_s bounds the time); the coverage kept after."""
-    from memstore.meaning.vectors import embed_pending
+    from memstore.meaning.vectors import embed_pending  # here: an FTS-only search never loads it
 
     done = embed_pending(conn, embedder, budget_s=budget_s, progress=progress)
     note_coverage(root, conn, embedder.key, done.pending)
@@ -84,7 +83,7 @@ def embed_briefly(conn: sqlite3.Connection, root: Path, lock: str | os.PathLike[
                   ) -> dict[str, Any] | None:
     """The bounded pass after a sync or rebuild, said in one line when it will not finish; a
     detached pass is started for the rest when many files wait (mirror.embed_background)."""
-    from memstore.meaning.vectors import embed_pending, pending_count
+    from memstore.meaning.vectors import embed_pending, pending_count  # here: see embed_all
 
     try:
         with file_lock(Path(lock), timeout=0):
@@ -113,7 +112,7 @@ def catch_up_vectors(conn: sqlite3.Connection, root: Path, lock: str | os.PathLi
                      config: Config, notify: Notify, embedder: Embedder) -> None:
     """Before a hybrid search: embed the few files changed since the last pass, or say a backlog
     waits."""
-    from memstore.meaning import vectors
+    from memstore.meaning import vectors  # here: see embed_all
 
     waiting = vectors.pending_count(conn, embedder.key)
     if not waiting:

@@ -1,9 +1,9 @@
 """Stale references: a memory that cites code of its project (a path such as `src/exporter.py`,
 a `path:line`, a backticked symbol next to a path) is checked by the nightly tick against that
 project's git work tree. One read of its git index per project (no git process), then only the files
-a symbol names are read, from the work tree, through no symlink. A cited path the index lacks is gone
-only if the project's history had it (memstore.mirror.code_history: git through core.processes, once
-per HEAD). Nothing here changes a memory.
+a symbol names are read, from the work tree, through no symlink. A cited path the index lacks is
+gone only if the project's history had it (memstore.mirror.code_history: git through core.processes,
+once per HEAD). Nothing here changes a memory.
 """
 
 from __future__ import annotations
@@ -24,13 +24,14 @@ from memstore.mirror.code_history import HistoryUnread, last_commits, placeholde
 from memstore.mirror.indexing import body_of
 from memstore.mirror.stepping_aside import ASIDE_STATUSES, out_of_time
 
-# A cited path: at least one folder and a file extension, optionally :line (`src/exporter.py:42`); not
-# part of a template (`$ENV/app.yaml`, `<service>/x.yaml`, `logs/*.log`).
-PATH_REF = re.compile(r"(?<![\w/.~$%<{*-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?::(\d+))?(?![\w/*>}])")
-# A symbol in backticks: an identifier, maybe dotted or with (), e.g. `export_rows` or `Exporter.run()`.
+# A cited path: at least one folder and a file extension, optionally :line (`src/exporter.py:42`);
+# not part of a template (`$ENV/app.yaml`, `<service>/x.yaml`, `logs/*.log`).
+PATH_REF = re.compile(r"(?<![\w/.~$%<{*-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})"
+                      r"(?::(\d+))?(?![\w/*>}])")
+# A symbol in backticks: an identifier, maybe dotted or with (): `export_rows`, `Exporter.run()`.
 SYMBOL_REF = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?:\(\))?`")
 STALE_FILE = "stale.json"  # under runtime/state/: the tick's findings, read by render and show
-CACHE_FILE = "stale-cache.json"  # under runtime/state/: what each project's last check was made from
+CACHE_FILE = "stale-cache.json"  # under runtime/state/: what each project's last check read
 # ---------------------------------------------------------------- stale references
 
 
@@ -56,39 +57,42 @@ def references(text: str) -> list[Reference]:
             continue
         if "://" in line:
             line = re.sub(r"\S+://\S+", " ", line)  # URLs are not the project's files
-        paths = [(m.group(1), int(m.group(2)) if m.group(2) else None) for m in PATH_REF.finditer(line)
-                 if not placeholder(m.group(1))]
+        paths = [(m.group(1), int(m.group(2)) if m.group(2) else None)
+                 for m in PATH_REF.finditer(line) if not placeholder(m.group(1))]
         for path, number in paths:
             found.setdefault((path, number, None), Reference(path, number))
         if len({p for p, _ in paths}) == 1:
             path = paths[0][0]
             for symbol in SYMBOL_REF.findall(line):
-                if not path.endswith(symbol) and not PATH_REF.fullmatch(symbol):  # `exporter.py` is the file
+                # `exporter.py` is the file
+                if not path.endswith(symbol) and not PATH_REF.fullmatch(symbol):
                     found.setdefault((path, None, symbol), Reference(path, None, symbol))
     return list(found.values())
 
 
 def tracked_files(worktree: str) -> tuple[set[str], str]:
-    """Every file git tracks in a work tree and a digest of their contents as git has them (each path
-    and its blob id), read from git's index file: no process is started, so nothing the repository's
-    config names (core.fsmonitor, ...) runs. Raises UnreadableIndex, saying why, when the index cannot
-    be read."""
+    """Every file git tracks in a work tree and a digest of their contents as git has them (each
+    path and its blob id), read from git's index file: no process is started, so nothing the
+    repository's config names (core.fsmonitor, ...) runs. Raises UnreadableIndex (why) when the
+    index cannot be read."""
     import hashlib
 
 
     entries = read_index(worktree)
-    names = b"\0".join([name for _, _, _, name in entries])  # no path holds a NUL: one decode for all
+    names = b"\0".join([name for _, _, _, name in entries])  # no path holds a NUL: one decode
     files = set(names.decode("utf-8", "replace").split("\0")) if entries else set()
-    return files, hashlib.sha256(b"".join([oid + name + b"\0" for _, oid, _, name in entries])).hexdigest()
+    return files, hashlib.sha256(
+        b"".join([oid + name + b"\0" for _, oid, _, name in entries])).hexdigest()
 
 
 def worktree_of(project: str, known: dict[str, str]) -> str | None:
     """The local work tree of a `project:` value: the folder the hook saw that project's sessions in
-    (runtime/state/worktrees.json), found by the project's name or by that folder's absolute path. An
-    absolute path no session was seen in is no work tree to read, whatever a memory says."""
+    (runtime/state/worktrees.json), found by the project's name or by that folder's absolute path.
+    An absolute path no session was seen in is no work tree to read, whatever a memory says."""
     named = known.get(project.strip()) or known.get(project.strip().lower())
-    if named and os.path.isabs(named) and os.path.isdir(named):  # a name first: a remote that is a local path
-        return named                                                # (`origin` = ~/remotes/alpha.git) is one too
+    # a name first: a remote that is a local path (`origin` = ~/remotes/alpha.git) is one too
+    if named and os.path.isabs(named) and os.path.isdir(named):
+        return named
     if os.path.isabs(project):
         real = os.path.realpath(project)
         seen = {os.path.realpath(path) for path in known.values() if os.path.isabs(path)}
@@ -103,11 +107,11 @@ class Stale:
     path: str
     project: str
     missing: list[str] = field(default_factory=list)
-    last_in: dict[str, str] = field(default_factory=dict)  # a gone path -> the last commit that had it
+    last_in: dict[str, str] = field(default_factory=dict)  # a gone path -> last commit that had it
 
 
 def _suffixes(files: set[str]) -> set[str]:
-    """Every tail of every tracked path after a '/': a memory may cite `pkg/mod.py` for `src/pkg/mod.py`."""
+    """Tracked paths' tails after a '/': a memory may cite `pkg/mod.py` for `src/pkg/mod.py`."""
     out: set[str] = set()
     for name in files:
         at = name.find("/")
@@ -125,11 +129,11 @@ def check_references(rows: list[tuple[str, str, str]], worktrees: dict[str, str]
     `rejected(path, ref)`: did the person say that reference is not stale? `text_of(path)`: the
     memory's text. `cache` (read and updated): per project, the findings of the last check and what
     they were made from (the digest of the index's entries, as `git ls-files -s` lists them, the
-    memories' stamps, the rejections); a project where none of that changed is not checked again, so a
-    quiet night costs one read of each project's index. (With text_of None, the stamp is the text
+    memories' stamps, the rejections); a project where none of that changed is not checked again, so
+    a quiet night costs one read of each project's index. (With text_of None, the stamp is the text
     itself: tests and small callers.)
-    `unchecked` (filled): project -> why it was not checked tonight, for a project named by a path no
-    session was seen in, or whose index cannot be read.
+    `unchecked` (filled): project -> why it was not checked tonight, for a project named by a path
+    no session was seen in, or whose index cannot be read.
     """
     import hashlib
 
@@ -150,8 +154,9 @@ def check_references(rows: list[tuple[str, str, str]], worktrees: dict[str, str]
             if unchecked is not None:
                 unchecked[project] = f"its git index cannot be read: {exc}"
             continue
-        key = hashlib.sha256("\n".join([tree, tree_digest, *(f"{p}\0{st}" for p, st in sorted(memories)),
-                                          repr(rejected_key(rejected))]).encode()).hexdigest()
+        key = hashlib.sha256("\n".join([tree, tree_digest,
+                                        *(f"{p}\0{st}" for p, st in sorted(memories)),
+                                        repr(rejected_key(rejected))]).encode()).hexdigest()
         kept: dict[str, Any] = (cache or {}).get(project) or {}
         kept = kept if isinstance(kept, dict) else {}
         if kept.get("key") == key:
@@ -167,26 +172,28 @@ def check_references(rows: list[tuple[str, str, str]], worktrees: dict[str, str]
                 unchecked[project] = f"its git history cannot be read: {exc}"
             continue  # nothing flagged, nothing cached: the next tick asks again
         if cache is not None:
-            cache[project] = {"key": key, "stale": {one.path: one.missing for one in found}, "history": history,
+            cache[project] = {"key": key, "stale": {one.path: one.missing for one in found},
+                              "history": history,
                               "last_in": {r: w for one in found for r, w in one.last_in.items()}}
         out += found
     return out
 
 
 def rejected_key(rejected: Any) -> Any:
-    """What a rejection predicate stands for, for the cache key (the set of rejected ids it closes over)."""
+    """What a rejection predicate stands for in the cache key (the rejected ids it closes over)."""
     return sorted(getattr(rejected, "ids", ()) or ())
 
 
-def _check_project(project: str, tree: str, files: set[str], memories: list[tuple[str, str]], rejected: Any,
-                   text_of: Any, history: dict[str, Any] | None = None) -> list[Stale]:
+def _check_project(project: str, tree: str, files: set[str], memories: list[tuple[str, str]],
+                   rejected: Any, text_of: Any, history: dict[str, Any] | None = None
+                   ) -> list[Stale]:
     """The stale memories of one project: a cited path git does not track that the project's history
     had (`history`: last_commits's memo), a symbol no longer in the file it names."""
 
     tails: set[str] | None = None
     contents: dict[str, str | None] = {}
     out = []
-    absent: set[str] = set()  # cited paths git does not track: gone only if the project once had them
+    absent: set[str] = set()  # cited paths git does not track: gone only if the project had them
     for path, stamp in memories:
         text = text_of(path) if text_of is not None else stamp
         stale = Stale(path, project)
@@ -199,7 +206,7 @@ def _check_project(project: str, tree: str, files: set[str], memories: list[tupl
             if rel not in files:
                 if tails is None:
                     tails = _suffixes(files)
-                if rel not in tails:  # not even as the tail of a tracked path (cited from a subfolder)
+                if rel not in tails:  # not even as a tracked path's tail (cited from a subfolder)
                     stale.missing.append(ref.path)
                     gone.add(rel)
                     absent.add(ref.path)
@@ -211,16 +218,19 @@ def _check_project(project: str, tree: str, files: set[str], memories: list[tupl
                 body = contents[rel]
                 name = ref.symbol.split(".")[-1]
                 # a whole identifier: `export_rows` is gone when only `export_rows_legacy` is left
-                if body is not None and not re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", body):
+                if body is not None and not re.search(
+                        rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", body):
                     stale.missing.append(label)
         if stale.missing:
             out.append(stale)
     if not absent:
         return out
-    last_in = last_commits(tree, sorted(ref.removeprefix("./") for ref in absent), {} if history is None else history)
+    last_in = last_commits(tree, sorted(ref.removeprefix("./") for ref in absent),
+                           {} if history is None else history)
     kept = []
     for one in out:  # a path the project never had is no reference to code that is gone
-        one.missing = [ref for ref in one.missing if ref not in absent or ref.removeprefix("./") in last_in]
+        one.missing = [ref for ref in one.missing
+                       if ref not in absent or ref.removeprefix("./") in last_in]
         one.last_in = {ref: last_in[ref.removeprefix("./")] for ref in one.missing if ref in absent}
         if one.missing:
             kept.append(one)
@@ -235,18 +245,20 @@ def read_stale(state_dir: str) -> dict[str, list[str]]:
     except (OSError, ValueError):
         return {}
     found = data.get("stale") if isinstance(data, dict) else None
-    return {k: [str(x) for x in v] for k, v in found.items() if isinstance(v, list)} if isinstance(found, dict) else {}
+    return ({k: [str(x) for x in v] for k, v in found.items() if isinstance(v, list)}
+            if isinstance(found, dict) else {})
 
 
 # ---------------------------------------------------------------- the nightly tick's findings
 
 
-def tick_items(conn: sqlite3.Connection, root: Path, now: dt.datetime, answered: dict[str, dict[str, str]],
-               cue_id: Any, per_kind: int, notify: Any = None) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
-    """Cue items of kind `stale-reference` (one per memory and missing reference) and `expired` (a memory
-    outside its valid dates), none the person rejected; and every stale memory's missing references
-    (for runtime/state/stale.json, which render and show read). `notify(line)` hears of each project
-    not checked tonight, and why."""
+def tick_items(conn: sqlite3.Connection, root: Path, now: dt.datetime,
+               answered: dict[str, dict[str, str]], cue_id: Any, per_kind: int, notify: Any = None
+               ) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    """Cue items of kind `stale-reference` (one per memory and missing reference) and `expired` (a
+    memory outside its valid dates), none the person rejected; and every stale memory's missing
+    references (for runtime/state/stale.json, which render and show read). `notify(line)` hears of
+    each project not checked tonight, and why."""
 
     rows = []
     ids: dict[str, int] = {}
@@ -260,7 +272,8 @@ def tick_items(conn: sqlite3.Connection, root: Path, now: dt.datetime, answered:
             continue
         why = out_of_time({"valid_until": until, "valid_from": since}, now)
         if why:
-            if why.startswith("valid until"):  # not yet in force (valid_from) is no question: it returns then
+            # not yet in force (valid_from) is no question: it returns then
+            if why.startswith("valid until"):
                 item = {"kind": "expired", "paths": [path],
                         "detail": f"{path} was {why}: stepped aside; supersede or forget it"}
                 item["id"] = cue_id("expired", [path])
@@ -271,7 +284,8 @@ def tick_items(conn: sqlite3.Connection, root: Path, now: dt.datetime, answered:
             ids[path] = ident
 
     def text_of(path: str) -> str:
-        summary = conn.execute("SELECT row_text FROM files WHERE id = ?", (ids[path],)).fetchone()[0] or ""
+        summary = conn.execute("SELECT row_text FROM files WHERE id = ?",
+                               (ids[path],)).fetchone()[0] or ""
         return f"{summary}\n{body_of(conn, ids[path])}"
 
     # a reference the person said is not stale is never checked again (its item's id names it)
@@ -291,7 +305,8 @@ def tick_items(conn: sqlite3.Connection, root: Path, now: dt.datetime, answered:
     except (OSError, ValueError):
         cache = {}
     unchecked: dict[str, str] = {}
-    stale = check_references(rows, worktrees(state_dir(root)), Rejected(), text_of, cache, unchecked)
+    stale = check_references(rows, worktrees(state_dir(root)), Rejected(), text_of, cache,
+                             unchecked)
     _save_cache(cache_file, cache)
     for project, why in sorted(unchecked.items()):
         if notify is not None:
@@ -305,7 +320,7 @@ def tick_items(conn: sqlite3.Connection, root: Path, now: dt.datetime, answered:
             if answered.get(ident, {}).get("decision") == "rejected":
                 continue
             kept.append(ref)
-            sha, _, day = one.last_in.get(ref, "").partition(" ")  # the path was there; say until when
+            sha, _, day = one.last_in.get(ref, "").partition(" ")  # it was there: say until when
             once = f", which had it until commit {sha} of {day}" if day else ""
             items.append({"kind": "stale-reference", "paths": [one.path], "ref": ref, "id": ident,
                           "detail": f"{one.path} cites {ref}, no longer in {one.project}{once}"})
@@ -325,5 +340,6 @@ def write_stale(root: Path, found: dict[str, list[str]], ran_at: str) -> None:
 
     folder = Path(state_dir(root))
     folder.mkdir(parents=True, exist_ok=True)
-    atomic_write(folder / STALE_FILE, (json.dumps({"ran_at": ran_at, "stale": found}, indent=1, sort_keys=True)
-                                       + "\n").encode("utf-8"))
+    atomic_write(folder / STALE_FILE,
+                 (json.dumps({"ran_at": ran_at, "stale": found}, indent=1, sort_keys=True)
+                  + "\n").encode("utf-8"))

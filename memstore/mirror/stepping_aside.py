@@ -9,8 +9,8 @@ deletes a file.
 - valid_from / valid_until (dates): outside them a memory steps aside as if superseded, and the
   nightly tick puts it up for review.
 - a team's copy: once a team holds a memory the person shared, the person's own copy is superseded
-  by it (`superseded_by: teams/<team>/memory/<file>`, memstore.team.handover); when the team takes it
-  out, the own copy is forgotten with the team's reason.
+  by it (`superseded_by: teams/<team>/memory/<file>`, memstore.team.handover); when the team takes
+  it out, the own copy is forgotten with the team's reason.
 """
 
 from __future__ import annotations
@@ -42,31 +42,42 @@ def today(now: dt.datetime) -> str:
 
 
 def aside_sql(now: dt.datetime) -> tuple[str, list[Any]]:
-    """A SQL condition on `files f` that holds for a file that stepped aside at `now`."""
+    """A SQL condition on `files f` that holds for a file that stepped aside at `now`.
+
+    It reads the columns sync fills from the row's status and frontmatter (indexing.aside_values,
+    migration m015): files.aside for superseded, forgotten and deleted_from (a copy of a memory
+    deleted outside memstore, memstore.mirror.deletions, whatever its status), files.valid_from and
+    files.valid_until for the dates, each as DAY_OF below reads it from the frontmatter.
+    """
     day = today(now)
-    # a copy of a memory deleted outside memstore (memstore.mirror.deletions) has deleted_from, whatever its status
-    return ("(lower(coalesce(f.status, '')) LIKE 'superseded%' OR lower(coalesce(f.status, '')) LIKE 'forgotten%' "
-            "OR json_extract(f.meta, '$.deleted_from') IS NOT NULL "
-            f"OR ({DAY_OF.format(key='valid_until')} < ?) OR ({DAY_OF.format(key='valid_from')} > ?))", [day, day])
+    return "(f.aside = 1 OR f.valid_until < ? OR f.valid_from > ?)", [day, day]
 
 
-# a frontmatter date as YYYY-MM-DD, or NULL when it is not one (a comparison with NULL is false)
+# a frontmatter date as YYYY-MM-DD, or NULL when it is not one (a comparison with NULL is false);
+# files.valid_from and files.valid_until hold its value, made by indexing.aside_values
 DAY_OF = ("CASE WHEN substr(CAST(json_extract(f.meta, '$.{key}') AS TEXT), 1, 10) GLOB "
           "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' "
           "THEN substr(CAST(json_extract(f.meta, '$.{key}') AS TEXT), 1, 10) END")
+# One indexed lookup each (the partial indexes of m015): a search never reads every row
+STEPPED_ASIDE_SQL = (
+    "SELECT path FROM files WHERE aside = 1 "
+    "UNION ALL SELECT path FROM files WHERE valid_until < ? "
+    "UNION ALL SELECT path FROM files WHERE valid_from > ?"
+)
 
 
 def stepped_aside(conn: sqlite3.Connection, now: dt.datetime) -> set[str]:
     """Paths of the files that stepped aside at `now` (superseded, forgotten, out of their time)."""
-    where, params = aside_sql(now)
-    return {row[0] for row in conn.execute(f"SELECT f.path FROM files f WHERE {where}", params)}
+    day = today(now)
+    return {row[0] for row in conn.execute(STEPPED_ASIDE_SQL, (day, day))}
 
 
 def out_of_time(meta: dict[str, Any], now: dt.datetime) -> str | None:
     """Why a memory's valid_from/valid_until puts it aside at `now`, or None."""
     day = today(now)
     until, since = (value if ISO_DAY.fullmatch(value) else "" for value in
-                    (str(meta.get("valid_until") or "")[:10], str(meta.get("valid_from") or "")[:10]))
+                    (str(meta.get("valid_until") or "")[:10],
+                     str(meta.get("valid_from") or "")[:10]))
     if until and until < day:
         return f"valid until {until}"
     if since and since > day:
@@ -75,15 +86,17 @@ def out_of_time(meta: dict[str, Any], now: dt.datetime) -> str | None:
 
 
 def chain(conn: sqlite3.Connection, name: str) -> list[str]:
-    """The names a superseded memory leads through, to the one that holds now (its last). A step may be a
-    root-relative path (a team's copy, teams/<team>/memory/<file>); a name is the person's own file first."""
+    """The names a superseded memory leads through, to the one that holds now (its last). A step
+    may be a root-relative path (a team's copy, teams/<team>/memory/<file>); a name is the person's
+    own file first."""
     out: list[str] = []
     current = name
     seen = {name}
     while len(out) < MAX_CHAIN:
         by = "path" if "/" in current else "name"
-        row = conn.execute(f"SELECT json_extract(meta, '$.superseded_by') FROM files WHERE {by} = ? AND kind = 't2' "
-                           "ORDER BY path LIMIT 1", (current,)).fetchone()
+        row = conn.execute(f"SELECT json_extract(meta, '$.superseded_by') FROM files "
+                           f"WHERE {by} = ? AND kind = 't2' ORDER BY path LIMIT 1",
+                           (current,)).fetchone()
         nxt = row[0] if row else None
         if not isinstance(nxt, str) or not nxt or nxt in seen:
             break
@@ -96,7 +109,8 @@ def chain(conn: sqlite3.Connection, name: str) -> list[str]:
 def replaced(conn: sqlite3.Connection, name: str) -> list[str]:
     """The memories `name` superseded."""
     return [r[0] for r in conn.execute(
-        "SELECT name FROM files WHERE json_extract(meta, '$.superseded_by') = ? ORDER BY name", (name,))]
+        "SELECT name FROM files WHERE json_extract(meta, '$.superseded_by') = ? ORDER BY name",
+        (name,))]
 
 
 def edits_for_supersede(new_name: str, now: dt.datetime) -> dict[str, Any]:
@@ -104,22 +118,25 @@ def edits_for_supersede(new_name: str, now: dt.datetime) -> dict[str, Any]:
 
 
 def edits_for_team_copy(team_rel: str, day: str) -> dict[str, Any]:
-    """The person's own copy of a memory a team now holds steps aside for the team's (root-relative) file."""
+    """The person's own copy of a memory a team now holds steps aside for the team's
+    (root-relative) file."""
     return {"status": "superseded", "superseded_by": team_rel, "superseded_on": day}
 
 
 def edits_for_team_retired(team: str, why: str, day: str) -> dict[str, Any]:
-    """The person's own copy of a memory the team took out: forgotten with the team's reason (no chain left)."""
+    """The person's own copy of a memory the team took out: forgotten with the team's reason (no
+    chain left)."""
     text = " ".join(why.split())[:300] or "no reason given"
-    return {"status": "forgotten", "forgotten_on": day, "forgotten_why": f"team {team} took it out: {text}",
-            "superseded_by": None}
+    return {"status": "forgotten", "forgotten_on": day,
+            "forgotten_why": f"team {team} took it out: {text}", "superseded_by": None}
 
 
 def edits_for_forget(why: str, now: dt.datetime) -> dict[str, Any]:
     text = " ".join(why.split())
     if not text:
         raise BadUsage("--why is empty",
-                       hint="say in a few words why the memory goes, e.g. --why 'the export was removed'")
+                       hint="say in a few words why the memory goes, "
+                            "e.g. --why 'the export was removed'")
     return {"status": "forgotten", "forgotten_on": today(now), "forgotten_why": text}
 
 
@@ -150,22 +167,28 @@ def _edit(path: Path, updates: dict[str, Any]) -> None:
     atomic_write(path, set_fields(path.read_bytes(), updates))
 
 
-def supersede(conn: sqlite3.Connection, root: Path, old: str, new: str, now: dt.datetime) -> tuple[str, str, list[str]]:
-    """OLD steps aside for NEW: (OLD's path, NEW's name, the chain from NEW to the memory that holds now)."""
+def supersede(conn: sqlite3.Connection, root: Path, old: str, new: str, now: dt.datetime
+              ) -> tuple[str, str, list[str]]:
+    """OLD steps aside for NEW: (OLD's path, NEW's name, the chain from NEW to the memory that
+    holds now)."""
     old_row, new_row = find_t2(conn, old), find_t2(conn, new)
     if team_of(old_row["path"]):
-        raise TeamMemory(old_row["path"], "supersede")  # a team memory superseded by anything is the team's call
+        # a team memory superseded by anything is the team's call
+        raise TeamMemory(old_row["path"], "supersede")
     if old_row["path"] == new_row["path"]:
-        raise BadUsage("a memory cannot supersede itself", hint="name the memory that replaces it with --by")
+        raise BadUsage("a memory cannot supersede itself",
+                       hint="name the memory that replaces it with --by")
     onward = chain(conn, new_row["name"])
     if old_row["name"] in onward:
-        raise BadUsage(f"{new_row['name']} is itself superseded, by way of {old_row['name']}: that would be a loop",
+        raise BadUsage(f"{new_row['name']} is itself superseded, by way of {old_row['name']}: "
+                       "that would be a loop",
                        hint=f"supersede by the memory that holds now: {onward[-1]}")
     _edit(root / old_row["path"], edits_for_supersede(new_row["name"], now))
     return old_row["path"], new_row["name"], onward
 
 
-def forget(conn: sqlite3.Connection, root: Path, name: str, why: str, now: dt.datetime) -> tuple[str, str]:
+def forget(conn: sqlite3.Connection, root: Path, name: str, why: str, now: dt.datetime
+           ) -> tuple[str, str]:
     """The memory steps aside into memory/archive/, its why recorded: (old path, new path)."""
     row = find_t2(conn, name)
     if team_of(row["path"]):

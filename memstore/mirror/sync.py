@@ -26,9 +26,10 @@ import stat as statmod
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from memstore.core import journal
 from memstore.core.agent_root import RootPaths
 from memstore.core.config import Config, load_config
 from memstore.core.fsguard import read_regular
@@ -36,7 +37,9 @@ from memstore.core.locks import file_lock, sweep_stale
 from memstore.core.policy import recompute_policy
 from memstore.core.timeutil import UTC, fmt
 from memstore.core.transactions import transaction
+from memstore.meaning.chunking import digest
 from memstore.mirror import db as mirror
+from memstore.mirror.indexing import build_row, delete_rows, optimize_text_tables, write_rows
 from memstore.mirror.walking import Stat, Walk, joined, skip_dir, team_ignored, team_skipped, walk
 
 Progress = Callable[[int, int], None]
@@ -67,70 +70,59 @@ class SyncReport:
     touched_only: int = 0  # stat moved, bytes did not
     unreadable: list[str] = field(default_factory=list)
     events: int = 0
-    bad_journal_lines: int = 0  # unreadable journal lines met by this sync (memstore status lists them)
-    vectors: dict[str, object] | None = None  # the embedding pass that followed (Store.sync, Store.rebuild)
-    # memory files that disappeared without `forget`, now copies in memory/archive/ (memstore.mirror.deletions)
+    bad_journal_lines: int = 0  # unreadable journal lines this sync met (status lists them)
+    vectors: dict[str, object] | None = None  # the embedding pass after (Store.sync, Store.rebuild)
+    # memory files gone without `forget`, now copies in memory/archive/ (mirror.deletions)
     kept_deleted: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
-        from dataclasses import asdict
-
         return asdict(self)
 
     def summary(self) -> str:
-        text = (
-            f"{self.scanned} files: {self.added} added, {self.changed} changed, "
-            f"{self.removed} removed, {self.unchanged + self.touched_only} unchanged"
-        )
+        text = (f"{self.scanned} files: {self.added} added, {self.changed} changed, "
+                f"{self.removed} removed, {self.unchanged + self.touched_only} unchanged")
         if self.events:
             text += f"; {self.events} journal events"
         if self.unreadable:
             text += f"; {len(self.unreadable)} unreadable (rows kept)"
         if self.bad_journal_lines:
-            text += f"; {self.bad_journal_lines} unreadable journal line(s) skipped (see memstore status)"
+            text += (f"; {self.bad_journal_lines} unreadable journal line(s) skipped "
+                     "(see memstore status)")
         if self.kept_deleted:
-            text += (f"; {len(self.kept_deleted)} deleted outside memstore, kept in memory/archive/ "
-                     "(memstore restore NAME puts one back)")
+            text += (f"; {len(self.kept_deleted)} deleted outside memstore, "
+                     "kept in memory/archive/ (memstore restore NAME puts one back)")
         if self.vectors and (self.vectors["embedded"] or self.vectors["pending"]):
             text += f"; {self.vectors['embedded']} embedded"
             if self.vectors["pending"]:
-                text += f", {self.vectors['pending']} files with parts still to embed (run: memstore embed)"
+                text += (f", {self.vectors['pending']} files with parts still to embed "
+                         "(run: memstore embed)")
         return text
 
 
-def _apply(
-    conn: sqlite3.Connection,
-    root: Path,
-    config: Config,
-    found: dict[str, Stat],
-    known: dict[str, tuple[int, int, str, int | None]],
-    removed: list[str],
-    report: SyncReport,
-    progress: Progress | None = None,
-    now: dt.datetime | None = None,
-) -> list[str]:
+def _apply(conn: sqlite3.Connection, root: Path, config: Config, found: dict[str, Stat],
+           known: dict[str, tuple[int, int, str, int | None]], removed: list[str],
+           report: SyncReport, progress: Progress | None = None, now: dt.datetime | None = None,
+           ) -> list[str]:
     """Write what changed among `found` (compared with `known`) and drop `removed`.
 
     Reads and parses happen outside write transactions; writes go in short transactions
     of BATCH files, so a hook recording a touch meanwhile waits milliseconds. Returns the
     paths whose rows now match the disk. A memory file among `removed` that was deleted
-    (not moved) is first written back into memory/archive/ from the mirror (memstore.mirror.deletions,
-    stamped with `now`), and that copy is taken in at once.
+    (not moved) is first written back into memory/archive/ from the mirror
+    (memstore.mirror.deletions, stamped with `now`), and that copy is taken in at once.
     """
-    from memstore.core import journal
-    from memstore.mirror import deletions  # local: journal ingestion is a separate concern
-
-    # here, not at the top: a quick sync finding nothing new (before every search) never loads them
+    # here: a search with --no-sync never loads them (nor memstore.hook.deleted_copies)
+    from memstore.mirror import deletions
     from memstore.mirror.adoption import adopt, keep_last_good
-    from memstore.mirror.indexing import delete_rows, write_rows
 
-    todo = sorted(rel for rel, st in found.items() if known.get(rel, (None, None, None, None))[:2] != st[:2]
+    todo = sorted(rel for rel, st in found.items()
+                  if known.get(rel, (None, None, None, None))[:2] != st[:2]
                   or known[rel][3] != st[2])
     report.unchanged += len(found) - len(todo)
     inserts: list[dict[str, object]] = []
     updates: list[dict[str, object]] = []
     stat_only: list[tuple[int, int, int, str]] = []
-    raws: list[tuple[str, bytes]] = []  # memory files' bytes, kept for a deletion (deletions.watched)
+    raws: list[tuple[str, bytes]] = []  # memory files' bytes, kept for deletions.watched
     kept: list[str] = []
     policy_paths: list[str] = []
     pending = set(todo)
@@ -139,14 +131,18 @@ def _apply(
     def write(final: bool = False) -> None:
         with transaction(conn):
             write_rows(conn, inserts, updates)
-            adopt(conn, [str(row["path"]) for row in (*inserts, *updates) if row["kind"] == "t2"], fresh=True)
-            conn.executemany("UPDATE files SET mtime_ns = ?, size = ?, inode = ? WHERE path = ?", stat_only)
+            adopt(conn, [str(row["path"]) for row in (*inserts, *updates) if row["kind"] == "t2"],
+                  fresh=True)
+            conn.executemany("UPDATE files SET mtime_ns = ?, size = ?, inode = ? WHERE path = ?",
+                             stat_only)
             conn.executemany("INSERT OR REPLACE INTO raw_texts (path, raw) VALUES (?, ?)", raws)
             if final:
                 if removed:
-                    copies, failed = deletions.keep(conn, root, removed, fmt(now or dt.datetime.now(UTC)))
+                    copies, failed = deletions.keep(conn, root, removed,
+                                                    fmt(now or dt.datetime.now(UTC)))
                     kept.extend(copies)
-                    removed[:] = [rel for rel in removed if rel not in failed]  # kept: tried again next sync
+                    # a copy that failed: tried again next sync
+                    removed[:] = [rel for rel in removed if rel not in failed]
                     delete_rows(conn, removed)
                     policy_paths.extend(removed)
                 touched = journal.ingest(conn, root)
@@ -208,12 +204,13 @@ def _apply(
                 info = os.lstat(root / rel)
                 copies[rel] = (info.st_mtime_ns, info.st_size, info.st_ino)
         aside = SyncReport()  # not counted as added: the summary says them as kept
-        done += _apply(conn, root, config, copies, _known(conn, sorted(copies)), [], aside, now=now)
+        done += _apply(conn, root, config, copies, _known(conn, sorted(copies)), [], aside,
+                       now=now)
         report.unreadable.extend(aside.unreadable)
     return done
 
 
-Job = tuple[str, int, int, str | None]  # path, mtime_ns, inode to record, the mirror's digest of it
+Job = tuple[str, int, int, str | None]  # path, mtime_ns, inode to record, the mirror's digest
 # size, packed copy, row; None: unreadable
 Outcome = tuple[int, bytes | None, dict[str, object] | None] | None
 
@@ -221,8 +218,7 @@ Outcome = tuple[int, bytes | None, dict[str, object] | None] | None
 def _read_one(root: Path, config: Config, job: Job) -> Outcome:
     """Read one file and build its row: (size, its packed copy when deletions keep one, the row,
     None when the bytes are the mirror's already), or None when it cannot be read."""
-    from memstore.mirror import deletions
-    from memstore.mirror.indexing import build_row, digest
+    from memstore.mirror import deletions  # here: see _apply
 
     rel, mtime_ns, inode, old_digest = job
     try:
@@ -282,7 +278,8 @@ def _read_all(root: Path, config: Config, jobs: list[Job]) -> Iterator[Outcome]:
         yield from read_chunk(root, config, chunk)
 
 
-def _known(conn: sqlite3.Connection, paths: list[str] | None = None) -> dict[str, tuple[int, int, str, int | None]]:
+def _known(conn: sqlite3.Connection, paths: list[str] | None = None
+           ) -> dict[str, tuple[int, int, str, int | None]]:
     sql = "SELECT path, mtime_ns, size, digest, inode FROM files"
     if paths is None:
         return {r[0]: (r[1], r[2], r[3], r[4]) for r in conn.execute(sql)}
@@ -299,20 +296,21 @@ def _record_dirs(conn: sqlite3.Connection, dirs: dict[str, int], gone: list[str]
     with transaction(conn):
         if replace_all:
             conn.execute("DELETE FROM dirs")
-        conn.executemany("DELETE FROM dirs WHERE path = ? OR path LIKE ? || '/%'", [(d, d) for d in gone])
+        conn.executemany("DELETE FROM dirs WHERE path = ? OR path LIKE ? || '/%'",
+                         [(d, d) for d in gone])
         now_ns = time.time_ns()
-        conn.executemany(
-            "INSERT OR REPLACE INTO dirs (path, mtime_ns) VALUES (?, ?)",
-            [(d, m if _trusted(m, now_ns) else -1) for d, m in dirs.items()],
-        )
+        conn.executemany("INSERT OR REPLACE INTO dirs (path, mtime_ns) VALUES (?, ?)",
+                         [(d, m if _trusted(m, now_ns) else -1) for d, m in dirs.items()])
         dirty = {row[0] for row in conn.execute("SELECT path FROM dirty")}
-        conn.executemany("DELETE FROM dirty WHERE path = ?", [(p,) for p in dirty.intersection(clean)])
+        conn.executemany("DELETE FROM dirty WHERE path = ?",
+                         [(p,) for p in dirty.intersection(clean)])
 
 
-def sync_into(conn: sqlite3.Connection, root: Path, config: Config, progress: Progress | None = None,
-              now: dt.datetime | None = None, tree: Walk | None = None) -> SyncReport:
+def sync_into(conn: sqlite3.Connection, root: Path, config: Config,
+              progress: Progress | None = None, now: dt.datetime | None = None,
+              tree: Walk | None = None) -> SyncReport:
     """Full incremental sync of `conn` against every file under `root` (`now`: a deletion's stamp).
-    `tree`: the command's listing of the root (memstore.mirror.changes), so this walks none of its own."""
+    `tree`: the command's listing of the root (mirror.changes), so this walks none of its own."""
     report = SyncReport()
     tree = tree if tree is not None else walk(root, teams=joined(config))
     report.scanned = len(tree.files)
@@ -324,11 +322,12 @@ def sync_into(conn: sqlite3.Connection, root: Path, config: Config, progress: Pr
     return report
 
 
-def quick_sync(conn: sqlite3.Connection, root: Path, config: Config, now: dt.datetime | None = None) -> SyncReport:
+def quick_sync(conn: sqlite3.Connection, root: Path, config: Config,
+               now: dt.datetime | None = None) -> SyncReport:
     """Catch up with files added, removed or replaced since the last sync, statting folders only."""
     stored = dict(conn.execute("SELECT path, mtime_ns FROM dirs").fetchall())
     if not stored:
-        return sync_into(conn, root, config, now=now)  # no folder record yet: a full walk makes one
+        return sync_into(conn, root, config, now=now)  # no folder record: a full walk makes one
     report = SyncReport()
     tree = Walk()
     candidates: dict[str, Stat | None] = {}  # None: gone
@@ -354,15 +353,18 @@ def quick_sync(conn: sqlite3.Connection, root: Path, config: Config, now: dt.dat
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if not skip_dir(entry.name) and rel not in stored \
-                            and not team_skipped(rel_dir, entry.name, joined(config)):
-                        walk(root, rel, tree, teams=joined(config))  # a new folder: everything in it is new
-                elif entry.name.endswith(".md") and not entry.name.startswith(".") and not team_ignored(rel) \
-                        and entry.is_file(follow_symlinks=False):  # a link or a FIFO is not listed: see walk
+                    if (not skip_dir(entry.name) and rel not in stored
+                            and not team_skipped(rel_dir, entry.name, joined(config))):
+                        # a new folder: everything in it is new
+                        walk(root, rel, tree, teams=joined(config))
+                # a link or a FIFO is not listed: see walk
+                elif (entry.name.endswith(".md") and not entry.name.startswith(".")
+                        and not team_ignored(rel) and entry.is_file(follow_symlinks=False)):
                     listed[rel] = entry.inode()
             except OSError:
                 continue
-        mirrored = dict(conn.execute("SELECT path, inode FROM files WHERE dir = ?", (rel_dir,)).fetchall())
+        mirrored = dict(conn.execute("SELECT path, inode FROM files WHERE dir = ?",
+                                     (rel_dir,)).fetchall())
         for rel, inode in listed.items():
             if mirrored.get(rel, -1) != inode:
                 candidates[rel] = None  # new, or replaced by rename: stat it below
@@ -370,7 +372,8 @@ def quick_sync(conn: sqlite3.Connection, root: Path, config: Config, now: dt.dat
             if rel not in listed:
                 candidates[rel] = None
     for rel_dir in gone_dirs:
-        for (rel,) in conn.execute("SELECT path FROM files WHERE dir = ? OR dir LIKE ? || '/%'", (rel_dir, rel_dir)):
+        for (rel,) in conn.execute("SELECT path FROM files WHERE dir = ? OR dir LIKE ? || '/%'",
+                                   (rel_dir, rel_dir)):
             candidates[rel] = None
     for (rel,) in conn.execute("SELECT path FROM dirty"):
         candidates.setdefault(rel, None)
@@ -404,15 +407,9 @@ def _lock_path(root: Path) -> Path:
     return Path(RootPaths(root).mirror_lock)
 
 
-def rebuild(
-    root: Path,
-    config: Config | None = None,
-    progress: Progress | None = None,
-    *,
-    only_if_unhealthy: bool = False,
-    notify: Notify | None = None,
-    now: dt.datetime | None = None,
-) -> SyncReport | None:
+def rebuild(root: Path, config: Config | None = None, progress: Progress | None = None, *,
+            only_if_unhealthy: bool = False, notify: Notify | None = None,
+            now: dt.datetime | None = None) -> SyncReport | None:
     """Build a fresh mirror from the files and journal beside the live one, then swap it in.
 
     With only_if_unhealthy, a mirror that another process repaired while we waited for
@@ -432,7 +429,7 @@ def rebuild(
             return None
         if notify:
             notify(f"{reason or 'mirror rebuild asked for'}; rebuilding it from the files")
-        if live_healthy:  # a memory deleted since the last sync is kept from the live mirror before it goes
+        if live_healthy:  # a memory deleted since the last sync is kept from the live mirror first
             with contextlib.suppress(sqlite3.Error, mirror.MirrorUnhealthy):
                 conn = mirror.open_checked(live)
                 try:
@@ -444,13 +441,11 @@ def rebuild(
         fresh_path = live.with_name(f"memstore.db.rebuild-{os.getpid()}")
         fresh = None
         try:
-            from memstore.mirror.indexing import optimize_text_tables
-
             fresh = mirror.create_fresh(fresh_path)
             report = sync_into(fresh, root, config, progress)
             optimize_text_tables(fresh)
             if live_healthy:
-                from memstore.meaning.vectors import carry_over
+                from memstore.meaning.vectors import carry_over  # here: an FTS-only root skips it
 
                 carry_over(fresh, live)
             mirror.swap_in(fresh, fresh_path, live, live_healthy)
@@ -473,7 +468,7 @@ def _keep_runtime_out_of_git(root: Path) -> None:
     ignore = root / "runtime" / ".gitignore"
     if ignore.exists() or not any((folder / ".git").exists() for folder in (root, *root.parents)):
         return
-    from memstore.core.starter_templates import RUNTIME_GITIGNORE
+    from memstore.core.starter_templates import RUNTIME_GITIGNORE  # here: rare, off search's path
 
     try:
         ignore.parent.mkdir(parents=True, exist_ok=True)
@@ -482,9 +477,8 @@ def _keep_runtime_out_of_git(root: Path) -> None:
         pass  # a read-only root: nothing to commit from here either
 
 
-def open_mirror(
-    root: Path, config: Config | None = None, notify: Notify | None = None, progress: Progress | None = None
-) -> sqlite3.Connection:
+def open_mirror(root: Path, config: Config | None = None, notify: Notify | None = None,
+                progress: Progress | None = None) -> sqlite3.Connection:
     """The live mirror, rebuilt first if it is missing, corrupt or foreign.
 
     A rebuild is said in one line before it starts (the reason), then reported through
@@ -499,9 +493,8 @@ def open_mirror(
     return mirror.open_checked(live)
 
 
-def sync(
-    root: Path, config: Config | None = None, progress: Progress | None = None, notify: Notify | None = None
-) -> SyncReport:
+def sync(root: Path, config: Config | None = None, progress: Progress | None = None,
+         notify: Notify | None = None) -> SyncReport:
     """Open (repairing if needed) and sync incrementally, under the mirror lock."""
     config = config or load_config(root)
     conn = open_mirror(root, config, notify, progress)
@@ -511,10 +504,10 @@ def sync(
         conn.close()
 
 
-def sync_under_lock(
-    conn: sqlite3.Connection, root: Path, config: Config, progress: Progress | None = None, *, quick: bool = False,
-    now: dt.datetime | None = None,
-) -> SyncReport:
-    """A full (or quick) sync under the mirror lock, so two syncs never interleave (`now`: the store's clock)."""
+def sync_under_lock(conn: sqlite3.Connection, root: Path, config: Config,
+                    progress: Progress | None = None, *, quick: bool = False,
+                    now: dt.datetime | None = None) -> SyncReport:
+    """A full (or quick) sync under the mirror lock: two never interleave (`now`: the clock)."""
     with file_lock(_lock_path(root), timeout=config.lock_timeout_s):
-        return quick_sync(conn, root, config, now) if quick else sync_into(conn, root, config, progress, now)
+        return (quick_sync(conn, root, config, now) if quick
+                else sync_into(conn, root, config, progress, now))

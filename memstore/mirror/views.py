@@ -10,17 +10,30 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memstore.core.agent_root import RootPaths
-from memstore.core.config import Config
+from memstore.core import journal, processes
+from memstore.core.agent_root import RootPaths, hook_log
+from memstore.core.config import Config, semantic_source
+from memstore.core.fsguard import describe_link
 from memstore.core.kinds import KINDS
+from memstore.core.lenses import load_lenses
 from memstore.core.teams import team_of
+from memstore.core.timeutil import parse_when
+from memstore.meaning import embedding
+from memstore.meaning.vectors import embedded_count, pending_count, searchable_count
+from memstore.mirror.bug_ids import bug_id
+from memstore.mirror.embed_background import running
 from memstore.mirror.indexing import body_of
+from memstore.mirror.render import compute_bands, score_of
+from memstore.mirror.stale_refs import read_stale
+from memstore.mirror.stepping_aside import chain, out_of_time, replaced
+from memstore.mirror.walking import walk
 
 if TYPE_CHECKING:
     from memstore.mirror.walking import Walk
 
 
-def file_view(conn: sqlite3.Connection, row: sqlite3.Row, now: dt.datetime, config: Config) -> dict[str, Any]:
+def file_view(conn: sqlite3.Connection, row: sqlite3.Row, now: dt.datetime, config: Config
+              ) -> dict[str, Any]:
     view: dict[str, Any] = {
         "path": row["path"],
         "name": row["name"],
@@ -33,8 +46,6 @@ def file_view(conn: sqlite3.Connection, row: sqlite3.Row, now: dt.datetime, conf
         "importance": row["importance"],
         "team": team_of(row["path"]),
     }
-    from memstore.mirror.render import score_of
-
     pol = conn.execute("SELECT * FROM policy WHERE path = ?", (row["path"],)).fetchone()
     if pol is not None:
         view.update(
@@ -48,22 +59,23 @@ def file_view(conn: sqlite3.Connection, row: sqlite3.Row, now: dt.datetime, conf
         )
     view["problems"] = json.loads(row["problems"] or "[]")
     view["body"] = body_of(conn, row["id"])
-    from memstore.mirror.stepping_aside import chain, out_of_time, replaced
-    from memstore.mirror.stale_refs import read_stale
-
     meta = json.loads(row["meta"] or "{}") if isinstance(row["meta"], str) else {}
     meta = meta if isinstance(meta, dict) else {}
     status = (row["status"] or "").strip().lower()
     project = meta.get("project")
     view["project"] = str(project) if project not in (None, "") else None  # None: person-wide
-    view["aside"] = (status if status.startswith(("superseded", "forgotten")) else None) or out_of_time(meta, now)
+    view["aside"] = ((status if status.startswith(("superseded", "forgotten")) else None)
+                     or out_of_time(meta, now))
     if status.startswith("forgotten") and meta.get("forgotten_why"):
-        view["aside"] = f"forgotten {meta.get('forgotten_on') or ''}: {meta['forgotten_why']}".replace("  ", " ")
-    if meta.get("deleted_from"):  # a copy memstore.mirror.deletions kept of a memory deleted outside memstore
-        view["aside"] = f"deleted outside memstore {meta.get('deleted_at') or ''}, from {meta['deleted_from']}"
+        view["aside"] = (f"forgotten {meta.get('forgotten_on') or ''}: {meta['forgotten_why']}"
+                         .replace("  ", " "))
+    if meta.get("deleted_from"):  # mirror.deletions' copy of a memory deleted outside memstore
+        view["aside"] = (f"deleted outside memstore {meta.get('deleted_at') or ''}, "
+                         f"from {meta['deleted_from']}")
     view["superseded_by"] = chain(conn, row["name"]) if row["name"] else []
     view["supersedes"] = replaced(conn, row["name"]) if row["name"] else []
-    view["stale_references"] = read_stale(os.path.join(root_of(conn), "runtime", "state")).get(row["path"], [])
+    view["stale_references"] = read_stale(
+        os.path.join(root_of(conn), "runtime", "state")).get(row["path"], [])
     return view
 
 
@@ -78,13 +90,8 @@ def lint_view(conn: sqlite3.Connection, root: Path | None = None, tree: Walk | N
     """Problems of the mirrored files and lenses; with `root`, also every link and non-regular
     file sync skipped (memstore.core.fsguard), read from `tree` (the command's listing of the
     root) or a fresh walk: the mirror never holds them."""
-    from memstore.core.lenses import load_lenses
-
     found = []
     if root is not None:
-        from memstore.core.fsguard import describe_link
-        from memstore.mirror.walking import walk
-
         tree = tree if tree is not None else walk(root)
         inside_team = re.compile(r"teams/[^/]+/")  # a team's clone is mended in its own repository
         for rel in tree.links:
@@ -95,18 +102,19 @@ def lint_view(conn: sqlite3.Connection, root: Path | None = None, tree: Walk | N
         for rel in tree.special:
             if inside_team.match(rel):
                 continue
-            found.append({"path": rel, "level": "warning", "message": "not a regular file (a FIFO, socket or "
-                          "device): never read"})
-    for row in conn.execute("SELECT path, problems FROM files WHERE problems != '[]' ORDER BY path"):
+            found.append({"path": rel, "level": "warning",
+                          "message": "not a regular file (a FIFO, socket or device): never read"})
+    for row in conn.execute(
+            "SELECT path, problems FROM files WHERE problems != '[]' ORDER BY path"):
         for problem in json.loads(row["problems"]):
             found.append({"path": row["path"], **problem})
     for lens in load_lenses(conn):
         if lens.problem:
             found.append({"path": lens.path, "level": "error", "message": f"lens: {lens.problem}"})
-    from memstore.core.journal import bad_line_counts, bad_lines_advice
-
-    for name, count in bad_line_counts(conn):  # a warning: nothing to repair, the events are lost
-        found.append({"path": f"runtime/journal/{name}", "level": "warning", "message": bad_lines_advice(name, count)})
+    # a warning: nothing to repair, the events are lost
+    for name, count in journal.bad_line_counts(conn):
+        found.append({"path": f"runtime/journal/{name}", "level": "warning",
+                      "message": journal.bad_lines_advice(name, count)})
     found += duplicate_bug_ids(conn)
     found.sort(key=lambda item: item["path"])
     return found
@@ -114,8 +122,6 @@ def lint_view(conn: sqlite3.Connection, root: Path | None = None, tree: Walk | N
 
 def duplicate_bug_ids(conn: sqlite3.Connection) -> list[dict[str, str]]:
     """Two bug files with one id (numbered on two machines before ids carried a clone mark)."""
-    from memstore.mirror.bug_ids import bug_id
-
     by_id: dict[str, list[str]] = {}
     for row in conn.execute("SELECT path, meta FROM files WHERE kind = 'bug' ORDER BY path"):
         try:
@@ -125,16 +131,15 @@ def duplicate_bug_ids(conn: sqlite3.Connection) -> list[dict[str, str]]:
         ident = bug_id(Path(row["path"]), meta.get("id") if isinstance(meta, dict) else None)
         if ident:
             by_id.setdefault(ident, []).append(row["path"])
-    return [{"path": paths[1], "level": "warning", "message": f"bug id {ident} is also the id of {paths[0]} "
-             "(filed on two machines): close or edit either by its file name, and give one a new id by hand"}
+    return [{"path": paths[1], "level": "warning",
+             "message": f"bug id {ident} is also the id of {paths[0]} (filed on two machines): "
+                        "close or edit either by its file name, and give one a new id by hand"}
             for ident, paths in by_id.items() if len(paths) > 1]
 
 
 def list_view(
     conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config, band: str | None = None
 ) -> list[dict[str, Any]]:
-    from memstore.mirror.render import compute_bands
-
     bands = compute_bands(conn, now, config)
     rows = []
     for entry in bands.entries:
@@ -165,8 +170,8 @@ def list_view(
 
 def status_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config,
                 bands: Any = None) -> dict[str, Any]:
-    """`status`: counts, band use, semantic state, machines. `bands`: compute_bands' answer, when the
-    caller has it already (the web inspector keeps it between requests)."""
+    """`status`: counts, band use, semantic state, machines. `bands`: compute_bands' answer, when
+    the caller has it already (the web inspector keeps it between requests)."""
     kinds = {kind: 0 for kind in KINDS}
     for row in conn.execute("SELECT kind, count(*) AS n FROM files GROUP BY kind"):
         kinds[row["kind"]] = row["n"]
@@ -177,11 +182,7 @@ def status_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: 
                 errors += 1
             else:
                 warnings += 1
-    from memstore.core.journal import bad_line_counts
-
-    warnings += len(bad_line_counts(conn))  # as lint_view counts them: one warning per journal file
-    from memstore.mirror.render import compute_bands
-
+    warnings += len(journal.bad_line_counts(conn))  # as lint_view counts them: one per journal file
     bands = compute_bands(conn, now, config) if bands is None else bands
     budgets = {"hot": config.hot_budget, "new": config.new_budget, "cold": config.cold_budget}
     band_rows = [
@@ -200,7 +201,8 @@ def status_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: 
         "rolled_by_guard": sum(1 for e in bands.entries if e.rolled),
         "root": str(root),
         "mirror": str(path),
-        "mirror_bytes": sum(p.stat().st_size for p in path.parent.glob("memstore.db*") if p.is_file()),
+        "mirror_bytes": sum(p.stat().st_size for p in path.parent.glob("memstore.db*")
+                            if p.is_file()),
         "files": sum(kinds.values()),
         "kinds": kinds,
         "errors": errors,
@@ -213,15 +215,15 @@ def status_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: 
 
 
 def _machine_rows(conn: sqlite3.Connection) -> list[tuple[str, int, str]]:
-    """(identity, events, newest ts) of each clone whose journal lines this mirror holds, newest first.
+    """(identity, events, newest ts) of each clone whose journal the mirror holds, newest first.
 
     The verify probe's own events are left out.
     """
-    from memstore.core.journal import PROBE_HOST
-
     return conn.execute(
-        "SELECT host, count(*), max(ts) FROM events WHERE host IS NOT NULL AND host != ? AND host NOT LIKE ? "
-        "GROUP BY host ORDER BY max(ts) DESC, host", (PROBE_HOST, f"{PROBE_HOST}-%")
+        "SELECT host, count(*), max(ts) FROM events "
+        "WHERE host IS NOT NULL AND host != ? AND host NOT LIKE ? "
+        "GROUP BY host ORDER BY max(ts) DESC, host",
+        (journal.PROBE_HOST, f"{journal.PROBE_HOST}-%"),
     ).fetchall()
 
 
@@ -230,24 +232,24 @@ def known_machines(conn: sqlite3.Connection) -> list[str]:
     return [row[0] for row in _machine_rows(conn)]
 
 
-def journal_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config) -> dict[str, Any]:
+def journal_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: Config
+                 ) -> dict[str, Any]:
     """Which clones' journals this mirror has read, the newest event from each, and who flushes.
 
     A machine that stopped syncing shows as one whose newest event is old: its reads are
     not reaching the others.
     """
-    from memstore.core import journal
-    from memstore.core.timeutil import parse_when
-
     me = journal.identity(root)
     machines: list[dict[str, Any]] = []
     for name, events, newest in _machine_rows(conn):
         host, clone = journal.split_identity(name)
         when = parse_when(newest)
-        machines.append({"identity": name, "host": host, "clone": clone, "events": events, "newest": newest,
-                         "days_since": round((now - when).total_seconds() / 86400, 1) if when else None,
+        machines.append({"identity": name, "host": host, "clone": clone, "events": events,
+                         "newest": newest,
+                         "days_since": (round((now - when).total_seconds() / 86400, 1) if when
+                                        else None),
                          "this": name == me})
-    if not any(m["this"] for m in machines):  # this clone has read nothing yet: it is still a machine
+    if not any(m["this"] for m in machines):  # this clone has read nothing yet: still a machine
         host, clone = journal.split_identity(me)
         machines.append({"identity": me, "host": host, "clone": clone, "events": 0, "newest": None,
                          "days_since": None, "this": True})
@@ -271,11 +273,13 @@ def journal_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config:
         "warnings": journal.flush_host_warnings(wanted, me, [m["identity"] for m in machines])
         + _deleted_journal_files(root)
         + [journal.bad_lines_advice(name, count) for name, count in bad]
-        + ([f"{gaps} memories say more (access_count, last read) than their policy_base and the journal here "
-            "explain: the journal behind their last flush is missing (runtime/ deleted, or a journal never "
-            "committed). Their own values were kept, never lowered; the reads behind them are gone."]
+        + ([f"{gaps} memories say more (access_count, last read) than their policy_base and the "
+            "journal here explain: the journal behind their last flush is missing (runtime/ "
+            "deleted, or a journal never committed). Their own values were kept, never lowered; "
+            "the reads behind them are gone."]
            if gaps else [])
-        + ([f"the hook logged {hook['lines']} error line(s) in {hook['file']}, the newest: {hook['newest']}"]
+        + ([f"the hook logged {hook['lines']} error line(s) in {hook['file']}, "
+            f"the newest: {hook['newest']}"]
            if hook["lines"] else [])
         + ([journal.lost_advice(lost)] if lost else []),
     }
@@ -283,8 +287,6 @@ def journal_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config:
 
 def hook_errors(root: Path) -> dict[str, Any]:
     """How many lines the hook logged (its log and the one rotated before it), and the newest."""
-    from memstore.core.agent_root import hook_log
-
     path = Path(hook_log(root))
     lines: list[str] = []
     for part in (Path(f"{path}.1"), path):
@@ -298,25 +300,22 @@ def hook_errors(root: Path) -> dict[str, Any]:
 
 
 def _deleted_journal_files(root: Path) -> list[str]:
-    """Journal files git tracks that are gone from the work tree: the next `git add -A` would delete them."""
-    from memstore.core.processes import TimeoutExpired, run_git  # nothing the repository's config names runs
-
+    """Journal files git tracks that the work tree lacks: `git add -A` would delete them."""
     try:
-        done = run_git(root, "ls-files", "--deleted", "--", "runtime/journal", timeout=10)
-    except (OSError, TimeoutExpired):
+        done = processes.run_git(root, "ls-files", "--deleted", "--", "runtime/journal", timeout=10)
+    except (OSError, processes.TimeoutExpired):
         return []
-    gone = [line for line in done.stdout.splitlines() if line.strip()] if done.returncode == 0 else []
+    gone = ([line for line in done.stdout.splitlines() if line.strip()] if done.returncode == 0
+            else [])
     if not gone:
         return []
-    return [f"{len(gone)} journal file(s) git tracks are missing here (e.g. {gone[0]}): restore them with "
-            "`git checkout -- runtime/journal` before committing, or every machine loses those reads"]
+    return [f"{len(gone)} journal file(s) git tracks are missing here (e.g. {gone[0]}): "
+            "restore them with `git checkout -- runtime/journal` before committing, "
+            "or every machine loses those reads"]
 
 
 def semantic_view(conn: sqlite3.Connection, config: Config) -> dict[str, Any]:
-    """Whether search uses vectors, and how many files have a current one (the model is not loaded)."""
-    from memstore.meaning import embedding
-    from memstore.meaning.vectors import embedded_count, pending_count, searchable_count
-
+    """Whether search uses vectors, how many files have a current one (the model is not loaded)."""
     key = embedding.model_key() if embedding.installed() else None
     if config.semantic == "off":
         state = "off"
@@ -324,8 +323,6 @@ def semantic_view(conn: sqlite3.Connection, config: Config) -> dict[str, Any]:
         state = "not installed"
     else:
         state = "on"
-    from memstore.core.config import semantic_source
-
     return {
         "state": state,
         "switch": semantic_source() if state == "off" else None,
@@ -338,11 +335,7 @@ def semantic_view(conn: sqlite3.Connection, config: Config) -> dict[str, Any]:
 
 
 def background_running(conn: sqlite3.Connection) -> bool:
-    """Is this mirror's root's background embedding pass alive (memstore.mirror.embed_background)?"""
-    from pathlib import Path
-
-    from memstore.mirror.embed_background import running
-
+    """Is this mirror's root's background embedding pass alive (mirror.embed_background)?"""
     found = conn.execute("PRAGMA database_list").fetchone()
     db = Path(found[2]) if found and found[2] else None
     return db is not None and running(db.parent.parent) is not None  # <root>/runtime/memstore.db

@@ -21,7 +21,7 @@ Stat = tuple[int, int, int]  # mtime_ns, size, inode
 @dataclass
 class Walk:
     files: dict[str, Stat] = field(default_factory=dict)
-    dirs: dict[str, int] = field(default_factory=dict)  # folder -> its mtime_ns, taken before listing it
+    dirs: dict[str, int] = field(default_factory=dict)  # folder -> mtime_ns, taken before listing
     blocked_dirs: list[str] = field(default_factory=list)
     blocked_files: set[str] = field(default_factory=set)
     # Skipped, never read (memstore.core.fsguard): links to a markdown file or to a folder, and
@@ -31,7 +31,8 @@ class Walk:
 
     def shielded(self, rel: str) -> bool:
         """Is this path's absence unknown rather than real (unlistable folder, unstattable file)?"""
-        return rel in self.blocked_files or any(d == "" or rel.startswith(d + "/") for d in self.blocked_dirs)
+        return rel in self.blocked_files or any(d == "" or rel.startswith(d + "/")
+                                                for d in self.blocked_dirs)
 
 
 def skip_dir(name: str) -> bool:
@@ -40,7 +41,7 @@ def skip_dir(name: str) -> bool:
 
 
 def team_skipped(rel_dir: str, name: str, teams: Collection[str]) -> bool:
-    """A folder under teams/ that is not a joined team's clone: never walked (memstore.core.teams)."""
+    """A folder under teams/ that is not a joined team's clone: never walked (core.teams)."""
     return rel_dir == TEAMS_DIR and name not in teams
 
 
@@ -50,7 +51,8 @@ def team_ignored(rel: str) -> bool:
     return rel.startswith("teams/") and classify(rel) not in READ_KINDS
 
 
-def walk(root: Path, start: str = "", into: Walk | None = None, teams: Collection[str] = ()) -> Walk:
+def walk(root: Path, start: str = "", into: Walk | None = None, teams: Collection[str] = ()
+         ) -> Walk:
     """Every regular markdown file under root/start, with its stat, and every folder's mtime.
 
     Under teams/ only the clones of `teams` (the joined teams' names) are walked.
@@ -79,7 +81,8 @@ def walk(root: Path, start: str = "", into: Walk | None = None, teams: Collectio
                     if not skip_dir(name) and not team_skipped(rel_dir, name, teams):
                         stack.append(rel)
                     continue
-                markdown = name.endswith(".md") and not name.startswith(".") and not team_ignored(rel)
+                markdown = (name.endswith(".md") and not name.startswith(".")
+                            and not team_ignored(rel))
                 if entry.is_symlink():
                     if markdown or (not skip_dir(name) and entry.is_dir()):
                         result.links.append(rel)

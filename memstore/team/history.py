@@ -17,15 +17,17 @@ _FORMAT = _SEP.join(("%H", "%an", "%aI", "%s"))
 
 
 def history(root: str, rel: str, recent: int = RECENT) -> list[dict[str, str]]:
-    """The commits that touched this team file (root-relative teams/<team>/...), newest first, at most
-    `recent`, and the one that added it last when it is older than those. [] when git cannot say."""
+    """The commits that touched this team file (root-relative teams/<team>/...), newest first, at
+    most `recent`, and the one that added it last when it is older than those. [] when git cannot
+    say."""
     found = split(rel)
     if found is None:
         return []
     team, inner = found
     folder = os.path.join(root, "teams", team)
     try:  # one walk of the history: every commit that touched the file, with how (A: added)
-        log = git(folder, "log", f"--format=\x1e{_FORMAT}", "--name-status", "--", inner, check=False)
+        log = git(folder, "log", f"--format=\x1e{_FORMAT}", "--name-status", "--", inner,
+                  check=False)
     except GitError:
         return []
     rows, adds = [], []
@@ -37,7 +39,8 @@ def history(root: str, rel: str, recent: int = RECENT) -> list[dict[str, str]]:
         rows.append(parsed[0])
         if any(line.startswith("A\t") for line in changes.splitlines()):
             adds.append(parsed[0])
-    first = [dict(adds[-1])] if adds else []  # the oldest add: a file taken out and put back was added twice
+    # the oldest add: a file taken out and put back was added twice
+    first = [dict(adds[-1])] if adds else []
     rows = rows[:recent]
     if first:
         first[0]["added"] = "yes"
@@ -55,5 +58,6 @@ def _rows(text: str) -> list[dict[str, str]]:
     for line in text.splitlines():
         parts = line.split(_SEP)
         if len(parts) == 4:
-            rows.append({"commit": parts[0], "author": parts[1], "date": parts[2], "subject": parts[3]})
+            rows.append({"commit": parts[0], "author": parts[1], "date": parts[2],
+                         "subject": parts[3]})
     return rows

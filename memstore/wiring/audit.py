@@ -1,4 +1,5 @@
-"""`memstore audit`: what the always-loaded files cost every session, and which lines are narrative.
+"""`memstore audit`: what the always-loaded files cost every session, and which lines are
+narrative.
 
 Every session pays for identity.md, CLAUDE.md and AGENTS.md (and what a CLAUDE.md
 imports) whether or not a line mattered that time. A line earns that rent when it
@@ -34,6 +35,7 @@ from pathlib import Path
 from memstore.core.agent_root import RootPaths
 from memstore.core.errors import NotFound
 from memstore.core.results import AuditFile, AuditImport, AuditLine
+from memstore.wiring.claude_code import user_rules_file
 from memstore.wiring.install_base import BEGIN, END
 
 CHARS_PER_TOKEN = 4
@@ -47,8 +49,8 @@ def estimate_tokens(chars: int) -> int:
 
 # ---------------------------------------------------------------- the heuristics
 
-_MONTHS = (r"(?:January|February|March|April|May|June|July|August|September|October|November|December"
-           r"|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)")
+_MONTHS = (r"(?:January|February|March|April|May|June|July|August|September|October|November"
+           r"|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)")
 _DATE = re.compile(
     r"\b(?:19|20)\d{2}-(?:0[1-9]|1[0-2])(?:-\d{2})?\b"  # 2026-07-30, 2026-07
     r"|\b\d{4}/\d{2}/\d{2}\b"  # 2026/07/30
@@ -63,14 +65,17 @@ _DATE = re.compile(
 _COMMIT = re.compile(r"\b(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
 _COUNT = re.compile(
     r"(?<![\w/.:-])\d{1,4}/\d{1,4}(?![\w/.:-])"  # 3/5, 12/12
-    r"|(?i:\b\d[\d,]*\s+(?:[a-z-]+\s+){0,2}(?:pass(?:es|ed|ing)?|fail(?:s|ed|ing|ures?)?|green|skipped|xfail(?:ed)?)\b"
+    r"|(?i:\b\d[\d,]*\s+(?:[a-z-]+\s+){0,2}"
+    r"(?:pass(?:es|ed|ing)?|fail(?:s|ed|ing|ures?)?|green|skipped|xfail(?:ed)?)\b"
     r"|\b(?:passed|passing|failed|failing|failures|skipped|green)\s*[:=]?\s*\d+\b"  # passed: 42
     r"|\b\d[\d,]*\s+(?:new\s+|more\s+|unit\s+|e2e\s+)?tests?\b"  # 42 tests
     r"|\b(?:gate|milestone|sprint|iteration|attempt|round)\s*#?\d+\b)"  # gate 3
 )
 # Status words, unless the word before makes them a condition ("once merged", "when done").
-_STATUS_WORD = re.compile(r"(?i)\b(done|shipped|merged|completed|finished|landed|resolved|deployed)\b(?!-)")
-_CONDITIONAL = frozenset("when once until unless if before after as be being get gets getting mark of".split())
+_STATUS_WORD = re.compile(
+    r"(?i)\b(done|shipped|merged|completed|finished|landed|resolved|deployed)\b(?!-)")
+_CONDITIONAL = frozenset(
+    "when once until unless if before after as be being get gets getting mark of".split())
 _STATUS_OTHER = re.compile(
     r"(?i)\bin[ -]progress\b|\bwip\b|\bnow\s+(?:works|passes|green)\b"
     r"|^\s*(?:[-*+]|\d+[.)])\s+\[[xX]\]"  # - [x] checked box
@@ -79,13 +84,15 @@ _STATUS_OTHER = re.compile(
 # "fixed" as a past verb, not the adjective ("a fixed seed", "fixed-width").
 _FIXED = re.compile(
     r"(?i)^\W*fixed\b(?!-)"
-    r"|\b(?:is|was|are|were|been|now|got|get|gets|i|we|bug|issue|finally|also|and)\s+fixed\b(?!-)"
+    r"|\b(?:is|was|are|were|been|now|got|get|gets|i|we|bug|issue|finally|also|and)"
+    r"\s+fixed\b(?!-)"
     r"|\bfixed\s+(?:in|by|on|it|this|that|the|a|an|with|via|#)(?:\b|(?=\d))"
 )
-_PAST = (r"(?:ran|did|made|wrote|found|built|took|tried|saw|got|went|had|spent|broke|hit|began|thought|chose"
-         r"|learned|learnt|kept|left|lost|sent|brought|caught|gave|came|\w*[^\We]ed)")
+_PAST = (r"(?:ran|did|made|wrote|found|built|took|tried|saw|got|went|had|spent|broke|hit|began"
+         r"|thought|chose|learned|learnt|kept|left|lost|sent|brought|caught|gave|came|\w*[^\We]ed)")
 _FIRST_PERSON = re.compile(
-    rf"\b(?:I|[Ww]e)\s+(?:(?:also|then|just|finally|first|already|eventually|now|\w+ly)\s+)?{_PAST}\b"
+    r"\b(?:I|[Ww]e)\s+(?:(?:also|then|just|finally|first|already|eventually|now|\w+ly)\s+)?"
+    rf"{_PAST}\b"
     rf"|\b(?:I|[Ww]e)(?:'ve|\s+have|\s+had)\s+(?:\w+ly\s+)?(?:{_PAST}|done|been)\b"
     r"|(?i:\b(?:today|yesterday|tonight|earlier|this\s+(?:morning|afternoon|evening|session)"
     r"|last\s+(?:night|week|session))\s*,?\s+(?:i|we)\b)"
@@ -118,7 +125,8 @@ REASONS: tuple[tuple[str, object], ...] = (
 
 
 def reasons(line: str) -> list[str]:
-    """Which narrative reasons one line of prose carries, in REASONS order (empty: a rule or a fact)."""
+    """Which narrative reasons one line of prose carries, in REASONS order (empty: a rule or a
+    fact)."""
     return [name for name, test in REASONS if test(line)]  # type: ignore[operator]
 
 
@@ -184,7 +192,8 @@ def audit_lines(text: str) -> list[AuditLine]:
 
 
 def imports_in(text: str, base: Path) -> list[tuple[str, Path]]:
-    """The `@path` imports of a text, outside code fences and code spans: (as written, resolved path).
+    """The `@path` imports of a text, outside code fences and code spans: (as written, resolved
+    path).
 
     A token counts as an import when it looks like a path (has a / or a file extension,
     or starts with ~), so "ask @alice" is not one. Trailing punctuation is dropped.
@@ -212,14 +221,13 @@ def imports_in(text: str, base: Path) -> list[tuple[str, Path]]:
 # ---------------------------------------------------------------- files
 
 def default_files(root: Path, cwd: Path) -> list[tuple[Path, str]]:
-    """The always-loaded files that exist, as Claude Code loads them: user memory (~/.claude/CLAUDE.md
-    and ~/.claude/rules/*.md, where `install --scope user` imports identity.md and MEMORY.md), the
-    project's CLAUDE.md, CLAUDE.local.md and .claude/rules/*.md, and CLAUDE.md in the root; then
-    identity.md and the AGENTS.md files other clients load. (path, role)."""
-    from memstore.wiring.claude_code import user_rules_file
-
+    """The always-loaded files that exist, as Claude Code loads them: user memory
+    (~/.claude/CLAUDE.md and ~/.claude/rules/*.md, where `install --scope user` imports identity.md
+    and MEMORY.md), the project's CLAUDE.md, CLAUDE.local.md and .claude/rules/*.md, and CLAUDE.md
+    in the root; then identity.md and the AGENTS.md files other clients load. (path, role)."""
     user_dir = user_rules_file().parent.parent  # ~/.claude, or $CLAUDE_CONFIG_DIR
-    candidates = [(user_dir / "CLAUDE.md", "user"), *((p, "user") for p in sorted((user_dir / "rules").glob("*.md")))]
+    candidates = [(user_dir / "CLAUDE.md", "user"),
+                  *((p, "user") for p in sorted((user_dir / "rules").glob("*.md")))]
     candidates += [(cwd / "CLAUDE.md", "project"), (cwd / "CLAUDE.local.md", "project"),
                    *((p, "project") for p in sorted((cwd / ".claude" / "rules").glob("*.md")))]
     candidates += [(root / "CLAUDE.md", "root"), (Path(RootPaths(root).identity), "identity"),
@@ -251,7 +259,8 @@ def _key(path: Path) -> str:
 
 
 def _measure(path: Path, role: str, *, lines: bool = True, imported_by: str | None = None,
-             follow: bool = False, note: str | None = None) -> tuple[AuditFile, list[tuple[str, Path]]]:
+             follow: bool = False,
+             note: str | None = None) -> tuple[AuditFile, list[tuple[str, Path]]]:
     # lines are judged (and numbered) in the file as the person sees it; the cost is what the
     # client sends: without frontmatter and block HTML comments (loaded_text)
     text = path.read_bytes().decode("utf-8", errors="replace").lstrip("\ufeff")
@@ -274,7 +283,8 @@ def _measure(path: Path, role: str, *, lines: bool = True, imported_by: str | No
 
 def audit(root: Path, files: list[str | os.PathLike[str]] | None = None, cwd: Path | None = None, *,
           bundle: str | None = None) -> list[AuditFile]:
-    """Audit the named files (relative to cwd), or the always-loaded ones; imports followed one level.
+    """Audit the named files (relative to cwd), or the always-loaded ones; imports followed one
+    level.
 
     Raises NotFound for a named file that does not exist. Each file appears once, by real path.
     """
@@ -285,7 +295,8 @@ def audit(root: Path, files: list[str | os.PathLike[str]] | None = None, cwd: Pa
             path = Path(name).expanduser()
             path = path if path.is_absolute() else here / path
             if not path.is_file():
-                raise NotFound(f"no such file: {name}" if not path.exists() else f"not a file: {name}")
+                raise NotFound(f"no such file: {name}" if not path.exists()
+                               else f"not a file: {name}")
             chosen.append((path.absolute(), "named"))
     else:
         chosen = default_files(Path(root), here)
@@ -307,13 +318,17 @@ def audit(root: Path, files: list[str | os.PathLike[str]] | None = None, cwd: Pa
             continue
         seen.add(_key(target))
         is_derived = _key(target) in derived
-        note = "rendered by memstore and bounded by its budgets; lines not audited" if is_derived else None
-        out.append(_measure(target, "import", lines=not is_derived, imported_by=importer, note=note)[0])
+        note = ("rendered by memstore and bounded by its budgets; lines not audited"
+                if is_derived else None)
+        out.append(_measure(target, "import", lines=not is_derived, imported_by=importer,
+                            note=note)[0])
     if bundle:  # not a file, but paid for in every session all the same
-        out.append(AuditFile(path="(SessionStart bundle: memstore context)", role="session-start", chars=len(bundle),
-                             tokens=estimate_tokens(len(bundle)), lines=len(bundle.splitlines()), flagged=[],
-                             flagged_chars=0, flagged_tokens=0,
-                             note="in-flight list, open bugs, recent facts and lessons, dreams; bounded by its budget"))
+        out.append(AuditFile(path="(SessionStart bundle: memstore context)", role="session-start",
+                             chars=len(bundle), tokens=estimate_tokens(len(bundle)),
+                             lines=len(bundle.splitlines()), flagged=[], flagged_chars=0,
+                             flagged_tokens=0,
+                             note="in-flight list, open bugs, recent facts and lessons, dreams; "
+                                  "bounded by its budget"))
     return out
 
 

@@ -102,13 +102,15 @@ def _git(path: Path, *args: str) -> processes.CompletedProcess[str] | None:
         return None
     try:
         rel = os.path.relpath(path, folder)
-        return run_git(folder, *args, rel, timeout=10)  # nothing the project's git config names runs
+        # nothing the project's git config names runs
+        return run_git(folder, *args, rel, timeout=10)
     except (OSError, ValueError, processes.TimeoutExpired):
         return None
 
 
 def git_tracks(path: Path) -> bool | None:
-    """True/False when `path` lies in a git work tree; None when there is no git or no repository."""
+    """True/False when `path` lies in a git work tree; None when there is no git or no
+    repository."""
     probe = _git(path, "check-ignore", "--no-index", "-q")
     if probe is None or probe.returncode == 128:  # 128: not a repository (or no git at all)
         return None
@@ -117,7 +119,8 @@ def git_tracks(path: Path) -> bool | None:
 
 
 def git_ignores(path: Path) -> bool | None:
-    """True/False when `path` lies in a git work tree; None when there is no git or no repository."""
+    """True/False when `path` lies in a git work tree; None when there is no git or no
+    repository."""
     proc = _git(path, "check-ignore", "-q")  # 0 ignored, 1 not ignored, 128 not a repository
     if proc is None or proc.returncode not in (0, 1):
         return None

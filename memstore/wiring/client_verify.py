@@ -1,24 +1,23 @@
-"""verify --client codex|gemini: what that client will do with its wiring (memstore.wiring.install_clients),
-then a real read through it (memstore.wiring.verify's probe). The tamper verdict that ends every verify
-is memstore.wiring.evidence."""
+"""verify --client codex|gemini: what that client will do with its wiring
+(memstore.wiring.install_clients), then a real read through it (memstore.wiring.verify's probe).
+The tamper verdict that ends every verify is memstore.wiring.evidence."""
 
 from __future__ import annotations
 
 import datetime as dt
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from memstore.core.errors import BadUsage
 from memstore.core.results import Check
+from memstore.wiring.install_clients import verify_codex, verify_gemini
+from memstore.wiring.verify import check_hook_errors, check_mirror, check_reinforcement
 
 
 def client_checks(root: Path, now: dt.datetime, client: str, scope: str, cwd: Path) -> list[Check]:
-    """Store.verify_client, but for the tamper verdict: the mirror, the client's hooks probed, hook errors."""
-    from functools import partial
-
-    from memstore.wiring.install_clients import verify_codex, verify_gemini
-    from memstore.wiring.verify import check_hook_errors, check_mirror, check_reinforcement
-
+    """Store.verify_client, but for the tamper verdict: the mirror, the client's hooks probed,
+    hook errors."""
     probe = partial(check_reinforcement, root, now=now)
 
     def run(command: str, payload: Any, **kwargs: Any) -> Check:

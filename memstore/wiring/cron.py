@@ -1,4 +1,5 @@
-"""The nightly cycle in cron: `memstore tick`, then `memstore wake` five minutes later, per agent root.
+"""The nightly cycle in cron: `memstore tick`, then `memstore wake` five minutes later, per agent
+root.
 
 The crontab is parsed, changed and rendered by python-crontab. Each of our jobs carries a
 comment line naming its job and its root (`# memstore tick for /abs/root`), so several
@@ -39,7 +40,10 @@ from typing import TYPE_CHECKING, Any
 from memstore.core import processes
 from memstore.core.agent_root import RootPaths
 from memstore.core.errors import BadUsage, MemstoreError
+from memstore.core.locks import atomic_write
+from memstore.core.model_command import DEFAULT_MODEL_CMD
 from memstore.core.results import Check
+from memstore.wiring.install_base import memstore_command
 
 if TYPE_CHECKING:
     from crontab import CronItem, CronTab
@@ -66,7 +70,9 @@ class Source:
 
     def option(self) -> str:
         """The command-line option that names this crontab (for fix lines)."""
-        return f"--crontab-file {shlex.quote(str(self.file))}" if self.file is not None else "--cron"
+        if self.file is None:
+            return "--cron"
+        return f"--crontab-file {shlex.quote(str(self.file))}"
 
 
 # ---------------------------------------------------------------- the jobs
@@ -76,12 +82,14 @@ def parse_time(text: str) -> tuple[int, int]:
     """'HH:MM' (24-hour clock) as (hour, minute)."""
     match = re.fullmatch(r"\s*(\d{1,2}):(\d{2})\s*", text)
     if not match or int(match[1]) > 23 or int(match[2]) > 59:
-        raise BadUsage(f"not a time of day: {text!r}", hint="give HH:MM on the 24-hour clock, e.g. 03:30")
+        raise BadUsage(f"not a time of day: {text!r}",
+                       hint="give HH:MM on the 24-hour clock, e.g. 03:30")
     return int(match[1]), int(match[2])
 
 
 def schedule(at: tuple[int, int] = DEFAULT_AT) -> dict[str, tuple[int, int]]:
-    """(hour, minute) of each job: tick at `at`, wake five minutes later (past midnight if need be)."""
+    """(hour, minute) of each job: tick at `at`, wake five minutes later (past midnight if need
+    be)."""
     hour, minute = at
     later = (hour * 60 + minute + WAKE_AFTER_MINUTES) % (24 * 60)
     return {"tick": (hour, minute), "wake": divmod(later, 60)}
@@ -92,32 +100,35 @@ def comment(job: str, root: Path) -> str:
 
 
 def command(job: str, root: Path, program: Sequence[str], model_cmd: str | None = None) -> str:
-    """`<memstore> --root ROOT JOB [--model-cmd CMD] >> ROOT/runtime/state/JOB.log 2>&1`, shell-quoted."""
+    """`<memstore> --root ROOT JOB [--model-cmd CMD] >> ROOT/runtime/state/JOB.log 2>&1`,
+    shell-quoted."""
     log = os.path.join(RootPaths(root).state, f"{job}.log")
     extra = ["--model-cmd", model_cmd] if job == "wake" and model_cmd else []
     return f"{shlex.join([*program, '--root', str(root), job, *extra])} >> {shlex.quote(log)} 2>&1"
 
 
-def planned_jobs(root: Path, at: tuple[int, int] = DEFAULT_AT, program: Sequence[str] | None = None,
+def planned_jobs(root: Path, at: tuple[int, int] = DEFAULT_AT,
+                 program: Sequence[str] | None = None,
                  model_cmd: str | None = None) -> list[CronItem]:
     """Our two jobs for root, as python-crontab items (comment on its own line above each)."""
     from crontab import CronItem
 
     if program is None:
-        from memstore.wiring.install_base import memstore_command
-
         program = memstore_command()
     items = []
     for job, (hour, minute) in schedule(at).items():
-        item = CronItem(command(job, root, program, model_cmd), comment(job, root), pre_comment=True)
+        item = CronItem(command(job, root, program, model_cmd), comment(job, root),
+                        pre_comment=True)
         item.setall(minute, hour, "*", "*", "*")
         items.append(item)
     return items
 
 
-def lines(root: Path, at: tuple[int, int] = DEFAULT_AT, program: Sequence[str] | None = None) -> list[str]:
+def lines(root: Path, at: tuple[int, int] = DEFAULT_AT,
+          program: Sequence[str] | None = None) -> list[str]:
     """The crontab lines install writes for root (two per job: the comment, then the job)."""
-    return [line for item in planned_jobs(root, at, program) for line in item.render().splitlines()]
+    return [line for item in planned_jobs(root, at, program)
+            for line in item.render().splitlines()]
 
 
 def ours(tab: CronTab, root: Path) -> list[CronItem]:
@@ -133,7 +144,8 @@ def _own_text(item: CronItem) -> str:
 
 
 def _key(item: CronItem) -> tuple[Any, ...]:
-    return (item.comment, item.pre_comment, item.is_enabled(), str(item.slices), item.command, item.stdin)
+    return (item.comment, item.pre_comment, item.is_enabled(), str(item.slices), item.command,
+            item.stdin)
 
 
 # ---------------------------------------------------------------- reading, parsing, writing
@@ -142,8 +154,10 @@ def _key(item: CronItem) -> tuple[Any, ...]:
 def _crontab_command() -> str:
     found = shutil.which("crontab")
     if found is None:
-        raise CronError("no `crontab` command on this machine, so the user's crontab cannot be read or written",
-                        hint="install cron (Debian/Ubuntu: apt-get install cron), or pass --crontab-file F")
+        raise CronError("no `crontab` command on this machine, so the user's crontab cannot be "
+                        "read or written",
+                        hint="install cron (Debian/Ubuntu: apt-get install cron), "
+                             "or pass --crontab-file F")
     return found
 
 
@@ -174,7 +188,8 @@ def _verbatim(text: str) -> CronItem:
 
 @contextmanager
 def _quiet() -> Iterator[None]:
-    """python-crontab logs a line it cannot parse with no context; the warnings here name it instead."""
+    """python-crontab logs a line it cannot parse with no context; the warnings here name it
+    instead."""
     log = logging.getLogger("crontab")
     was, log.disabled = log.disabled, True
     try:
@@ -218,8 +233,10 @@ def _at(seq: list[Any], obj: Any) -> int:
 
 
 def _replace(tab: CronTab, old: CronItem, new: list[CronItem]) -> None:
-    """Put `new` where `old` was; the NAME=value lines that stood above old stay where they were."""
-    env = str(old.env).rstrip("\n")  # before old leaves tab.crons: the render looks at the job above
+    """Put `new` where `old` was; the NAME=value lines that stood above old stay where they
+    were."""
+    # before old leaves tab.crons: the render looks at the job above
+    env = str(old.env).rstrip("\n")
     lines, crons = _lines(tab), _crons(tab)
     at = _at(lines, old)
     lines[at : at + 1] = [*([_verbatim(env)] if env else []), *new]
@@ -242,15 +259,14 @@ class Edit:
     def write(self) -> None:
         """Write `after`, unless the crontab changed since it was read (then refuse)."""
         if read(self.source) != self.before:
-            raise CronError(f"{self.source.label} changed since the plan was made; nothing written there",
-                            hint="run the command again")
+            raise CronError(f"{self.source.label} changed since the plan was made; "
+                            "nothing written there", hint="run the command again")
         if self.source.file is not None:
-            from memstore.core.locks import atomic_write
-
             self.source.file.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(self.source.file, self.after.encode("utf-8"))
         else:
-            self.tab.cron_command = shlex.quote(_crontab_command())  # python-crontab shlex-splits it
+            # python-crontab shlex-splits it
+            self.tab.cron_command = shlex.quote(_crontab_command())
             try:
                 self.tab.write_to_user(user=True)  # `crontab FILE`
             except OSError as exc:
@@ -265,7 +281,8 @@ def plan(source: Source, root: Path, *, at: tuple[int, int] = DEFAULT_AT, remove
     found = ours(tab, root)
     wanted = [] if remove else planned_jobs(root, at, program, model_cmd)
     if [_key(i) for i in found] == [_key(i) for i in wanted]:
-        return Edit(source, before, before or "", tab, [])  # nothing of ours changes: keep the text as it is
+        # nothing of ours changes: keep the text as it is
+        return Edit(source, before, before or "", tab, [])
     ours_before = [line for item in found for line in _own_text(item).splitlines()]
     if found:
         _replace(tab, found[0], wanted)
@@ -276,14 +293,16 @@ def plan(source: Source, root: Path, *, at: tuple[int, int] = DEFAULT_AT, remove
             item.cron = tab
             tab.append(item)
     after = tab.render()
-    return Edit(source, before, after, tab, _check_foreign(before or "", after, ours_before, source))
+    return Edit(source, before, after, tab,
+                _check_foreign(before or "", after, ours_before, source))
 
 
 _ASSIGNMENT = re.compile(r"\s*([^\s=#]+)\s*=\s*(.*?)\s*")
 
 
 def _assignments(text: str) -> Counter[tuple[str, str]]:
-    """The NAME=value settings in a crontab's text, as cron reads them (quotes around a value dropped)."""
+    """The NAME=value settings in a crontab's text, as cron reads them (quotes around a value
+    dropped)."""
     found: Counter[tuple[str, str]] = Counter()
     for line in text.splitlines():
         match = _ASSIGNMENT.fullmatch(line)
@@ -296,60 +315,67 @@ def _assignments(text: str) -> Counter[tuple[str, str]]:
 
 
 def _check_foreign(before: str, after: str, ours_before: list[str], source: Source) -> list[str]:
-    """Refuse to lose an environment setting; name every other line not ours that the render changes."""
+    """Refuse to lose an environment setting; name every other line not ours that the render
+    changes."""
     lost = sorted(set(_assignments(before)) - set(_assignments(after)))
     if lost:
         shown = ", ".join(f"{name}={value}" for name, value in lost[:3])
-        raise CronError(f"{source.label}: the crontab library would drop the setting(s) {shown}; nothing changed",
-                        hint="write each as NAME=value, without blanks around '=', then run this again")
+        raise CronError(f"{source.label}: the crontab library would drop the setting(s) {shown}; "
+                        "nothing changed",
+                        hint="write each as NAME=value, without blanks around '=', "
+                             "then run this again")
     changed = Counter(before.splitlines()) - Counter(after.splitlines()) - Counter(ours_before)
     rewritten = [line for line in changed.elements() if line.strip()]
     if not rewritten:
         return []
-    shown = "; ".join(repr(line) for line in rewritten[:3]) + ("; ..." if len(rewritten) > 3 else "")
-    return [f"{source.label}: the crontab library rewrites {len(rewritten)} line(s) memstore did not write "
-            f"({shown}); the diff shows how"]
+    shown = ("; ".join(repr(line) for line in rewritten[:3])
+             + ("; ..." if len(rewritten) > 3 else ""))
+    return [f"{source.label}: the crontab library rewrites {len(rewritten)} line(s) memstore did "
+            f"not write ({shown}); the diff shows how"]
 
 
 # ---------------------------------------------------------------- verify
 
 
 def checks(text: str | None, root: Path, source: Source, *, scope: str = "") -> list[Check]:
-    """`cron tick` and `cron wake`: is each of root's jobs in the crontab, enabled, with a program that runs?"""
+    """`cron tick` and `cron wake`: is each of root's jobs in the crontab, enabled, with a program
+    that runs?"""
     tab = parse(text)
     found = ours(tab, root)
-    fix = " ".join(p for p in ("memstore", "--root", shlex.quote(str(root)), "install", "--apply", scope,
-                               source.option()) if p)
+    fix = " ".join(p for p in ("memstore", "--root", shlex.quote(str(root)), "install", "--apply",
+                               scope, source.option()) if p)
     result = []
     for job in JOBS:
         name = f"cron {job}"
         items = [i for i in found if i.comment == comment(job, root)]
         if not items:
             old = job == "tick" and any(i.comment == f"{OLD_MARK} {root}" for i in found)
-            detail = (f"only the older one-line tick is in {source.label}, with no wake after it" if old
-                      else f"no `memstore {job}` job for {root} in {source.label}")
+            detail = (f"only the older one-line tick is in {source.label}, with no wake after it"
+                      if old else f"no `memstore {job}` job for {root} in {source.label}")
             result.append(Check(name, False, detail, fix))
             continue
         item = items[0]
         if not item.is_enabled():
-            result.append(Check(name, False, f"the {job} job in {source.label} is commented out", fix))
+            result.append(Check(name, False, f"the {job} job in {source.label} is commented out",
+                                fix))
             continue
         try:
             program = shlex.split(item.command)[0]
         except (ValueError, IndexError):
             program = ""
         if not (Path(program).is_file() and os.access(program, os.X_OK)):
-            result.append(Check(name, False, f"the {job} job runs {program!r}, which is not an executable file",
+            result.append(Check(name, False,
+                                f"the {job} job runs {program!r}, which is not an executable file",
                                 fix))
             continue
         if job == "wake":
-            from memstore.core.model_command import DEFAULT_MODEL_CMD
-
             model = _model_program(item.command or "")
             if model is not None and not _runs_under_cron(model):
-                result.append(Check(name, False, f"the wake job's model command {model!r} is not an executable "
-                                                 "file cron can find (cron's PATH is /usr/bin:/bin)",
-                                    fix + " --model-cmd " + shlex.quote("/abs/path/to/" + DEFAULT_MODEL_CMD)))
+                result.append(Check(name, False,
+                                    f"the wake job's model command {model!r} is not an executable "
+                                    "file cron can find (cron's PATH is /usr/bin:/bin)",
+                                    fix + " --model-cmd "
+                                    + shlex.quote("/abs/path/to/" + DEFAULT_MODEL_CMD)))
                 continue
         result.append(Check(name, True, f"{item.slices} {item.command}"))
     return result

@@ -1,5 +1,6 @@
-"""The wiring's tamper evidence (memstore.core.tamper) as install records it, `trust` accepts it and
-verify judges it: memstore's part of each wiring file as the person accepted it, and the person's files."""
+"""The wiring's tamper evidence (memstore.core.tamper) as install records it, `trust` accepts it
+and verify judges it: memstore's part of each wiring file as the person accepted it, and the
+person's files."""
 
 from __future__ import annotations
 
@@ -7,15 +8,15 @@ import os
 from pathlib import Path
 from typing import Any
 
+from memstore.core import tamper, tamper_lines, tamper_state
 from memstore.core.errors import NotFound
 from memstore.core.results import Check
 
 
-def record(root: Path, files: list[Path] | tuple[Path, ...], client: str, fix: str, *, forget: bool = False) -> None:
-    """Store.record_wiring: after install --apply, these files as accepted (and the person's files not
-    recorded yet); forget: after --uninstall, these files carry no wiring any more."""
-    from memstore.core import tamper
-
+def record(root: Path, files: list[Path] | tuple[Path, ...], client: str, fix: str, *,
+           forget: bool = False) -> None:
+    """Store.record_wiring: after install --apply, these files as accepted (and the person's files
+    not recorded yet); forget: after --uninstall, these files carry no wiring any more."""
     paths = [os.path.abspath(os.path.expanduser(os.fspath(f))) for f in files]
     if forget:
         tamper.forget_wiring(str(root), paths)
@@ -25,9 +26,8 @@ def record(root: Path, files: list[Path] | tuple[Path, ...], client: str, fix: s
 
 
 def trust(root: Path, files: list[str]) -> list[str]:
-    """Store.trust: accept these files as they are now (none: every one that differs); what was accepted."""
-    from memstore.core import tamper
-
+    """Store.trust: accept these files as they are now (none: every one that differs); what was
+    accepted."""
     try:
         return tamper.trust(str(root), files)
     except ValueError as exc:
@@ -35,20 +35,18 @@ def trust(root: Path, files: list[str]) -> list[str]:
 
 
 def untrusted(root: Path, now: float) -> list[Any]:
-    """What `trust` with no FILE would accept: the tracked files that differ at `now` (a time.time(): the
-    files' own clock, not a pinned one), read only."""
-    from memstore.core import tamper, tamper_state
-
+    """What `trust` with no FILE would accept: the tracked files that differ at `now` (a
+    time.time(): the files' own clock, not a pinned one), read only."""
     state = tamper_state.load(str(root))
     if state is None:
         return []
-    return [f for f in tamper.compare(state, str(root), now) if f.state in ("held", "gone", "hand")]
+    return [f for f in tamper.compare(state, str(root), now)
+            if f.state in ("held", "gone", "hand")]
 
 
 def tamper_verdict(root: Path) -> Check:
-    """verify's check of the person's files and the wiring: fails while anything is held or gone."""
-    from memstore.core import tamper, tamper_lines
-
+    """verify's check of the person's files and the wiring: fails while anything is held or
+    gone."""
     found = tamper.check(str(root))
     bad = [f for f in found if f.state in ("held", "gone")]
     said = "; ".join(tamper_lines.describe(str(root), item) for item in (bad or found))
@@ -57,7 +55,8 @@ def tamper_verdict(root: Path) -> Check:
         fixes = dict.fromkeys(f.fix for f in bad if f.state == "gone" and f.fix)
         held = [f.key for f in bad if f.state == "held"]
         if held:
-            fixes[f"memstore trust {' '.join(held)} (at your own terminal) once you have looked, or restore "
-                  f"{'it' if len(held) == 1 else 'them'}"] = None
-        return Check("person's files and wiring", False, said, "; ".join(fixes) or "memstore install --apply")
+            fixes[f"memstore trust {' '.join(held)} (at your own terminal) once you have looked, "
+                  f"or restore {'it' if len(held) == 1 else 'them'}"] = None
+        return Check("person's files and wiring", False, said,
+                     "; ".join(fixes) or "memstore install --apply")
     return Check("person's files and wiring", True, said or "as the person last accepted them")

@@ -1,7 +1,7 @@
-"""What every installer shares (install, install_mcp, install_clients, protect, cron, verify): how this
-memstore is run (memstore_command, hook_command), how memstore's own registrations are known, reading
-and writing a settings file, and the plan every installer builds (InstallPlan of Changes, shown as a
-diff, written on --apply). Below all of them, so none imports another for these.
+"""What every installer shares (install, install_mcp, install_clients, protect, cron, verify): how
+this memstore is run (memstore_command, hook_command), how memstore's own registrations are known,
+reading and writing a settings file, and the plan every installer builds (InstallPlan of Changes,
+shown as a diff, written on --apply). Below all of them, so none imports another for these.
 """
 
 from __future__ import annotations
@@ -19,16 +19,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memstore.core.agent_root import installed_root, user_config_file
 from memstore.core.errors import MemstoreError
 from memstore.core.kinds import MCP_TOOLS, WRITE_TOOLS
+from memstore.core.locks import atomic_write
+from memstore.wiring import install_record
 
 HOOK_TIMEOUT_S = 10
 # SessionEnd's debrief syncs, renders and reads the transcript: more than a tool hook's 10 s.
 DEBRIEF_TIMEOUT_S = 60
-BEGIN = "<!-- memstore:begin (managed by `memstore install`; edits between these lines are replaced) -->"
+BEGIN = ("<!-- memstore:begin (managed by `memstore install`; "
+         "edits between these lines are replaced) -->")
 END = "<!-- memstore:end -->"
 _OUR_COMMAND = re.compile(
-    r"(memstore\S*(\s.*)?\shook|memstore/hookrun\.py(\s.*)?|memstore\S*(\s.*)?\sdebrief\s+--hook)\s*$")
+    r"(memstore\S*(\s.*)?\shook|memstore/hookrun\.py(\s.*)?"
+    r"|memstore\S*(\s.*)?\sdebrief\s+--hook(\s+--detach)?)\s*$")
 # memstore's own MCP tools by exact name (kinds.MCP_TOOLS), never a prefix.
 MCP_MATCHER = "^mcp__memstore__({})$".format("|".join(MCP_TOOLS))
 MCP_NAME = "memstore"  # the server's name in .mcp.json and `claude mcp add`
@@ -53,22 +58,25 @@ def memstore_command() -> list[str]:
 
 
 def hook_command(root: Path, *extra: str) -> str:
-    """`python -S .../memstore/hookrun.py --root ROOT`: the same code as `memstore hook`, started
-    without site-packages, which the standard-library-only hook does not need (see hookrun.py)."""
+    """`python -S .../memstore/hookrun.py --root ROOT`: the same code as `memstore hook`,
+    started without site-packages, which the standard-library-only hook does not need (see
+    hookrun.py)."""
     launcher = Path(__file__).resolve().parents[1] / "hookrun.py"
     return shlex.join([sys.executable, "-S", str(launcher), "--root", str(root), *extra])
 
 
 def debrief_command(root: Path) -> str:
-    """`<memstore> --root ROOT debrief --hook`: the end-of-session debrief, as SessionEnd runs it."""
-    return shlex.join([*memstore_command(), "--root", str(root), "debrief", "--hook"])
+    """`<memstore> --root ROOT debrief --hook --detach`: the end-of-session debrief, as SessionEnd
+    runs it; detached, so the client does not wait for it before it exits."""
+    return shlex.join([*memstore_command(), "--root", str(root), "debrief", "--hook", "--detach"])
 
 
 # ---------------------------------------------------------------- memstore's registrations
 
 
 def approved_tools(reads: bool) -> tuple[str, ...]:
-    """The tools whose memory-file calls the PreToolUse hook approves (reads only for a root outside the project)."""
+    """The tools whose memory-file calls the PreToolUse hook approves (reads only for a root
+    outside the project)."""
     return (*WRITE_TOOLS, "Read") if reads else WRITE_TOOLS
 
 
@@ -83,13 +91,16 @@ def names_root(command: str, root: Path) -> bool:
         words = shlex.split(command)
     except ValueError:
         return False
-    return any(a == "--root" and os.path.realpath(b) == os.path.realpath(root) for a, b in itertools.pairwise(words))
+    return any(a == "--root" and os.path.realpath(b) == os.path.realpath(root)
+               for a, b in itertools.pairwise(words))
 
 
 def has_mcp_approval(settings: dict[str, Any]) -> bool:
-    groups = (settings.get("hooks") or {}).get("PreToolUse") if isinstance(settings.get("hooks"), dict) else None
+    groups = ((settings.get("hooks") or {}).get("PreToolUse")
+              if isinstance(settings.get("hooks"), dict) else None)
     return isinstance(groups, list) and any(
-        isinstance(g, dict) and str(g.get("matcher", "")).startswith("^mcp__memstore__") for g in groups)
+        isinstance(g, dict) and str(g.get("matcher", "")).startswith("^mcp__memstore__")
+        for g in groups)
 
 
 # ---------------------------------------------------------------- settings files
@@ -104,9 +115,11 @@ def read_settings(path: Path) -> tuple[str | None, dict[str, Any]]:
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise InstallError(f"{path} is not valid JSON ({exc})", hint="fix it, then run install again") from None
+        raise InstallError(f"{path} is not valid JSON ({exc})",
+                           hint="fix it, then run install again") from None
     if not isinstance(data, dict):
-        raise InstallError(f"{path} does not hold a JSON object", hint="fix it, then run install again")
+        raise InstallError(f"{path} does not hold a JSON object",
+                           hint="fix it, then run install again")
     return text, data
 
 
@@ -121,10 +134,12 @@ def hooks_of(settings: dict[str, Any]) -> dict[str, Any]:
 
 
 def permission_list(settings: dict[str, Any], key: str) -> list[Any]:
-    """settings["permissions"][key], made when absent; InstallError when either is of another shape."""
+    """settings["permissions"][key], made when absent; InstallError when either is of another
+    shape."""
     permissions = settings.setdefault("permissions", {})
     if not isinstance(permissions, dict):
-        raise InstallError("settings has a 'permissions' value that is not an object", hint="fix it by hand first")
+        raise InstallError("settings has a 'permissions' value that is not an object",
+                           hint="fix it by hand first")
     found = permissions.setdefault(key, [])
     if not isinstance(found, list):
         raise InstallError(f"permissions.{key} is not a list", hint="fix it by hand first")
@@ -140,7 +155,8 @@ class Change:
     before: str | None
     after: str
     write: Callable[[], None] | None = None  # how to write it when not as a plain file (a crontab)
-    remove: bool = False  # uninstall: install made this file and nothing else is left in it (install_record)
+    # uninstall: install made this file and nothing else is left in it (install_record)
+    remove: bool = False
 
     @property
     def changed(self) -> bool:
@@ -148,7 +164,8 @@ class Change:
 
     def diff(self) -> str:
         if self.remove:
-            return f"--- {self.path} (now)\n+++ /dev/null (removed: install made it, and nothing else is in it)\n"
+            return (f"--- {self.path} (now)\n"
+                    "+++ /dev/null (removed: install made it, and nothing else is in it)\n")
         return "".join(
             difflib.unified_diff(
                 (self.before or "").splitlines(keepends=True),
@@ -164,13 +181,12 @@ class InstallPlan:
     changes: list[Change] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     next_steps: list[str] = field(default_factory=list)  # what the person must still do by hand
-    verify_with: str | None = None  # the verify arguments that fit this plan, when not the layout's own
-    root: Path | None = None  # whose install this is: the files it creates are recorded there (install_record)
+    # the verify arguments that fit this plan, when not the layout's own
+    verify_with: str | None = None
+    # whose install this is: the files it creates are recorded there (install_record)
+    root: Path | None = None
 
     def apply(self) -> list[Path]:
-        from memstore.core.locks import atomic_write
-        from memstore.wiring import install_record
-
         compile_package()
         written, made, removed = [], [], []
         for change in self.changes:
@@ -209,16 +225,12 @@ def compile_package() -> None:
 
 
 def plan_root_record(plan: InstallPlan, root: Path, *, remove: bool = False) -> None:
-    """Record (or, removing, forget) the person's agent root in memstore's user config file, so the
-    CLI and the MCP server find it from any folder (agent_root.installed_root)."""
-    from memstore.core.agent_root import user_config_file
-
+    """Record (or, removing, forget) the person's agent root in memstore's user config file, so
+    the CLI and the MCP server find it from any folder (agent_root.installed_root)."""
     target = Path(user_config_file())
     before = target.read_text(encoding="utf-8") if target.is_file() else None
     kept = [line for line in (before or "").splitlines() if not re.match(r"\s*root\s*=", line)]
     if remove:
-        from memstore.core.agent_root import installed_root
-
         named = installed_root()
         if before is None or named is None or os.path.realpath(named) != os.path.realpath(root):
             return

@@ -26,22 +26,26 @@ def created(root: Path) -> set[str]:
         data = json.loads(_file(root).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return set()
-    return {p for p in data.get("created", []) if isinstance(p, str)} if isinstance(data, dict) else set()
+    if not isinstance(data, dict):
+        return set()
+    return {p for p in data.get("created", []) if isinstance(p, str)}
 
 
 def record(root: Path, made: list[Path], removed: list[Path]) -> None:
     """After an apply: the files it made join the record, the files it removed leave it."""
     if not made and not removed:
         return
-    paths = (created(root) | {os.path.abspath(p) for p in made}) - {os.path.abspath(p) for p in removed}
+    paths = ((created(root) | {os.path.abspath(p) for p in made})
+             - {os.path.abspath(p) for p in removed})
     target = _file(root)
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(target, (json.dumps({"created": sorted(paths)}, indent=2) + "\n").encode("utf-8"))
 
 
 def only_memstores(settings: dict[str, Any], root: Path) -> bool:
-    """Does what uninstall leaves of a settings file hold nothing but what install adds (autoMemoryEnabled
-    off, the read grant for this root), so that the file can go when install made it?"""
+    """Does what uninstall leaves of a settings file hold nothing but what install adds
+    (autoMemoryEnabled off, the read grant for this root), so that the file can go when install
+    made it?"""
     rest = json.loads(json.dumps(settings))
     if rest.get("autoMemoryEnabled") is False:
         del rest["autoMemoryEnabled"]
@@ -50,8 +54,8 @@ def only_memstores(settings: dict[str, Any], root: Path) -> bool:
         folders = permissions.get("additionalDirectories")
         if isinstance(folders, list):
             real = os.path.realpath(root)
-            permissions["additionalDirectories"] = [f for f in folders
-                                                    if not (isinstance(f, str) and os.path.realpath(f) == real)]
+            permissions["additionalDirectories"] = [
+                f for f in folders if not (isinstance(f, str) and os.path.realpath(f) == real)]
         for key in [k for k, v in permissions.items() if v in ([], {})]:
             del permissions[key]
         if not permissions:

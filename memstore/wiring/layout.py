@@ -21,8 +21,10 @@ class Layout:
     project: Path | None  # the project folder (project scope)
     settings: Path  # the hook registrations
     grant: Path | None  # the read grant for the root; None: not needed (root inside the project)
-    imports: Path | None  # the file with the @ imports; None: SessionStart carries identity + MEMORY.md
-    alias: Path | None = None  # the root as the person named it, when that path leads through a symlink
+    # the file with the @ imports; None: SessionStart carries identity + MEMORY.md
+    imports: Path | None
+    # the root as the person named it, when that path leads through a symlink
+    alias: Path | None = None
 
     @property
     def wiring(self) -> tuple[Path, ...]:
@@ -35,8 +37,11 @@ class Layout:
 
     @property
     def forms(self) -> tuple[Path, ...]:
-        """Every spelling of the root Claude Code may see in a tool call: rules match paths as given."""
-        return (self.root,) if self.alias is None or self.alias == self.root else (self.root, self.alias)
+        """Every spelling of the root Claude Code may see in a tool call: rules match paths as
+        given."""
+        if self.alias is None or self.alias == self.root:
+            return (self.root,)
+        return (self.root, self.alias)
 
     @property
     def external(self) -> bool:
@@ -46,7 +51,8 @@ class Layout:
     @property
     def session_imports(self) -> bool:
         """Do SessionStart handlers deliver identity + MEMORY.md (imports would not be expanded)?"""
-        return self.external and (self.imports is None or not claude_code.is_user_memory(self.imports))
+        return self.external and (self.imports is None
+                                  or not claude_code.is_user_memory(self.imports))
 
 
 def layout_for(root: Path, scope: str, settings: str | None, claude_md: str | None, cwd: Path,
@@ -55,17 +61,21 @@ def layout_for(root: Path, scope: str, settings: str | None, claude_md: str | No
     return dataclasses.replace(_layout_for(root, scope, settings, claude_md, cwd), alias=alias)
 
 
-def _layout_for(root: Path, scope: str, settings: str | None, claude_md: str | None, cwd: Path) -> Layout:
+def _layout_for(root: Path, scope: str, settings: str | None, claude_md: str | None,
+                cwd: Path) -> Layout:
     settings_path = Path(settings).expanduser().absolute() if settings else None
     md_path = Path(claude_md).expanduser().absolute() if claude_md else None
     if scope == "user":
         return Layout("user", root, None, settings_path or claude_code.user_settings(),
-                      settings_path or claude_code.user_settings(), md_path or claude_code.user_rules_file())
+                      settings_path or claude_code.user_settings(),
+                      md_path or claude_code.user_rules_file())
     if settings_path is not None and settings_path.parent.name == ".claude":
         project = settings_path.parent.parent
     else:
         project = cwd.absolute()
     settings_path = settings_path or project / ".claude" / "settings.json"
     if claude_code.inside(root, project):
-        return Layout("project", root, project, settings_path, None, md_path or project / "CLAUDE.md")
-    return Layout("project", root, project, settings_path, settings_path.parent / "settings.local.json", md_path)
+        return Layout("project", root, project, settings_path, None,
+                      md_path or project / "CLAUDE.md")
+    return Layout("project", root, project, settings_path,
+                  settings_path.parent / "settings.local.json", md_path)

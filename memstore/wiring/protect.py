@@ -28,51 +28,57 @@ from typing import Any
 from memstore.core.access import AGENT_DENIED, SHELL_VERBS, WIRING_WORDS, watch_words
 from memstore.core.kinds import EDIT_TOOLS
 from memstore.hook.shellcmd import root_forms
+from memstore.wiring.install_base import permission_list
 
 
 def rule_paths(form: Path) -> list[str]:
-    """Permission-rule paths (`//` marks an absolute path) for what the agent may not change under one
-    spelling of the root: the person's files, runtime/ and the derived files (access.AGENT_DENIED, the access table)."""
+    """Permission-rule paths (`//` marks an absolute path) for what the agent may not change under
+    one spelling of the root: the person's files, runtime/ and the derived files
+    (access.AGENT_DENIED, the access table)."""
     base = "/" + form.as_posix()
-    return [f"{base}/{owned}**" if owned.endswith("/") else f"{base}/{owned}" for owned in AGENT_DENIED]
+    return [f"{base}/{owned}**" if owned.endswith("/") else f"{base}/{owned}"
+            for owned in AGENT_DENIED]
 
 
 def deny_rules(forms: Sequence[Path], wiring: Sequence[Path] = ()) -> list[str]:
-    """Edit rules for the person's files under each spelling of the root, and for the files that hold
-    memstore's wiring (an agent that rewrote settings.json would drop these very rules)."""
+    """Edit rules for the person's files under each spelling of the root, and for the files that
+    hold memstore's wiring (an agent that rewrote settings.json would drop these very rules)."""
     person = [f"Edit({path})" for form in forms for path in rule_paths(form)]
     return person + [f"Edit(/{f.as_posix()})" for f in wiring]
 
 
-def registrations(forms: Sequence[Path], handler: Any, wiring: Sequence[Path] = ()) -> list[dict[str, Any]]:
+def registrations(forms: Sequence[Path], handler: Any,
+                  wiring: Sequence[Path] = ()) -> list[dict[str, Any]]:
     """PreToolUse groups whose handlers run only for a write to a person-owned file, or a shell
     command that names one (the hook decides; most commands never start it)."""
-    guarded = [*(p for form in forms for p in rule_paths(form)), *(f"/{f.as_posix()}" for f in wiring)]
+    guarded = [*(p for form in forms for p in rule_paths(form)),
+               *(f"/{f.as_posix()}" for f in wiring)]
     groups = [
         {"matcher": tool, "hooks": [handler({"if": f"{tool}({path})"}) for path in guarded]}
         for tool in EDIT_TOOLS
     ]
     # the hook starts for a command that mentions one of the person's words or the root by any
     # spelling (shellcmd decides); other commands never start it
-    spellings = dict.fromkeys(s for form in forms for s in root_forms(str(form)) if not s.startswith("$"))
+    spellings = dict.fromkeys(s for form in forms for s in root_forms(str(form))
+                              if not s.startswith("$"))
     words = dict.fromkeys([*(w for form in forms for w in watch_words(str(form))), *SHELL_VERBS])
-    groups.append({"matcher": "Bash", "hooks": [handler({"if": f"Bash(*{name}*)"})
-                                                for name in (*words, *WIRING_WORDS, "memstore/config.toml",
-                                                             *spellings)]})
+    names = (*words, *WIRING_WORDS, "memstore/config.toml", *spellings)
+    groups.append({"matcher": "Bash",
+                   "hooks": [handler({"if": f"Bash(*{name}*)"}) for name in names]})
     return groups
 
 
-def merge_deny(existing: dict[str, Any], forms: Sequence[Path], wiring: Sequence[Path] = ()) -> dict[str, Any]:
+def merge_deny(existing: dict[str, Any], forms: Sequence[Path],
+               wiring: Sequence[Path] = ()) -> dict[str, Any]:
     """existing with our deny rules in permissions.deny (a copy; idempotent; other rules kept)."""
-    from memstore.wiring.install_base import permission_list
-
     merged = json.loads(json.dumps(existing))
     deny = permission_list(merged, "deny")
     deny.extend(rule for rule in deny_rules(forms, wiring) if rule not in deny)
     return merged
 
 
-def remove_deny(existing: dict[str, Any], forms: Sequence[Path], wiring: Sequence[Path] = ()) -> dict[str, Any]:
+def remove_deny(existing: dict[str, Any], forms: Sequence[Path],
+                wiring: Sequence[Path] = ()) -> dict[str, Any]:
     """existing without our deny rules for these spellings of the root (a copy)."""
     merged = json.loads(json.dumps(existing))
     permissions = merged.get("permissions")
@@ -87,7 +93,8 @@ def remove_deny(existing: dict[str, Any], forms: Sequence[Path], wiring: Sequenc
     return merged
 
 
-def missing_rules(settings: dict[str, Any], forms: Sequence[Path], wiring: Sequence[Path] = ()) -> list[str]:
+def missing_rules(settings: dict[str, Any], forms: Sequence[Path],
+                  wiring: Sequence[Path] = ()) -> list[str]:
     permissions = settings.get("permissions")
     deny = permissions.get("deny") if isinstance(permissions, dict) else None
     have = set(deny) if isinstance(deny, list) else set()

@@ -30,7 +30,8 @@ def _commands(settings: dict[str, Any]) -> Iterator[tuple[str, str]]:
 
 
 def _named_files(command: str) -> list[str]:
-    """The memstore files a command runs: its launchers, and its program when that is a `memstore` script."""
+    """The memstore files a command runs: its launchers, and its program when that is a
+    `memstore` script."""
     try:
         words = shlex.split(command)
     except ValueError:
@@ -42,8 +43,9 @@ def _named_files(command: str) -> list[str]:
 
 
 def outdated(settings: dict[str, Any], package: Path) -> list[str]:
-    """One line per memstore file that a registration names and that is missing or belongs to another
-    memstore than the one at `package` (the folder holding hookrun.py), in the settings' order."""
+    """One line per memstore file that a registration names and that is missing or belongs to
+    another memstore than the one at `package` (the folder holding hookrun.py), in the settings'
+    order."""
     lines: list[str] = []
     for event, command in _commands(settings):
         for name in _named_files(command):
@@ -59,18 +61,21 @@ def outdated(settings: dict[str, Any], package: Path) -> list[str]:
     return lines
 
 
-# what install puts after the launcher; a value's word follows these (any value: the argv is memstore's own)
+# what install puts after the launcher; a value's word follows these (any value: the argv is
+# memstore's own)
 _FLAGS = frozenset({"--plugin", "hook"})
-_VALUED = {"--root": None, "--client": frozenset({"claude", "codex", "gemini"}), "--part": None, "--after": None}
+_VALUED = {"--root": None, "--client": frozenset({"claude", "codex", "gemini"}), "--part": None,
+           "--after": None}
 
 
 def own_argv(command: str, package: Path, python: str) -> tuple[list[str] | None, str | None]:
-    """(argv, None) when `command` is exactly what install registers for this memstore: `python -S
-    <package>/hookrun.py ...` with this very Python, or this install's `memstore ... hook`, written as
-    shlex.join writes it (a client's ` || true` aside), with only the options install writes. Else (None,
-    why). verify runs that argv itself, never through a shell and from the root, so nothing a project's
-    settings file spells (a carriage return the shell reads as a letter, a symlinked interpreter beside
-    a pyvenv.cfg, a `memstore/` package in the folder for `-m`) can start anything of the project's."""
+    """(argv, None) when `command` is exactly what install registers for this memstore: `python
+    -S <package>/hookrun.py ...` with this very Python, or this install's `memstore ... hook`,
+    written as shlex.join writes it (a client's ` || true` aside), with only the options install
+    writes. Else (None, why). verify runs that argv itself, never through a shell and from the
+    root, so nothing a project's settings file spells (a carriage return the shell reads as a
+    letter, a symlinked interpreter beside a pyvenv.cfg, a `memstore/` package in the folder for
+    `-m`) can start anything of the project's."""
     body = command.removesuffix(" || true")
     try:
         words = shlex.split(body)

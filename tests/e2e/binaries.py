@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 # What every e2e environment holds: the fake model on 127.0.0.1 is reached without a proxy, and
-# memstore's semantic pass is off (the hooks are what is tested here; embedding would only add time).
-E2E_ENV = {"NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost", "MEMSTORE_SEMANTIC": "off"}
+# semantic pass off: the hooks are what is tested here, and embedding would only add time
+E2E_ENV = {"NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
+           "MEMSTORE_SEMANTIC": "off"}
 
 
 def find_binary(
@@ -24,7 +25,8 @@ def find_binary(
     label: str,
     fail_in_ci: bool = True,
 ) -> str:
-    """The client binary to drive: $env_var, else the first executable local candidate, else `name` on PATH.
+    """The client binary to drive: $env_var, else the first executable local candidate, else `name`
+    on PATH.
 
     $env_var naming anything but an executable file fails the test. Nothing found skips it,
     saying where to get the binary (`install_hint`); with fail_in_ci and $CI set it fails instead.
@@ -40,14 +42,16 @@ def find_binary(
     on_path = shutil.which(name)
     if on_path:
         return on_path
-    message = f"{label} binary not found: set ${env_var}, or {install_hint}, or put `{name}` on PATH"
+    message = (f"{label} binary not found: set ${env_var}, or {install_hint}, or put "
+               f"`{name}` on PATH")
     if fail_in_ci and os.environ.get("CI"):
         pytest.fail(message)
     pytest.skip(message)
 
 
 def find_memstore() -> str:
-    """The memstore console script of this venv (beside the running python), else the one on PATH."""
+    """The memstore console script of this venv (beside the running python), else the one on
+    PATH."""
     beside = Path(sys.executable).parent / "memstore"
     if beside.is_file():
         return str(beside)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .binaries import E2E_ENV, find_binary
+from .debriefs import wait_for_debriefs
 from .fake_anthropic import FakeAnthropic
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,7 +42,8 @@ def clean_env(**extra: str) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("ANTHROPIC_", "CLAUDE", "MEMSTORE_", "AWS_", "GOOGLE_", "VERTEX_", "XDG_CONFIG"))
+        if not k.startswith(
+            ("ANTHROPIC_", "CLAUDE", "MEMSTORE_", "AWS_", "GOOGLE_", "VERTEX_", "XDG_CONFIG"))
         and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")
     }
     env.update(E2E_ENV)
@@ -83,7 +85,8 @@ def make_project(project: Path, markers: Markers, now: dt.datetime) -> None:
         f"summary: Always run the e2e test before merging ({markers.hot})\n"
         "importance: 5\n"
         "---\n\n"
-        "# feedback_x\n\nThe e2e test drives the real binary; unit tests alone missed a hook bug.\n",
+        "# feedback_x\n\n"
+        "The e2e test drives the real binary; unit tests alone missed a hook bug.\n",
     )
     write(
         project / "memory" / "short-term" / f"{now:%y%m%d}-e2e-fact.md",
@@ -135,7 +138,8 @@ def result_index(messages: list[dict[str, Any]], tool_use_id: str) -> int:
     for i, m in enumerate(messages):
         content = m.get("content")
         if isinstance(content, list) and any(
-            isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") == tool_use_id
+            isinstance(b, dict) and b.get("type") == "tool_result"
+            and b.get("tool_use_id") == tool_use_id
             for b in content
         ):
             return i
@@ -156,22 +160,28 @@ def after_result(messages: list[dict[str, Any]], tool_use_id: str) -> str:
 # ---------------------------------------------------------------- a person's sessions
 
 
-def run_session(claude: str, project: Path, home: Path, steps: list, mode: str) -> tuple[dict, list]:
+def run_session(
+        claude: str, project: Path, home: Path, steps: list, mode: str) -> tuple[dict, list]:
     with FakeAnthropic(steps) as fake:
-        env = clean_env(HOME=str(home), ANTHROPIC_API_KEY="sk-ant-e2e-fake", ANTHROPIC_BASE_URL=fake.url,
+        env = clean_env(HOME=str(home), ANTHROPIC_API_KEY="sk-ant-e2e-fake",
+                        ANTHROPIC_BASE_URL=fake.url,
                         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", IS_SANDBOX="1")
-        proc = subprocess.run([claude, "-p", "Tidy up my notes.", "--output-format", "json", "--permission-mode", mode],
-                              cwd=project, env=env, capture_output=True, text=True, timeout=CLAUDE_TIMEOUT,
-                              stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, f"claude ({mode}): exit {proc.returncode}\n{proc.stdout[-900:]}\n{proc.stderr[-900:]}"
+        proc = subprocess.run([claude, "-p", "Tidy up my notes.", "--output-format", "json",
+                               "--permission-mode", mode],
+                              cwd=project, env=env, capture_output=True, text=True,
+                              timeout=CLAUDE_TIMEOUT, stdin=subprocess.DEVNULL)
+    wait_for_debriefs(home.parent)
+    assert proc.returncode == 0, (
+        f"claude ({mode}): exit {proc.returncode}\n{proc.stdout[-900:]}\n{proc.stderr[-900:]}")
     return json.loads(proc.stdout), [r for r in fake.requests if r.is_main]
 
 
 
 def person_at_home(tmp_path: Path, memstore: str, **extra: str
-                   ) -> tuple[Path, Path, Path, dict[str, str], Callable[..., subprocess.CompletedProcess[str]]]:
-    """A person's set-up for these tests: (home, ~/agents/me, ~/code/p a git work tree, the environment,
-    `ms(*args)`: memstore on that root from the project, which must exit 0)."""
+                   ) -> tuple[Path, Path, Path, dict[str, str],
+                              Callable[..., subprocess.CompletedProcess[str]]]:
+    """A person's set-up for these tests: (home, ~/agents/me, ~/code/p a git work tree, the
+    environment, `ms(*args)`: memstore on that root from the project, which must exit 0)."""
     home = (tmp_path / "home").resolve()
     root = home / "agents" / "me"
     project = home / "code" / "p"
@@ -180,8 +190,9 @@ def person_at_home(tmp_path: Path, memstore: str, **extra: str
     env = clean_env(HOME=str(home), **extra)
 
     def ms(*args: str) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([memstore, "--root", str(root), *args], cwd=project, env=env, capture_output=True,
-                              text=True, timeout=CLI_TIMEOUT, stdin=subprocess.DEVNULL)
+        proc = subprocess.run([memstore, "--root", str(root), *args], cwd=project, env=env,
+                              capture_output=True, text=True, timeout=CLI_TIMEOUT,
+                              stdin=subprocess.DEVNULL)
         assert proc.returncode == 0, f"memstore {' '.join(args)}: {proc.stdout}\n{proc.stderr}"
         return proc
 

@@ -113,14 +113,17 @@ def stream_message(blocks: Step, model: str, message_id: str) -> bytes:
         else:
             start = {"type": "text", "text": ""}
             delta = {"type": "text_delta", "text": block["text"]}
-        out.append(sse({"type": "content_block_start", "index": index, "content_block": start}, "content_block_start"))
-        out.append(sse({"type": "content_block_delta", "index": index, "delta": delta}, "content_block_delta"))
+        out.append(sse({"type": "content_block_start", "index": index, "content_block": start},
+                       "content_block_start"))
+        out.append(sse({"type": "content_block_delta", "index": index, "delta": delta},
+                       "content_block_delta"))
         out.append(sse({"type": "content_block_stop", "index": index}, "content_block_stop"))
     out.append(
         sse(
             {
                 "type": "message_delta",
-                "delta": {"stop_reason": "tool_use" if calls_tool else "end_turn", "stop_sequence": None},
+                "delta": {"stop_reason": "tool_use" if calls_tool else "end_turn",
+                          "stop_sequence": None},
                 "usage": {"output_tokens": 5},
             },
             "message_delta",
@@ -141,7 +144,8 @@ class _Handler(FakeHandler):
             self._json({"input_tokens": max(1, len(raw) // 4)})
             return
         if route != "/v1/messages" or not isinstance(body, dict):
-            self._json({"type": "error", "error": {"type": "not_found_error", "message": route}}, 404)
+            self._json({"type": "error", "error": {"type": "not_found_error", "message": route}},
+                       404)
             return
         if is_main_request("POST", self.path, body):
             n, blocks = self.fake.step_for(body)
@@ -176,7 +180,8 @@ class FakeAnthropic(FakeServer[Recorded]):
         # Give every tool_use a stable, unique id: the binary pairs results with it.
         self.steps = [
             [
-                dict(block, id=f"toolu_e2e_{n:02d}_{i}") if block["type"] == "tool_use" else dict(block)
+                dict(block, id=f"toolu_e2e_{n:02d}_{i}") if block["type"] == "tool_use"
+                else dict(block)
                 for i, block in enumerate(step)
             ]
             for n, step in enumerate(self.steps)
@@ -199,6 +204,7 @@ class FakeAnthropic(FakeServer[Recorded]):
             else [type(content).__name__]
         )
         return (
-            f"model={r.body.get('model')} stream={r.body.get('stream')} tools={len(r.body.get('tools') or [])} "
-            f"messages={len(msgs)} assistant_turns={assistant_turns(r.body)} last={last.get('role')}:{kinds}"
+            f"model={r.body.get('model')} stream={r.body.get('stream')} "
+            f"tools={len(r.body.get('tools') or [])} messages={len(msgs)} "
+            f"assistant_turns={assistant_turns(r.body)} last={last.get('role')}:{kinds}"
         )

@@ -95,7 +95,8 @@ def replace(
     instruction: str = "Apply the scripted edit.",
     allow_multiple: bool | None = None,
 ) -> Part:
-    """replace(file_path, instruction, old_string, new_string, allow_multiple?): all but the last required."""
+    """replace(file_path, instruction, old_string, new_string, allow_multiple?): all but the last
+    required."""
     args: dict[str, Any] = {
         "file_path": file_path,
         "instruction": instruction,
@@ -107,7 +108,8 @@ def replace(
     return function_call("replace", **args)
 
 
-def run_shell_command(command: str, description: str | None = None, dir_path: str | None = None) -> Part:
+def run_shell_command(
+        command: str, description: str | None = None, dir_path: str | None = None) -> Part:
     """run_shell_command(command, description?, dir_path?): only offered in yolo approval mode."""
     args: dict[str, Any] = {"command": command}
     if description is not None:
@@ -147,7 +149,8 @@ def response_schema(body: Any) -> Any:
 
 def declares_functions(body: Any) -> bool:
     return isinstance(body, dict) and any(
-        isinstance(tool, dict) and tool.get("functionDeclarations") for tool in body.get("tools") or []
+        isinstance(tool, dict) and tool.get("functionDeclarations")
+        for tool in body.get("tools") or []
     )
 
 
@@ -166,7 +169,8 @@ def model_turns(body: dict[str, Any]) -> int:
 
 
 def sample_for_schema(schema: Any) -> Any:
-    """A minimal value satisfying a (JSON or OpenAPI-style) schema: first enum value, required properties."""
+    """A minimal value satisfying a (JSON or OpenAPI-style) schema: first enum value, required
+    properties."""
     if not isinstance(schema, dict):
         return "ok"
     if "const" in schema:
@@ -198,10 +202,12 @@ def sample_for_schema(schema: Any) -> Any:
 
 def _chunk(parts: Step, model: str, response_id: str, last: bool) -> dict[str, Any]:
     candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
-    chunk: dict[str, Any] = {"candidates": [candidate], "modelVersion": model, "responseId": response_id}
+    chunk: dict[str, Any] = {"candidates": [candidate], "modelVersion": model,
+                             "responseId": response_id}
     if last:
         candidate["finishReason"] = "STOP"
-        chunk["usageMetadata"] = {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}
+        chunk["usageMetadata"] = {"promptTokenCount": 10, "candidatesTokenCount": 5,
+                                  "totalTokenCount": 15}
     return chunk
 
 
@@ -213,7 +219,8 @@ def generate_response(parts: Step, model: str, response_id: str) -> dict[str, An
 def stream_response(parts: Step, model: str, response_id: str) -> bytes:
     """The SSE byte stream for one model turn: one event per part, the last with finishReason."""
     parts = parts or [text("")]
-    events = [_chunk([part], model, response_id, last=index == len(parts) - 1) for index, part in enumerate(parts)]
+    events = [_chunk([part], model, response_id, last=index == len(parts) - 1)
+              for index, part in enumerate(parts)]
     return b"".join(sse(event, eol="\r\n") for event in events)
 
 
@@ -224,7 +231,8 @@ class _Handler(FakeHandler):
     json_type: ClassVar[str] = "application/json; charset=UTF-8"
 
     def _not_found(self) -> None:
-        error = {"code": 404, "message": f"fake: no route {self.command} {self.path}", "status": "NOT_FOUND"}
+        error = {"code": 404, "message": f"fake: no route {self.command} {self.path}",
+                 "status": "NOT_FOUND"}
         self._json({"error": error}, 404)
 
     def get(self) -> None:

@@ -97,7 +97,8 @@ def call_id(step: int, index: int) -> str:
 
 def text(value: str) -> Item:
     """An assistant message output item for a scripted step."""
-    return {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": value}]}
+    return {"type": "message", "role": "assistant",
+            "content": [{"type": "output_text", "text": value}]}
 
 
 def function_call(name: str, **arguments: Any) -> Item:
@@ -131,7 +132,8 @@ def delete_file(path: str) -> str:
 
 
 def update_file(
-    path: str, old: list[str] | None = None, new: list[str] | None = None, move_to: str | None = None
+    path: str, old: list[str] | None = None, new: list[str] | None = None,
+    move_to: str | None = None
 ) -> str:
     """An `*** Update File:` hunk replacing the lines `old` (matched in the file) by `new`.
 
@@ -141,7 +143,8 @@ def update_file(
     if move_to:
         out += f"*** Move to: {move_to}\n"
     if old or new:
-        out += "@@\n" + "".join(f"-{line}\n" for line in old or []) + "".join(f"+{line}\n" for line in new or [])
+        out += ("@@\n" + "".join(f"-{line}\n" for line in old or [])
+                + "".join(f"+{line}\n" for line in new or []))
         if not old:
             out += "*** End of File\n"
     return out
@@ -168,7 +171,8 @@ class Recorded(fake_server.Recorded):
                 if isinstance(content, str):
                     out.append(content)
                 elif isinstance(content, list):
-                    out.extend(str(part.get("text", "")) for part in content if isinstance(part, dict))
+                    out.extend(str(part.get("text", "")) for part in content
+                               if isinstance(part, dict))
         return out
 
     def tool_outputs(self) -> list[Item]:
@@ -228,7 +232,8 @@ def _stream_item(item: Item, index: int, tag: str) -> tuple[list[dict[str, Any]]
     if kind == "message":
         value = "".join(part["text"] for part in item["content"])
         part = {"type": "output_text", "text": value, "annotations": [], "logprobs": []}
-        done = {"id": id_, "type": "message", "status": "completed", "role": "assistant", "content": [part]}
+        done = {"id": id_, "type": "message", "status": "completed", "role": "assistant",
+                "content": [part]}
         at = {"item_id": id_, "output_index": index, "content_index": 0}
         events = [
             {
@@ -326,9 +331,11 @@ def stream_response(items: Step, model: str, tag: str) -> bytes:
         "total_tokens": 110,
     }
     events.append(
-        {"type": "response.completed", "response": dict(response, status="completed", output=output, usage=usage)}
+        {"type": "response.completed",
+         "response": dict(response, status="completed", output=output, usage=usage)}
     )
-    return b"".join(sse(dict(event, sequence_number=n), event["type"]) for n, event in enumerate(events))
+    return b"".join(sse(dict(event, sequence_number=n), event["type"])
+                    for n, event in enumerate(events))
 
 
 # -- the server --------------------------------------------------------------------------
@@ -340,14 +347,16 @@ class _Handler(FakeHandler):
 
     def get(self) -> None:
         if self.route.endswith("/models"):
-            self._json({"object": "list", "data": [{"id": MODEL, "object": "model", "created": 0, "owned_by": "fake"}]})
+            self._json({"object": "list", "data": [
+                {"id": MODEL, "object": "model", "created": 0, "owned_by": "fake"}]})
             return
         self._json({})
 
     def post(self, raw: bytes, body: Any) -> None:
         route = self.route
         if route != "/v1/responses" or not isinstance(body, dict):
-            self._json({"error": {"type": "invalid_request_error", "message": f"no route {route}"}}, 404)
+            self._json({"error": {"type": "invalid_request_error", "message": f"no route {route}"}},
+                       404)
             return
         model = str(body.get("model") or MODEL)
         if is_main_request("POST", self.path, body):
@@ -400,7 +409,8 @@ class FakeOpenAI(FakeServer[Recorded]):
         items = r.input
         last = items[-1] if items else {}
         return (
-            f"model={r.body.get('model')} stream={r.body.get('stream')} tools={len(r.body.get('tools') or [])} "
-            f"input={len(items)} model_turns={model_turns(r.body)} "
+            f"model={r.body.get('model')} stream={r.body.get('stream')} "
+            f"tools={len(r.body.get('tools') or [])} input={len(items)} "
+            f"model_turns={model_turns(r.body)} "
             f"last={last.get('type')}:{last.get('role') or last.get('call_id')}"
         )

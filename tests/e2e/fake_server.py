@@ -24,7 +24,8 @@ Step = list[dict[str, Any]]
 
 
 def route_of(path: str) -> str:
-    """The path without its query string and trailing slash: "/v1/messages?beta=true" -> "/v1/messages"."""
+    """The path without its query string and trailing slash: "/v1/messages?beta=true" ->
+    "/v1/messages"."""
     return path.split("?", 1)[0].rstrip("/")
 
 
@@ -54,7 +55,8 @@ R = TypeVar("R", bound=Recorded)
 
 
 class FakeHandler(BaseHTTPRequestHandler):
-    """Answers one connection's requests for `fake` (set on the subclass `FakeServer.start` makes)."""
+    """Answers one connection's requests for `fake` (set on the subclass `FakeServer.start`
+    makes)."""
 
     fake: ClassVar[FakeServer[Any]]
     protocol_version = "HTTP/1.1"
@@ -90,7 +92,8 @@ class FakeHandler(BaseHTTPRequestHandler):
         self.fake.record(self.fake.recorded(self.command, self.path, dict(self.headers), body))
 
     def _read_body(self) -> tuple[bytes, Any]:
-        """The raw body (decompressed when gzip_bodies) and its JSON, or its text when not JSON, or None."""
+        """The raw body (decompressed when gzip_bodies) and its JSON, or its text when not JSON, or
+        None."""
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         if self.gzip_bodies and self.headers.get("Content-Encoding", "").lower() == "gzip":
@@ -146,7 +149,8 @@ class FakeServer(Generic[R]):
         handler = type("Handler", (self.handler_type,), {"fake": self})
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name=self.thread_name, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, name=self.thread_name,
+                                        daemon=True)
         self._thread.start()
         return self
 
@@ -189,7 +193,8 @@ class FakeServer(Generic[R]):
         return n, self.final_step()
 
     def summary(self) -> str:
-        """One line per recorded request, for failure messages (no headers: they may hold the key)."""
+        """One line per recorded request, for failure messages (no headers: they may hold the
+        key)."""
         lines = []
         for i, r in enumerate(list(self.requests)):
             detail = self.detail(r) if isinstance(r.body, dict) else repr(r.body)[:120]
@@ -199,7 +204,8 @@ class FakeServer(Generic[R]):
     # -- what each fake says -----------------------------------------------------------
 
     def turns(self, body: dict[str, Any]) -> int:
-        """How many model turns the conversation in `body` already holds: the step that answers it."""
+        """How many model turns the conversation in `body` already holds: the step that answers
+        it."""
         raise NotImplementedError
 
     def final_step(self) -> Step:

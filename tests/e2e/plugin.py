@@ -16,12 +16,14 @@ from typing import Any, NoReturn
 import pytest
 
 from .claude import CLAUDE_TIMEOUT, CLI_TIMEOUT, REPO, clean_env, find_claude
+from .debriefs import wait_for_debriefs
 from .fake_anthropic import FakeAnthropic, Recorded
 
 PLUGIN = REPO / "plugin"
 PLUGIN_ID = "memstore@memstore"
 MCP_READ = "mcp__plugin_memstore_memstore__read"
-SYSTEM_PATH = "/usr/bin:/bin"  # what a person's shell has without memstore: the system's python3 and git
+# what a person's shell has without memstore: the system's python3 and git
+SYSTEM_PATH = "/usr/bin:/bin"
 SETUP_TIMEOUT = 900  # the plugin's own Setup hook timeout (hooks.json); pip dominates
 API_KEY = "sk-ant-e2e-fake"
 PIP_CACHE: list[str] = []  # set by the pip_cache fixture (tests/e2e/conftest.py)
@@ -57,7 +59,8 @@ def system_python_ok(env: dict[str, str], cwd: Path) -> None:
     new_enough, sees_memstore = probe.stdout.split()
     if new_enough != "True":
         skip_or_fail(f"{python} is older than 3.11: the plugin needs python3 >= 3.11")
-    assert sees_memstore == "False", f"{python} can import memstore: the test would not start from nothing"
+    assert sees_memstore == "False", (
+        f"{python} can import memstore: the test would not start from nothing")
 
 
 def plugin_env(home: Path, **extra: str) -> dict[str, str]:
@@ -67,7 +70,8 @@ def plugin_env(home: Path, **extra: str) -> dict[str, str]:
     for name in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "MEMSTORE_SEMANTIC"):
         env.pop(name, None)  # a person's python3 sees none of the test runner's
     if PIP_CACHE:
-        env["PIP_CACHE_DIR"] = PIP_CACHE[0]  # pip's downloads only; every venv is still built by the Setup hook
+        # pip's downloads only; every venv is still built by the Setup hook
+        env["PIP_CACHE_DIR"] = PIP_CACHE[0]
     env.update(extra)
     assert shutil.which("memstore", path=env["PATH"]) is None, f"memstore is on {env['PATH']}"
     return env
@@ -91,7 +95,8 @@ def make_project(home: Path) -> Path:
 
 
 class Claude:
-    """`claude` as the person runs it, in one HOME; every run points at a fake API it should not need."""
+    """`claude` as the person runs it, in one HOME; every run points at a fake API it should not
+    need."""
 
     def __init__(self, binary: str, home: Path) -> None:
         self.binary, self.home = binary, home
@@ -101,28 +106,35 @@ class Claude:
                  ) -> subprocess.CompletedProcess[str]:
         with FakeAnthropic([]) as fake:
             try:
-                proc = subprocess.run([self.binary, *args], cwd=self.home, capture_output=True, text=True,
-                                      env=dict(self.env, ANTHROPIC_BASE_URL=fake.url), timeout=timeout,
-                                      stdin=subprocess.DEVNULL)
+                proc = subprocess.run([self.binary, *args], cwd=self.home, capture_output=True,
+                                      text=True, env=dict(self.env, ANTHROPIC_BASE_URL=fake.url),
+                                      timeout=timeout, stdin=subprocess.DEVNULL)
             except subprocess.TimeoutExpired as exc:
-                pytest.fail(f"claude {' '.join(args)} did not finish within {timeout}s\n{exc.stdout!r}\n{exc.stderr!r}")
+                pytest.fail(f"claude {' '.join(args)} did not finish within {timeout}s\n"
+                            f"{exc.stdout!r}\n{exc.stderr!r}")
         command = " ".join(args)
         if check:
-            assert proc.returncode == 0, f"claude {command} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
-        assert not fake.main_requests, f"claude {command} asked the model something:\n{fake.summary()}"
+            assert proc.returncode == 0, (
+                f"claude {command} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+        assert not fake.main_requests, (
+            f"claude {command} asked the model something:\n{fake.summary()}")
         return proc
 
     def session(self, project: Path, steps: list[list[dict[str, Any]]], prompt: str
                 ) -> tuple[subprocess.CompletedProcess[str], list[Recorded], str]:
-        """`claude -p PROMPT --output-format json` in the project; (process, main requests, diagnostics)."""
+        """`claude -p PROMPT --output-format json` in the project; (process, main requests,
+        diagnostics)."""
         with FakeAnthropic(steps) as fake:
             try:
-                proc = subprocess.run([self.binary, "-p", prompt, "--output-format", "json"], cwd=project,
-                                      env=dict(self.env, ANTHROPIC_BASE_URL=fake.url), capture_output=True,
+                proc = subprocess.run([self.binary, "-p", prompt, "--output-format", "json"],
+                                      cwd=project, env=dict(self.env, ANTHROPIC_BASE_URL=fake.url),
+                                      capture_output=True,
                                       text=True, timeout=CLAUDE_TIMEOUT, stdin=subprocess.DEVNULL)
             except subprocess.TimeoutExpired as exc:
-                pytest.fail(f"claude -p did not finish within {CLAUDE_TIMEOUT}s\n{exc.stdout!r}\n{exc.stderr!r}\n"
+                pytest.fail(f"claude -p did not finish within {CLAUDE_TIMEOUT}s\n{exc.stdout!r}\n"
+                            f"{exc.stderr!r}\n"
                             f"{fake.summary()}")
+        wait_for_debriefs(self.home.parent)
         detail = (f"exit {proc.returncode}\n--- stdout ---\n{proc.stdout[-6000:]}\n--- stderr ---\n"
                   f"{proc.stderr[-3000:]}\n--- requests ---\n{fake.summary()}")
         return proc, fake.main_requests, detail
@@ -148,22 +160,24 @@ def install_and_set_up(claude: Claude, root: Path) -> tuple[Path, float]:
     claude("--init-only", timeout=SETUP_TIMEOUT)
     seconds = time.monotonic() - t0
     assert (data / "venv" / "bin" / "memstore").is_file(), (
-        f"claude --init-only did not build the plugin's venv in {data} (the Setup hook's output is shown nowhere; "
-        "run `claude --init-only --debug-file F` by hand to see it)")
+        f"claude --init-only did not build the plugin's venv in {data} (the Setup hook's output is "
+        "shown nowhere; run `claude --init-only --debug-file F` by hand to see it)")
     for laid_out in ("identity.md", "memory/MEMORY.md", "lenses"):
         assert (root / laid_out).exists(), f"claude --init-only did not lay out {root / laid_out}"
     return data, seconds
 
 
 def plugin_runner(claude: Claude, root: Path) -> Callable[..., str]:
-    """plugin/run.py as the plugin's hooks and MCP server run it: the venv's memstore on the option's root."""
+    """plugin/run.py as the plugin's hooks and MCP server run it: the venv's memstore on the
+    option's root."""
     env = dict(claude.env, CLAUDE_PLUGIN_OPTION_ROOT=str(root))
 
     def run(*args: str) -> str:
         done = subprocess.run(["python3", str(PLUGIN / "run.py"), *args], cwd=claude.home, env=env,
                               capture_output=True, text=True, timeout=CLI_TIMEOUT)
         command = " ".join(args)
-        assert done.returncode == 0, f"plugin/run.py {command} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+        assert done.returncode == 0, (
+            f"plugin/run.py {command} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
         return done.stdout
 
     return run

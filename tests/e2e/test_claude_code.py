@@ -49,6 +49,7 @@ from .claude import (
     make_project,
     request_text,
 )
+from .debriefs import wait_for_debriefs
 from .fake_anthropic import FakeAnthropic, Recorded, text, tool_use
 
 PROMPT = "Look at your memory, record what you learn, then check the shell."
@@ -71,7 +72,8 @@ def wire(layout: str, root: Path, project: Path, home: Path, run: Any) -> tuple[
     """
     if layout == "inside":
         settings = project / ".claude" / "settings.json"
-        args = ["--scope", "project", "--settings", str(settings), "--claude-md", str(project / "CLAUDE.md")]
+        args = ["--scope", "project", "--settings", str(settings), "--claude-md",
+                str(project / "CLAUDE.md")]
     elif layout == "user":
         settings = home / ".claude" / "settings.json"
         args = ["--scope", "user"]
@@ -81,17 +83,21 @@ def wire(layout: str, root: Path, project: Path, home: Path, run: Any) -> tuple[
     run("install", "--apply", *args)
     registered = json.loads(settings.read_text(encoding="utf-8"))
     for event in ("SessionStart", "PreToolUse", "PostToolUse"):
-        assert registered.get("hooks", {}).get(event), f"memstore install registered no {event} hook in {settings}"
+        assert registered.get("hooks", {}).get(event), (
+            f"memstore install registered no {event} hook in {settings}")
     if layout == "inside":
         imports = (project / "CLAUDE.md").read_text(encoding="utf-8")
-        assert "@memory/MEMORY.md" in imports, f"memstore install left out the MEMORY.md import:\n{imports}"
+        assert "@memory/MEMORY.md" in imports, (
+            f"memstore install left out the MEMORY.md import:\n{imports}")
     elif layout == "user":
         rules = (home / ".claude" / "rules" / "memstore.md").read_text(encoding="utf-8")
         assert f"@{root}/memory/MEMORY.md" in rules, rules
     else:
-        local = json.loads((project / ".claude" / "settings.local.json").read_text(encoding="utf-8"))
+        local = json.loads(
+            (project / ".claude" / "settings.local.json").read_text(encoding="utf-8"))
         assert str(root) in local["permissions"]["additionalDirectories"], local
-        ignored = subprocess.run(["git", "-C", str(project), "check-ignore", "-q", ".claude/settings.local.json"])
+        ignored = subprocess.run(
+            ["git", "-C", str(project), "check-ignore", "-q", ".claude/settings.local.json"])
         assert ignored.returncode == 0, "install left the read grant where git would commit it"
     return settings, args
 
@@ -130,10 +136,12 @@ def test_claude_code_session_with_memstore_hooks(tmp_path: Path, layout: str) ->
         )
         if check:
             command = " ".join(args)
-            assert proc.returncode == 0, f"memstore {command} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
+            assert proc.returncode == 0, (
+                f"memstore {command} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
         return proc
 
-    version = subprocess.run([claude, "--version"], capture_output=True, text=True, timeout=CLI_TIMEOUT, env=base_env)
+    version = subprocess.run([claude, "--version"], capture_output=True, text=True,
+                             timeout=CLI_TIMEOUT, env=base_env)
     assert version.returncode == 0, f"{claude} --version failed: {version.stderr}"
 
     # The mirror must exist before the session: lenses are read from it by the hook.
@@ -147,7 +155,8 @@ def test_claude_code_session_with_memstore_hooks(tmp_path: Path, layout: str) ->
     bundle = run("context").stdout
     assert markers.t1 in bundle, f"memstore context left out the T1 fact:\n{bundle}"
     settings, install_args = wire(layout, root, project, home, run)
-    memory_md = (root / "memory" / "MEMORY.md").read_text(encoding="utf-8")  # install renders it again
+    # install renders it again
+    memory_md = (root / "memory" / "MEMORY.md").read_text(encoding="utf-8")
 
     # verify passes, and its probe leaves the journal and the policy state as they were
     journal_before = sorted(p.name for p in (root / "runtime" / "journal").glob("*")) if (
@@ -161,7 +170,8 @@ def test_claude_code_session_with_memstore_hooks(tmp_path: Path, layout: str) ->
         assert [c["name"] for c in failed] == ["read grant", "person's files and wiring"], failed
         assert all("install --apply" in c["fix"] for c in failed), failed
     else:
-        assert verified.returncode == 0 and not failed, f"verify failed in layout {layout}:\n{failed}"
+        assert verified.returncode == 0 and not failed, (
+            f"verify failed in layout {layout}:\n{failed}")
     journal_after = sorted(p.name for p in (root / "runtime" / "journal").glob("*")) if (
         root / "runtime" / "journal").exists() else []
     assert journal_after == journal_before, "verify left a journal file behind"
@@ -169,13 +179,15 @@ def test_claude_code_session_with_memstore_hooks(tmp_path: Path, layout: str) ->
 
     mem = root / "memory"
     new_memory = (
-        "---\nname: project_new-thing\ntype: project\nsummary: A thing the e2e session learned\n---\n\n"
+        "---\nname: project_new-thing\ntype: project\nsummary: A thing the e2e session learned\n"
+        "---\n\n"
         "# project_new-thing\n\nWritten by the scripted session.\n"
     )
     steps = [
         [text("Reading my notes first."), tool_use("Read", file_path=str(mem / "feedback_x.md"))],
         [tool_use("Write", file_path=str(mem / "project_new-thing.md"), content=new_memory)],
-        [tool_use("Write", file_path=str(root / "lenses" / "sneaky.md"), content="---\ntype: lens\n---\nsneaky\n")],
+        [tool_use("Write", file_path=str(root / "lenses" / "sneaky.md"),
+                  content="---\ntype: lens\n---\nsneaky\n")],
         [tool_use("Bash", command="echo hi", description="Say hi")],
         [tool_use("Bash", command="echo again", description="Say it again")],
         [text(FINAL_ANSWER)],
@@ -200,6 +212,7 @@ def test_claude_code_session_with_memstore_hooks(tmp_path: Path, layout: str) ->
                 timeout=CLAUDE_TIMEOUT,
                 stdin=subprocess.DEVNULL,
             )
+            wait_for_debriefs(tmp_path)
         except subprocess.TimeoutExpired as exc:
             pytest.fail(
                 f"claude did not finish within {CLAUDE_TIMEOUT}s\n--- stdout ---\n{exc.stdout!r}\n"
@@ -213,12 +226,13 @@ def test_claude_code_session_with_memstore_hooks(tmp_path: Path, layout: str) ->
     def diagnostics() -> str:
         return "\n".join(
             [
-                f"layout {layout}: claude {claude} ({version.stdout.strip()}), exit {proc.returncode}, "
-                f"{claude_seconds:.1f}s",
+                f"layout {layout}: claude {claude} ({version.stdout.strip()}), exit "
+                f"{proc.returncode}, {claude_seconds:.1f}s",
                 f"--- claude stdout ---\n{proc.stdout[-6000:]}",
                 f"--- claude stderr ---\n{proc.stderr[-4000:]}",
                 f"--- requests ---\n{fake.summary()}",
-                f"--- hook-errors.log ---\n{hook_log.read_text() if hook_log.exists() else '(none)'}",
+                "--- hook-errors.log ---\n"
+                f"{hook_log.read_text() if hook_log.exists() else '(none)'}",
                 f"--- {settings} ---\n{settings.read_text()}",
             ]
         )
@@ -258,7 +272,8 @@ def check_session(
         for line in path.read_text(encoding="utf-8").splitlines()
         if line.strip()
     ]
-    reads = [e for e in events if e.get("path") == "memory/feedback_x.md" and e.get("tool") == "Read"]
+    reads = [e for e in events
+             if e.get("path") == "memory/feedback_x.md" and e.get("tool") == "Read"]
     assert len(reads) == 1, f"journal events: {events}"
     assert reads[0].get("session") == result["session_id"], (reads[0], result["session_id"])
     run("sync")
@@ -269,15 +284,18 @@ def check_session(
     new_file = root / "memory" / "project_new-thing.md"
     assert new_file.is_file(), "the Write to memory/ was not approved"
     assert "Written by the scripted session." in new_file.read_text(encoding="utf-8")
-    writes = [e for e in events if e.get("path") == "memory/project_new-thing.md" and e.get("tool") == "Write"]
+    writes = [e for e in events
+              if e.get("path") == "memory/project_new-thing.md" and e.get("tool") == "Write"]
     assert len(writes) == 1, f"journal events: {events}"
-    denied = [(d.get("tool_name"), (d.get("tool_input") or {}).get("file_path")) for d in result["permission_denials"]]
+    denied = [(d.get("tool_name"), (d.get("tool_input") or {}).get("file_path"))
+              for d in result["permission_denials"]]
     assert denied == [("Write", str(root / "lenses" / "sneaky.md"))], denied
     assert not (root / "lenses" / "sneaky.md").exists()
 
     # (c) The lens reached the model once, right after the first Bash result, not after the second.
     final_text = request_text(main[-1].body)
-    assert final_text.count(markers.lens) == 1, f"lens text occurs {final_text.count(markers.lens)} times"
+    assert final_text.count(markers.lens) == 1, (
+        f"lens text occurs {final_text.count(markers.lens)} times")
     assert markers.lens in after_result(final_messages, first_bash)
     assert markers.lens not in after_result(final_messages, second_bash)
     for earlier in main[:4]:  # before any Bash ran, no request carried it
@@ -286,11 +304,12 @@ def check_session(
     # (d) The SessionStart bundle reached the model whole, in the first request.
     first_text = request_text(first)
     assert markers.t1 in first_text, "SessionStart bundle missing from the first request"
-    # line by line: SessionStart may put tamper evidence at its top (the grant's file removed by hand)
-    missing = [line for line in bundle.strip().splitlines() if line.strip() and line not in first_text]
+    # line by line: SessionStart may put tamper evidence on top (the grant's file removed by hand)
+    missing = [line for line in bundle.strip().splitlines()
+               if line.strip() and line not in first_text]
     assert not missing, f"the first request holds only part of the bundle: {missing}"
 
-    # (f) The SessionEnd debrief read the real transcript and kept the rule, and only the rule, as a lesson.
+    # (f) The SessionEnd debrief read the real transcript and kept only the rule, as a lesson.
     lessons = [p.read_text(encoding="utf-8") for p in (root / "memory" / "short-term").glob("*.md")
                if "kind: lesson" in p.read_text(encoding="utf-8")]
     assert len(lessons) == 1 and RULE in lessons[0] and "2026-07-30" not in lessons[0], lessons

@@ -47,7 +47,17 @@ import tomlkit
 from tests.helpers import memory, write
 
 from .binaries import E2E_ENV, find_binary, find_memstore
-from .fake_openai import FakeOpenAI, Recorded, add_file, apply_patch, call_id, patch, shell, text, update_file
+from .fake_openai import (
+    FakeOpenAI,
+    Recorded,
+    add_file,
+    apply_patch,
+    call_id,
+    patch,
+    shell,
+    text,
+    update_file,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -69,10 +79,12 @@ BLOCKED = "Command blocked by PreToolUse hook: memstore:"
 
 
 def find_codex() -> str:
-    """The Codex binary to drive; none: pytest.fail under CI, else pytest.skip with the install command."""
+    """The Codex binary to drive; none: pytest.fail under CI, else pytest.skip with the install
+    command."""
     local = REPO / ".codex-bin" / "codex"
     return find_binary(
-        "codex", "CODEX_BIN", [local], f"run `bash scripts/install_clients.sh` (installs {local})", label="Codex CLI"
+        "codex", "CODEX_BIN", [local], f"run `bash scripts/install_clients.sh` (installs {local})",
+        label="Codex CLI"
     )
 
 
@@ -122,7 +134,8 @@ class Person:
 
     @property
     def new_memory(self) -> str:
-        return memory("feedback_new", summary="Learned in the e2e session", body=f"Written by Codex ({self.tag}).")
+        return memory("feedback_new", summary="Learned in the e2e session",
+                      body=f"Written by Codex ({self.tag}).")
 
     def env(self, **extra: str) -> dict[str, str]:
         """A clean environment: nothing of the caller's reaches Codex, its hooks or memstore."""
@@ -131,7 +144,8 @@ class Person:
             "CODEX_HOME": str(self.codex_home),
             "TMPDIR": str(self.tmpdir),
             # the binary's own folder first: an npm `codex` shim needs the `node` beside it
-            "PATH": os.pathsep.join([str(Path(self.codex).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
+            "PATH": os.pathsep.join(
+                [str(Path(self.codex).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
             "LANG": "C.UTF-8",
             **E2E_ENV,
         }
@@ -150,7 +164,8 @@ class Person:
         )
         if check:
             assert proc.returncode == 0, (
-                f"memstore {shlex.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
+                f"memstore {shlex.join(args)} exited {proc.returncode}:\n{proc.stdout}\n"
+                f"{proc.stderr}"
             )
         return proc
 
@@ -177,7 +192,8 @@ class Person:
 
     def lessons(self) -> list[str]:
         folder = self.root / "memory" / "short-term"
-        texts = [p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.md"))] if folder.is_dir() else []
+        texts = ([p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.md"))]
+                 if folder.is_dir() else [])
         return [t for t in texts if "kind: lesson" in t]
 
     def journal(self) -> list[dict[str, Any]]:
@@ -195,14 +211,16 @@ class Person:
 
 
 def set_up(person: Person, fake: FakeOpenAI) -> None:
-    """The layout, then memstore installed into CODEX_HOME as the person would, checked by verify."""
+    """The layout, then memstore installed into CODEX_HOME as the person would, checked by
+    verify."""
     for folder in (person.ws, person.codex_home, person.tmpdir):
         folder.mkdir(parents=True)
     root = person.root
     person.memstore_run("init", str(root), "--apply")
     identity = (root / "identity.md").read_text(encoding="utf-8")
     assert "- Name: (the agent chooses one)" in identity, identity
-    write(root, "identity.md", identity.replace("- Name: (the agent chooses one)", person.identity_line))
+    write(root, "identity.md",
+          identity.replace("- Name: (the agent chooses one)", person.identity_line))
     write(
         root,
         "memory/feedback_x.md",
@@ -231,9 +249,11 @@ def set_up(person: Person, fake: FakeOpenAI) -> None:
     config = person.config()
     text_after = (person.codex_home / "config.toml").read_text(encoding="utf-8")
     assert "# my own Codex settings" in text_after, text_after
-    assert config["model_provider"] == "fake" and config["model_providers"]["fake"]["env_key"] == API_KEY_VAR, config
+    assert (config["model_provider"] == "fake"
+            and config["model_providers"]["fake"]["env_key"] == API_KEY_VAR), config
     sandbox = config["sandbox_workspace_write"]
-    assert sandbox["exclude_slash_tmp"] is True and sandbox["exclude_tmpdir_env_var"] is True, sandbox
+    assert (sandbox["exclude_slash_tmp"] is True
+            and sandbox["exclude_tmpdir_env_var"] is True), sandbox
     assert sandbox["writable_roots"] == [str(root / "memory")], sandbox
     assert len(config["hooks"]["state"]) == len(EVENTS), config["hooks"]
     registered = person.hooks()["hooks"]
@@ -248,7 +268,8 @@ def set_up(person: Person, fake: FakeOpenAI) -> None:
 def hooks_list(person: Person) -> dict[str, Any]:
     """`codex app-server`'s answer to hooks/list for the project folder (JSON-RPC over stdio)."""
     messages = [
-        {"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "memstore-e2e", "version": "0.1"}}},
+        {"id": 1, "method": "initialize",
+         "params": {"clientInfo": {"name": "memstore-e2e", "version": "0.1"}}},
         {"method": "initialized"},
         {"id": 2, "method": "hooks/list", "params": {"cwds": [str(person.ws)]}},
     ]
@@ -285,7 +306,8 @@ def hooks_list(person: Person) -> dict[str, Any]:
                         continue
                     if isinstance(message, dict) and message.get("id") == 2:
                         return message
-        pytest.fail(f"codex app-server gave no hooks/list answer within {APP_SERVER_TIMEOUT}s:\n" + "\n".join(seen))
+        pytest.fail(f"codex app-server gave no hooks/list answer within {APP_SERVER_TIMEOUT}s:\n"
+                    + "\n".join(seen))
     finally:
         server.kill()
         server.wait(timeout=10)
@@ -313,7 +335,8 @@ class Session:
         raise AssertionError("no thread.started event on codex's stdout")
 
     def output_of(self, call: str) -> str:
-        """What the model was given back for the tool call `call`, as the last request carries it."""
+        """What the model was given back for the tool call `call`, as the last request carries
+        it."""
         for request in reversed(self.requests):
             for item in request.tool_outputs():
                 if item.get("call_id") == call:
@@ -325,8 +348,10 @@ class Session:
 def script(person: Person) -> list[list[dict[str, Any]]]:
     root = person.root
     return [
-        [text("Reading my notes first."), shell(f"cat {shlex.quote(str(root / 'memory' / 'feedback_x.md'))}")],
-        [apply_patch(patch(update_file(str(root / "identity.md"), [person.identity_line], [person.patched_line])))],
+        [text("Reading my notes first."),
+         shell(f"cat {shlex.quote(str(root / 'memory' / 'feedback_x.md'))}")],
+        [apply_patch(patch(update_file(str(root / "identity.md"), [person.identity_line],
+                                       [person.patched_line])))],
         [apply_patch(patch(add_file(str(root / "memory" / "feedback_new.md"), person.new_memory)))],
         [text(FINAL_ANSWER)],
     ]
@@ -336,7 +361,8 @@ READ_CALL, IDENTITY_CALL, WRITE_CALL = call_id(0, 1), call_id(1, 0), call_id(2, 
 
 
 def run_codex(person: Person, fake: FakeOpenAI) -> Session:
-    command = [person.codex, "exec", "--skip-git-repo-check", "-s", "workspace-write", "--json", PROMPT]
+    command = [person.codex, "exec", "--skip-git-repo-check", "-s", "workspace-write", "--json",
+               PROMPT]
     identity_before = (person.root / "identity.md").read_bytes()
     memory_md_before = (person.root / "memory" / "MEMORY.md").read_text(encoding="utf-8")
     started = time.monotonic()
@@ -356,7 +382,8 @@ def run_codex(person: Person, fake: FakeOpenAI) -> Session:
             f"--- stderr ---\n{exc.stderr!r}\n--- requests ---\n{fake.summary()}"
         )
     ended = time.monotonic()
-    session = Session(proc, fake.main_requests, ended - started, ended, identity_before, memory_md_before)
+    session = Session(proc, fake.main_requests, ended - started, ended, identity_before,
+                      memory_md_before)
     assert proc.returncode == 0, diagnostics(person, session, fake)
     assert len(session.requests) == 4, diagnostics(person, session, fake)
     return session
@@ -375,7 +402,8 @@ def diagnostics(person: Person, session: Session, fake: FakeOpenAI) -> str:
             f"--- requests ---\n{fake.summary()}",
             f"--- hook-errors.log ---\n{person.hook_errors() or '(none)'}",
             f"--- hooks.json ---\n{(person.codex_home / 'hooks.json').read_text(encoding='utf-8')}",
-            f"--- config.toml ---\n{(person.codex_home / 'config.toml').read_text(encoding='utf-8')}",
+            "--- config.toml ---\n"
+            f"{(person.codex_home / 'config.toml').read_text(encoding='utf-8')}",
         ]
     )
 
@@ -392,16 +420,20 @@ def check(name: str, person: Person, session: Session, *, holds: bool) -> list[s
     if name == "context":
         first = request_text(session.requests[0])
         if holds:
-            if person.identity_marker not in first or identity_before.decode("utf-8").strip() not in first:
+            if (person.identity_marker not in first
+                or identity_before.decode("utf-8").strip() not in first):
                 problems.append("identity.md is not (whole) in the first request")
             if person.hot_marker not in first or session.memory_md_before.strip() not in first:
                 problems.append("MEMORY.md is not (whole) in the first request")
         else:
             if person.identity_marker in first or person.hot_marker in first:
-                problems.append("identity.md or MEMORY.md reached the first request without the SessionStart hook")
+                problems.append("identity.md or MEMORY.md reached the first request without the "
+                                "SessionStart hook")
     elif name == "reinforced":
-        if person.hot_marker not in session.output_of(READ_CALL):  # the read itself happened, either way
-            problems.append(f"the shell read did not show feedback_x: {session.output_of(READ_CALL)[:400]!r}")
+        # the read itself happened, either way
+        if person.hot_marker not in session.output_of(READ_CALL):
+            problems.append(
+                f"the shell read did not show feedback_x: {session.output_of(READ_CALL)[:400]!r}")
         count = person.access_count("feedback_x")
         reads = [
             (e.get("path"), e.get("tool"), e.get("session"))
@@ -415,7 +447,8 @@ def check(name: str, person: Person, session: Session, *, holds: bool) -> list[s
             )
         if not holds and (count != 0 or reads):
             problems.append(
-                f"feedback_x was reinforced without the PostToolUse hook: access_count {count}, journal {reads}"
+                f"feedback_x was reinforced without the PostToolUse hook: access_count {count}, "
+                f"journal {reads}"
             )
     elif name == "refused":
         after = (root / "identity.md").read_bytes()
@@ -424,11 +457,14 @@ def check(name: str, person: Person, session: Session, *, holds: bool) -> list[s
             if after != identity_before:
                 problems.append(f"identity.md was changed:\n{after.decode('utf-8', 'replace')}")
             if not output.startswith(BLOCKED) or "identity.md" not in output:
-                problems.append(f"the model was not told memstore refused the patch: {output[:400]!r}")
+                problems.append(
+                    f"the model was not told memstore refused the patch: {output[:400]!r}")
         else:
-            expected = identity_before.decode("utf-8").replace(person.identity_line, person.patched_line)
+            expected = identity_before.decode("utf-8").replace(
+                person.identity_line, person.patched_line)
             if after.decode("utf-8", "replace") != expected:
-                problems.append(f"identity.md was not patched without the PreToolUse hook:\n{after!r}")
+                problems.append(
+                    f"identity.md was not patched without the PreToolUse hook:\n{after!r}")
             if "Success" not in output:
                 problems.append(f"the identity patch did not succeed: {output[:400]!r}")
     elif name == "written":
@@ -436,7 +472,8 @@ def check(name: str, person: Person, session: Session, *, holds: bool) -> list[s
         output = session.output_of(WRITE_CALL)
         if holds:
             if not new.is_file() or new.read_text(encoding="utf-8") != person.new_memory:
-                problems.append(f"memory/feedback_new.md is missing or not as patched ({output[:400]!r})")
+                problems.append(
+                    f"memory/feedback_new.md is missing or not as patched ({output[:400]!r})")
         else:
             if new.exists():
                 problems.append("memory/feedback_new.md was written without the writable root")
@@ -449,20 +486,25 @@ def check(name: str, person: Person, session: Session, *, holds: bool) -> list[s
                 time.sleep(0.2)
             lessons = person.lessons()
             if len(lessons) != 1 or RULE not in lessons[0]:
-                problems.append(f"no lesson with the rule within {LESSON_WAIT}s of the session's end: {lessons}")
+                problems.append(f"no lesson with the rule within {LESSON_WAIT}s of the "
+                                f"session's end: {lessons}")
         else:
             time.sleep(max(0.0, session.ended + NO_LESSON_WAIT - time.monotonic()))
             if person.lessons():
-                problems.append(f"a lesson was captured without the SessionEnd hook: {person.lessons()}")
+                problems.append(
+                    f"a lesson was captured without the SessionEnd hook: {person.lessons()}")
             else:  # and the transcript did hold it: the debrief, run by hand, finds it
-                rollouts = sorted((person.codex_home / "sessions").rglob(f"rollout-*-{session.thread_id}.jsonl"))
+                rollouts = sorted(
+                    (person.codex_home / "sessions").rglob(f"rollout-*-{session.thread_id}.jsonl"))
                 if len(rollouts) != 1:
-                    problems.append(f"no single rollout for session {session.thread_id}: {rollouts}")
+                    problems.append(
+                        f"no single rollout for session {session.thread_id}: {rollouts}")
                 else:
                     person.run("debrief", "--transcript", str(rollouts[0]))
                     lessons = person.lessons()
                     if len(lessons) != 1 or RULE not in lessons[0]:
-                        problems.append(f"a debrief by hand found no lesson in {rollouts[0]} either: {lessons}")
+                        problems.append(
+                            f"a debrief by hand found no lesson in {rollouts[0]} either: {lessons}")
     else:
         raise ValueError(name)
     return [f"{name}: {p}" for p in problems]
@@ -482,7 +524,8 @@ def writable_roots(person: Person, add: Path | None = None) -> None:
 
 
 def remove_hook(person: Person, event: str) -> None:
-    """Take memstore's handler for `event` out of hooks.json (the others' trust keys do not move)."""
+    """Take memstore's handler for `event` out of hooks.json (the others' trust keys do not
+    move)."""
     path = person.codex_home / "hooks.json"
     data = person.hooks()
     del data["hooks"][event]
@@ -510,7 +553,8 @@ def test_codex_trusts_memstore_hooks(private_home: Path) -> None:
     untrusted = [(h["eventName"], h["trustStatus"]) for h in ours if h["trustStatus"] != "trusted"]
     assert not untrusted, json.dumps(answer, indent=1)
     assert all(h["enabled"] for h in ours), json.dumps(answer, indent=1)
-    problems = [*(w for entry in data for w in entry.get("warnings") or []), *(e for e in data if e.get("errors"))]
+    problems = [*(w for entry in data for w in entry.get("warnings") or []),
+                *(e for e in data if e.get("errors"))]
     assert not problems, problems
 
 
@@ -538,7 +582,8 @@ def test_codex_session_with_memstore_hooks(private_home: Path, sandbox: str) -> 
             if e.get("path") == "memory/feedback_new.md"
         ]
         if writes != [("memory/feedback_new.md", "Write", session.thread_id)]:
-            problems.append(f"written: the patch adding feedback_new.md was not journaled as a Write: {writes}")
+            problems.append(
+                f"written: the patch adding feedback_new.md was not journaled as a Write: {writes}")
         if person.hook_errors():
             problems.append(f"the hooks logged errors:\n{person.hook_errors()}")
         assert not problems, "\n".join(problems) + "\n" + diagnostics(person, session, fake)
@@ -557,8 +602,8 @@ WITHOUT = {
 
 
 def uninstall(person: Person) -> None:
-    """`install --client codex --uninstall --apply`: memstore's hooks, trust entries and writable root
-    go; the person's own settings stay."""
+    """`install --client codex --uninstall --apply`: memstore's hooks, trust entries and writable
+    root go; the person's own settings stay."""
     before = person.config()
     person.run("install", "--client", "codex", "--uninstall", "--apply")
     left = [
@@ -571,9 +616,12 @@ def uninstall(person: Person) -> None:
     assert not left, left
     config = person.config()
     assert "hooks" not in config, config
-    assert config["sandbox_workspace_write"] == {"exclude_slash_tmp": True, "exclude_tmpdir_env_var": True}, config
-    assert config["model_providers"] == before["model_providers"] and config["model"] == before["model"], config
-    assert "# my own Codex settings" in (person.codex_home / "config.toml").read_text(encoding="utf-8")
+    assert config["sandbox_workspace_write"] == {"exclude_slash_tmp": True,
+                                                 "exclude_tmpdir_env_var": True}, config
+    assert (config["model_providers"] == before["model_providers"]
+            and config["model"] == before["model"]), config
+    assert "# my own Codex settings" in (person.codex_home / "config.toml").read_text(
+        encoding="utf-8")
 
 
 @pytest.mark.parametrize("removed", list(WITHOUT))
@@ -595,16 +643,18 @@ def test_codex_without(private_home: Path, removed: str) -> None:
             expected_failures = [f"codex {event}" for event in EVENTS] + ["codex sandbox"]
         elif removed == "writable root":
             writable_roots(person, add=None)
-            # memstore's part of config.toml lost a whole piece: tamper evidence says the wiring is gone too
+            # memstore's config.toml part lost a piece: tamper evidence says the wiring is gone too
             expected_failures = ["codex sandbox", "person's files and wiring"]
         else:
             remove_hook(person, removed)
             expected_failures = [f"codex {removed}"]
         assert [c["name"] for c in person.verify()] == expected_failures
-        if "refused" in WITHOUT[removed]:  # so that nothing but the hook could stop the patch (as in root-writable)
+        # so that nothing but the hook could stop the patch (as in root-writable)
+        if "refused" in WITHOUT[removed]:
             writable_roots(person, add=person.root)
         session = run_codex(person, fake)
-        problems = [p for name in CHECKS for p in check(name, person, session, holds=name not in WITHOUT[removed])]
+        problems = [p for name in CHECKS
+                    for p in check(name, person, session, holds=name not in WITHOUT[removed])]
         if person.hook_errors():
             problems.append(f"the hooks logged errors:\n{person.hook_errors()}")
         assert not problems, "\n".join(problems) + "\n" + diagnostics(person, session, fake)

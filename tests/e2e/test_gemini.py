@@ -8,11 +8,16 @@ then `verify --client gemini`. The binary runs headless (`gemini -p ... --approv
 --skip-trust`, user-level hooks run under --skip-trust) against tests/e2e/fake_gemini.py,
 whose scripted model:
 
-  0. read_file <root>/memory/feedback_x.md              -> AfterTool reinforces feedback_x
-  1. run_shell_command `cat <root>/memory/feedback_y.md` -> AfterTool reinforces feedback_y (a shell read)
-  2. replace in <root>/identity.md                     -> BeforeTool refuses it: "Tool execution blocked"
-  3. write_file <root>/memory/feedback_new.md          -> written; AfterTool journals the write
-  4. final text holding RULE                            -> SessionEnd's debrief keeps RULE as a lesson
+  0. read_file <root>/memory/feedback_x.md
+     -> AfterTool reinforces feedback_x
+  1. run_shell_command `cat <root>/memory/feedback_y.md`
+     -> AfterTool reinforces feedback_y (a shell read)
+  2. replace in <root>/identity.md
+     -> BeforeTool refuses it: "Tool execution blocked"
+  3. write_file <root>/memory/feedback_new.md
+     -> written; AfterTool journals the write
+  4. final text holding RULE
+     -> SessionEnd's debrief keeps RULE as a lesson
 
 and SessionStart puts identity.md and MEMORY.md into the first request. The same session is
 then run with memstore's hooks taken out (all of them with `install --uninstall`, and each one
@@ -47,7 +52,15 @@ import pytest
 from tests.helpers import memory, write
 
 from .binaries import E2E_ENV, find_binary, find_memstore
-from .fake_gemini import FakeGemini, Recorded, read_file, replace, run_shell_command, text, write_file
+from .fake_gemini import (
+    FakeGemini,
+    Recorded,
+    read_file,
+    replace,
+    run_shell_command,
+    text,
+    write_file,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -55,7 +68,8 @@ REPO = Path(__file__).resolve().parents[2]
 GEMINI_TIMEOUT = 90  # seconds; a scripted session takes 2-4 s
 CLI_TIMEOUT = 30
 LESSON_WAIT = 10  # Gemini CLI waits for its SessionEnd hook; this only absorbs a slow file system
-NO_LESSON_WAIT = 1  # how long a session without the SessionEnd hook is watched for a lesson all the same
+# how long a session without the SessionEnd hook is watched for a lesson all the same
+NO_LESSON_WAIT = 1
 MODEL = "gemini-2.5-flash"  # an explicit model: no router request before the first turn
 PROMPT = "Look at your memory, keep what you learn, then finish."
 RULE = "Always quote every path in a shell command."
@@ -66,21 +80,25 @@ EVENTS = ("SessionStart", "BeforeTool", "AfterTool", "SessionEnd")
 # of theirs on a tool the script never calls (so it never runs).
 FOREIGN_GENERAL = {"vimMode": True}
 FOREIGN_HOOK = {"matcher": "google_web_search",
-                "hooks": [{"name": "theirs", "type": "command", "command": "true", "timeout": 5000}]}
+                "hooks": [
+                    {"name": "theirs", "type": "command", "command": "true", "timeout": 5000}]}
 
 # ---------------------------------------------------------------- locating the programs
 
 
 def find_gemini() -> str:
-    """The Gemini CLI binary to drive; pytest.skip (pytest.fail under $CI) saying where we looked."""
+    """The Gemini CLI binary to drive; pytest.skip (pytest.fail under $CI) saying where we
+    looked."""
     local = REPO / ".gemini-bin" / "gemini"
     return find_binary(
-        "gemini", "GEMINI_BIN", [local], f"run `bash scripts/install_clients.sh` (installs {local})", label="Gemini CLI"
+        "gemini", "GEMINI_BIN", [local],
+        f"run `bash scripts/install_clients.sh` (installs {local})", label="Gemini CLI"
     )
 
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
-    """Only what the programs need: nothing of the caller's may steer Gemini CLI or memstore elsewhere."""
+    """Only what the programs need: nothing of the caller's may steer Gemini CLI or memstore
+    elsewhere."""
     return {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), **E2E_ENV, **extra}
 
 
@@ -121,7 +139,8 @@ class Person:
         )
         if check:
             command = " ".join(args)
-            assert proc.returncode == 0, f"memstore {command} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
+            assert proc.returncode == 0, (
+                f"memstore {command} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
         return proc
 
     def access_count(self, name: str) -> int:
@@ -140,26 +159,32 @@ class Person:
 
 
 def make_person(home: Path) -> Person:
-    """~/agents/me (init, two memories, rendered), ~/work/proj, and memstore wired into ~/.gemini."""
+    """~/agents/me (init, two memories, rendered), ~/work/proj, and memstore wired into
+    ~/.gemini."""
     home = home.resolve()
     root, work = home / "agents" / "me", home / "work" / "proj"
     work.mkdir(parents=True)
-    person = Person(home, root, work, home / ".gemini" / "settings.json", Markers(), find_memstore())
+    person = Person(home, root, work, home / ".gemini" / "settings.json", Markers(),
+                    find_memstore())
     m = person.markers
-    subprocess.run([person.memstore, "init", str(root), "--apply"], cwd=work, env=clean_env(home), check=True,
-                   capture_output=True, text=True, timeout=CLI_TIMEOUT, stdin=subprocess.DEVNULL)
+    subprocess.run([person.memstore, "init", str(root), "--apply"], cwd=work, env=clean_env(home),
+                   check=True, capture_output=True, text=True, timeout=CLI_TIMEOUT,
+                   stdin=subprocess.DEVNULL)
     identity = root / "identity.md"
     identity.write_text(identity.read_text(encoding="utf-8").replace(
         "- Name: (the agent chooses one)", f"- Name: Wren ({m.identity})"), encoding="utf-8")
-    assert m.identity in identity.read_text(encoding="utf-8"), "the identity template changed: fix make_person"
+    assert m.identity in identity.read_text(encoding="utf-8"), (
+        "the identity template changed: fix make_person")
     write(root, "memory/feedback_x.md", memory(
-        "feedback_x", f"Always run the e2e test before merging ({m.hot})", f"The real binary found it. {m.body_x}",
-        importance=5))
+        "feedback_x", f"Always run the e2e test before merging ({m.hot})",
+        f"The real binary found it. {m.body_x}", importance=5))
     write(root, "memory/feedback_y.md", memory(
-        "feedback_y", "Prefer small commits over large ones", f"Small diffs review faster. {m.body_y}"))
+        "feedback_y", "Prefer small commits over large ones",
+        f"Small diffs review faster. {m.body_y}"))
     person.run("sync")
     person.run("render")
-    assert m.hot in (root / "memory" / "MEMORY.md").read_text(encoding="utf-8"), "render left feedback_x out"
+    assert m.hot in (root / "memory" / "MEMORY.md").read_text(encoding="utf-8"), (
+        "render left feedback_x out")
     for name in ("feedback_x", "feedback_y"):
         assert person.access_count(name) == 0, f"{name} starts read"
 
@@ -173,15 +198,17 @@ def make_person(home: Path) -> Person:
     data = person.read_settings()
     for event in EVENTS:
         assert person.ours(data, event), f"install registered no memstore {event} hook:\n{data}"
-    assert str(root / "memory") in data["context"]["includeDirectories"], data  # memory/ alone is the agent's
+    # memory/ alone is the agent's
+    assert str(root / "memory") in data["context"]["includeDirectories"], data
     assert_foreign_kept(data)
     verified = person.run("verify", "--client", "gemini", "--json", check=False)
     failed = [c for c in json.loads(verified.stdout) if not c["ok"]]
-    assert verified.returncode == 0 and not failed, f"verify --client gemini failed: {failed}\n{verified.stderr}"
+    assert verified.returncode == 0 and not failed, (
+        f"verify --client gemini failed: {failed}\n{verified.stderr}")
     for name in ("feedback_x", "feedback_y"):
         assert person.access_count(name) == 0, f"verify's probe reinforced {name}"
-    # memstore gives Gemini memory/ alone, so Gemini's own workspace check would already stop the write to
-    # identity.md; the whole root is added here by hand, so that what stops it below is memstore's hook
+    # memstore gives Gemini memory/ alone, so Gemini's own workspace check would already stop the
+    # write to identity.md; the whole root is added here by hand, so memstore's hook stops it below
     data["context"]["includeDirectories"].append(str(root))
     person.write_settings(data)
     return person
@@ -213,13 +240,15 @@ class Session:
 
     def tool_errors(self, tool: str) -> list[str]:
         """The errors the model was given for calls of `tool`, from the last request's history."""
-        return [str(response.get("error")) for name, response in function_responses(self.main[-1].body)
+        return [str(response.get("error"))
+                for name, response in function_responses(self.main[-1].body)
                 if name == tool and "error" in response]
 
 
 def lessons_of(root: Path) -> list[str]:
     folder = root / "memory" / "short-term"
-    texts = [p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.md"))] if folder.is_dir() else []
+    texts = ([p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.md"))] if folder.is_dir()
+             else [])
     return [t for t in texts if "kind: lesson" in t]
 
 
@@ -229,7 +258,8 @@ def run_session(person: Person, gemini: str, *, wait_for_lesson: bool) -> Sessio
     identity_before = identity.read_bytes()
     memory_md = (root / "memory" / "MEMORY.md").read_text(encoding="utf-8")
     assert not lessons_of(root), "a lesson exists before the session"
-    new_memory = memory("feedback_new", "Check the hooks end to end", f"Written by the scripted session. {m.new}")
+    new_memory = memory("feedback_new", "Check the hooks end to end",
+                        f"Written by the scripted session. {m.new}")
     steps = [
         [text("Reading my notes first."), read_file(str(root / "memory" / "feedback_x.md"))],
         [run_shell_command(f"cat {root / 'memory' / 'feedback_y.md'}", description="Read a note")],
@@ -246,8 +276,9 @@ def run_session(person: Person, gemini: str, *, wait_for_lesson: bool) -> Sessio
             proc = subprocess.run(command, cwd=person.work, env=env, capture_output=True, text=True,
                                   timeout=GEMINI_TIMEOUT, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired as exc:
-            pytest.fail(f"gemini did not finish within {GEMINI_TIMEOUT}s\n--- stdout ---\n{exc.stdout!r}\n"
-                        f"--- stderr ---\n{exc.stderr!r}\n--- requests ---\n{fake.summary()}")
+            pytest.fail(
+                f"gemini did not finish within {GEMINI_TIMEOUT}s\n--- stdout ---\n{exc.stdout!r}\n"
+                f"--- stderr ---\n{exc.stderr!r}\n--- requests ---\n{fake.summary()}")
         seconds = time.monotonic() - t0
         main, summary = fake.main_requests, fake.summary()
     exited = time.monotonic()
@@ -256,13 +287,13 @@ def run_session(person: Person, gemini: str, *, wait_for_lesson: bool) -> Sessio
     while (not lessons or not wait_for_lesson) and time.monotonic() < deadline:
         time.sleep(0.2)
         lessons = lessons_of(root)
-    session = Session(proc, main, summary, seconds, identity_before, identity.read_bytes(), memory_md, lessons,
-                      time.monotonic() - exited)
+    session = Session(proc, main, summary, seconds, identity_before, identity.read_bytes(),
+                      memory_md, lessons, time.monotonic() - exited)
     try:
         assert proc.returncode == 0, "gemini exited non-zero"
         assert json.loads(proc.stdout)["response"].strip().endswith(RULE)
         assert len(main) == len(steps), f"expected {len(steps)} model turns, saw {len(main)}"
-        # the workspace reaches the root in every variant: what differs below is the hooks' doing alone
+        # the workspace reaches the root in every variant: only the hooks make what differs below
         for tool in ("read_file", "run_shell_command", "write_file"):
             assert not session.tool_errors(tool), f"{tool} failed: {session.tool_errors(tool)}"
         outputs = dict(function_responses(main[-1].body))
@@ -328,15 +359,18 @@ def check_session_start(person: Person, session: Session, *, hooked: bool) -> No
     """identity.md and MEMORY.md in the first request: only SessionStart's context carries them."""
     m, first = person.markers, session.first_text()
     identity = session.identity_before.decode("utf-8")
-    # the hook's context, as Gemini CLI wraps it into the prompt (the system instruction only names the tag)
-    hook_context = "\n".join(HOOK_CONTEXT.findall(request_text({"contents": session.main[0].body["contents"][:1]})))
+    # hook context as Gemini CLI puts it in the prompt (the system instruction only names the tag)
+    hook_context = "\n".join(
+        HOOK_CONTEXT.findall(request_text({"contents": session.main[0].body["contents"][:1]})))
     if hooked:
         assert m.identity in first, "identity.md missing from the first request"
         assert identity.strip() in hook_context, "identity.md did not arrive whole"
-        assert m.hot in hook_context, "MEMORY.md's row for feedback_x missing from the first request"
+        assert m.hot in hook_context, (
+            "MEMORY.md's row for feedback_x missing from the first request")
         assert session.memory_md.strip() in hook_context, "MEMORY.md did not arrive whole"
     else:  # Gemini CLI lists the root's file tree, never these files' text
-        assert m.identity not in first, "identity.md reached the model without the SessionStart hook"
+        assert m.identity not in first, (
+            "identity.md reached the model without the SessionStart hook")
         assert m.hot not in first, "MEMORY.md reached the model without the SessionStart hook"
         assert not hook_context, hook_context
     assert m.hot in session.memory_md
@@ -346,16 +380,20 @@ def check_before_tool(person: Person, session: Session, *, hooked: bool) -> None
     """The replace on identity.md: refused and the file unchanged, only by the BeforeTool hook."""
     errors = session.tool_errors("replace")
     if hooked:
-        assert session.identity_after == session.identity_before, "identity.md was changed despite the hook"
-        assert len(errors) == 1 and errors[0].startswith("Tool execution blocked: memstore:"), errors
+        assert session.identity_after == session.identity_before, (
+            "identity.md was changed despite the hook")
+        assert (len(errors) == 1
+                and errors[0].startswith("Tool execution blocked: memstore:")), errors
         assert "identity.md" in errors[0], errors
     else:
-        assert person.markers.hijack in session.identity_after.decode("utf-8"), "identity.md unchanged without a hook"
+        assert person.markers.hijack in session.identity_after.decode("utf-8"), (
+            "identity.md unchanged without a hook")
         assert not errors, errors
 
 
 def check_after_tool(person: Person, session: Session, *, hooked: bool) -> None:
-    """Reads reinforced (read_file and the shell's cat) and the memory write journaled: only AfterTool does it."""
+    """Reads reinforced (read_file and the shell's cat) and the memory write journaled: only
+    AfterTool does it."""
     session_id = json.loads(session.proc.stdout)["session_id"]
     events = journal(person.root)
     seen = {(e.get("path"), e.get("tool")) for e in events if e.get("session") == session_id}
@@ -369,12 +407,14 @@ def check_after_tool(person: Person, session: Session, *, hooked: bool) -> None:
     else:
         assert not events, f"journal lines without the AfterTool hook: {events}"
         assert counts == {"feedback_x": 0, "feedback_y": 0}, counts
-    shown = json.loads(person.run("show", "feedback_new", "--json").stdout)  # the write is a memory either way
+    # the write is a memory either way
+    shown = json.loads(person.run("show", "feedback_new", "--json").stdout)
     assert shown["name"] == "feedback_new", shown
 
 
 def check_session_end(person: Person, session: Session, *, hooked: bool) -> None:
-    """The final answer's rule kept as a lesson in memory/short-term: only the SessionEnd debrief writes it."""
+    """The final answer's rule kept as a lesson in memory/short-term: only the SessionEnd debrief
+    writes it."""
     if hooked:
         assert len(session.lessons) == 1 and RULE in session.lessons[0], session.lessons
         assert "All done with the scripted session" not in session.lessons[0], session.lessons[0]
@@ -402,9 +442,10 @@ def test_gemini_session_with_memstore_hooks(private_home: Path) -> None:
     """The whole loop through the real binary. Catches: identity or the index missing from the
     first request (SessionStart context lost, or put where Gemini CLI ignores it), a read through
     read_file or the shell not reinforced (payload paths, shell parsing, the AfterTool adapter), a
-    write to identity.md let through (BeforeTool answer shape or the refusal), a memory write blocked
-    or not seen, no lesson at session end (transcript parsing, the debrief), and install or verify
-    not matching what the binary needs (hooks, matchers, includeDirectories, foreign settings)."""
+    write to identity.md let through (BeforeTool answer shape or the refusal), a memory write
+    blocked or not seen, no lesson at session end (transcript parsing, the debrief), and install or
+    verify not matching what the binary needs (hooks, matchers, includeDirectories, foreign
+    settings)."""
     gemini = find_gemini()
     started = time.monotonic()
     person = make_person(private_home)
@@ -412,8 +453,8 @@ def test_gemini_session_with_memstore_hooks(private_home: Path) -> None:
     check_all(person, session, set(EVENTS))
     hook_log = person.root / "runtime" / "state" / "hook-errors.log"
     assert not hook_log.exists(), hook_log.read_text()
-    print(f"gemini session {session.seconds:.1f}s (lesson seen {session.lesson_after:.1f}s after exit), "
-          f"test {time.monotonic() - started:.1f}s")
+    print(f"gemini session {session.seconds:.1f}s (lesson seen {session.lesson_after:.1f}s after "
+          f"exit), test {time.monotonic() - started:.1f}s")
 
 
 def test_gemini_session_with_memstore_uninstalled(private_home: Path) -> None:
@@ -428,7 +469,8 @@ def test_gemini_session_with_memstore_uninstalled(private_home: Path) -> None:
     data = person.read_settings()
     for event in EVENTS:
         assert not person.ours(data, event), f"uninstall left the {event} hook:\n{data}"
-    assert str(person.root / "memory") not in json.dumps(data["context"].get("includeDirectories", [])), data
+    assert str(person.root / "memory") not in json.dumps(
+        data["context"].get("includeDirectories", [])), data
     assert_foreign_kept(data)
     verified = person.run("verify", "--client", "gemini", "--json", check=False)
     assert verified.returncode != 0, "verify passed with no hooks installed"
@@ -442,7 +484,8 @@ def test_gemini_session_with_memstore_uninstalled(private_home: Path) -> None:
 def test_gemini_session_with_one_hook_removed(private_home: Path, removed: str) -> None:
     """The same session with one of memstore's four hooks deleted from settings.json: exactly that
     hook's effect disappears and the other three still hold. Catches an effect credited to the wrong
-    hook (e.g. the debrief reinforcing reads, or AfterTool undoing a write BeforeTool let through)."""
+    hook (e.g. the debrief reinforcing reads, or AfterTool undoing a write BeforeTool let
+    through)."""
     gemini = find_gemini()
     person = make_person(private_home)
     data = person.read_settings()

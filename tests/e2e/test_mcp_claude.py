@@ -29,8 +29,8 @@ def test_claude_code_reads_a_memory_through_the_mcp_server(tmp_path: Path) -> No
     env = clean_env(HOME=str(home))
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([memstore, "--root", str(project), *args], cwd=project, env=env, capture_output=True,
-                              text=True, timeout=CLI_TIMEOUT)
+        proc = subprocess.run([memstore, "--root", str(project), *args], cwd=project, env=env,
+                              capture_output=True, text=True, timeout=CLI_TIMEOUT)
         assert proc.returncode == 0, f"memstore {' '.join(args)}: {proc.stdout}\n{proc.stderr}"
         return proc
 
@@ -44,11 +44,13 @@ def test_claude_code_reads_a_memory_through_the_mcp_server(tmp_path: Path) -> No
         [text("Read it through MCP.")],
     ]
     with FakeAnthropic(steps) as fake:
-        session_env = clean_env(HOME=str(home), ANTHROPIC_API_KEY="sk-ant-e2e-fake", ANTHROPIC_BASE_URL=fake.url,
+        session_env = clean_env(HOME=str(home), ANTHROPIC_API_KEY="sk-ant-e2e-fake",
+                                ANTHROPIC_BASE_URL=fake.url,
                                 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
-        proc = subprocess.run([claude, "-p", "Read feedback_x from memory.", "--output-format", "json"], cwd=project,
-                              env=session_env, capture_output=True, text=True, timeout=CLAUDE_TIMEOUT,
-                              stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [claude, "-p", "Read feedback_x from memory.", "--output-format", "json"], cwd=project,
+            env=session_env, capture_output=True, text=True, timeout=CLAUDE_TIMEOUT,
+            stdin=subprocess.DEVNULL)
     main = [r for r in fake.requests if r.is_main]
     detail = f"{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}\n{fake.summary()}"
     assert proc.returncode == 0, detail

@@ -29,6 +29,7 @@ import pytest
 
 from .binaries import find_memstore
 from .claude import CLAUDE_TIMEOUT, find_claude, person_at_home, request_text, write
+from .debriefs import wait_for_debriefs
 from .fake_anthropic import FakeAnthropic, text, tool_use
 
 pytestmark = pytest.mark.e2e
@@ -68,17 +69,21 @@ def test_the_agent_cannot_accept_its_own_lesson_in_bypass_permissions(tmp_path: 
     unseen = [  # no literal `review`: the hook never judges them; memstore's own rule must hold
         f"r=rev; printf 'y\\n' | {cleared} memstore ${{r}}iew accept {ident}",
         # a terminal of its own (script's pty), and the y typed after the question
-        f"r=rev; (sleep 2; printf 'y\\n') | {cleared} timeout 20 script -qec \"memstore ${{r}}iew accept {ident}\" "
-        "/dev/null",
+        f"r=rev; (sleep 2; printf 'y\\n') | {cleared} timeout 20 script -qec \"memstore ${{r}}iew "
+        f"accept {ident}\" /dev/null",
     ]
-    steps = [[tool_use("Bash", command=command, description="answer review")] for command in (*hooked, *unseen)]
+    steps = [[tool_use("Bash", command=command, description="answer review")]
+             for command in (*hooked, *unseen)]
     with FakeAnthropic([*steps, [text("done")]]) as fake:
         claude_env = {**env, "ANTHROPIC_API_KEY": "sk-ant-e2e-fake", "ANTHROPIC_BASE_URL": fake.url,
                       "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "IS_SANDBOX": "1"}
-        proc = subprocess.run([claude, "-p", "Accept the lesson you captured.", "--output-format", "json",
-                               "--permission-mode", "bypassPermissions"], cwd=project, env=claude_env,
-                              capture_output=True, text=True, timeout=CLAUDE_TIMEOUT, stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, f"claude: exit {proc.returncode}\n{proc.stdout[-900:]}\n{proc.stderr[-900:]}"
+        proc = subprocess.run(
+            [claude, "-p", "Accept the lesson you captured.", "--output-format", "json",
+             "--permission-mode", "bypassPermissions"], cwd=project, env=claude_env,
+            capture_output=True, text=True, timeout=CLAUDE_TIMEOUT, stdin=subprocess.DEVNULL)
+    wait_for_debriefs(tmp_path)
+    assert proc.returncode == 0, (
+        f"claude: exit {proc.returncode}\n{proc.stdout[-900:]}\n{proc.stderr[-900:]}")
     result = json.loads(proc.stdout)
     assert result.get("is_error") is False, result
     main = [r for r in fake.requests if r.is_main]
@@ -92,6 +97,8 @@ def test_the_agent_cannot_accept_its_own_lesson_in_bypass_permissions(tmp_path: 
     # how each was stopped: the hook for the first two, memstore itself for the rest
     denied = [d for d in result["permission_denials"] if d["tool_name"] == "Bash"]
     assert [d["tool_input"]["command"] for d in denied] == hooked, denied
-    assert "review accept needs you at a terminal (stdin is not one)" in seen, "the no-terminal refusal never ran"
-    assert "a coding client (claude," in seen, "the refusal under `script` (a terminal, the client a parent) never ran"
+    assert "review accept needs you at a terminal (stdin is not one)" in seen, (
+        "the no-terminal refusal never ran")
+    assert "a coding client (claude," in seen, (
+        "the refusal under `script` (a terminal, the client a parent) never ran")
     assert "accepted lesson" not in seen

@@ -38,7 +38,16 @@ from tests.helpers import git
 from tests.ptyrun import run_in_pty
 
 from .binaries import find_memstore
-from .claude import CLAUDE_TIMEOUT, CLI_TIMEOUT, after_result, find_claude, person_at_home, request_text, write
+from .claude import (
+    CLAUDE_TIMEOUT,
+    CLI_TIMEOUT,
+    after_result,
+    find_claude,
+    person_at_home,
+    request_text,
+    write,
+)
+from .debriefs import wait_for_debriefs
 from .fake_anthropic import FakeAnthropic, text, tool_use
 
 pytestmark = pytest.mark.e2e
@@ -59,7 +68,8 @@ class Person:
 
     def at_terminal(self, *args: str) -> str:
         """`memstore --root ROOT ARGS` in a pty, the person typing y: must succeed."""
-        done = run_in_pty([self.memstore, "--root", str(self.root), *args], ["y"], env=self.env, cwd=self.project)
+        done = run_in_pty([self.memstore, "--root", str(self.root), *args], ["y"], env=self.env,
+                          cwd=self.project)
         assert done.exit_code == 0 and done.asked == 1, \
             f"memstore {' '.join(args)}: exit {done.exit_code}\n{done.output}"
         return done.output
@@ -69,15 +79,18 @@ class Person:
         return {row["path"]: row for row in json.loads(self.ms("list", "--json").stdout)}
 
     def journal(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for path in sorted((self.root / "runtime" / "journal").glob("*.jsonl"))
+        return [json.loads(line)
+                for path in sorted((self.root / "runtime" / "journal").glob("*.jsonl"))
                 for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def person(tmp_path: Path, who: str, memstore: str) -> Person:
-    """A person at home (person_at_home) with their own git identity and memstore on the agent's PATH."""
+    """A person at home (person_at_home) with their own git identity and memstore on the agent's
+    PATH."""
     path = f"{Path(memstore).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     ident = {f"GIT_{role}_{field}": value for role in ("AUTHOR", "COMMITTER")
-             for field, value in (("NAME", f"Person {who.upper()}"), ("EMAIL", f"{who}@example.com"))}
+             for field, value in (("NAME", f"Person {who.upper()}"),
+                                  ("EMAIL", f"{who}@example.com"))}
     home, root, project, env, ms = person_at_home(tmp_path / who, memstore, PATH=path, **ident)
     return Person(home, root, project, env, ms, memstore)
 
@@ -93,16 +106,20 @@ def test_a_team_memory_from_share_to_bs_session(tmp_path: Path) -> None:
     from memstore.life.provenance import parents
 
     among = client_among(parents())
-    if among is not None:  # every command this run starts is refused by design then, terminal or not
-        pytest.skip(f"this test run is inside a coding client ({among[0]}): memstore refuses team add there")
+    # every command this run starts is refused by design then, terminal or not
+    if among is not None:
+        pytest.skip(f"this test run is inside a coding client ({among[0]}): memstore "
+                    "refuses team add there")
     tag = uuid.uuid4().hex[:10]
-    lens_marker, summary = f"TEAMLENS-{tag}", f"Vendor X returns 200 on errors: check the body ({tag})"
+    lens_marker, summary = (f"TEAMLENS-{tag}",
+                            f"Vendor X returns 200 on errors: check the body ({tag})")
     a, b = person(tmp_path, "a", memstore), person(tmp_path, "b", memstore)
 
     # ---- the team's repository: laid out, one lens, a bare remote
     seed, bare = tmp_path / "seed", tmp_path / "acme.git"
-    made = subprocess.run([memstore, "team", "init", str(seed)], env=a.env, cwd=tmp_path, capture_output=True,
-                          text=True, timeout=CLI_TIMEOUT, stdin=subprocess.DEVNULL)
+    made = subprocess.run([memstore, "team", "init", str(seed)], env=a.env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=CLI_TIMEOUT,
+                          stdin=subprocess.DEVNULL)
     assert made.returncode == 0, made.stdout + made.stderr
     write(seed / "lenses" / "team-shell.md",
           f"---\nname: team-shell\ntype: lens\ntrigger:\n  tool_match: \"^Bash$\"\n---\n\n"
@@ -159,27 +176,33 @@ def test_a_team_memory_from_share_to_bs_session(tmp_path: Path) -> None:
     sneaky = b.root / "teams" / TEAM / "memory" / "feedback_agent-wrote.md"
     by_shell = b.root / "teams" / TEAM / "memory" / "feedback_shell-wrote.md"
     hooked = f"memstore share b-own --team {TEAM}"
-    unseen = f"s=sha; memstore ${{s}}re feedback_b-own --team {TEAM}"  # no literal `share`: the CLI must refuse
+    # no literal `share`: the CLI must refuse
+    unseen = f"s=sha; memstore ${{s}}re feedback_b-own --team {TEAM}"
     steps = [
         [tool_use("Read", file_path=str(team_file))],
         [tool_use("Bash", command="echo hi", description="Say hi")],
         [tool_use("Write", file_path=str(sneaky),
-                  content="---\nname: feedback_agent-wrote\ntype: feedback\nsummary: planted\n---\nplanted\n")],
+                  content="---\nname: feedback_agent-wrote\ntype: feedback\n"
+                          "summary: planted\n---\nplanted\n")],
         [tool_use("Bash", command=f"printf planted > {by_shell}", description="plant")],
         [tool_use("Bash", command=hooked, description="share")],
         [tool_use("Bash", command=unseen, description="share again")],
         [text("done")],
     ]
-    read_id, bash_id, write_id, plant_id, hooked_id, unseen_id = (f"toolu_e2e_{n:02d}_0" for n in range(6))
+    read_id, bash_id, write_id, plant_id, hooked_id, unseen_id = (
+        f"toolu_e2e_{n:02d}_0" for n in range(6))
     with FakeAnthropic(steps) as fake:
         env = {**b.env, "ANTHROPIC_API_KEY": "sk-ant-e2e-fake", "ANTHROPIC_BASE_URL": fake.url,
                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "IS_SANDBOX": "1"}
         t0 = time.monotonic()
         proc = subprocess.run([claude, "-p", "Use what the team knows.", "--output-format", "json",
                                "--permission-mode", "bypassPermissions"], cwd=b.project, env=env,
-                              capture_output=True, text=True, timeout=CLAUDE_TIMEOUT, stdin=subprocess.DEVNULL)
+                              capture_output=True, text=True, timeout=CLAUDE_TIMEOUT,
+                              stdin=subprocess.DEVNULL)
         session_seconds = time.monotonic() - t0
-    assert proc.returncode == 0, f"claude: exit {proc.returncode}\n{proc.stdout[-900:]}\n{proc.stderr[-900:]}"
+        wait_for_debriefs(tmp_path)
+    assert proc.returncode == 0, (
+        f"claude: exit {proc.returncode}\n{proc.stdout[-900:]}\n{proc.stderr[-900:]}")
     result = json.loads(proc.stdout)
     assert result.get("is_error") is False, result
     main = [r for r in fake.requests if r.is_main]
@@ -200,24 +223,28 @@ def test_a_team_memory_from_share_to_bs_session(tmp_path: Path) -> None:
 
     # the team's lens fired on B's first Bash
     assert lens_marker in after_result(messages, bash_id), "the team lens did not fire on Bash"
-    assert lens_marker not in "\n".join(request_text(r.body) for r in main[:2]), "the lens text came before the Bash"
+    assert lens_marker not in "\n".join(request_text(r.body) for r in main[:2]), (
+        "the lens text came before the Bash")
 
-    # the agent's Write under teams/ was denied (Claude Code's deny rules install wrote from memstore's
-    # table, else the hook), its shell write by the hook; no file came
+    # the agent's Write under teams/ was denied (Claude Code's deny rules install wrote from
+    # memstore's table, else the hook), its shell write by the hook; no file came
     denied = [(d["tool_name"], d["tool_input"].get("file_path") or d["tool_input"].get("command"))
               for d in result["permission_denials"]]
     assert ("Write", str(sneaky)) in denied, denied
     refused = after_result(messages, write_id)
-    assert "denied by your permission settings" in refused or "is not the agent's to change" in refused, refused
+    assert ("denied by your permission settings" in refused
+            or "is not the agent's to change" in refused), refused
     assert ("Bash", f"printf planted > {by_shell}") in denied, denied
-    assert "is not the agent's to change" in after_result(messages, plant_id), after_result(messages, plant_id)
+    assert "is not the agent's to change" in after_result(messages, plant_id), (
+        after_result(messages, plant_id))
     assert not sneaky.exists() and not by_shell.exists(), "the agent wrote into the team's clone"
-    # its `memstore share`: the hook refused the literal one, memstore itself the one spelled past the hook
+    # its `memstore share`: the hook refused the literal one, memstore the one spelled past the hook
     assert ("Bash", hooked) in denied, denied
     assert "sharing with a team" in after_result(messages, hooked_id)
-    assert ("Bash", unseen) not in denied, "the hook saw through ${s}re: the CLI's refusal is then untested"
-    assert "proposing a change to a team needs you at a terminal" in after_result(messages, unseen_id), \
-        after_result(messages, unseen_id)
+    assert ("Bash", unseen) not in denied, (
+        "the hook saw through ${s}re: the CLI's refusal is then untested")
+    assert ("proposing a change to a team needs you at a terminal"
+            in after_result(messages, unseen_id)), after_result(messages, unseen_id)
     assert branches(bare, b.env) == bare_branches, "the agent's share pushed a branch"
 
     # B's clone holds the team's text only: nothing rewrote it, not the session, flush or tick
@@ -229,5 +256,6 @@ def test_a_team_memory_from_share_to_bs_session(tmp_path: Path) -> None:
             b.ms("tick")
         status = git(Path(clone), "status", "--porcelain", "--untracked-files=all", env=b.env)
         assert status == "", f"after {step}, B's team clone changed:\n{status}"
-    assert b.listed()[team_rel]["access_count"] >= 1, "the reinforcement did not survive flush and tick"
+    assert b.listed()[team_rel]["access_count"] >= 1, (
+        "the reinforcement did not survive flush and tick")
     print(f"team e2e: session {session_seconds:.1f}s, test {time.monotonic() - started:.1f}s")

@@ -76,12 +76,14 @@ def cli_argv(root: Path, *args: str) -> list[str]:
 def cli(
     root: Path, *args: str, now: dt.datetime | str = BASE, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cli_argv(root, *args), env=env_for(now), capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(cli_argv(root, *args), env=env_for(now), capture_output=True, text=True,
+                          timeout=timeout)
 
 
 def cli_ok(root: Path, *args: str, now: dt.datetime | str = BASE, timeout: float = 120) -> str:
     done = cli(root, *args, now=now, timeout=timeout)
-    assert done.returncode == 0, f"memstore {' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    assert done.returncode == 0, (
+        f"memstore {' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
     return done.stdout
 
 
@@ -146,7 +148,8 @@ def policy_table(db: Path) -> dict[str, tuple[object, ...]]:
     conn = open_db(db)
     try:
         rows = conn.execute(
-            "SELECT path, access_count, round(stability, 6), last_accessed, last_reinforced, touches FROM policy"
+            "SELECT path, access_count, round(stability, 6), last_accessed, last_reinforced, "
+            "touches FROM policy"
         ).fetchall()
     finally:
         conn.close()
@@ -162,12 +165,13 @@ def event_ids(db: Path) -> set[str]:
 
 
 def checkpoints(db: Path) -> dict[str, tuple[object, ...]]:
-    """Each T2 file's starting point as the mirror parsed it: its policy fields and its policy_base."""
+    """Each T2 file's starting point as the mirror parsed it: its policy fields and its
+    policy_base."""
     conn = open_db(db)
     try:
         rows = conn.execute(
-            "SELECT path, fm_access_count, fm_stability, fm_last_accessed, fm_last_reinforced, fm_base FROM files "
-            "WHERE kind = 't2'"
+            "SELECT path, fm_access_count, fm_stability, fm_last_accessed, fm_last_reinforced, "
+            "fm_base FROM files WHERE kind = 't2'"
         ).fetchall()
     finally:
         conn.close()
@@ -218,8 +222,8 @@ def replay(checkpoint: Table, events: Iterable[dict[str, str]]) -> Table:
             count, stability = int(b_count), float(b_stability)
             reinforced = None if b_reinforced == "-" else b_reinforced
             last = None if through == "-" else through
-            state = baseline(count, stability, parse_when(None if b_last == "-" else b_last), parse_when(reinforced),
-                             config)
+            state = baseline(count, stability, parse_when(None if b_last == "-" else b_last),
+                             parse_when(reinforced), config)
         else:
             state = baseline(count, stability, parse_when(last), parse_when(reinforced), config)
         applied = 0
@@ -238,7 +242,8 @@ def replay(checkpoint: Table, events: Iterable[dict[str, str]]) -> Table:
     return out
 
 
-def diff_tables(a: dict[str, tuple[object, ...]], b: dict[str, tuple[object, ...]], limit: int = 8) -> str:
+def diff_tables(
+        a: dict[str, tuple[object, ...]], b: dict[str, tuple[object, ...]], limit: int = 8) -> str:
     lines = []
     for key in sorted(set(a) | set(b)):
         if a.get(key) != b.get(key):
@@ -280,7 +285,8 @@ class IndexShape:
         conn = open_db(db)
         conn.row_factory = sqlite3.Row
         try:
-            rows = conn.execute("SELECT path, row_text, pin, status FROM files WHERE kind = 't2'").fetchall()
+            rows = conn.execute(
+                "SELECT path, row_text, pin, status FROM files WHERE kind = 't2'").fetchall()
         finally:
             conn.close()
         self.full: dict[str, str] = {}
@@ -310,13 +316,15 @@ class IndexShape:
         if not text.endswith("\n"):
             return [f"does not end with a newline (ends {text[-60:]!r})"]
         out = []
-        if len(text.splitlines()) > self.config.index_max_lines or len(raw) > self.config.index_max_bytes:
+        if (len(text.splitlines()) > self.config.index_max_lines
+            or len(raw) > self.config.index_max_bytes):
             out.append("over the index guard")
         lines = text[len(self.header) :].split("\n")[:-1]
         sections: dict[str, list[str]] = {}
         i = 0
         while i < len(lines):
-            if lines[i] != "" or i + 2 >= len(lines) or not lines[i + 1].startswith("## ") or lines[i + 2] != "":
+            if (lines[i] != "" or i + 2 >= len(lines) or not lines[i + 1].startswith("## ")
+                or lines[i + 2] != ""):
                 return [*out, f"unexpected line {i} after the header: {lines[i][:80]!r}"]
             title = lines[i + 1][3:]
             if title not in ("Hot", "New", "Cold") or title in sections:
@@ -349,10 +357,12 @@ class IndexShape:
                     out.append(f"{name} has two rows")
                 seen.add(name)
         hot = sections.get("Hot", [])
-        missing_pins = self.pinned - {r[3 : r.index("]")] for r in hot if r.startswith("- [") and "]" in r}
+        missing_pins = self.pinned - {r[3 : r.index("]")] for r in hot
+                                      if r.startswith("- [") and "]" in r}
         if missing_pins:
             out.append(f"pinned files not in Hot: {sorted(missing_pins)}")
-        budgets = {"Hot": self.config.hot_budget, "New": self.config.new_budget, "Cold": self.config.cold_budget}
+        budgets = {"Hot": self.config.hot_budget, "New": self.config.new_budget,
+                   "Cold": self.config.cold_budget}
         for title, rows in sections.items():
             used = sum(len(r) + 1 for r in rows)
             unpinned = sum(len(r) + 1 for r in rows if r[3 : r.find("]")] not in self.pinned)
@@ -369,12 +379,14 @@ class IndexShape:
 
 
 _POLICY_LINE = re.compile(
-    r"^(access_count|last_accessed|last_reinforced|stability|policy_base)[ \t]*:[ \t]*(.*?)[ \t]*(#.*)?$"
+    r"^(access_count|last_accessed|last_reinforced|stability|policy_base)"
+    r"[ \t]*:[ \t]*(.*?)[ \t]*(#.*)?$"
 )
 _STAMP_OR_DASH = r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z|-)"
 _VALUE = {
     # the starting state a first flush appends (memstore.core.policy): quoted, five fields
-    "policy_base": re.compile(rf'^"\d+ \d+(\.\d+)? {_STAMP_OR_DASH} {_STAMP_OR_DASH} {_STAMP_OR_DASH}"$'),
+    "policy_base": re.compile(
+        rf'^"\d+ \d+(\.\d+)? {_STAMP_OR_DASH} {_STAMP_OR_DASH} {_STAMP_OR_DASH}"$'),
     "access_count": re.compile(r"^\d+$"),
     "stability": re.compile(r"^\d+(\.\d+)?$"),
     "last_accessed": re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)?$"),
@@ -418,7 +430,8 @@ def policy_only_diff(before: bytes, after: bytes) -> list[str]:
         ma = _POLICY_LINE.match(la) if la is not None else None
         if ma and mb and ma.group(1) == mb.group(1):
             if (ma.group(3) or "") != (mb.group(3) or ""):
-                problems.append(f"line {ia + 1}: the comment of {ma.group(1)} changed: {la!r} became {lb!r}")
+                problems.append(
+                    f"line {ia + 1}: the comment of {ma.group(1)} changed: {la!r} became {lb!r}")
                 break
             ia += 1
             ib += 1  # same key, same comment: only the value moved

@@ -94,7 +94,8 @@ def render_watch(root: Path):
 
 
 def files_watch(folder: Path, files: list[Path]):
-    """Changes when the folder's entries change (a temp file, a rename) or one of `files` is written."""
+    """Changes when the folder's entries change (a temp file, a rename) or one of `files` is
+    written."""
 
     def signature() -> object:
         out = []
@@ -121,7 +122,8 @@ def test_kill_render_at_random_moments(tmp_path: Path) -> None:
     s.cli_ok(root, "rebuild", now=clock)
     s.cli_ok(root, "render", now=clock)
     def having(pattern: str) -> list[Path]:
-        found = sorted(p for p in s.t2_files(root) if re.search(pattern, p.read_text(errors="replace")))
+        found = sorted(p for p in s.t2_files(root)
+                       if re.search(pattern, p.read_text(errors="replace")))
         assert found, f"the corpus has no file matching {pattern}"
         return found
 
@@ -144,7 +146,8 @@ def test_kill_render_at_random_moments(tmp_path: Path) -> None:
             target = rng.choice(files)
             text = target.read_bytes().decode("utf-8")
             value = f"Trial {trial} edit {rng.random():.6f}"
-            target.write_bytes(re.sub(rf"(?m)^{key}: [^\r\n]*", f"{key}: {value}", text, count=1).encode("utf-8"))
+            target.write_bytes(
+                re.sub(rf"(?m)^{key}: [^\r\n]*", f"{key}: {value}", text, count=1).encode("utf-8"))
         old = derived(root)
         memory_before = s.memory_snapshot(root)
 
@@ -153,7 +156,8 @@ def test_kill_render_at_random_moments(tmp_path: Path) -> None:
         full = s.timed(lambda c=copy: s.cli_ok(c, "render", now=clock))  # noqa: B023
         new = derived(copy)
         shutil.rmtree(copy)
-        assert all(new[n] is not None and new[n] != old[n] for n in s.DERIVED), f"no new version to race {where}"
+        assert all(new[n] is not None and new[n] != old[n] for n in s.DERIVED), (
+            f"no new version to race {where}")
 
         how, delay, status = s.kill_at_random(
             s.cli_argv(root, "render"), s.env_for(clock), rng, full, watch=render_watch(root)
@@ -168,20 +172,24 @@ def test_kill_render_at_random_moments(tmp_path: Path) -> None:
             else:
                 size = None if got[name] is None else len(got[name])  # type: ignore[arg-type]
                 raise AssertionError(
-                    f"{name} is neither the old nor the new version after a kill ({how} at {delay * 1000:.0f} ms, "
-                    f"{size} bytes; old {len(old[name] or b'')}, new {len(new[name] or b'')}) {where}"
+                    f"{name} is neither the old nor the new version after a kill ({how} at "
+                    f"{delay * 1000:.0f} ms, {size} bytes; old {len(old[name] or b'')}, new "
+                    f"{len(new[name] or b'')}) {where}"
                 )
-        assert s.memory_snapshot(root) == memory_before, f"a killed render changed a memory file {where}"
+        assert s.memory_snapshot(root) == memory_before, (
+            f"a killed render changed a memory file {where}")
         strays = s.stray_temp_files(root)
         outcomes[f"{'killed' if status == -9 else 'finished'}/{how}: {'+'.join(versions)}"
                  f"{' +tmp' if strays else ''}"] += 1
 
         s.cli_ok(root, "render", now=clock)
-        assert derived(root) == new, f"the render after the kill did not write the new version {where}"
+        assert derived(root) == new, (
+            f"the render after the kill did not write the new version {where}")
         assert s.stray_temp_files(root) == [], f"temp files left after the next render {where}"
         assert s.integrity(root / "runtime" / "memstore.db") == "ok", where
     print(dict(outcomes))
-    assert sum(n for k, n in outcomes.items() if k.startswith("killed")) >= 2, "hardly any renders were killed"
+    assert sum(n for k, n in outcomes.items() if k.startswith("killed")) >= 2, (
+        "hardly any renders were killed")
 
 
 # ---------------------------------------------------------------------------------- flush
@@ -276,24 +284,27 @@ def test_kill_flush_at_random_moments(tmp_path: Path) -> None:
         for rel in before:
             problems = s.policy_only_diff(before[rel], after[rel])
             assert not problems, (
-                f"after a kill ({how} at {delay * 1000:.0f} ms) {rel} changed beyond its policy fields: "
-                f"{problems} ({len(before[rel])} -> {len(after[rel])} bytes) {where}"
+                f"after a kill ({how} at {delay * 1000:.0f} ms) {rel} changed beyond its policy "
+                f"fields: {problems} ({len(before[rel])} -> {len(after[rel])} bytes) {where}"
             )
             written += before[rel] != after[rel]
         strays = s.stray_temp_files(root)
-        outcomes[f"{'killed' if status == -9 else 'finished'}/{how}: {'some' if written else 'none'} written"
-                 f"{' +tmp' if strays else ''}"] += 1
+        outcomes[f"{'killed' if status == -9 else 'finished'}/{how}: "
+                 f"{'some' if written else 'none'} written{' +tmp' if strays else ''}"] += 1
 
         s.cli_ok(root, "flush", "--force", now=clock)
         assert s.stray_temp_files(root) == [], f"temp files left after the next flush {where}"
         final = s.memory_snapshot(root)
         for rel in before:
-            assert not s.policy_only_diff(before[rel], final[rel]), f"{rel} after the recovery flush {where}"
+            assert not s.policy_only_diff(before[rel], final[rel]), (
+                f"{rel} after the recovery flush {where}")
         again = s.cli_ok(root, "flush", "--force", now=clock)
-        assert again.startswith("0 file(s) updated"), f"a flush after recovery still had work: {again!r} {where}"
+        assert again.startswith("0 file(s) updated"), (
+            f"a flush after recovery still had work: {again!r} {where}")
         assert s.integrity(root / "runtime" / "memstore.db") == "ok", where
     print(dict(outcomes))
-    assert sum(n for k, n in outcomes.items() if k.startswith("killed")) >= 2, "hardly any flushes were killed"
+    assert sum(n for k, n in outcomes.items() if k.startswith("killed")) >= 2, (
+        "hardly any flushes were killed")
     for path in hand:
         assert path.read_bytes() != HAND_WRITTEN[path.name], f"{path.name} was never flushed"
         assert not s.policy_only_diff(HAND_WRITTEN[path.name], path.read_bytes()), path.name
@@ -302,14 +313,16 @@ def test_kill_flush_at_random_moments(tmp_path: Path) -> None:
     s.cli_ok(root, "sync", now=clock)
     live = s.policy_table(db)
     replayed = s.replay(s.checkpoints(db), s.journal_lines(root))
-    assert live == replayed, f"mirror != replay of the journal (seed {seed}): {s.diff_tables(live, replayed)}"
+    assert live == replayed, (
+        f"mirror != replay of the journal (seed {seed}): {s.diff_tables(live, replayed)}")
     copy = tmp_path / "rebuilt"
     shutil.copytree(root, copy)
     for suffix in ("", "-wal", "-shm"):
         Path(f"{copy / 'runtime' / 'memstore.db'}{suffix}").unlink(missing_ok=True)
     s.cli_ok(copy, "rebuild", now=clock)
     rebuilt = s.policy_table(copy / "runtime" / "memstore.db")
-    assert live == rebuilt, f"mirror != rebuilt mirror (seed {seed}): {s.diff_tables(live, rebuilt)}"
+    assert live == rebuilt, (
+        f"mirror != rebuilt mirror (seed {seed}): {s.diff_tables(live, rebuilt)}")
 
 
 # ---------------------------------------------------------------------------------- rebuild
@@ -343,30 +356,37 @@ def test_kill_rebuild_at_random_moments(tmp_path: Path) -> None:
             reader = s.MirrorReader(db)
             if state == "healthy":
                 reader.start()
-            _, delay, status = s.kill_at_random(s.cli_argv(root, "rebuild"), s.env_for(clock), rng, full)
+            _, delay, status = s.kill_at_random(
+                s.cli_argv(root, "rebuild"), s.env_for(clock), rng, full)
             if state == "healthy":
                 reader.finish()
                 half = {n: c for n, c in reader.counts.items() if n != expected_files}
-                assert not half, f"a reader saw half a mirror during a rebuild (count: reads): {half} {where}"
+                assert not half, (
+                    f"a reader saw half a mirror during a rebuild (count: reads): {half} {where}")
                 assert reader.counts, f"the mirror reader never read: {dict(reader.errors)} {where}"
                 reads["ok"] += sum(reader.counts.values())
                 reads.update(reader.errors)
             strays = s.stray_temp_files(root)
 
             done = s.cli(root, "status", "--json", now=clock)
-            assert done.returncode == 0, f"status after a killed rebuild ({state}, {delay:.2f}s) {where}: {done.stderr}"
+            assert done.returncode == 0, (
+                f"status after a killed rebuild ({state}, {delay:.2f}s) {where}: {done.stderr}")
             view = json.loads(done.stdout)
             lines = s.journal_lines(root)
             assert view["files"] == expected_files, f"status counts {view['files']} files {where}"
-            assert view["events"] == len(lines), f"status counts {view['events']} of {len(lines)} events {where}"
+            assert view["events"] == len(lines), (
+                f"status counts {view['events']} of {len(lines)} events {where}")
             assert s.integrity(db) == "ok", where
             live = s.policy_table(db)
             replayed = s.replay(s.checkpoints(db), lines)
-            assert live == replayed, f"mirror != replay after a killed rebuild {where}: {s.diff_tables(live, replayed)}"
-            outcomes[f"{state}/{'killed' if status == -9 else 'finished'}{' +stray' if strays else ''}"] += 1
+            assert live == replayed, (
+                f"mirror != replay after a killed rebuild {where}: {s.diff_tables(live, replayed)}")
+            outcomes[f"{state}/{'killed' if status == -9 else 'finished'}"
+                     f"{' +stray' if strays else ''}"] += 1
         s.cli_ok(root, "rebuild", now=clock)
         s.cli_ok(root, "render", now=clock)
-        assert s.stray_temp_files(root) == [], f"half-built mirrors left after the next rebuild (seed {seed})"
+        assert s.stray_temp_files(root) == [], (
+            f"half-built mirrors left after the next rebuild (seed {seed})")
         assert s.integrity(db) == "ok"
     print(dict(outcomes), "mirror reads during healthy rebuilds:", dict(reads))
     killed = sum(n for k, n in outcomes.items() if "/killed" in k)

@@ -51,7 +51,8 @@ BOOT = r"""
 import importlib.util, os, sys
 _code = os.environ["BENCH_MEMSTORE_CODE"]
 sys.meta_path[:] = [f for f in sys.meta_path
-                    if "editable" not in (getattr(f, "__module__", "") or "") + (getattr(f, "__name__", "") or "")]
+                    if "editable" not in ((getattr(f, "__module__", "") or "")
+                                          + (getattr(f, "__name__", "") or ""))]
 sys.path[:] = [_code] + [p for p in sys.path if p not in ("", _code)]
 _mig = os.path.join(_code, "migrations")
 _inside = os.path.isdir(os.path.join(_code, "memstore", "migrations"))
@@ -135,7 +136,8 @@ def op_hook_command(root):
 # a dict with "seconds" (what it did around the measured part is then left out).
 WORKER_LOOP = r"""
 OPS = {name[3:]: fn for name, fn in list(globals().items()) if name.startswith("op_")}
-answer.write(json.dumps({"memstore": memstore.__file__, "migrations": memstore.migrations.__file__}) + "\n")
+answer.write(json.dumps({"memstore": memstore.__file__,
+                         "migrations": memstore.migrations.__file__}) + "\n")
 for line in sys.stdin:
     request = json.loads(line)
     try:
@@ -212,7 +214,8 @@ class Worker:
 
 
 def _git(*args: str, cwd: Path = REPO) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                          check=True).stdout.strip()
 
 
 class Baseline:
@@ -259,7 +262,8 @@ class Baseline:
             worker.close()
 
     def cli_argv(self, side: str, root: Path, *args: str) -> list[str]:
-        """`python -m memstore --root ROOT ARGS` from the checkout of `side` (env: env_for(side))."""
+        """`python -m memstore --root ROOT ARGS` from the checkout of `side`
+        (env: env_for(side))."""
         return [self.bench.python, "-c", BOOT + CLI_MAIN, "--root", str(root), *args]
 
     def cli(self, side: str, root: Path, *args: str) -> Any:
@@ -267,14 +271,15 @@ class Baseline:
 
         child = run_child(self.cli_argv(side, root, *args), self.env_for(side))
         if child.returncode != 0:
-            raise RuntimeError(f"{side} memstore {' '.join(args)} exited {child.returncode}: {child.stderr[-500:]}")
+            raise RuntimeError(f"{side} memstore {' '.join(args)} exited {child.returncode}: "
+                               f"{child.stderr[-500:]}")
         return child
 
     def compile_bytecode(self) -> None:
         """As `memstore install` does, for the baseline's checkout (the hook starts with -S)."""
         if not self.compiled:
-            subprocess.run([self.bench.python, "-m", "compileall", "-q", "memstore"], cwd=self.code, check=True,
-                           env=self.bench.env)
+            subprocess.run([self.bench.python, "-m", "compileall", "-q", "memstore"],
+                           cwd=self.code, check=True, env=self.bench.env)
             self.compiled = True
 
     def root(self, n: int, **overrides: Any) -> Path:
@@ -297,7 +302,8 @@ class Baseline:
             start = time.perf_counter()
             subprocess.run(["cp", "-a", str(source), str(target)], check=True)
             shutil.rmtree(target / "runtime", ignore_errors=True)
-            log(f"  copied in {time.perf_counter() - start:.1f} s; building its mirror with {self.sha}'s sync")
+            log(f"  copied in {time.perf_counter() - start:.1f} s; building its mirror with "
+                f"{self.sha}'s sync")
             start = time.perf_counter()
             self.worker("baseline").call("sync", root=str(target))
             log(f"  built in {time.perf_counter() - start:.1f} s")

@@ -169,7 +169,8 @@ class Child:
 
 
 def run_child(
-    argv: list[str], env: dict[str, str] | None = None, stdin: Path | None = None, limit: float | None = None
+    argv: list[str], env: dict[str, str] | None = None, stdin: Path | None = None,
+    limit: float | None = None
 ) -> Child:
     """Run a process to completion: wall time from fork to reap, and its own peak RSS.
 
@@ -182,7 +183,8 @@ def run_child(
     with contextlib.ExitStack() as stack:
         out = stack.enter_context(tempfile.TemporaryFile())
         err = stack.enter_context(tempfile.TemporaryFile())
-        source: Any = stack.enter_context(open(stdin, "rb")) if stdin is not None else subprocess.DEVNULL
+        source: Any = (stack.enter_context(open(stdin, "rb")) if stdin is not None
+                       else subprocess.DEVNULL)
         over = False
         start = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=source, env=env)
@@ -259,7 +261,8 @@ def remove_mirror(root: Path) -> None:
 def git_describe() -> str:
     try:
         head = subprocess.run(
-            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+            text=True, check=True
         ).stdout.strip()
         dirty = subprocess.run(
             ["git", "-C", str(REPO), "status", "--porcelain", "--", "memstore", "migrations"],
@@ -312,7 +315,8 @@ class Bench:
         self.args = args
         self.sizes: list[int] = args.sizes
         self.quick: bool = args.quick
-        self.workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="memstore-bench-"))
+        self.workdir = (Path(args.workdir) if args.workdir
+                        else Path(tempfile.mkdtemp(prefix="memstore-bench-")))
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.owns_workdir = not args.workdir and not args.keep
         self.corpora: dict[str, Path] = {}
@@ -380,10 +384,12 @@ class Bench:
         stopped for running past `limit` seconds (then over_budget is set)."""
         child = run_child([*self.memstore_cmd, "--root", str(root), *args], self.env, limit=limit)
         if child.over_budget:
-            for leftover in (root / "runtime").glob("memstore.db.rebuild-*"):  # the killed rebuild's
+            # the killed rebuild's
+            for leftover in (root / "runtime").glob("memstore.db.rebuild-*"):
                 leftover.unlink(missing_ok=True)
         elif child.returncode != 0:
-            raise RuntimeError(f"memstore {' '.join(args)} exited {child.returncode}: {child.stderr.strip()[-500:]}")
+            raise RuntimeError(f"memstore {' '.join(args)} exited {child.returncode}: "
+                               f"{child.stderr.strip()[-500:]}")
         return child
 
     def reps_for(self, n: int) -> int:

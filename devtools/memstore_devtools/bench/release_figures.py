@@ -98,6 +98,22 @@ class Run:
         r = self.rows[-1]
         log(f"  {r.figure}: {r.a} | {r.b} | {r.ratio}")
 
+    def row_not_slower(self, figure: str, ta: float, tb: float, base: float | None = None) -> None:
+        """A row whose goal is the first release's own time; with `base`, each time over it too."""
+
+        def cell(t: float) -> str:
+            return fmt_s(t) if base is None else f"{fmt_s(t)} ({fmt_x(t / base)})"
+
+        self.row(
+            figure,
+            f"not slower than {self.a.label}",
+            cell(ta),
+            cell(tb),
+            fmt_x(tb / ta),
+            None,
+            not_slower(tb, ta),
+        )
+
     def close(self) -> None:
         for side in self.sides:
             side.close()
@@ -245,15 +261,11 @@ def section_hook(run: Run) -> None:
         ("start", "SessionStart (the bundle)"),
     ):
         for n in (s.small, s.big):
-            wa, wb = med[f"{key}-0-{n}"], med[f"{key}-1-{n}"]
-            run.row(
+            run.row_not_slower(
                 f"hook, {label}, {fmt_n(n)} memories",
-                f"not slower than {run.a.label}",
-                f"{fmt_s(wa)} ({fmt_x(wa / base)})",
-                f"{fmt_s(wb)} ({fmt_x(wb / base)})",
-                fmt_x(wb / wa),
-                None,
-                not_slower(wb, wa),
+                med[f"{key}-0-{n}"],
+                med[f"{key}-1-{n}"],
+                base,
             )
     run.details.append(
         f"Hook: `python -c pass` {fmt_s(base)}, median of {s.hook_calls} calls per way "
@@ -363,14 +375,10 @@ def section_render(run: Run) -> None:
     for side, root in zip(run.sides, roots, strict=True):
         side.call("store_render", root=str(root), now=NOW_ARG)  # warm-up
     ta, tb = _pair(run, "store_render", run.sizes.reps + 2, roots, now=NOW_ARG)
-    run.row(
+    run.row_not_slower(
         f"render (`Store.render()`, its full catch-up first), {fmt_n(run.sizes.big)} memories",
-        f"not slower than {run.a.label}",
-        fmt_s(ta),
-        fmt_s(tb),
-        fmt_x(tb / ta),
-        None,
-        not_slower(tb, ta),
+        ta,
+        tb,
     )
 
 
@@ -380,14 +388,10 @@ def section_tick(run: Run) -> None:
         # the first tick flushes and rolls: one-off work
         side.call("tick", root=str(root), now=NOW_ARG)
     ta, tb = _pair(run, "tick", run.sizes.reps, roots, now=NOW_ARG)
-    run.row(
+    run.row_not_slower(
         f"the nightly tick (`Store.tick()`, nothing new), {fmt_n(run.sizes.big)} memories",
-        f"not slower than {run.a.label}",
-        fmt_s(ta),
-        fmt_s(tb),
-        fmt_x(tb / ta),
-        None,
-        not_slower(tb, ta),
+        ta,
+        tb,
     )
 
 

@@ -93,14 +93,16 @@ def _seed_entry(path: Path, minute: dt.datetime, config: Any) -> tuple[Any, bool
     count = _number(meta.get("access_count"))
     access_count = int(count) if count is not None and count >= 0 and count == int(count) else 0
     stab = _number(meta.get("stability"))
-    stability = min(stab, config.stability_cap) if stab is not None and stab > 0 else config.initial_stability
+    stability = (min(stab, config.stability_cap) if stab is not None and stab > 0
+                 else config.initial_stability)
     imp = _number(meta.get("importance"))
     importance = min(max(imp, 0.0), 10.0) if imp is not None else 0.0
     last = parse_when(meta.get("last_accessed"))
     if last is None:
         last = dt.datetime.fromtimestamp(path.stat().st_mtime_ns // 1_000_000_000, dt.UTC)
     summary = next(
-        (" ".join(str(meta[k]).split()) for k in ("summary", "description") if meta.get(k) and str(meta[k]).strip()),
+        (" ".join(str(meta[k]).split()) for k in ("summary", "description")
+         if meta.get(k) and str(meta[k]).strip()),
         _first_line(body),
     )
     pin = meta.get("pin")
@@ -123,7 +125,8 @@ def _seed_entry(path: Path, minute: dt.datetime, config: Any) -> tuple[Any, bool
         importance=importance,
     )
     if hasattr(entry, "full_row"):  # the rendered row, which `assign` and `compose_*` take as given
-        entry.full_row = entry.row = f"- [{entry.name}]({entry.filename})" + (f": {summary}" if summary else "")
+        entry.full_row = entry.row = (f"- [{entry.name}]({entry.filename})"
+                                      + (f": {summary}" if summary else ""))
     return entry, ok
 
 
@@ -131,7 +134,13 @@ def seed_render(root: Path, now: dt.datetime, config: Any, out: Path) -> tuple[A
     """The seed's render: parse every T2 file, score, band, write three files to `out`.
     Returns (bands, files python-frontmatter could not parse)."""
     from memstore.core.kinds import MEMORY_TYPES
-    from memstore.mirror.render import assign, compose_archive, compose_index, compose_state, render_minute
+    from memstore.mirror.render import (
+        assign,
+        compose_archive,
+        compose_index,
+        compose_state,
+        render_minute,
+    )
 
     minute = render_minute(now)
     memory = root / "memory"
@@ -144,7 +153,8 @@ def seed_render(root: Path, now: dt.datetime, config: Any, out: Path) -> tuple[A
     entries.sort(key=lambda e: (-e.score, e.filename))
     bands = assign(entries, minute, config)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "MEMORY.md").write_text(compose_index(bands.hot, bands.new, bands.cold), encoding="utf-8")
+    (out / "MEMORY.md").write_text(compose_index(bands.hot, bands.new, bands.cold),
+                                   encoding="utf-8")
     (out / "MEMORY-archive.md").write_text(compose_archive(bands), encoding="utf-8")
     (out / "current-state.md").write_text(compose_state(bands.entries), encoding="utf-8")
     return bands, failed
@@ -171,7 +181,8 @@ def _profile_render(root: Path, config: Any) -> list[list[str]]:
     items = sorted(stats.stats.items(), key=lambda kv: -kv[1][2])  # type: ignore[attr-defined]
     total = sum(v[2] for _, v in items) or 1.0
     for (filename, line, name), (_cc, nc, tt, ct, _callers) in items[:8]:
-        where = filename.rsplit("/memstore/", 1)[-1] if "/memstore/" in filename else Path(filename).name
+        where = (filename.rsplit("/memstore/", 1)[-1] if "/memstore/" in filename
+                 else Path(filename).name)
         label = f"{where}:{line}({name})" if line else name
         rows.append([str(nc), f"{tt:.3f}", f"{tt / total:.0%}", f"{ct:.3f}", f"`{label}`"])
     return rows
@@ -201,7 +212,8 @@ def _render_size(b: Bench, n: int, reps: int) -> dict[str, Any]:
     ours = mirror_render()
     cli_render()
     seed_bands, failed = seed_render(root, NOW, config, seed_out)
-    same = [name for name in OUTPUTS if (root / "memory" / name).read_bytes() == (seed_out / name).read_bytes()]
+    same = [name for name in OUTPUTS
+            if (root / "memory" / name).read_bytes() == (seed_out / name).read_bytes()]
     hot_ours = {e.filename for e in ours.bands.hot}
     hot_seed = {e.filename for e in seed_bands.hot}
     ways = {
@@ -217,15 +229,18 @@ def _render_size(b: Bench, n: int, reps: int) -> dict[str, Any]:
         for side in roots:
             ways[f"w_{side}"] = lambda side=side: bl.worker(side).call(
                 "render", root=str(roots[side]), now=NOW_ARG)[0]
-            ways[f"cli_{side}"] = lambda side=side: bl.cli(side, roots[side], "--now", NOW_ARG, "render").seconds
+            ways[f"cli_{side}"] = lambda side=side: bl.cli(
+                side, roots[side], "--now", NOW_ARG, "render").seconds
         hot = {side: set(bl.worker(side).call("render", root=str(r), now=NOW_ARG)[1]["hot"])
                for side, r in roots.items()}
         for side, r in roots.items():
             bl.cli(side, r, "--now", NOW_ARG, "render")
         versus = {
-            "hot": (len(hot["current"]), len(hot["baseline"]), len(hot["current"] & hot["baseline"])),
+            "hot": (len(hot["current"]), len(hot["baseline"]),
+                    len(hot["current"] & hot["baseline"])),
             "same": [name for name in OUTPUTS
-                     if (root / "memory" / name).read_bytes() == (broot / "memory" / name).read_bytes()],
+                     if (root / "memory" / name).read_bytes()
+                     == (broot / "memory" / name).read_bytes()],
         }
     times: dict[str, list[float]] = {k: [] for k in ways}
     for rep in range(reps):
@@ -241,7 +256,8 @@ def _render_size(b: Bench, n: int, reps: int) -> dict[str, Any]:
         "t2": len(ours.bands.entries),
         "reps": reps,
         "med": {k: median(v) for k, v in times.items()},
-        "hot": (len(hot_ours), len(hot_seed), len(hot_ours & hot_seed), sorted(hot_ours ^ hot_seed)),
+        "hot": (len(hot_ours), len(hot_seed), len(hot_ours & hot_seed),
+                sorted(hot_ours ^ hot_seed)),
         "same": same,
         "failed": failed,
         "versus": versus,
@@ -249,7 +265,8 @@ def _render_size(b: Bench, n: int, reps: int) -> dict[str, Any]:
 
 
 def section_render(b: Bench) -> Outcome:
-    """Render from the mirror, in process and through the CLI, against the seed's parse-every-file render."""
+    """Render from the mirror, in process and through the CLI,
+    against the seed's parse-every-file render."""
     sizes = b.args.render_sizes or list(QUICK_SIZES if b.quick else FULL_SIZES)
     results = []
     for n in sizes:
@@ -257,31 +274,34 @@ def section_render(b: Bench) -> Outcome:
         log(f"render at {fmt_n(n)}: {3 if b.baseline is None else 7} ways x {reps} repetitions")
         results.append(_render_size(b, n, reps))
 
-    headers = ["T2 files", "(a) render from mirror, in process", "(b) CLI `render` (full sync, then render)",
-               "(c) seed's way: parse every file", "(c) / (a)", "(c) / (b)", "goal"]
+    headers = ["T2 files", "(a) render from mirror, in process",
+               "(b) CLI `render` (full sync, then render)", "(c) seed's way: parse every file",
+               "(c) / (a)", "(c) / (b)", "goal"]
     rows, check_rows, goals = [], [], []
     for r in results:
         a, cli, seed = r["med"]["mirror"], r["med"]["cli"], r["med"]["seed"]
         goal_here = r["n"] == GOAL_RENDER_SIZE
         ok = seed / a >= GOAL_RENDER_SPEEDUP
-        rows.append([fmt_n(r["n"]), fmt_s(a), fmt_s(cli), fmt_s(seed), fmt_x(seed / a), fmt_x(seed / cli),
-                     ("PASS" if ok else "MISS") if goal_here else ""])
+        rows.append([fmt_n(r["n"]), fmt_s(a), fmt_s(cli), fmt_s(seed), fmt_x(seed / a),
+                     fmt_x(seed / cli), ("PASS" if ok else "MISS") if goal_here else ""])
         ours, theirs, common, diff = r["hot"]
         check_rows.append([
             fmt_n(r["n"]), str(ours), str(theirs), str(common),
             "yes" if not diff else "no: " + ", ".join(f"`{d}`" for d in diff[:6]),
-            "all three" if len(r["same"]) == 3 else (", ".join(r["same"]) or "none"), str(r["failed"]),
+            "all three" if len(r["same"]) == 3 else (", ".join(r["same"]) or "none"),
+            str(r["failed"]),
         ])
         if goal_here:
             goals.append(Goal(
-                f"render at {fmt_n(r['n'])}: the seed's way (parse every file) / render from the mirror "
-                f">= {GOAL_RENDER_SPEEDUP:g}x",
+                f"render at {fmt_n(r['n'])}: the seed's way (parse every file) / render from the "
+                f"mirror >= {GOAL_RENDER_SPEEDUP:g}x",
                 f"{fmt_x(seed / a)} ({fmt_s(seed)} / {fmt_s(a)})",
                 ok,
             ))
             goals.append(Goal(
                 f"render at {fmt_n(r['n'])}: Hot holds the same files both ways (sanity check)",
-                f"{common} of {ours} in common" + ("" if not diff else f"; differ: {', '.join(diff[:4])}"),
+                f"{common} of {ours} in common"
+                + ("" if not diff else f"; differ: {', '.join(diff[:4])}"),
                 not diff,
             ))
     if not goals:
@@ -293,8 +313,9 @@ def section_render(b: Bench) -> Outcome:
     vs_rows: list[list[str]] = []
     vs_check: list[str] = []
     if bl is not None:
-        vs_headers = ["T2 files", "current: render from mirror (worker)", f"{bl.ref}: same (worker)",
-                      f"{bl.ref} / current", "current: CLI `render`", f"{bl.ref}: CLI `render`",
+        vs_headers = ["T2 files", "current: render from mirror (worker)",
+                      f"{bl.ref}: same (worker)", f"{bl.ref} / current", "current: CLI `render`",
+                      f"{bl.ref}: CLI `render`",
                       f"{bl.ref} / current (CLI)", "(a) for reference (bench process)", "goal"]
         for r in results:
             med = r["med"]
@@ -302,8 +323,9 @@ def section_render(b: Bench) -> Outcome:
             ccur, cbase = med["cli_current"], med["cli_baseline"]
             at_goal = r["n"] == BIG
             ok = base / cur >= GOAL_BASELINE_SPEEDUP if at_goal else not_slower(cur, base)
-            vs_rows.append([fmt_n(r["n"]), fmt_s(cur), fmt_s(base), fmt_x(base / cur), fmt_s(ccur), fmt_s(cbase),
-                            fmt_x(cbase / ccur), fmt_s(med["mirror"]), "PASS" if ok else "MISS"])
+            vs_rows.append([fmt_n(r["n"]), fmt_s(cur), fmt_s(base), fmt_x(base / cur),
+                            fmt_s(ccur), fmt_s(cbase), fmt_x(cbase / ccur), fmt_s(med["mirror"]),
+                            "PASS" if ok else "MISS"])
             if at_goal:
                 goals.append(Goal(
                     f"render at {fmt_n(BIG)} >= {GOAL_BASELINE_SPEEDUP:g}x faster than {bl.ref}",
@@ -313,7 +335,8 @@ def section_render(b: Bench) -> Outcome:
             else:
                 goals.append(Goal(
                     f"render at {fmt_n(r['n'])}: not slower than {bl.ref}",
-                    f"{fmt_x(base / cur)} as fast ({fmt_s(base)} / {fmt_s(cur)}, each in a worker process)",
+                    f"{fmt_x(base / cur)} as fast ({fmt_s(base)} / {fmt_s(cur)}, each in a worker "
+                    "process)",
                     ok,
                 ))
             goals.append(Goal(
@@ -324,14 +347,17 @@ def section_render(b: Bench) -> Outcome:
             ours, theirs, common = r["versus"]["hot"]
             same = r["versus"]["same"]
             vs_check.append(
-                f"at {fmt_n(r['n'])}: Hot {ours} rows (current) and {theirs} ({bl.ref}), {common} in both; "
+                f"at {fmt_n(r['n'])}: Hot {ours} rows (current) and {theirs} ({bl.ref}), "
+                f"{common} in both; "
                 + ("all three derived files byte-identical" if len(same) == 3
                    else f"byte-identical: {', '.join(same) or 'none'}")
             )
         if all(r["n"] != BIG for r in results):
-            goals.append(Goal(f"render at {fmt_n(BIG)} >= {GOAL_BASELINE_SPEEDUP:g}x faster than {bl.ref}",
+            goals.append(Goal(f"render at {fmt_n(BIG)} >= {GOAL_BASELINE_SPEEDUP:g}x faster than "
+                              f"{bl.ref}",
                               "not measured", None,
-                              f"this run's render sizes: {', '.join(fmt_n(r['n']) for r in results)}"))
+                              "this run's render sizes: "
+                              f"{', '.join(fmt_n(r['n']) for r in results)}"))
     check_headers = ["T2 files", "Hot rows (a)", "Hot rows (c)", "in both", "same Hot set",
                      "byte-identical output files", "files `frontmatter.load` failed on"]
     largest = results[-1]
@@ -340,18 +366,19 @@ def section_render(b: Bench) -> Outcome:
     prof = _profile_render(largest["root"], largest["config"])
     reps_text = ", ".join(f"{fmt_n(r['n'])}: {r['reps']}" for r in results)
     md = "\n\n".join([
-        "(a) opens the mirror, loads the config and calls `memstore.mirror.render.render(conn, root, now, "
-        "config)`: one query over the T2 rows, a score each, the band passes, and the three derived "
-        "files written atomically (each write skipped when its bytes are unchanged, as they are "
-        "from the second run on). (b) is the whole `memstore --root R --now 2026-07-30T12:00:00Z "
-        "render` process: interpreter start-up, a **full sync** (it stats every file), then the "
-        "same render. (c) is the seed's way, a function in this benchmark: every run it parses "
-        "every `memory/<type>_*.md` with `frontmatter.load`, scores each file with "
-        "`memstore.core.policy.score` (defaults for missing or invalid fields; `last_accessed` falls "
-        "back to the file's mtime, as in memstore), sorts by (-score, filename), bands with "
-        "`memstore.mirror.render.assign` and writes the three files (to `runtime/bench-seed/`). It reads "
-        "no journal; the corpus has none, so both ways see the same policy state. `now` is fixed "
-        f"at {NOW_ARG}. The three ways{' and the four of the comparison below' if bl is not None else ''} "
+        "(a) opens the mirror, loads the config and calls `memstore.mirror.render.render(conn, "
+        "root, now, config)`: one query over the T2 rows, a score each, the band passes, and the "
+        "three derived files written atomically (each write skipped when its bytes are unchanged, "
+        "as they are from the second run on). (b) is the whole `memstore --root R --now "
+        "2026-07-30T12:00:00Z render` process: interpreter start-up, a **full sync** (it stats "
+        "every file), then the same render. (c) is the seed's way, a function in this benchmark: "
+        "every run it parses every `memory/<type>_*.md` with `frontmatter.load`, scores each file "
+        "with `memstore.core.policy.score` (defaults for missing or invalid fields; "
+        "`last_accessed` falls back to the file's mtime, as in memstore), sorts by (-score, "
+        "filename), bands with `memstore.mirror.render.assign` and writes the three files (to "
+        "`runtime/bench-seed/`). It reads no journal; the corpus has none, so both ways see the "
+        f"same policy state. `now` is fixed at {NOW_ARG}. The three ways"
+        f"{' and the four of the comparison below' if bl is not None else ''} "
         f"alternate in one loop; medians of {reps_text} repetitions, "
         f"after one warm-up run of each. Goal: (c) / (a) >= {GOAL_RENDER_SPEEDUP:g}x at "
         f"{fmt_n(GOAL_RENDER_SIZE)} T2 files.",
@@ -363,8 +390,8 @@ def section_render(b: Bench) -> Outcome:
             "checkout; the time is taken inside the worker around open mirror, load config, "
             "render, close, as (a)), and through that checkout's `python -m memstore --root R "
             f"--now {NOW_ARG} render` (full sync, then render). Goal from the issue: at "
-            f"{fmt_n(BIG)}, render >= {GOAL_BASELINE_SPEEDUP:g}x faster than {bl.ref if bl else ''}; "
-            f"elsewhere not slower (within {TOLERANCE:.0%}). Same work? "
+            f"{fmt_n(BIG)}, render >= {GOAL_BASELINE_SPEEDUP:g}x faster than "
+            f"{bl.ref if bl else ''}; elsewhere not slower (within {TOLERANCE:.0%}). Same work? "
             + "; ".join(vs_check) + ".",
             md_table(vs_headers, vs_rows, "rrrrrrrrl"),
         ] if bl is not None else []),
@@ -374,12 +401,14 @@ def section_render(b: Bench) -> Outcome:
         "collides with `Post.content`) fall back there to `frontmatter.parse`, else to defaults "
         "and the body after the fence, which is what memstore's parser makes of them too.",
         md_table(check_headers, check_rows, "rrrrlll"),
-        f"Where (a) spends its time at {fmt_n(largest['n'])} (one render under cProfile, top 8 by own time):",
+        f"Where (a) spends its time at {fmt_n(largest['n'])} (one render under cProfile, top 8 by "
+        "own time):",
         md_table(prof_headers, prof, "rrrrl"),
     ])
     text = "\n\n".join([
         text_table(headers, rows, "rrrrrrl"),
-        *([text_table(vs_headers, vs_rows, "rrrrrrrrl"), "; ".join(vs_check)] if bl is not None else []),
+        *([text_table(vs_headers, vs_rows, "rrrrrrrrl"), "; ".join(vs_check)]
+          if bl is not None else []),
         text_table(check_headers, check_rows, "rrrrlll"),
         f"profile of (a) at {fmt_n(largest['n'])}:\n" + text_table(prof_headers, prof, "rrrrl"),
     ])

@@ -88,10 +88,12 @@ def _search_size(b: Bench, n: int, reps: int) -> dict[str, Any]:
         if method == "inproc":
             return timed(lambda: search(conn, query, 10, None, config))
         if method == "root":
-            return timed(lambda: [hit.to_json() for hit in Store(root).search(query, 10, catch_up="quick")])
+            return timed(lambda: [hit.to_json()
+                                  for hit in Store(root).search(query, 10, catch_up="quick")])
         if method.startswith("lib_"):
             side = method[4:]
-            seconds, value = bl.worker(side).call("search", root=str(roots[side]), query=query, limit=10)
+            seconds, value = bl.worker(side).call("search", root=str(roots[side]), query=query,
+                                                  limit=10)
             return seconds, [{"path": value["top"]}] * value["hits"]
         if method.startswith("vcli_"):
             side = method[5:]
@@ -154,7 +156,8 @@ def _freshness(b: Bench, root: Path) -> list[list[str]]:
     stamp = edited.stat()
     rows = []
     try:
-        new.write_text("---\nname: reference_bench-freshness-probe\n---\n\nThe word zqxnewfileprobe.\n")
+        new.write_text("---\nname: reference_bench-freshness-probe\n---\n\n"
+                       "The word zqxnewfileprobe.\n")
         rows.append(["a new file (`zqxnewfileprobe`)", found("zqxnewfileprobe", "--no-sync"),
                      found("zqxnewfileprobe"), found("zqxnewfileprobe", "--full")])
         with open(edited, "ab") as handle:  # in place: same inode, the folder's mtime does not move
@@ -165,7 +168,8 @@ def _freshness(b: Bench, root: Path) -> list[list[str]]:
     finally:
         new.unlink(missing_ok=True)
         edited.write_bytes(original)
-        os.utime(edited, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # render falls back on the mtime
+        # render falls back on the mtime
+        os.utime(edited, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
         sync(root)
     return rows
 
@@ -177,10 +181,12 @@ def section_search(b: Bench) -> Outcome:
     bare, imports = [], []
     for _ in range(7):
         bare.append(run_child([sys.executable, "-c", "pass"], b.env).seconds)
-        imports.append(run_child([sys.executable, "-c", "import memstore.frontends.cli"], b.env).seconds)
+        imports.append(run_child([sys.executable, "-c", "import memstore.frontends.cli"],
+                                 b.env).seconds)
     startup = (
-        f"Start-up floor of any CLI call (medians of 7, alternating): `python -c pass` "
-        f"{fmt_s(median(bare))}, `python -c 'import memstore.frontends.cli'` {fmt_s(median(imports))}."
+        "Start-up floor of any CLI call (medians of 7, alternating): `python -c pass` "
+        f"{fmt_s(median(bare))}, `python -c 'import memstore.frontends.cli'` "
+        f"{fmt_s(median(imports))}."
     )
     for n in b.sizes:
         reps = b.args.search_reps or (2 if b.quick else (3 if n >= BIG else 5))
@@ -193,8 +199,8 @@ def section_search(b: Bench) -> Outcome:
         return [med[(qi, "grep")] / med[(qi, method)] for qi in range(len(QUERIES))]
 
     # Summary across sizes: median over queries of each method's median latency.
-    sum_headers = ["T2 files", "md files", "way", "median latency", "grep -ril", "grep / memstore (median)",
-                   "worst query"]
+    sum_headers = ["T2 files", "md files", "way", "median latency", "grep -ril",
+                   "grep / memstore (median)", "worst query"]
     sum_rows: list[list[str]] = []
     for data in per_size:
         med = data["med"]
@@ -202,20 +208,21 @@ def section_search(b: Bench) -> Outcome:
         for method, label, _ in METHODS:
             lat = median([med[(qi, method)] for qi in range(len(QUERIES))])
             r = ratios(data, method)
-            sum_rows.append([fmt_n(data["n"]), str(data["files"]), label, fmt_s(lat), fmt_s(grep_lat),
-                             fmt_x(median(r)), fmt_x(min(r))])
+            sum_rows.append([fmt_n(data["n"]), str(data["files"]), label, fmt_s(lat),
+                             fmt_s(grep_lat), fmt_x(median(r)), fmt_x(min(r))])
 
     largest = per_size[-1]
     n, med = largest["n"], largest["med"]
-    q_headers = ["query", "grep word", "hits", *[short for _, _, short in METHODS], "grep -ril", "grep files",
-                 "grep / CLI"]
+    q_headers = ["query", "grep word", "hits", *[short for _, _, short in METHODS], "grep -ril",
+                 "grep files", "grep / CLI"]
     q_rows = []
     for qi, (query, word) in enumerate(QUERIES):
         h = largest["hits"][qi]
         q_rows.append(
             [f"`{query}`", f"`{word}`", str(h["hits"]) + ("" if h["agree"] else "*")]
             + [fmt_s(med[(qi, m)]) for m, _, _ in METHODS]
-            + [fmt_s(med[(qi, "grep")]), str(h["grep_files"]), fmt_x(med[(qi, "grep")] / med[(qi, YARDSTICK)])]
+            + [fmt_s(med[(qi, "grep")]), str(h["grep_files"]),
+               fmt_x(med[(qi, "grep")] / med[(qi, YARDSTICK)])]
         )
     q_align = "llr" + "r" * len(METHODS) + "rrr"
     disagree = [QUERIES[qi][0] for qi, h in largest["hits"].items() if not h["agree"]]
@@ -224,14 +231,16 @@ def section_search(b: Bench) -> Outcome:
         return median([med[(qi, method)] - med[(qi, "cli_nosync")] for qi in range(len(QUERIES))])
 
     quick = cost("cli")
-    quick_text = fmt_s(quick) if quick >= 0.001 else f"nothing measurable ({quick * 1000:+.1f} ms, within the noise)"
+    quick_text = (fmt_s(quick) if quick >= 0.001
+                  else f"nothing measurable ({quick * 1000:+.1f} ms, within the noise)")
     startup += (
-        f" At {fmt_n(n)} files the quick sync before a default CLI search costs {quick_text} and the "
-        f"full walk of `--full` {fmt_s(cost('cli_full'))} (medians over queries of the difference from "
-        "`search --no-sync`)."
+        f" At {fmt_n(n)} files the quick sync before a default CLI search costs {quick_text} and "
+        f"the full walk of `--full` {fmt_s(cost('cli_full'))} (medians over queries of the "
+        "difference from `search --no-sync`)."
     )
     log(f"search at {fmt_n(n)}: freshness check")
-    fresh_headers = ["change made after the last sync", "`--no-sync`", "default (quick sync)", "`--full`"]
+    fresh_headers = ["change made after the last sync", "`--no-sync`", "default (quick sync)",
+                     "`--full`"]
     fresh_rows = _freshness(b, b.corpus(n))
 
     r = ratios(largest, YARDSTICK)
@@ -250,8 +259,8 @@ def section_search(b: Bench) -> Outcome:
     vs_rows: list[list[str]] = []
     vs_note = ""
     if bl is not None:
-        vs_headers = ["T2 files", "way", "current", bl.ref, f"{bl.ref} / current (median over queries)",
-                      "worst query", "goal"]
+        vs_headers = ["T2 files", "way", "current", bl.ref,
+                      f"{bl.ref} / current (median over queries)", "worst query", "goal"]
         for data in per_size:
             dmed = data["med"]
             for way, label in (("lib", "library, quick catch-up (worker)"),
@@ -261,23 +270,26 @@ def section_search(b: Bench) -> Outcome:
                 per_query = [bb / cc for bb, cc in zip(base, cur, strict=True)]
                 ok = median(per_query) >= 1 / (1 + TOLERANCE)
                 vs_rows.append([fmt_n(data["n"]), label, fmt_s(median(cur)), fmt_s(median(base)),
-                                fmt_x(median(per_query)), fmt_x(min(per_query)), "PASS" if ok else "MISS"])
+                                fmt_x(median(per_query)), fmt_x(min(per_query)),
+                               "PASS" if ok else "MISS"])
                 goals.append(Goal(
-                    f"search at {fmt_n(data['n'])}, {label.replace(' (worker)', '')}: not slower than {bl.ref}",
-                    f"{fmt_x(median(per_query))} as fast (median over queries of {bl.ref}'s time over the "
-                    f"current; worst query {fmt_x(min(per_query))})",
+                    f"search at {fmt_n(data['n'])}, {label.replace(' (worker)', '')}: "
+                    f"not slower than {bl.ref}",
+                    f"{fmt_x(median(per_query))} as fast (median over queries of {bl.ref}'s time "
+                    f"over the current; worst query {fmt_x(min(per_query))})",
                     ok,
                 ))
-        differ = [QUERIES[qi][0] for data in per_size for qi, h in data["hits"].items() if not h["baseline_agrees"]]
+        differ = [QUERIES[qi][0] for data in per_size for qi, h in data["hits"].items()
+                  if not h["baseline_agrees"]]
         vs_note = (
-            f"Against {bl.describe()}, in the same loop, each side on its own copy of the corpus with "
-            "a mirror its own code built: the library's entry point with a quick catch-up (current: "
-            "`Store(root).search(q, 10, catch_up=\"quick\")`; before the Store: `search_root(root, q, "
-            "limit=10)`), timed inside a worker process per checkout (two identical workers, each "
-            "importing only its checkout's memstore), and each checkout's `python -m memstore --root R "
-            "search Q --json --limit 10` as a whole process. The ratio is taken per query, then the "
-            f"median over queries; not slower means within {TOLERANCE:.0%}. Top hit the same as the "
-            "current code's: "
+            f"Against {bl.describe()}, in the same loop, each side on its own copy of the corpus "
+            "with a mirror its own code built: the library's entry point with a quick catch-up "
+            "(current: `Store(root).search(q, 10, catch_up=\"quick\")`; before the Store: "
+            "`search_root(root, q, limit=10)`), timed inside a worker process per checkout (two "
+            "identical workers, each importing only its checkout's memstore), and each checkout's "
+            "`python -m memstore --root R search Q --json --limit 10` as a whole process. The "
+            "ratio is taken per query, then the median over queries; not slower means within "
+            f"{TOLERANCE:.0%}. Top hit the same as the current code's: "
             + ("for every query at every size." if not differ
                else "not for " + ", ".join(f"`{q}`" for q in sorted(set(differ))) + ".")
         )
@@ -291,13 +303,13 @@ def section_search(b: Bench) -> Outcome:
         "default); the CLI by default (quick sync: it stats the folders "
         "and reads the files the hook saw written, not every file), with `--full` (stats every "
         "file, as `memstore sync` does) and with `--no-sync`. Every way runs once per query to "
-        f"warm caches, then all {len(METHODS) + 1 + (4 if bl is not None else 0)} ways alternate in one "
-        "loop (order rotated per query and "
-        "repetition); each figure is the median of its repetitions. The CLI rows and grep are "
-        "whole processes (fork, exec, interpreter start-up). "
-        f"Goal at 100k files: the default CLI >= {GOAL_GREP_SPEEDUP:g}x faster than grep, judged "
-        "on the median over queries of grep's time over memstore's. Peer (published, not measured here): "
-        "basic-memory's CLI search over 6,000 files took 9.8 s where `grep -ril` took 28 ms.",
+        f"warm caches, then all {len(METHODS) + 1 + (4 if bl is not None else 0)} ways alternate "
+        "in one loop (order rotated per query and repetition); each figure is the median of its "
+        "repetitions. The CLI rows and grep are whole processes (fork, exec, interpreter "
+        f"start-up). Goal at 100k files: the default CLI >= {GOAL_GREP_SPEEDUP:g}x faster than "
+        "grep, judged on the median over queries of grep's time over memstore's. Peer (published, "
+        "not measured here): basic-memory's CLI search over 6,000 files took 9.8 s where "
+        "`grep -ril` took 28 ms.",
         md_table(sum_headers, sum_rows, "rrlrrrr"),
         startup,
         f"Per query at {fmt_n(n)} T2 files ({largest['files']} markdown files), medians of "
@@ -329,7 +341,8 @@ def section_search(b: Bench) -> Outcome:
             text_table(sum_headers, sum_rows, "rrlrrrr"),
             startup,
             f"per query at {fmt_n(n)}:\n" + text_table(q_headers, q_rows, q_align),
-            *([vs_note.replace("`", ""), text_table(vs_headers, vs_rows, "rlrrrrl")] if bl is not None else []),
+            *([vs_note.replace("`", ""), text_table(vs_headers, vs_rows, "rlrrrrl")]
+              if bl is not None else []),
             "freshness:\n" + text_table(fresh_headers, fresh_rows, "llll"),
         ]
     )

@@ -20,14 +20,25 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from memstore_devtools.bench.common import Bench, Goal, Outcome, fmt_n, fmt_s, fmt_x, log, md_table, median, text_table
+from memstore_devtools.bench.common import (
+    Bench,
+    Goal,
+    Outcome,
+    fmt_n,
+    fmt_s,
+    fmt_x,
+    log,
+    md_table,
+    median,
+    text_table,
+)
 
 SIZES = (1000, 20000)
 QUICK_SIZES = (1000,)
 GOAL_OVERVIEW_S = 1.0
 GOAL_SIZE = 20000
 NOW = "2026-07-30T12:00:00Z"
-READS = 400  # journal events spread over the corpus, so the timeline and charts have something to draw
+READS = 400  # journal events spread over the corpus, so the timeline and charts have data
 
 
 def _get(url: str) -> tuple[float, int, str]:
@@ -51,7 +62,8 @@ def _size(b: Bench, n: int, reps: int) -> dict[str, Any]:
     step = max(len(paths) // READS, 1)
     for i, rel in enumerate(paths[::step][:READS]):  # one read each, over the last weeks
         b.cli(root, "--now", f"2026-07-{1 + i % 28:02d}T09:00:00Z", "touch", rel)
-    proc = subprocess.Popen([*b.memstore_cmd, "--root", str(root), "--now", NOW, "serve", "--port", "0"],
+    proc = subprocess.Popen([*b.memstore_cmd, "--root", str(root), "--now", NOW, "serve",
+                             "--port", "0"],
                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=b.env)
     try:
         assert proc.stderr is not None
@@ -85,7 +97,8 @@ def _size(b: Bench, n: int, reps: int) -> dict[str, Any]:
                     raise RuntimeError(f"{label}: HTTP {status}")
                 times[label].append(seconds)
                 sizes[label] = len(body)
-            times["memstore status (CLI)"].append(b.cli(root, "--now", NOW, "status", "--json").seconds)
+            times["memstore status (CLI)"].append(
+                b.cli(root, "--now", NOW, "status", "--json").seconds)
     finally:
         proc.send_signal(signal.SIGINT)
         try:
@@ -114,11 +127,12 @@ def section_serve(b: Bench) -> Outcome:
     big = next((d for d in per_size if d["n"] == GOAL_SIZE), None)
     if big is not None:
         cold = big["med"]["overview (cold)"]
-        goals.append(Goal(f"overview of a {fmt_n(GOAL_SIZE)}-file root (cold) under {GOAL_OVERVIEW_S:g} s",
-                          fmt_s(cold), cold < GOAL_OVERVIEW_S))
-    intro = (f"Each page fetched over HTTP from a running `memstore serve` (medians of {reps}, pages and the "
-             "CLI alternating in one loop). Cold: the first overview after the mirror changed (bands computed); "
-             "warm: the next one (bands kept per minute and mirror version). The last column is how many times "
-             "longer `memstore status --json` (a whole process) takes than the page.")
+        goals.append(Goal(f"overview of a {fmt_n(GOAL_SIZE)}-file root (cold) under "
+                          f"{GOAL_OVERVIEW_S:g} s", fmt_s(cold), cold < GOAL_OVERVIEW_S))
+    intro = (f"Each page fetched over HTTP from a running `memstore serve` (medians of {reps}, "
+             "pages and the CLI alternating in one loop). Cold: the first overview after the "
+             "mirror changed (bands computed); warm: the next one (bands kept per minute and "
+             "mirror version). The last column is how many times longer `memstore status --json` "
+             "(a whole process) takes than the page.")
     return Outcome(text=intro + "\n" + text_table(headers, rows, "lllrr"),
                    markdown=intro + "\n\n" + md_table(headers, rows, "lllrr"), goals=goals)

@@ -60,7 +60,8 @@ def section_throughput(b: Bench) -> Outcome:
     mem_rows: list[list[str]] = []
     goals: list[Goal] = []
     # Peak RSS of a child that only imports the CLI: the floor of any `memstore` command.
-    import_rss = [run_child([sys.executable, "-c", "import memstore.frontends.cli"], b.env).maxrss_kib
+    import_rss = [run_child([sys.executable, "-c", "import memstore.frontends.cli"],
+                            b.env).maxrss_kib
                   for _ in range(3)]
     rss_floor = int(median([float(x) for x in import_rss]))
 
@@ -76,7 +77,8 @@ def section_throughput(b: Bench) -> Outcome:
         vs_stopped: set[str] = set()
         reps = b.reps_for(n)
         limit = b.budget_for(n)
-        log(f"throughput at {fmt_n(n)}: {files} files, {reps} repetitions, budget {limit and fmt_s(limit)} each")
+        log(f"throughput at {fmt_n(n)}: {files} files, {reps} repetitions, "
+            f"budget {limit and fmt_s(limit)} each")
         read_floor(root)  # warm the page cache once
         times: dict[str, list[float]] = {"floor": [], "first": [], "rebuild": [], "cli": []}
         stopped: set[str] = set()
@@ -106,7 +108,8 @@ def section_throughput(b: Bench) -> Outcome:
                     if side in vs_stopped:
                         continue
                     try:
-                        seconds, _ = bl.worker(side).call("rebuild", timeout=limit, root=str(roots[side]))
+                        seconds, _ = bl.worker(side).call("rebuild", timeout=limit,
+                                                          root=str(roots[side]))
                     except OverBudget:
                         bl.restart(side)
                         vs_stopped.add(side)
@@ -116,7 +119,8 @@ def section_throughput(b: Bench) -> Outcome:
                     vs_times[side].append(seconds)
                 log("  rep {}: worker rebuild {}".format(rep + 1, ", ".join(
                     f"{k} {fmt_s(v[-1])}" for k, v in vs_times.items() if v)))
-            log(f"  rep {rep + 1}: " + ", ".join(f"{k} {fmt_s(v[-1])}" for k, v in times.items() if v)
+            log(f"  rep {rep + 1}: "
+                + ", ".join(f"{k} {fmt_s(v[-1])}" for k, v in times.items() if v)
                 + (f"; stopped at the budget: {', '.join(sorted(stopped))}" if stopped else ""))
             if {"first", "rebuild", "cli"} <= stopped:
                 break
@@ -132,7 +136,8 @@ def section_throughput(b: Bench) -> Outcome:
             log(f"  note: memstore scanned {sorted(scanned)} files, the read floor found {files}")
         f_floor = median(times["floor"])
         # A run stopped at the budget makes that figure a lower bound: the budget itself.
-        med = {k: (float(limit or 0) if k in stopped else median(times[k])) for k in ("first", "rebuild", "cli")}
+        med = {k: (float(limit or 0) if k in stopped else median(times[k]))
+               for k in ("first", "rebuild", "cli")}
         b.rebuild_s[n] = med["rebuild"]
         b.cli_rebuild_s[n] = med["cli"]
         if "rebuild" in stopped or "cli" in stopped:
@@ -156,37 +161,41 @@ def section_throughput(b: Bench) -> Outcome:
                 verdict(judge(rate[key], key in stopped)),
             ])
         if bl is not None:
-            cur = float(limit or 0) if "current" in vs_stopped or not vs_times["current"] else median(
-                vs_times["current"])
-            base = float(limit or 0) if "baseline" in vs_stopped or not vs_times["baseline"] else median(
-                vs_times["baseline"])
+            cur = (float(limit or 0) if "current" in vs_stopped or not vs_times["current"]
+                   else median(vs_times["current"]))
+            base = (float(limit or 0) if "baseline" in vs_stopped or not vs_times["baseline"]
+                    else median(vs_times["baseline"]))
             mark = {side: ("> " if side in vs_stopped else "") for side in ("current", "baseline")}
             ok = not_slower(cur, base) if "current" not in vs_stopped else False
-            vs_rows.append([fmt_n(n), str(files), mark["current"] + fmt_s(cur), mark["baseline"] + fmt_s(base),
-                            fmt_x(base / cur), verdict(ok)])
+            vs_rows.append([fmt_n(n), str(files), mark["current"] + fmt_s(cur),
+                            mark["baseline"] + fmt_s(base), fmt_x(base / cur), verdict(ok)])
             goals.append(Goal(
                 f"rebuild at {fmt_n(n)} files: not slower than {bl.ref}",
-                f"{fmt_x(base / cur)} as fast ({mark['baseline']}{fmt_s(base)} / {mark['current']}{fmt_s(cur)}, "
-                "each in a worker process)",
+                f"{fmt_x(base / cur)} as fast ({mark['baseline']}{fmt_s(base)} / "
+                f"{mark['current']}{fmt_s(cur)}, each in a worker process)",
                 ok,
             ))
         if cli_rss:
             rss = max(cli_rss)
-            mem_rows.append([fmt_n(n), str(files), fmt_mb(rss), fmt_mb(rss_floor), fmt_x(rss / rss_floor)])
+            mem_rows.append([fmt_n(n), str(files), fmt_mb(rss), fmt_mb(rss_floor),
+                             fmt_x(rss / rss_floor)])
         else:
             mem_rows.append([fmt_n(n), str(files), "n/a (stopped)", fmt_mb(rss_floor), ""])
         if n in complete:
-            rows_md.append([fmt_n(n), str(files), "first sync, one run to completion after the stops, in process",
+            rows_md.append([fmt_n(n), str(files),
+                            "first sync, one run to completion after the stops, in process",
                             fmt_s(complete[n]), fmt_rate(files / complete[n]), fmt_s(f_floor),
-                            fmt_x(complete[n] / f_floor), verdict(files / complete[n] >= GOAL_FILES_PER_S)])
+                            fmt_x(complete[n] / f_floor),
+                            verdict(files / complete[n] >= GOAL_FILES_PER_S)])
         for key, what in (("first", "first sync"), ("rebuild", "rebuild")):
             over = key in stopped
             if key == "first" and n in complete:
                 rate_done = files / complete[n]
                 goals.append(Goal(
-                    f"first sync at {fmt_n(n)} files >= {GOAL_FILES_PER_S:,.0f} files/s (in process)",
-                    f"{fmt_rate(rate_done)} files/s (one run to completion; the timed repetitions were stopped "
-                    f"at {fmt_s(med[key])})",
+                    f"first sync at {fmt_n(n)} files >= {GOAL_FILES_PER_S:,.0f} files/s "
+                    "(in process)",
+                    f"{fmt_rate(rate_done)} files/s (one run to completion; the timed repetitions "
+                    f"were stopped at {fmt_s(med[key])})",
                     rate_done >= GOAL_FILES_PER_S,
                 ))
                 continue
@@ -199,9 +208,10 @@ def section_throughput(b: Bench) -> Outcome:
                 )
             )
 
-    headers = ["T2 files", "md files", "operation", "median", "files/s", "read floor", "x floor", "goal"]
-    mem_headers = ["T2 files", "md files", "peak RSS of `memstore rebuild`", "RSS of `import memstore.frontends.cli`",
-                   "ratio"]
+    headers = ["T2 files", "md files", "operation", "median", "files/s", "read floor", "x floor",
+               "goal"]
+    mem_headers = ["T2 files", "md files", "peak RSS of `memstore rebuild`",
+                   "RSS of `import memstore.frontends.cli`", "ratio"]
     gen = ", ".join(
         f"{fmt_n(n)}: {fmt_s(s)}"
         for n, s in sorted(b.gen_seconds.items())
@@ -222,11 +232,11 @@ def section_throughput(b: Bench) -> Outcome:
         ]
         + (
             [
-                "`(stopped)`: the operation ran past its budget (twice the time the goal allows, at "
-                "least 60 s) and was stopped, so the figure is a lower bound on its time and the row "
-                "a MISS; its remaining repetitions were skipped. Where that left no mirror, one first "
-                "sync was then run to completion (the later sections need the mirror) and is shown "
-                "on a row of its own."
+                "`(stopped)`: the operation ran past its budget (twice the time the goal allows, "
+                "at least 60 s) and was stopped, so the figure is a lower bound on its time and "
+                "the row a MISS; its remaining repetitions were skipped. Where that left no "
+                "mirror, one first sync was then run to completion (the later sections need the "
+                "mirror) and is shown on a row of its own."
             ]
             if stopped_any
             else []
@@ -237,7 +247,8 @@ def section_throughput(b: Bench) -> Outcome:
             md_table(mem_headers, mem_rows, "rrrrr"),
         ]
         + ([f"Corpus generation (not part of any figure): {gen}."] if gen else [])
-        + ([vs_note(b, "rebuild"), md_table(vs_headers(b), vs_rows, "rrrrrl")] if bl is not None else [])
+        + ([vs_note(b, "rebuild"), md_table(vs_headers(b), vs_rows, "rrrrrl")]
+           if bl is not None else [])
     )
     text = "\n\n".join(
         [
@@ -251,15 +262,17 @@ def section_throughput(b: Bench) -> Outcome:
 
 def vs_headers(b: Bench) -> list[str]:
     ref = b.baseline.ref
-    return ["T2 files", "md files", "current (worker)", f"{ref} (worker)", f"{ref} / current", "not slower"]
+    return ["T2 files", "md files", "current (worker)", f"{ref} (worker)", f"{ref} / current",
+            "not slower"]
 
 
 def vs_note(b: Bench, what: str) -> str:
     return (
         f"Against {b.baseline.describe()}: the same {what}, in process, timed inside a worker "
-        "process per checkout (two identical workers, each importing only its checkout's memstore), "
-        "each on its own copy of the corpus (mirror built by its own code), in the same loop as the "
-        f"figures above, the two sides' order swapped every repetition. Not slower: within {TOLERANCE:.0%}."
+        "process per checkout (two identical workers, each importing only its checkout's "
+        "memstore), each on its own copy of the corpus (mirror built by its own code), in the same "
+        "loop as the figures above, the two sides' order swapped every repetition. Not slower: "
+        f"within {TOLERANCE:.0%}."
     )
 
 
@@ -312,7 +325,8 @@ def section_incremental(b: Bench) -> Outcome:
                     if value["changed"] != 1:
                         raise RuntimeError(f"{side}: expected 1 changed file, sync said {value}")
                     vs.setdefault((side, "one"), []).append(seconds)
-                    vs.setdefault((side, "none"), []).append(bl.worker(side).call("sync", root=str(roots[side]))[0])
+                    vs.setdefault((side, "none"), []).append(
+                        bl.worker(side).call("sync", root=str(roots[side]))[0])
     finally:
         for side_root in roots.values():  # the bytes and the mtime, which render falls back on
             edited = side_root / "memory" / target.name
@@ -325,10 +339,10 @@ def section_incremental(b: Bench) -> Outcome:
     ratio = one / rebuild_s
     gt, lt = ("> ", "< ") if over else ("", "")
     rows = [
-        ["sync, one file changed (in process)", fmt_s(one), gt + fmt_s(rebuild_s), lt + fmt_ratio(ratio),
-         verdict(ratio <= GOAL_INCREMENTAL_RATIO)],
-        ["sync, nothing changed (in process)", fmt_s(none), gt + fmt_s(rebuild_s), lt + fmt_ratio(none / rebuild_s),
-         ""],
+        ["sync, one file changed (in process)", fmt_s(one), gt + fmt_s(rebuild_s),
+         lt + fmt_ratio(ratio), verdict(ratio <= GOAL_INCREMENTAL_RATIO)],
+        ["sync, nothing changed (in process)", fmt_s(none), gt + fmt_s(rebuild_s),
+         lt + fmt_ratio(none / rebuild_s), ""],
         ["`memstore sync`, one file changed (CLI)", fmt_s(cli_one), gt + fmt_s(cli_rebuild_s),
          lt + fmt_ratio(cli_one / cli_rebuild_s), ""],
         ["`memstore sync`, nothing changed (CLI)", fmt_s(cli_none), gt + fmt_s(cli_rebuild_s),
@@ -343,7 +357,8 @@ def section_incremental(b: Bench) -> Outcome:
             ok = not_slower(cur, base)
             vs_rows.append([label, fmt_s(cur), fmt_s(base), fmt_x(base / cur), verdict(ok)])
             goals.append(Goal(f"{label} at {fmt_n(n)}: not slower than {bl.ref}",
-                              f"{fmt_x(base / cur)} as fast ({fmt_s(base)} / {fmt_s(cur)}, each in a worker process)",
+                              f"{fmt_x(base / cur)} as fast ({fmt_s(base)} / {fmt_s(cur)}, each in "
+                              "a worker process)",
                               ok))
     vs_headers = ["operation (in process)", "current (worker)", f"{bl.ref} (worker)" if bl else "",
                   f"{bl.ref} / current" if bl else "", "not slower"]
@@ -353,8 +368,8 @@ def section_incremental(b: Bench) -> Outcome:
             f"(`{target.name}`) gets a line appended before each timed sync; the no-change sync "
             "follows it. Baseline: the median rebuild at the same size, in process for the "
             "in-process rows and `memstore rebuild` for the CLI rows. Goal: one change <= 0.1 "
-            "of a rebuild. Peer (published, not measured here): basic-memory's no-change reindex of "
-            "6,000 files took 9.5 s."
+            "of a rebuild. Peer (published, not measured here): basic-memory's no-change reindex "
+            "of 6,000 files took 9.5 s."
             + (
                 " The rebuild at this size ran past its budget and was stopped (see the throughput "
                 "section), so the rebuild figures are lower bounds and the ratios upper bounds."

@@ -1,4 +1,5 @@
-"""Standalone: the vector side of a hybrid search, memstore's way against sqlite-vec's, on one mirror.
+"""Standalone: the vector side of a hybrid search,
+memstore's way against sqlite-vec's, on one mirror.
 
 Run by bench/semantic.py as `PYTHON vec_compare.py MIRROR MODEL`, with an interpreter that
 has numpy and sqlite-vec and whose sqlite3 can load extensions (pyenv's builds cannot;
@@ -33,7 +34,8 @@ def ours() -> list[str]:
         "SELECT v.path, v.vec, v.dim FROM vectors v JOIN files f ON f.path = v.path "
         "AND v.text_digest = f.text_digest WHERE v.model = ? AND f.kind != 'derived'", (model,)
     ).fetchall()
-    matrix = np.frombuffer(b"".join(r[1] for r in got), dtype="<f2").reshape(len(got), dim).astype(np.float32)
+    matrix = np.frombuffer(b"".join(r[1] for r in got), dtype="<f2").reshape(
+        len(got), dim).astype(np.float32)
     scores = matrix @ query
     cos = {r[0]: float(s) for r, s in zip(got, scores, strict=True)}
     return sorted(cos, key=lambda p: -cos[p])[:100]
@@ -43,12 +45,14 @@ conn.enable_load_extension(True)
 sqlite_vec.load(conn)
 conn.execute(f"CREATE VIRTUAL TABLE temp.vv USING vec0(embedding float[{dim}])")
 conn.executemany("INSERT INTO temp.vv(rowid, embedding) VALUES (?, ?)",
-                 [(r[0], np.frombuffer(r[1], dtype="<f2").astype(np.float32).tobytes()) for r in rows])
+                 [(r[0], np.frombuffer(r[1], dtype="<f2").astype(np.float32).tobytes())
+                  for r in rows])
 qbytes = query.tobytes()
 
 
 def theirs() -> list[tuple[int]]:
-    return conn.execute("SELECT rowid FROM temp.vv WHERE embedding MATCH ? AND k = 100", (qbytes,)).fetchall()
+    return conn.execute("SELECT rowid FROM temp.vv WHERE embedding MATCH ? AND k = 100",
+                        (qbytes,)).fetchall()
 
 
 def timed(fn) -> float:
@@ -63,5 +67,6 @@ a, b = [], []
 for _ in range(20):
     a.append(timed(ours))
     b.append(timed(theirs))
-print(json.dumps({"vectors": len(rows), "memstore": statistics.median(a), "sqlite_vec": statistics.median(b),
+print(json.dumps({"vectors": len(rows), "memstore": statistics.median(a),
+                  "sqlite_vec": statistics.median(b),
                   "sqlite_vec_version": conn.execute("SELECT vec_version()").fetchone()[0]}))

@@ -56,7 +56,8 @@ def generate_corpus(
         d.mkdir(parents=True, exist_ok=True)
 
     plans = _plan_t2(g)
-    total = 1 + len(plans) + spec.short_term + spec.dream + spec.bugs + spec.lenses + spec.meditations
+    total = (1 + len(plans) + spec.short_term + spec.dream + spec.bugs + spec.lenses
+             + spec.meditations)
     step = max(1, total // 200)
     done = 0
 

@@ -34,7 +34,8 @@ _ANCHORS: tuple[_Anchor, ...] = (
         name="feedback_never-push-directly-to-main",
         summary="Never push directly to main; every change goes through a branch and a "
         "pull request, even a one-line fix.",
-        description="Direct pushes to main bypass CI and review, and main is what the nightly deploy ships.",
+        description="Direct pushes to main bypass CI and review, and main is what the nightly "
+        "deploy ships.",
         title="Never push directly to main",
         body=(
             "Every change, however small, goes on a branch and reaches main through a pull "
@@ -59,7 +60,8 @@ _ANCHORS: tuple[_Anchor, ...] = (
         name="reference_tallyhook-dates-in-local-time",
         summary="Tallyhook API returns invoice dates in the account's local time "
         "(Europe/Lisbon), not UTC; convert before matching.",
-        description="The date fields carry no offset, so a naive parse shifts late-evening invoices onto the next day.",
+        description="The date fields carry no offset, so a naive parse shifts late-evening "
+        "invoices onto the next day.",
         title="Tallyhook returns dates in local time",
         body=(
             "The Tallyhook invoices endpoint sends `invoice_date` and `paid_at` as local "
@@ -112,7 +114,8 @@ _ANCHORS: tuple[_Anchor, ...] = (
     ),
     _Anchor(
         name="feedback_verify-before-claiming",
-        summary="Do not report a number as fact until the query or script behind it has been re-run in this session.",
+        summary="Do not report a number as fact until the query or script behind it has been "
+        "re-run in this session.",
         description="Figures remembered from an earlier session, or read from a stale "
         "export, have been wrong often enough to check every time.",
         title="Verify before claiming",
@@ -134,7 +137,8 @@ _ANCHORS: tuple[_Anchor, ...] = (
         name="user_drafting-preferences",
         summary="Drafts for the user - answer first, British spelling, no more than five "
         "bullets, figures with currency and period.",
-        description="Standing preferences for anything drafted on the user's behalf: emails, memos, board text.",
+        description="Standing preferences for anything drafted on the user's behalf: emails, "
+        "memos, board text.",
         title="Drafting preferences",
         body=(
             "Put the answer or the ask in the first sentence. Background comes after, and "
@@ -155,7 +159,8 @@ _ANCHORS: tuple[_Anchor, ...] = (
         name="handoff_q2-close-reconciliation",
         summary="Handoff for the Q2 close reconciliation: bank and ledger agree except 3 "
         "Paywright payouts, queried with support.",
-        description="Where the Q2 close stopped, what is verified and what still needs a reply from Paywright.",
+        description="Where the Q2 close stopped, what is verified and what still needs a reply "
+        "from Paywright.",
         title="Q2 close reconciliation - handoff",
         body=(
             "Bank and ledger agree for April, May and June except three Paywright payouts "
@@ -247,7 +252,8 @@ _MEDITATIONS: tuple[tuple[str, str, str], ...] = (
     (
         "the-oldest-open-bug",
         "instrumental",
-        "Hold the oldest open bug in view. Why is it still open? What would closing it take, and who is waiting on it?",
+        "Hold the oldest open bug in view. Why is it still open? What would closing it take, and "
+        "who is waiting on it?",
     ),
     (
         "what-a-summary-leaves-out",

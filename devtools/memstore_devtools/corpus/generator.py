@@ -204,7 +204,8 @@ class _Gen:
                 text += f" Checked again with {s['person']} in {s['month']}."
         return text
 
-    def body(self, t2type: str, s: dict[str, str], title: str, long: bool, related: str | None) -> str:
+    def body(self, t2type: str, s: dict[str, str], title: str, long: bool,
+             related: str | None) -> str:
         rng = self.rng
         paras: list[str] = []
         if t2type == "feedback":

@@ -12,7 +12,15 @@ from pathlib import Path
 
 from memstore_devtools.corpus.fixed import _LENSES, _MEDITATIONS
 from memstore_devtools.corpus.generator import _Gen
-from memstore_devtools.corpus.output import _cap, _frontmatter, _human_date, _num, _ts, _write, _yaml_str
+from memstore_devtools.corpus.output import (
+    _cap,
+    _frontmatter,
+    _human_date,
+    _num,
+    _ts,
+    _write,
+    _yaml_str,
+)
 from memstore_devtools.corpus.templates import _BUG_TITLES, _GENERIC, _T1_FACTS, _T1_TOPICS
 from memstore_devtools.corpus.vocabulary import _slug
 
@@ -69,7 +77,8 @@ def _write_dreams(g: _Gen, folder: Path, objects: list[str], tick: Callable[[], 
     for i, obj in enumerate(objects):
         night = today - timedelta(days=1 + i)
         s = g.fill(g.slots())
-        created = datetime(night.year, night.month, night.day, 2, 5 + rng.randrange(20), tzinfo=_UTC)
+        created = datetime(night.year, night.month, night.day, 2, 5 + rng.randrange(20),
+                           tzinfo=_UTC)
         meta = [("created", _ts(created)), ("object", obj)]
         text = _frontmatter(meta) + (
             f"\n# Night of {_human_date(night)}\n\n"
@@ -93,7 +102,8 @@ def _write_short_term(g: _Gen, folder: Path, tick: Callable[[], None]) -> None:
     for i in range(spec.short_term):
         # First half inside the 7-day visibility window, the rest just outside it.
         days = rng.randrange(0, 7) if i < (spec.short_term + 1) // 2 else rng.randrange(8, 30)
-        created = (now - timedelta(days=days)).replace(hour=rng.randrange(8, 19), minute=rng.randrange(60))
+        created = (now - timedelta(days=days)).replace(hour=rng.randrange(8, 19),
+                                                       minute=rng.randrange(60))
         if created > now:
             created = now - timedelta(minutes=5)
         s = g.fill(g.slots())
@@ -119,7 +129,8 @@ def _write_bugs(g: _Gen, folder: Path, tick: Callable[[], None]) -> None:
         bug_id = f"{i + 1:04d}"
         opened = today - timedelta(days=rng.randrange(5, 120))
         # Alternate open/closed, open first, so any two bugs cover both states.
-        closed = opened + timedelta(days=rng.randrange(1, (today - opened).days + 1)) if i % 2 == 1 else None
+        closed = (opened + timedelta(days=rng.randrange(1, (today - opened).days + 1))
+                  if i % 2 == 1 else None)
         meta = [
             ("id", f'"{bug_id}"'),
             ("title", _yaml_str(title)),

@@ -66,7 +66,8 @@ def _plan_t2(g: _Gen) -> list[_T2Plan]:
         used.add(name)
         base = MALFORMED_NAMES[kind]
         t2type = name.split("_", 1)[0]
-        plans.append(_T2Plan(name, t2type, "malformed", _malformed_slots(base), malformed_kind=kind))
+        plans.append(_T2Plan(name, t2type, "malformed", _malformed_slots(base),
+                             malformed_kind=kind))
 
     for _ in range(take(spec.pinned)):
         t2type = rng.choice(("feedback", "user", "process"))
@@ -215,7 +216,8 @@ def _render_t2(g: _Gen, p: _T2Plan, plans: list[_T2Plan]) -> tuple[bytes, float,
                 else rng.randrange(45 * 24, 300 * 24)
             )
             hours_ago = min(hours_ago, age_h - 1) if age_h > 1 else 0
-            accessed = (now - timedelta(hours=hours_ago)).replace(minute=rng.randrange(60), second=0, microsecond=0)
+            accessed = (now - timedelta(hours=hours_ago)).replace(minute=rng.randrange(60),
+                                                                  second=0, microsecond=0)
             if accessed > now:
                 accessed = now
             gap = 0 if rng.random() < 0.5 else rng.randrange(1, 20 * 60)

@@ -142,7 +142,8 @@ _QUIRKS = {
     "cut-off times": ("day cut-off is 17:30 {tz}", "weekend items post on Monday"),
 }
 _RF_BODY = (
-    "Endpoint behaviour checked against {vendor} on {day}; the {aspect} detail is the one that matters.",
+    "Endpoint behaviour checked against {vendor} on {day}; the {aspect} detail is the one that "
+    "matters.",
     "In short, {quirk}. Code that assumes otherwise will look right and be wrong.",
     "The workaround lives in the {repo} repo: fetch, normalise {field}, then load into {table}.",
     "Support ticket {ticket} with {vendor} confirms this; they have no plans to change it.",
@@ -154,7 +155,8 @@ _RF_BODY = (
 _RF_CODE = (
     '```sh\ncurl -s -H "Authorization: Bearer $TOKEN" \\\n'
     "  \"https://api.{vslug}.example/v2/{oslug}?page_size={n}\" | jq '.data | length'\n```",
-    "```sql\nselect {field}, count(*) as n\nfrom {table}\nwhere source = '{vslug}'\ngroup by 1\norder by n desc;\n```",
+    "```sql\nselect {field}, count(*) as n\nfrom {table}\nwhere source = '{vslug}'\ngroup by 1\n"
+    "order by n desc;\n```",
     "| field | {vendor} sends | we store |\n| --- | --- | --- |\n"
     "| {field} | text, local time | timestamp, UTC |\n| {field2} | integer, minor units | "
     "decimal |",
@@ -250,7 +252,8 @@ _DESCRIPTIONS: dict[str, tuple[str, ...]] = {
         "What the {Code} project is for, who owns it, and what done looks like.",
     ),
     "reference": (
-        "Observed behaviour of the {vendor} API around {aspect} for {obj}, with the workaround in use.",
+        "Observed behaviour of the {vendor} API around {aspect} for {obj}, with the workaround in "
+        "use.",
         "Facts about {vendor} {obj} that the documentation gets wrong or leaves out.",
     ),
     "user": (

@@ -21,11 +21,13 @@ if TYPE_CHECKING:
 @click.argument("type_", metavar="TYPE")
 @click.argument("topic")
 @click.option("--summary", required=True, help="One line: what the memory holds (the index row).")
-@click.option("--importance", type=float, default=None, help="0-10; weighs the memory up in the ranking.")
+@click.option("--importance", type=float, default=None,
+              help="0-10; weighs the memory up in the ranking.")
 @click.option("--pin", is_flag=True, help="Keep it in the Hot band whatever its score.")
 @click.option("--body", default=None, help="The text under the heading (default: the summary).")
 @click.option("--global", "everywhere", is_flag=True,
-              help="For every project (default: the project of the current folder, if it is in one).")
+              help="For every project (default: the project of the current folder, if it is in "
+                   "one).")
 @json_option
 @common
 def new(app: App, type_: str, topic: str, summary: str, importance: float | None, pin: bool,
@@ -47,11 +49,13 @@ def bug() -> None:
 @bug.command(name="add")
 @click.argument("title")
 @click.option("--body", default=None, help="What is wrong, how to see it, what was ruled out.")
-@click.option("--by", "by", default=None, help="Who files it (default: $MEMSTORE_FILED_BY, else user@host).")
+@click.option("--by", "by", default=None,
+              help="Who files it (default: $MEMSTORE_FILED_BY, else user@host).")
 @json_option
 @common
 def bug_add(app: App, title: str, body: str | None, by: str | None, as_json: bool) -> None:
-    """File a bug: memory/bugs/<id>-<slug>.md, the next free id (an open bug with the same title: refused)."""
+    """File a bug: memory/bugs/<id>-<slug>.md, the next free id (an open bug with the same title:
+    refused)."""
     filed = app.store.bug_add(title, body=body, by=by)
     if as_json:
         emit_json(filed.to_json())
@@ -70,10 +74,13 @@ def bug_list(app: App, all_: bool, as_json: bool) -> None:
         emit_json([b.to_json() for b in bugs])
         return
     if not bugs:
-        click.echo("no bugs in the ledger" if all_ else "no open bugs (memstore bug list --all shows closed ones)")
+        click.echo("no bugs in the ledger" if all_
+                   else "no open bugs (memstore bug list --all shows closed ones)")
         return
-    rows = [{**b.to_json(), "filed": (b.filed_at or "?")[:10], "filed_by": b.filed_by or "?"} for b in bugs]
-    columns = ["id", "status", "filed", "filed_by", "title"] if all_ else ["id", "filed", "filed_by", "title"]
+    rows = [{**b.to_json(), "filed": (b.filed_at or "?")[:10], "filed_by": b.filed_by or "?"}
+            for b in bugs]
+    columns = (["id", "status", "filed", "filed_by", "title"] if all_
+               else ["id", "filed", "filed_by", "title"])
     click.echo(table(rows, columns))
     for b in bugs:
         for problem in b.problems:
@@ -99,13 +106,16 @@ def bug_close(app: App, bug_id: str, why: str | None, as_json: bool) -> None:
 
 @cli.command()
 @click.argument("text")
-@click.option("--kind", default=None, metavar="KIND", help="A kebab-case kind for the frontmatter (e.g. decision).")
+@click.option("--kind", default=None, metavar="KIND",
+              help="A kebab-case kind for the frontmatter (e.g. decision).")
 @click.option("--global", "everywhere", is_flag=True,
-              help="For every project (default: the project of the current folder, if it is in one).")
+              help="For every project (default: the project of the current folder, if it is in "
+                   "one).")
 @json_option
 @common
 def note(app: App, text: str, kind: str | None, everywhere: bool, as_json: bool) -> None:
-    """One fact into short-term memory (memory/short-term/YYMMDD-<slug>.md), at the moment of learning.
+    """One fact into short-term memory (memory/short-term/YYMMDD-<slug>.md), at the moment of
+    learning.
 
     The same fact twice on one day is written once; the second call says where it is.
     """
@@ -118,18 +128,22 @@ def note(app: App, text: str, kind: str | None, everywhere: bool, as_json: bool)
 
 @cli.command()
 @click.option("--transcript", default=None, type=click.Path(dir_okay=False), metavar="FILE",
-              help="The session's JSONL transcript: the rules stated in its final answer become T1 lessons.")
-@click.option("--commit", is_flag=True, help="Commit exactly the files debrief wrote (root in a git work tree).")
+              help="The session's JSONL transcript: the rules stated in its final answer become T1 "
+                   "lessons.")
+@click.option("--commit", is_flag=True,
+              help="Commit exactly the files debrief wrote (root in a git work tree).")
 @click.option("--hook", "as_hook", is_flag=True,
-              help="Run as Claude Code's SessionEnd hook: the hook JSON on stdin names the transcript; "
-                   "nothing on stdout, failures to the hook error log, always exit 0.")
+              help="Run as Claude Code's SessionEnd hook: the hook JSON on stdin names the "
+                   "transcript; nothing on stdout, failures to the hook error log, always exit 0.")
 @click.option("--detach", is_flag=True,
-              help="With --hook: hand the work to a background process and return at once (a client that "
-                   "kills its SessionEnd hook after a second or two: Codex).")
+              help="With --hook: hand the work to a background process and return at once (a "
+                   "client that kills its SessionEnd hook after a second or two: Codex).")
 @json_option
 @common
-def debrief(app: App, transcript: str | None, commit: bool, as_hook: bool, detach: bool, as_json: bool) -> None:
-    """The mechanical half of the end-of-session debrief: sync, lint, render, and what the session added.
+def debrief(app: App, transcript: str | None, commit: bool, as_hook: bool, detach: bool,
+            as_json: bool) -> None:
+    """The mechanical half of the end-of-session debrief: sync, lint, render, and what the session
+    added.
 
     With --transcript: each sentence of the session's final answer that states a rule
     (a narrow cue: Always/Never/Do not/Must/..., no dates, hashes, numbers or "I did")
@@ -159,7 +173,8 @@ def debrief(app: App, transcript: str | None, commit: bool, as_hook: bool, detac
 
 
 def _debrief_hook(app: App, commit: bool, detach: bool = False) -> None:
-    """`debrief --hook`: never blocks the session end, never speaks on stdout, logs what went wrong."""
+    """`debrief --hook`: never blocks the session end, never speaks on stdout, logs what went
+    wrong."""
     stdin = getattr(sys.stdin, "buffer", None) or sys.stdin  # a text stream is read too (a test's)
     Store.debrief_hook(stdin, root=app.root_opt, now=app.now_opt, commit=commit, detach=detach,
                        notify=app.say)
@@ -197,25 +212,27 @@ def audit(app: App, files: tuple[str, ...], as_json: bool) -> None:
             return path
 
     if not found:
-        click.echo("no always-loaded files found (identity.md in the root; CLAUDE.md, AGENTS.md here or in the root)")
+        click.echo("no always-loaded files found (identity.md in the root; CLAUDE.md, AGENTS.md "
+                   "here or in the root)")
     for entry in found:
         role = f"import via {shown(entry.imported_by)}" if entry.imported_by else entry.role
-        click.echo(f"{shown(entry.path)}  ({role})  {entry.chars:,} chars ≈ {entry.tokens:,} tokens, "
-                   f"{entry.lines} line(s)")
+        click.echo(f"{shown(entry.path)}  ({role})  {entry.chars:,} chars ≈ {entry.tokens:,} "
+                   f"tokens, {entry.lines} line(s)")
         for item in entry.flagged:
             click.echo(f"  L{item.line}  {', '.join(item.reasons)}: {item.text}")
         for imp in entry.imports:
-            click.echo(f"  {imp.ref}: {imp.chars:,} chars ≈ {imp.tokens:,} tokens (its own entry)" if imp.found
-                       else f"  {imp.ref}: not found ({imp.path})")
+            click.echo(f"  {imp.ref}: {imp.chars:,} chars ≈ {imp.tokens:,} tokens (its own entry)"
+                       if imp.found else f"  {imp.ref}: not found ({imp.path})")
         if entry.note:
             click.echo(f"  {entry.note}")
         elif entry.flagged:
             click.echo(f"  {len(entry.flagged)} narrative line(s): {entry.flagged_chars:,} chars "
                        f"≈ {entry.flagged_tokens:,} tokens")
     total = totals(found)
-    click.echo(f"total: {total['files']} file(s), {total['chars']:,} chars ≈ {total['tokens']:,} tokens every "
-               f"session; {total['flagged_lines']} narrative line(s), {total['flagged_chars']:,} chars "
-               f"≈ {total['flagged_tokens']:,} tokens saved per session by removing them (tokens ≈ chars / 4)")
+    click.echo(f"total: {total['files']} file(s), {total['chars']:,} chars ≈ {total['tokens']:,} "
+               f"tokens every session; {total['flagged_lines']} narrative line(s), "
+               f"{total['flagged_chars']:,} chars ≈ {total['flagged_tokens']:,} tokens saved per "
+               "session by removing them (tokens ≈ chars / 4)")
 
 
 # ---------------------------------------------------------------- review
@@ -241,7 +258,8 @@ def review(ctx: click.Context, app: App, as_json: bool) -> None:
         return
     from memstore.frontends.terminal import NotThePerson, person_at_terminal, stdin_is_terminal
 
-    if stdin_is_terminal():  # the person at their terminal answers item by item; piped, it only lists
+    # the person at their terminal answers item by item; piped, it only lists
+    if stdin_is_terminal():
         try:
             via = {"front": "terminal", **person_at_terminal("answering review")}
         except NotThePerson as exc:
@@ -260,14 +278,16 @@ def _show(item: ReviewItem) -> None:
 
     click.echo(f"{item.id}  {item.kind:<8}  {for_terminal(item.text)}")
     where = f", project {for_terminal(item.project)}" if item.project else ", person-wide"
-    click.echo(f"{'':10}{'from ' + for_terminal(item.source)}{', ' + item.created[:10] if item.created else ''}"
-               f"{where}")
+    created = ", " + item.created[:10] if item.created else ""
+    click.echo(f"{'':10}{'from ' + for_terminal(item.source)}{created}{where}")
 
 
 def _done(item: ReviewItem, accept: bool) -> None:
-    what = {"lesson": "a standing lesson now" if accept else "archived; it never reaches the agent again",
-            "proposal": (f"it will be in the next sessions' bundles as your instruction until it is marked done "
-                         f"(memstore review done {item.id})") if accept else "dropped",
+    what = {"lesson": "a standing lesson now" if accept
+            else "archived; it never reaches the agent again",
+            "proposal": (f"it will be in the next sessions' bundles as your instruction until it "
+                         f"is marked done (memstore review done {item.id})") if accept
+            else "dropped",
             "cue": "noted" if accept else "it will not come back"}
     click.echo(f"{'accepted' if accept else 'rejected'} {item.kind} {item.id}: {what[item.kind]}")
 
@@ -298,7 +318,8 @@ def _walk(app: App, items: list[ReviewItem], via: dict[str, object]) -> None:
 
 
 def _answer(app: App, ident: str, accept: bool) -> None:
-    """Only for the person at their terminal, and only on a typed y (memstore.frontends.terminal): no flag skips it."""
+    """Only for the person at their terminal, and only on a typed y (memstore.frontends.terminal):
+    no flag skips it."""
     from memstore.frontends.terminal import NotThePerson, confirmed, person_at_terminal
 
     verb = "accept" if accept else "reject"
@@ -343,7 +364,8 @@ def review_reject(app: App, ident: str) -> None:
 def review_done(app: App, ident: str) -> None:
     """Mark an accepted proposal done: the sessions' bundles stop carrying it as your instruction.
 
-    Yours alone, like accept and reject: it runs only at your terminal and asks `done ID? [y/N]` first.
+    Yours alone, like accept and reject: it runs only at your terminal and asks `done ID? [y/N]`
+    first.
     """
     from memstore.frontends.terminal import NotThePerson, confirmed, person_at_terminal
 
@@ -364,5 +386,6 @@ def review_done(app: App, ident: str) -> None:
 @click.argument("name")
 @common
 def promote(app: App, name: str) -> None:
-    """Make a memory, note or lesson captured in one project reach every project (project: global)."""
+    """Make a memory, note or lesson captured in one project reach every project (project:
+    global)."""
     click.echo(f"promoted {app.store.promote(name)}: it now reaches every project")

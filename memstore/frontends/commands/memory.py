@@ -1,4 +1,5 @@
-"""Commands over the memory itself: init, sync, rebuild, search, show, status, lint, list, touch, render, flush."""
+"""Commands over the memory itself: init, sync, rebuild, search, show, status, lint, list, touch,
+render, flush."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from memstore.frontends.cligroup import App, cli, common, emit_json, json_option
 
 @cli.command()
 @click.argument("target", type=click.Path(file_okay=False), metavar="ROOT")
-@click.option("--apply", "do_apply", is_flag=True, help="Make the changes (default: only print the plan).")
+@click.option("--apply", "do_apply", is_flag=True,
+              help="Make the changes (default: only print the plan).")
 @common
 def init(app: App, target: str, do_apply: bool) -> None:
     """Lay out an agent root at ROOT (dry run unless --apply)."""
@@ -24,11 +26,13 @@ def init(app: App, target: str, do_apply: bool) -> None:
     for line in plan.lines():
         click.echo(line)
     if not do_apply:
-        click.echo(f"{len(plan.actions)} change(s) planned; nothing written. Run again with --apply.")
+        click.echo(f"{len(plan.actions)} change(s) planned; nothing written. "
+                   "Run again with --apply.")
         return
     store, report = Store.init(plan, notify=app.say, progress=app.progress("index"))
     click.echo(f"{len(plan.actions)} change(s) made; mirror built: {report.summary()}")
-    click.echo(f"next, wire it into Claude Code: memstore --root {store.root} install --scope user  (every project)")
+    click.echo(f"next, wire it into Claude Code: memstore --root {store.root} install --scope user"
+               "  (every project)")
     click.echo(f"   or, from inside one project:     memstore --root {store.root} install")
 
 
@@ -37,9 +41,11 @@ def init(app: App, target: str, do_apply: bool) -> None:
 @json_option
 @common
 def sync(app: App, quiet: bool, as_json: bool) -> None:
-    """Bring the mirror up to date with the files (incremental); with the semantic extra, embed for a few seconds."""
+    """Bring the mirror up to date with the files (incremental); with the semantic extra, embed for
+    a few seconds."""
     if quiet:
-        app.store.notify = lambda _message: None  # notices are not success output; errors still raise
+        # notices are not success output; errors still raise
+        app.store.notify = lambda _message: None
     report = app.store.sync()
     if as_json:
         emit_json(report.to_json())
@@ -57,17 +63,20 @@ def rebuild(app: App) -> None:
 
 
 @cli.command()
-@click.option("--budget", type=click.FloatRange(min=0), default=None, help="Stop after about this many seconds.")
+@click.option("--budget", type=click.FloatRange(min=0), default=None,
+              help="Stop after about this many seconds.")
 @click.option("--background", is_flag=True, hidden=True,
-              help="The detached pass a sync starts (memstore.mirror.embed_background): stops on SIGTERM.")
+              help="The detached pass a sync starts (memstore.mirror.embed_background): stops on "
+                   "SIGTERM.")
 @json_option
 @common
 def embed(app: App, budget: float | None, background: bool, as_json: bool) -> None:
     """Embed every file whose vector is missing or stale (the `semantic` extra), with progress."""
     if background:
         done = app.store.embed_background()
-        click.echo(f"background pass: {done.summary()}" if done else "background pass: nothing to do (another "
-                   "pass holds the lock, or meaning is off)")
+        click.echo(f"background pass: {done.summary()}" if done
+                   else "background pass: nothing to do (another pass holds the lock, or meaning "
+                        "is off)")
         return
     # 10-25 files a second: worth a progress line well before the 2,000 files other walks wait for
     report = app.store.embed(budget, progress=app.progress("embed", min_total=64, unit="parts"))
@@ -80,30 +89,35 @@ def embed(app: App, budget: float | None, background: bool, as_json: bool) -> No
         click.echo(report.summary())
 
 
-# ---------------------------------------------------------------- search / show / status / lint / list
+# ------------------------------------------------------------ search / show / status / lint / list
 
 
 @cli.command()
 @click.argument("query")
-@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(min=1, max=100_000))
-@click.option("--type", "type_", default=None, help="Only this memory type or kind (feedback, lens, ...).")
+@click.option("--limit", "-n", default=10, show_default=True,
+              type=click.IntRange(min=1, max=100_000))
+@click.option("--type", "type_", default=None,
+              help="Only this memory type or kind (feedback, lens, ...).")
 @json_option
-@click.option("--no-sync", is_flag=True, help="Search the mirror as it is, without looking at the files first.")
-@click.option("--full", is_flag=True, help="Walk every file first (also sees files edited in place by other tools).")
+@click.option("--no-sync", is_flag=True,
+              help="Search the mirror as it is, without looking at the files first.")
+@click.option("--full", is_flag=True,
+              help="Walk every file first (also sees files edited in place by other tools).")
 @click.option(
     "--mode", type=click.Choice(["auto", "fts", "hybrid"]), default="auto", show_default=True,
-    help="auto: words and meaning when the semantic extra is installed; fts: words alone; hybrid: fail unless "
-    "meaning can be searched (a query in FTS5 syntax is searched by its words either way).",
+    help="auto: words and meaning when the semantic extra is installed; fts: words alone; hybrid: "
+    "fail unless meaning can be searched (a query in FTS5 syntax is searched by its words either "
+    "way).",
 )
 @click.option("--this-project", is_flag=True,
               help="Only memories made in the current folder's project (they come first anyway).")
 @click.option("--all", "include_all", is_flag=True,
-              help="Also memories that stepped aside: superseded, forgotten, or outside their valid dates; and "
-              "lessons rejected in review, marked.")
+              help="Also memories that stepped aside: superseded, forgotten, or outside their "
+              "valid dates; and lessons rejected in review, marked.")
 @common
 def search(
-    app: App, query: str, limit: int, type_: str | None, as_json: bool, no_sync: bool, full: bool, mode: str,
-    this_project: bool, include_all: bool,
+    app: App, query: str, limit: int, type_: str | None, as_json: bool, no_sync: bool, full: bool,
+    mode: str, this_project: bool, include_all: bool,
 ) -> None:
     """Ranked search; a plain-English question works.
 
@@ -113,8 +127,8 @@ def search(
     --json says which signals found each hit.
     """
     catch_up = "none" if no_sync else "full" if full else "quick"
-    hits = app.store.search(query, limit, type_, catch_up=catch_up, mode=mode, this_project=this_project,
-                            include_all=include_all)
+    hits = app.store.search(query, limit, type_, catch_up=catch_up, mode=mode,
+                            this_project=this_project, include_all=include_all)
     if as_json:
         emit_json([hit.to_json() for hit in hits])
         return
@@ -140,16 +154,19 @@ def search(
 @json_option
 @common
 def supersede(app: App, old: str, new: str, as_json: bool) -> None:
-    """OLD steps aside for NEW: out of MEMORY.md and default search, never deleted (search --all finds it)."""
+    """OLD steps aside for NEW: out of MEMORY.md and default search, never deleted (search --all
+    finds it)."""
     from memstore.core.teams import TeamMemory
 
     try:
         result = app.store.supersede(old, by=new)
-    except TeamMemory as team_memory:  # a team memory: its change is a pull request on the team's repository
+    # a team memory: its change is a pull request on the team's repository
+    except TeamMemory as team_memory:
         from memstore.frontends.commands.team import propose
 
         path = team_memory.path
-        propose(app, f"supersede {path} by {new}", lambda: app.store.teams.propose_supersede(path, new), as_json)
+        propose(app, f"supersede {path} by {new}",
+                lambda: app.store.teams.propose_supersede(path, new), as_json)
         return
     if as_json:
         emit_json(result.to_json())
@@ -163,17 +180,19 @@ def supersede(app: App, old: str, new: str, as_json: bool) -> None:
 @json_option
 @common
 def forget(app: App, name: str, why: str, as_json: bool) -> None:
-    """NAME steps aside into memory/archive/ with why: its text and history kept, search --all finds it."""
+    """NAME steps aside into memory/archive/ with why: its text and history kept, search --all finds
+    it."""
     from memstore.core.teams import TeamMemory
 
     try:
         result = app.store.forget(name, why=why)
-    except TeamMemory as team_memory:  # a team memory: taking it out is a pull request on the team's repository
+    # a team memory: taking it out is a pull request on the team's repository
+    except TeamMemory as team_memory:
         from memstore.frontends.commands.team import propose
 
         path = team_memory.path
-        propose(app, f"take {path} out of team {team_memory.team}", lambda: app.store.teams.propose_forget(path, why),
-                as_json)
+        propose(app, f"take {path} out of team {team_memory.team}",
+                lambda: app.store.teams.propose_forget(path, why), as_json)
         return
     if as_json:
         emit_json(result.to_json())
@@ -183,18 +202,22 @@ def forget(app: App, name: str, why: str, as_json: bool) -> None:
 
 @cli.command()
 @click.argument("name", required=False)
-@click.option("--ack", is_flag=True, help="Say you saw the deletions kept so far: status and the bundle stop "
-                                          "mentioning them (the copies stay in memory/archive/).")
+@click.option("--ack", is_flag=True,
+              help="Say you saw the deletions kept so far: status and the bundle stop mentioning "
+                   "them (the copies stay in memory/archive/).")
 @json_option
 @common
 def restore(app: App, name: str | None, ack: bool, as_json: bool) -> None:
-    """Put NAME back where it was: a memory deleted outside memstore (or forgotten), kept in memory/archive/."""
+    """Put NAME back where it was: a memory deleted outside memstore (or forgotten), kept in
+    memory/archive/."""
     if ack == (name is not None):
-        raise BadUsage("give a NAME to restore, or --ack", hint="memstore status lists the deleted memories")
+        raise BadUsage("give a NAME to restore, or --ack",
+                       hint="memstore status lists the deleted memories")
     if ack:
         from memstore.frontends.terminal import person_at_terminal
 
-        person_at_terminal("restore --ack")  # the notice is for the person: the agent may not silence it
+        # the notice is for the person: the agent may not silence it
+        person_at_terminal("restore --ack")
         count = app.store.acknowledge_deletions()
         if as_json:
             emit_json({"acknowledged": count})
@@ -225,12 +248,13 @@ def show(app: App, name: str, as_json: bool) -> None:
     for key, value in view.items():
         if value is None or value == "" or value == []:
             continue
-        shown = (" -> " if key == "superseded_by" else ", ").join(map(str, value)) if isinstance(value, list) \
-            else str(value)
+        shown = ((" -> " if key == "superseded_by" else ", ").join(map(str, value))
+                 if isinstance(value, list) else str(value))
         click.echo(f"{key:16} {for_terminal(shown)}")
     for problem in problems:
         click.echo(f"{problem['level']:16} {for_terminal(problem['message'])}")
-    for at, item in enumerate(history):  # a team memory: its git log in the team's clone, newest first
+    # a team memory: its git log in the team's clone, newest first
+    for at, item in enumerate(history):
         label = "added by" if item.get("added") else "history" if at == 0 else ""
         # the team's words (an author's name, a commit subject): as inert as its memories' text
         click.echo(for_terminal(f"{label:16} {item['date'][:10]} {inert_line(item['author'])}: "
@@ -245,11 +269,14 @@ def show(app: App, name: str, as_json: bool) -> None:
 def status(app: App, as_json: bool) -> None:
     """What the mirror holds: files by kind, problems, journal, mirror size."""
     view = app.store.status().to_json()
-    found = app.store.tamper_check()  # the person's files and the wiring against what the person accepted
+    # the person's files and the wiring against what the person accepted
+    found = app.store.tamper_check()
     lines = app.store.tamper_lines(found)
-    view["tamper"] = [{**item.to_json(), "said": line} for item, line in zip(found, lines, strict=True)]
+    view["tamper"] = [{**item.to_json(), "said": line}
+                      for item, line in zip(found, lines, strict=True)]
     waiting: dict[str, int] = {}
-    for item in app.store.review():  # a lesson left unanswered is archived, unreviewed, after short_term_days
+    # a lesson left unanswered is archived, unreviewed, after short_term_days
+    for item in app.store.review():
         waiting[item.kind] = waiting.get(item.kind, 0) + 1
     view["review_waiting"] = waiting
     if as_json:
@@ -261,45 +288,53 @@ def status(app: App, as_json: bool) -> None:
         click.echo(f"{label:9} {for_terminal(line)}")
     click.echo(f"mirror    {view['mirror']} ({view['mirror_bytes']:,} bytes)")
     click.echo(f"events    {view['events']} journal events, {view['t2_touched']} memories touched")
-    unchecked = (f"; {view['unchecked']} files' dates and secrets not checked yet (memstore lint checks them)"
-                 if view.get("unchecked") else "")
-    click.echo(f"problems  {view['errors']} errors, {view['warnings']} warnings (memstore lint){unchecked}")
+    unchecked = (f"; {view['unchecked']} files' dates and secrets not checked yet "
+                 "(memstore lint checks them)" if view.get("unchecked") else "")
+    click.echo(f"problems  {view['errors']} errors, {view['warnings']} warnings "
+               f"(memstore lint){unchecked}")
     deleted = view.get("deleted") or {}
     if deleted.get("count"):
-        names = ", ".join(k["was"] for k in deleted["kept"][:5]) + (", ..." if deleted["count"] > 5 else "")
+        names = (", ".join(k["was"] for k in deleted["kept"][:5])
+                 + (", ..." if deleted["count"] > 5 else ""))
         many = f"{deleted['count']} memories" if deleted["count"] != 1 else "1 memory"
         click.echo(for_terminal(f"deleted   {many} deleted outside memstore since "
-                                f"{deleted['since']}, kept in memory/archive/: {names} (memstore restore NAME "
-                                "puts one back; memstore restore --ack stops this note)"))
+                                f"{deleted['since']}, kept in memory/archive/: {names} "
+                                "(memstore restore NAME puts one back; memstore restore --ack "
+                                "stops this note)"))
     if waiting:
-        said = ", ".join(f"{count} {kind}{'s' if count != 1 else ''}" for kind, count in sorted(waiting.items()))
+        said = ", ".join(f"{count} {kind}{'s' if count != 1 else ''}"
+                         for kind, count in sorted(waiting.items()))
         click.echo(f"review    {said} waiting for you: memstore review (a lesson unanswered for "
                    f"{app.store.config.short_term_days} days is archived unreviewed)")
     click.echo(f"semantic  {semantic_line(view['semantic'])}")
     if view.get("teams"):
-        click.echo(for_terminal("teams     " + ", ".join(f"{t['name']} ({t['memories']} memories, {t['lenses']} lenses)"
-                                                        for t in view["teams"]) + " (memstore team list)"))
+        joined = ", ".join(f"{t['name']} ({t['memories']} memories, {t['lenses']} lenses)"
+                           for t in view["teams"])
+        click.echo(for_terminal("teams     " + joined + " (memstore team list)"))
     from memstore.life.lastrun import line as nightly_line
 
     click.echo(f"nightly   {nightly_line(view['nightly'])}")
     journal = view["journal"]
     click.echo(f"machine   {journal['this_machine']}  (this clone's journal identity)")
     if journal["flush_host"]:
-        flushes = "this machine flushes" if journal["this_machine_flushes"] else "another machine flushes"
+        flushes = ("this machine flushes" if journal["this_machine_flushes"]
+                   else "another machine flushes")
         click.echo(f"flushes   {journal['flush_host']!r} (flush_host in memstore.toml): {flushes}")
     for warning in journal["warnings"]:
         app.say(f"warning: {warning}")
     click.echo("")
-    click.echo(table([{"kind": k, "files": v} for k, v in view["kinds"].items()], ["kind", "files"]))
+    click.echo(table([{"kind": k, "files": v} for k, v in view["kinds"].items()],
+                     ["kind", "files"]))
     if view.get("bands"):
         click.echo("")
         click.echo(table(view["bands"], ["band", "rows", "chars", "budget", "use"]))
     machines = journal["machines"]
     if len(machines) > 1 or machines[0]["events"]:
         click.echo("")
-        rows = [{"machine": m["identity"] + (" (this one)" if m["this"] else ""), "events": m["events"],
-                 "newest event": m["newest"] or "-",
-                 "days ago": "-" if m["days_since"] is None else f"{m['days_since']:g}"} for m in machines]
+        rows = [{"machine": m["identity"] + (" (this one)" if m["this"] else ""),
+                 "events": m["events"], "newest event": m["newest"] or "-",
+                 "days ago": "-" if m["days_since"] is None else f"{m['days_since']:g}"}
+                for m in machines]
         click.echo(table(rows, ["machine", "events", "newest event", "days ago"]))
 
 
@@ -314,7 +349,8 @@ def semantic_line(view: dict[str, object]) -> str:
     if view["pending"]:
         share = int(view["embedded"]) / max(int(view["searchable"]), 1)  # type: ignore[call-overload]
         line += (f", {share:.0%} of the root; {view['pending']} files with parts still to embed " +
-                 ("(a background pass is embedding them)" if view.get("background") else "(run: memstore embed)"))
+                 ("(a background pass is embedding them)" if view.get("background")
+                  else "(run: memstore embed)"))
     return line
 
 
@@ -337,10 +373,10 @@ def lint(app: App, as_json: bool) -> None:
 
 
 @cli.command(name="list")
-@click.option("--band", type=click.Choice(["hot", "new", "cold", "archive", "superseded", "forgotten", "expired",
-                                           "early"]),
-              default=None, help="Only this band; forgotten, expired and early (outside valid_from/valid_until) "
-              "are apart from superseded.")
+@click.option("--band", type=click.Choice(["hot", "new", "cold", "archive", "superseded",
+                                           "forgotten", "expired", "early"]),
+              default=None, help="Only this band; forgotten, expired and early (outside "
+              "valid_from/valid_until) are apart from superseded.")
 @json_option
 @common
 def list_(app: App, band: str | None, as_json: bool) -> None:
@@ -349,13 +385,15 @@ def list_(app: App, band: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(rows)
         return
-    shown = [{**r, "score": f"{r['score']:.4f}", "pin": "pin" if r["pin"] and not r.get("team") else "",
-              "name": f"{r['name']} (team {r['team']})" if r.get("team") else r["name"]} for r in rows]
+    shown = [{**r, "score": f"{r['score']:.4f}",
+              "pin": "pin" if r["pin"] and not r.get("team") else "",
+              "name": f"{r['name']} (team {r['team']})" if r.get("team") else r["name"]}
+             for r in rows]
     click.echo(table(shown, ["band", "score", "access_count", "stability", "pin", "name"],
                      ["band", "score", "reinf", "stability", "pin", "name"]))
 
 
-# ---------------------------------------------------------------- policy: touch / render / flush / tick
+# ------------------------------------------------------------ policy: touch / render / flush / tick
 
 
 @cli.command()

@@ -13,20 +13,23 @@ from memstore.frontends.cligroup import App, cli, common
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on. Anything but loopback needs --expose.")
 @click.option("--expose", is_flag=True,
-              help="Allow a non-loopback --host: anyone who can reach that address can read every memory.")
+              help="Allow a non-loopback --host: anyone who can reach that address can read every "
+                   "memory.")
 @common
 def serve(app: App, port: int, host: str, expose: bool) -> None:
     """A local, read-only web page over the memory: bands, search, each memory's history."""
     from memstore.frontends.web.server import open_socket, run, stop_on_sigterm, url_of, web_app
 
-    web = web_app(app.live_store, exposed=expose)  # first: a missing extra is said before anything else
+    # first: a missing extra is said before anything else
+    web = web_app(app.live_store, exposed=expose)
     sock = open_socket(host, port, expose)
     app.live_store.sync(full=False, embed=False)  # once, before serving: the pages never write
     stop_on_sigterm()
     try:
         if expose:
-            app.say(f"warning: listening on {host}: anyone who can reach it can read every memory under "
-                    f"{app.root}, and any web site's page can ask for it (the Host check is off)")
+            app.say(f"warning: listening on {host}: anyone who can reach it can read every memory "
+                    f"under {app.root}, and any web site's page can ask for it (the Host check is "
+                    "off)")
         app.say(f"serving {app.root} read-only at {url_of(sock)} (Ctrl-C stops)")
         run(web, sock)
     except KeyboardInterrupt:

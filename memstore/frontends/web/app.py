@@ -63,8 +63,9 @@ class ReadOnly:
             await self.app(scope, receive, send)
             return
         if scope["method"] not in SAFE_METHODS:
-            response = PlainTextResponse("memstore serve is read-only: only GET and HEAD are answered\n",
-                                         status_code=405, headers={"Allow": ", ".join(SAFE_METHODS), **HEADERS})
+            response = PlainTextResponse(
+                "memstore serve is read-only: only GET and HEAD are answered\n", status_code=405,
+                headers={"Allow": ", ".join(SAFE_METHODS), **HEADERS})
             await response(scope, receive, send)
             return
 
@@ -94,7 +95,8 @@ _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u
 
 
 def _printable(value: object) -> object:
-    """Every value a template prints, with control characters (an escape sequence in a memory) made visible."""
+    """Every value a template prints, with control characters (an escape sequence in a memory) made
+    visible."""
     if isinstance(value, str) and _CONTROLS.search(value):
         shown = _CONTROLS.sub(lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100
                               else f"\\u{ord(m.group(0)):04x}", value)
@@ -123,7 +125,8 @@ def create_app(inspector: Inspector, *, exposed: bool = False) -> Starlette:
     templates = _templates()
 
     def page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
-        context = {"root": str(inspector.root), "exposed": exposed, "q": "", "mode": "auto", **context}
+        context = {"root": str(inspector.root), "exposed": exposed, "q": "", "mode": "auto",
+                   **context}
         return templates.TemplateResponse(request, name, context, status_code=status)
 
     async def overview(request: Request) -> Response:
@@ -145,10 +148,12 @@ def create_app(inspector: Inspector, *, exposed: bool = False) -> Starlette:
         return page(request, "memory.html", inspector.memory(request.path_params["path"]))
 
     async def timeline(request: Request) -> Response:
-        return page(request, "timeline.html", inspector.timeline(_int(request.query_params.get("days"), 7)))
+        return page(request, "timeline.html",
+                    inspector.timeline(_int(request.query_params.get("days"), 7)))
 
     def problem(request: Request, status: int, message: str, hint: str | None) -> Response:
-        return page(request, "error.html", {"status": status, "message": message, "hint": hint}, status)
+        return page(request, "error.html",
+                    {"status": status, "message": message, "hint": hint}, status)
 
     async def on_memstore_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, MemstoreError)
@@ -167,11 +172,14 @@ def create_app(inspector: Inspector, *, exposed: bool = False) -> Starlette:
     async def on_crash(request: Request, exc: Exception) -> Response:
         traceback.print_exc()
         print(f"memstore serve: {request.url.path}: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return problem(request, 500, "the page failed; the terminal running `memstore serve` says why", None)
+        return problem(request, 500,
+                       "the page failed; the terminal running `memstore serve` says why", None)
 
-    def guarded(endpoint: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    def guarded(endpoint: Callable[[Request], Awaitable[Response]]
+                ) -> Callable[[Request], Awaitable[Response]]:
         """Every failure of a page becomes a page saying what to do, with a 4xx or 503 where the
-        request or the mirror is the cause; the traceback of a real bug goes to the terminal, once."""
+        request or the mirror is the cause; the traceback of a real bug goes to the terminal,
+        once."""
 
         @functools.wraps(endpoint)
         async def run(request: Request) -> Response:

@@ -51,7 +51,8 @@ class History:
         return sum(1 for r in self.reads if r.reinforced)
 
 
-def replay(conn: sqlite3.Connection, path: str, importance: float, now: dt.datetime, config: Config) -> History:
+def replay(conn: sqlite3.Connection, path: str, importance: float, now: dt.datetime,
+           config: Config) -> History:
     """The history of one T2 memory (an empty one for a file the policy does not cover)."""
     row = policy_source(conn, path)
     if row is None:
@@ -66,7 +67,8 @@ def replay(conn: sqlite3.Connection, path: str, importance: float, now: dt.datet
 
     def point(at: dt.datetime, s: PolicyState) -> None:
         days = days_between(s.last_accessed, at) if s.last_accessed else days_between(start, at)
-        history.score.append((at, score_days(s.access_count, s.stability, days, importance, config)))
+        history.score.append((at, score_days(s.access_count, s.stability, days, importance,
+                                             config)))
 
     def decay_until(until: dt.datetime, s: PolicyState) -> None:
         since = history.score[-1][0] if history.score else start
@@ -87,7 +89,8 @@ def replay(conn: sqlite3.Connection, path: str, importance: float, now: dt.datet
             continue
         decay_until(when, state)
         after = apply_touch(state, when, config)
-        history.reads.append(Read(when, tool, host, reinforced=after.access_count > state.access_count, folded=False))
+        history.reads.append(Read(when, tool, host,
+                                  reinforced=after.access_count > state.access_count, folded=False))
         state = after
         point(when, state)
         history.stability.append((when, state.stability))
@@ -104,7 +107,8 @@ PAD_L, PAD_R, PAD_T, PAD_B = 48, 12, 14, 26
 
 
 def _ticks(high: float, count: int = 4) -> tuple[list[float], float]:
-    """Round tick values from 0 (steps of 1, 2 or 5 times a power of ten) and the axis top they need."""
+    """Round tick values from 0 (steps of 1, 2 or 5 times a power of ten) and the axis top they
+    need."""
     raw = max(high, 1e-9) / count
     power = 10 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
@@ -120,7 +124,8 @@ def _time_ticks(t0: float, t1: float, most: int = 6) -> list[tuple[dt.datetime, 
     span = t1 - t0
     step = next((d for d in _DAY_STEPS if span / (d * 86400) <= most), _DAY_STEPS[-1])
     first = math.ceil(t0 / 86400) * 86400  # the first midnight (UTC) in the span
-    return [(dt.datetime.fromtimestamp(t, dt.UTC), dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%d"))
+    return [(dt.datetime.fromtimestamp(t, dt.UTC),
+             dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%d"))
             for t in range(int(first), int(t1) + 1, step * 86400)]
 
 
@@ -130,7 +135,8 @@ def chart(history: History, series: str, label: str, css_class: str) -> str:
     if history.start is None or not points:
         return '<p class="muted">No history: this file is not a ranked memory.</p>'
     t1 = max(history.now.timestamp(), points[-1][0].timestamp())
-    t0 = min(history.start.timestamp(), t1 - MIN_SPAN_DAYS * 86400)  # a new memory: its first days, not a dot
+    # a new memory: its first days, not a dot
+    t0 = min(history.start.timestamp(), t1 - MIN_SPAN_DAYS * 86400)
     ticks, high = _ticks(max(v for _, v in points) * 1.05)
     low = 0.0
     inner_w, inner_h = WIDTH - PAD_L - PAD_R, HEIGHT - PAD_T - PAD_B
@@ -149,7 +155,8 @@ def chart(history: History, series: str, label: str, css_class: str) -> str:
             coords.append((x(when), y(value)))
     else:
         coords = [(x(when), y(value)) for when, value in points]
-    path = " ".join(f"{'M' if i == 0 else 'L'}{cx:.1f},{cy:.1f}" for i, (cx, cy) in enumerate(coords))
+    path = " ".join(f"{'M' if i == 0 else 'L'}{cx:.1f},{cy:.1f}"
+                    for i, (cx, cy) in enumerate(coords))
     parts = [
         f'<svg class="chart {css_class}" role="img" viewBox="0 0 {WIDTH} {HEIGHT}" width="100%" '
         f'xmlns="http://www.w3.org/2000/svg" data-series="{series}" data-points="{len(points)}">',
@@ -157,13 +164,17 @@ def chart(history: History, series: str, label: str, css_class: str) -> str:
     ]
     for tick in ticks:
         ty = y(tick)
-        parts.append(f'<line class="grid" x1="{PAD_L}" x2="{WIDTH - PAD_R}" y1="{ty:.1f}" y2="{ty:.1f}"/>')
-        parts.append(f'<text class="axis" x="{PAD_L - 6}" y="{ty + 4:.1f}" text-anchor="end">{tick:g}</text>')
+        parts.append(f'<line class="grid" x1="{PAD_L}" x2="{WIDTH - PAD_R}" y1="{ty:.1f}" '
+                     f'y2="{ty:.1f}"/>')
+        parts.append(f'<text class="axis" x="{PAD_L - 6}" y="{ty + 4:.1f}" '
+                     f'text-anchor="end">{tick:g}</text>')
     for when, text in _time_ticks(t0, t1):
         tx = x(when)
         anchor = "start" if tx < PAD_L + 30 else "end" if tx > WIDTH - PAD_R - 30 else "middle"
-        parts.append(f'<line class="grid" x1="{tx:.1f}" x2="{tx:.1f}" y1="{PAD_T}" y2="{HEIGHT - PAD_B}"/>')
-        parts.append(f'<text class="axis" x="{tx:.1f}" y="{HEIGHT - 8}" text-anchor="{anchor}">{text}</text>')
+        parts.append(f'<line class="grid" x1="{tx:.1f}" x2="{tx:.1f}" y1="{PAD_T}" '
+                     f'y2="{HEIGHT - PAD_B}"/>')
+        parts.append(f'<text class="axis" x="{tx:.1f}" y="{HEIGHT - 8}" '
+                     f'text-anchor="{anchor}">{text}</text>')
     parts.append(f'<path class="line" d="{path}"/>')
     stamps = [when.timestamp() for when, _ in points]
     # hollow marks first: a reinforcing read an hour before them stays visible on top
@@ -183,7 +194,8 @@ def chart(history: History, series: str, label: str, css_class: str) -> str:
     return "".join(parts)
 
 
-def _value_at(points: list[tuple[dt.datetime, float]], stamps: list[float], when: dt.datetime) -> float:
+def _value_at(points: list[tuple[dt.datetime, float]], stamps: list[float],
+              when: dt.datetime) -> float:
     """The series' value at `when` (the last point at or before it)."""
     at = max(bisect.bisect_right(stamps, when.timestamp()) - 1, 0)
     value = points[at][1]

@@ -39,7 +39,8 @@ TIMELINE_ROWS = 2000  # (day, memory) rows the timeline shows at most
 SEARCH_LIMIT = 20
 PROBLEMS_SHOWN = 100
 # A memory's name where a body mentions one: feedback_x, project_y.md ...
-NAME_IN_TEXT = re.compile(r"\b(?:{})_[A-Za-z0-9][A-Za-z0-9_.-]*?(?=\.md\b|[^A-Za-z0-9_.-]|\.(?:\s|$)|$)(?:\.md)?"
+NAME_IN_TEXT = re.compile((r"\b(?:{})_[A-Za-z0-9][A-Za-z0-9_.-]*?"
+                           r"(?=\.md\b|[^A-Za-z0-9_.-]|\.(?:\s|$)|$)(?:\.md)?")
                           .format("|".join(MEMORY_TYPES)))
 
 
@@ -109,7 +110,8 @@ class Inspector:
             bands = self.bands(conn, now)
             status = status_view(conn, self.root, now, self.config, bands=bands)
             t1 = self._short_term(conn)
-            problems = lint_view(conn)  # from the mirror alone: links and special files need a walk (`lint`)
+            # from the mirror alone: links and special files need a walk (`lint`)
+            problems = lint_view(conn)
         waiting = review.pending(self.root, read_cue(self.root), t1)
         return {
             "now": now,
@@ -139,8 +141,8 @@ class Inspector:
         pages = max((len(rows) + PAGE_ROWS - 1) // PAGE_ROWS, 1)
         page = min(max(page, 1), pages)
         start = (page - 1) * PAGE_ROWS
-        return {"band": name, "rows": [_entry(e) for e in rows[start:start + PAGE_ROWS]], "total": len(rows),
-                "page": page, "pages": pages, "first": start + 1}
+        return {"band": name, "rows": [_entry(e) for e in rows[start:start + PAGE_ROWS]],
+                "total": len(rows), "page": page, "pages": pages, "first": start + 1}
 
     def search(self, query: str, mode: str, type_: str | None) -> dict[str, Any]:
         """Hits with their reasons. Nothing is embedded here: files without a current vector
@@ -160,7 +162,8 @@ class Inspector:
                 hits = hybrid(conn, query, SEARCH_LIMIT, type_ or None, self.config, embedder)
             from memstore.mirror.putaway import rejected
 
-            refused = rejected(conn, self.root)  # what the person rejected in review never comes back unasked
+            # what the person rejected in review never comes back unasked
+            refused = rejected(conn, self.root)
             hits = [hit for hit in hits if hit["path"] not in refused]
             pending = 0
             if embedder is not None:
@@ -168,7 +171,8 @@ class Inspector:
 
                 pending = pending_count(conn, embedder.key)
         return {"query": query, "mode": mode, "type": type_ or "", "hits": hits,
-                "used": "words and meaning" if embedder is not None else "words (FTS5)", "pending": pending}
+                "used": "words and meaning" if embedder is not None else "words (FTS5)",
+                "pending": pending}
 
     def memory(self, key: str) -> dict[str, Any]:
         from memstore.frontends.web.history import chart, replay
@@ -182,7 +186,8 @@ class Inspector:
             meta = _meta(row["meta"])
             band = None
             if row["kind"] == "t2":
-                entry = next((e for e in self.bands(conn, now).entries if e.path == row["path"]), None)
+                entry = next((e for e in self.bands(conn, now).entries if e.path == row["path"]),
+                             None)
                 band = entry.band if entry is not None else None
             history = replay(conn, row["path"], float(row["importance"] or 0.0), now, self.config)
             known = memory_names(conn)
@@ -194,7 +199,7 @@ class Inspector:
             "view": view,
             "meta": meta,
             "band": band,
-            # a team's memory: who added it and when, and its recent history (the team clone's git log)
+            # a team's memory: who added it and when, its recent history (the team clone's git log)
             "team": view.get("team"),
             "team_history": team_history(str(self.root), row["path"]) if view.get("team") else [],
             "project": meta.get("project") or None,

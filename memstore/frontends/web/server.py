@@ -1,5 +1,5 @@
-"""Serving the inspector: the application built over a Store (web_app), the listening socket (loopback
-unless the person says otherwise) and uvicorn.
+"""Serving the inspector: the application built over a Store (web_app), the listening socket
+(loopback unless the person says otherwise) and uvicorn.
 
 The socket is bound here, before uvicorn starts, so that a port in use or a refused address
 is one clear line, and `--port 0` can print the port the system chose.
@@ -29,7 +29,8 @@ def is_loopback(host: str) -> bool:
 
 
 def open_socket(host: str, port: int, expose: bool) -> socket.socket:
-    """A listening socket on host:port. A non-loopback host needs `expose`: the page shows every memory."""
+    """A listening socket on host:port. A non-loopback host needs `expose`: the page shows every
+    memory."""
     if not is_loopback(host) and not expose:
         raise BadUsage(f"--host {host} would let other machines read every memory",
                        hint="keep the default 127.0.0.1, or add --expose if that is what you want")
@@ -43,8 +44,9 @@ def open_socket(host: str, port: int, expose: bool) -> socket.socket:
     except OSError as exc:
         sock.close()
         if port and exc.errno == errno.EADDRINUSE:
-            raise MemstoreError(f"port {port} on {host} is in use", hint="stop what holds it, or choose "
-                                f"another: memstore serve --port {port + 1}") from None
+            raise MemstoreError(f"port {port} on {host} is in use",
+                                hint="stop what holds it, or choose another: "
+                                     f"memstore serve --port {port + 1}") from None
         raise MemstoreError(f"cannot listen on {host}:{port} ({exc.strerror or exc})",
                             hint="check --host and --port") from None
     sock.set_inheritable(True)
@@ -76,7 +78,7 @@ def run(app: object, sock: socket.socket) -> None:
     try:
         uvicorn.Server(config).run(sockets=[sock])
     except KeyboardInterrupt:
-        pass  # uvicorn shuts down gracefully, then raises the signal again: Ctrl-C is how serve ends
+        pass  # uvicorn shuts down gracefully, then raises the signal again: Ctrl-C ends serve
     finally:
         sock.close()
 
@@ -90,7 +92,8 @@ def web_app(store: Store, *, exposed: bool = False) -> Any:
         from memstore.meaning.embedding import extra_hint
 
         raise MemstoreError(f"memstore serve needs the serve extra ({exc.name} is not installed)",
-                            hint=extra_hint("serve", "'starlette>=0.37' 'jinja2>=3.1' 'uvicorn>=0.30'")) from None
+                            hint=extra_hint("serve", "'starlette>=0.37' 'jinja2>=3.1' "
+                                                     "'uvicorn>=0.30'")) from None
     from memstore.frontends.web.inspector import Inspector
 
     inspector = Inspector(store.root, store.config, lambda: store.now, store.embedder)

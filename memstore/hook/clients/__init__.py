@@ -15,8 +15,9 @@ def outputs(responses: list[dict[str, object] | None]) -> list[dict[str, object]
 
 
 def session_start(found: list[dict[str, object]], context: str | None) -> dict[str, object] | None:
-    """A SessionStart answer: identity and the index (context) first, then the bundle; None when empty.
-    Codex and Gemini CLI both read Claude Code's shape here."""
+    """A SessionStart answer: identity and the index (context) first, then the bundle; None when
+    empty. Codex and Gemini CLI both read Claude Code's shape here."""
     text = "\n\n".join(t for t in (context, *(o.get("additionalContext") for o in found))
                        if isinstance(t, str) and t.strip())
-    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}} if text else None
+    return ({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+            if text else None)

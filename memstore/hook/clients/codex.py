@@ -46,14 +46,15 @@ def _as(payload: Payload, tool: str, file_path: str, added: str = "") -> Payload
 
 
 def patch_added(patch: str) -> dict[str, str]:
-    """The lines a patch adds ("+" lines), joined, for each path as written: what the agent wrote there,
-    which the hook keeps for dating (core.pending_dates)."""
+    """The lines a patch adds ("+" lines), joined, for each path as written: what the agent wrote
+    there, which the hook keeps for dating (core.pending_dates)."""
     added: dict[str, list[str]] = {}
     current: list[str] | None = None
     for line in (patch or "").splitlines():
         header = _PATCH_LINE.match(line)
         if header:
-            current = added.setdefault(header.group(2), []) if header.group(1) != "Delete File" else None
+            current = (added.setdefault(header.group(2), []) if header.group(1) != "Delete File"
+                       else None)
         elif line.startswith("*** "):
             current = None  # "*** End Patch" and the like
         elif current is not None and line.startswith("+"):
@@ -74,7 +75,7 @@ def canonical(payload: Payload) -> list[Payload]:
         from memstore.hook.shellreads import files_read
 
         reads = [_as(payload, "Read", path) for path in files_read(_command(payload), cwd)]
-        # before it runs: the person's files guarded as for Claude Code's Bash, lenses for what it reads
+        # before it runs: the person's files guarded as for Claude Code's Bash, lenses for its reads
         return ([payload, *reads] if event == "PreToolUse" else reads)
     if tool == "apply_patch":
         base = cwd or os.getcwd()
@@ -84,7 +85,8 @@ def canonical(payload: Payload) -> list[Payload]:
     return []
 
 
-def answer(payload: Payload, responses: list[Payload | None], context: str | None = None) -> Payload | None:
+def answer(payload: Payload, responses: list[Payload | None],
+           context: str | None = None) -> Payload | None:
     """One Codex answer from the hook's answers to the canonical payloads (None: print nothing)."""
     event = payload.get("hook_event_name")
     found = outputs(responses)
@@ -93,12 +95,14 @@ def answer(payload: Payload, responses: list[Payload | None], context: str | Non
     for output in found:
         if output.get("permissionDecision") == "deny":
             reason = output.get("permissionDecisionReason")
-            # never empty (Codex runs the tool then); no final period (Codex appends ". Command: ...")
-            reason = reason.strip().rstrip(".") if isinstance(reason, str) and reason.strip() else "memstore: refused"
+            # never empty (Codex runs the tool then); no final period (Codex adds ". Command: ...")
+            reason = (reason.strip().rstrip(".") if isinstance(reason, str) and reason.strip()
+                      else "memstore: refused")
             return {"hookSpecificOutput": {"hookEventName": event, "permissionDecision": "deny",
                                            "permissionDecisionReason": reason}}
     # "allow" is left out: it does not lift Codex's sandbox, and Codex decides approval itself
     texts = [text for o in found if isinstance(text := o.get("additionalContext"), str)]
     if texts:
-        return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": "\n\n".join(texts)}}
+        return {"hookSpecificOutput": {"hookEventName": event,
+                                       "additionalContext": "\n\n".join(texts)}}
     return None

@@ -19,7 +19,7 @@ from memstore.hook.clients import outputs, session_start
 Payload = dict[str, object]
 
 TOOLS = {"read_file": "Read", "write_file": "Write", "replace": "Edit", "run_shell_command": "Bash"}
-NO_LENSES = "memstore_no_lenses"  # a canonical payload whose lenses must not fire (the hook reads it)
+NO_LENSES = "memstore_no_lenses"  # a canonical payload whose lenses must not fire (hook reads it)
 
 
 def _input(payload: Payload) -> dict[str, object]:
@@ -43,7 +43,7 @@ def canonical(payload: Payload) -> list[Payload]:
         from memstore.hook.shellreads import files_read
 
         command = said if isinstance(said := data.get("command"), str) else ""
-        folder = data.get("dir_path")  # the shell runs there when given (relative to the session's cwd)
+        folder = data.get("dir_path")  # the shell runs there when given (relative to session cwd)
         if isinstance(folder, str) and folder:
             cwd = os.path.normpath(os.path.join(cwd or os.getcwd(), os.path.expanduser(folder)))
             payload = {**payload, "cwd": cwd}
@@ -56,18 +56,23 @@ def canonical(payload: Payload) -> list[Payload]:
             return []
         path = os.path.normpath(os.path.join(cwd or os.getcwd(), file_path))
         shell = None
-        # what it wrote goes along: the hook keeps its relative dates for the tick to date (core.pending_dates)
-        said = {key: data[key] for key in ("content", "new_string") if isinstance(data.get(key), str)}
+        # what it wrote goes along: the hook keeps its relative dates for the tick to date
+        # (core.pending_dates)
+        said = {key: data[key] for key in ("content", "new_string")
+                if isinstance(data.get(key), str)}
         reads = [{**payload, "tool_name": tool, "tool_input": {"file_path": path, **said}}]
     if event == "BeforeTool":  # refusals only: context given here never reaches the model
-        return [{**p, "hook_event_name": "PreToolUse", NO_LENSES: True} for p in ([shell] if shell else []) + reads]
+        return [{**p, "hook_event_name": "PreToolUse", NO_LENSES: True}
+                for p in ([shell] if shell else []) + reads]
     # after it ran: reinforce, then the lenses its files trigger (their refusal check is moot now)
     return [{**p, "hook_event_name": "PostToolUse"} for p in reads] + \
            [{**p, "hook_event_name": "PreToolUse"} for p in reads]
 
 
-def answer(payload: Payload, responses: list[Payload | None], context: str | None = None) -> Payload | None:
-    """One Gemini CLI answer from the hook's answers to the canonical payloads (None: print nothing)."""
+def answer(payload: Payload, responses: list[Payload | None],
+           context: str | None = None) -> Payload | None:
+    """One Gemini CLI answer from the hook's answers to the canonical payloads (None: print
+    nothing)."""
     event = payload.get("hook_event_name")
     found = outputs(responses)
     if event == "SessionStart":
@@ -77,9 +82,11 @@ def answer(payload: Payload, responses: list[Payload | None], context: str | Non
             if output.get("permissionDecision") == "deny":
                 reason = output.get("permissionDecisionReason")
                 return {"decision": "deny",
-                        "reason": reason if isinstance(reason, str) and reason.strip() else "memstore: refused"}
+                        "reason": reason if isinstance(reason, str) and reason.strip()
+                        else "memstore: refused"}
         return None
     texts = [text for o in found if isinstance(text := o.get("additionalContext"), str)]
     if event == "AfterTool" and texts:
-        return {"hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": "\n\n".join(texts)}}
+        return {"hookSpecificOutput": {"hookEventName": "AfterTool",
+                                       "additionalContext": "\n\n".join(texts)}}
     return None
