@@ -591,8 +591,9 @@ def m015_stepping_aside(db: Database) -> None:
         if column not in have:  # kept when there (a mirror a test took back by hand, as m012)
             db.execute(f"ALTER TABLE files ADD COLUMN {column} {kind}")
     db.execute(
-        "UPDATE files SET aside = (lower(coalesce(status, '')) LIKE 'superseded%' "
-        "OR lower(coalesce(status, '')) LIKE 'forgotten%' "
+        "UPDATE files SET aside = (lower(trim(coalesce(status, ''), char(32, 9, 10, 13, 11, 12))) "
+        "LIKE 'superseded%' "
+        "OR lower(trim(coalesce(status, ''), char(32, 9, 10, 13, 11, 12))) LIKE 'forgotten%' "
         "OR json_extract(meta, '$.deleted_from') IS NOT NULL), "
         f"valid_from = {day.format(key='valid_from')}, "
         f"valid_until = {day.format(key='valid_until')}"

@@ -21,6 +21,8 @@ CASES: dict[str, tuple[dict[str, str], bool]] = {
     "project_superseded": ({"status": "superseded", "superseded_by": "project_kept"}, True),
     "project_forgotten-cased": ({"status": '"Forgotten: the export went"'}, True),
     "project_status-later": ({"status": '"review, then superseded"'}, False),
+    # whitespace around the word: render puts it in the superseded band, so search leaves it out
+    "project_superseded-spaced": ({"status": '" superseded"'}, True),
     "project_deleted": ({"status": "deleted", "deleted_from": "memory/project_gone.md"}, True),
     # said, even empty: json_extract gives '', not NULL
     "project_deleted-empty": ({"deleted_from": '""'}, True),

@@ -268,6 +268,32 @@ def test_the_detached_debrief_hands_off_without_the_command_line(
     assert helped.returncode == 0 and "Usage:" in helped.stdout
 
 
+def test_the_detached_debrief_runs_nothing_of_the_sessions_project(
+        root: Path, tmp_path: Path) -> None:
+    """Catches: the detached debrief started in the payload's cwd with `python -m`, which puts
+    that folder first on sys.path: a project holding memstore/__main__.py or a json.py had its
+    own code run at every session's end."""
+    project = tmp_path / "project"
+    planted = tmp_path / "planted"
+    code = f"open({str(planted)!r}, 'a').write(__name__ + '\\n')\n"
+    write(project, "memstore/__init__.py", code)
+    write(project, "memstore/__main__.py", code)
+    write(project, "json.py", code)
+    write(project, "sqlite3.py", code)
+    path = transcript(tmp_path, assistant("Never block the session end."))
+    payload = {"session_id": "s1", "transcript_path": str(path), "cwd": str(project),
+               "hook_event_name": "SessionEnd"}
+    handed = subprocess.run([sys.executable, "-m", "memstore", "--root", str(root), "debrief",
+                             "--hook", "--detach"], input=json.dumps(payload), text=True,
+                            capture_output=True, timeout=60, cwd=tmp_path)
+    assert handed.returncode == 0
+    deadline = time.monotonic() + 60
+    while not lessons(root) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert lessons(root) == ["Never block the session end."]
+    assert not planted.exists(), planted.read_text()
+
+
 def test_debrief_hook_failure_is_logged_not_raised(root: Path, tmp_path: Path, run: Run,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Guards: an exception inside debrief must become a log line and exit 0, not a traceback."""

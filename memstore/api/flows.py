@@ -278,7 +278,7 @@ def debrief_asked(stream: IO[Any], root: str | None, now: str | None, commit: bo
     the root found, where a failure is logged), or None. Never raises."""
     if os.environ.get("MEMSTORE_HOOKS", "").lower() == "off":
         return None  # a session memstore itself started (the nightly wake): nothing to debrief
-    located = locate(root, os.environ.get("MEMSTORE_ROOT"), os.getcwd())
+    located = locate(root, os.environ.get("MEMSTORE_ROOT"), session_end.working_folder())
     try:
         raw = session_end.read_hook_stdin(stream)
         if located is not None:

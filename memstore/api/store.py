@@ -309,10 +309,8 @@ class Store(RootState):
         """One fact into memory/short-term/YYMMDD-<slug>.md (T1), then a quick sync. The same fact
         twice on one day (whitespace and case aside) is written once: the file that holds it. Empty
         text: BadUsage."""
-        from memstore.life.noting import note
-        return note(self.root, self.config, self.now, text, kind=kind,
-                    project=self.project_of(cwd, everywhere),
-                    take_in=lambda: self.sync(full=False, embed=False), notify=self.notify)
+        from memstore.api import writes
+        return writes.note(self, text, kind, self.project_of(cwd, everywhere))
 
     def debrief(self, transcript: str | os.PathLike[str] | None = None, commit: bool = False,
                 cwd: str | None = None) -> DebriefResult:

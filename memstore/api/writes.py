@@ -14,7 +14,7 @@ from memstore.api import naming
 from memstore.core.errors import BadUsage, NotFound
 from memstore.core.kinds import REINFORCING_TOOLS
 from memstore.core.policy import record_touch
-from memstore.core.results import NewMemory, Touch
+from memstore.core.results import NewMemory, NoteResult, Touch
 from memstore.core.timeutil import fmt
 
 if TYPE_CHECKING:
@@ -35,6 +35,17 @@ def touch(state: RootState, memory: str | os.PathLike[str], tool: str, session: 
         raise NotFound(result.message,
                        hint="only T2 memories (memory/<type>_<topic>.md) are reinforced")
     return Touch(result.rel or "", tool, result.applied, result.message)
+
+
+def note(state: RootState, text: str, kind: str | None, project: str | None) -> NoteResult:
+    """Store.note: the fact written, then taken in; if the mirror cannot take it, that is said
+    and the note stands."""
+    from memstore.life.noting import note as write_note
+
+    done = write_note(state.root, state.config, state.now, text, kind=kind, project=project)
+    if done.written:
+        state.mirror().take_in(done.path)
+    return done
 
 
 def promote(state: RootState, memory: str | os.PathLike[str]) -> str:

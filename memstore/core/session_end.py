@@ -79,17 +79,25 @@ def detach_debrief(root: str | os.PathLike[str], raw: bytes, *, commit: bool,
                    now: str | None) -> None:
     """The debrief in a process of its own session, handed the hook's payload: it outlives a
     client that kills its hook (and the hook's process group), and the client need not wait."""
-    payload, _ = hook_payload(raw)
-    cwd = payload.get("cwd") if payload is not None else None
-    argv = [sys.executable, "-m", "memstore", "--root", os.fspath(root),
+    # -P and the root as its folder: nothing in the session's project can stand in for a module
+    # (`python -m` puts its folder first on sys.path); the child reads the payload's cwd itself
+    argv = [sys.executable, "-P", "-m", "memstore", "--root", os.fspath(root),
             *(["--now", now] if now else []), "debrief", "--hook",
             *(["--commit"] if commit else [])]
     child = processes.spawn(argv, stdin=processes.PIPE, stdout=processes.DEVNULL,
-                            stderr=processes.DEVNULL, own_session=True,
-                            cwd=cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None)
+                            stderr=processes.DEVNULL, own_session=True, cwd=os.fspath(root))
     assert child.stdin is not None
     child.stdin.write(raw)  # a payload is a few KB: the pipe takes it without waiting
     child.stdin.close()
+
+
+def working_folder() -> str | None:
+    """The process's folder, or None when it is gone (the client started in a folder since
+    deleted)."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
 
 
 def hand_off(stream: Any, root: str | None, now: str | None, commit: bool) -> bool:
@@ -98,7 +106,7 @@ def hand_off(stream: Any, root: str | None, now: str | None, commit: bool) -> bo
     says so where the person will look. Never raises."""
     if os.environ.get("MEMSTORE_HOOKS", "").lower() == "off":
         return True  # a session memstore itself started (the nightly wake): nothing to debrief
-    located = locate(root, os.environ.get("MEMSTORE_ROOT"), os.getcwd())
+    located = locate(root, os.environ.get("MEMSTORE_ROOT"), working_folder())
     if located is None:
         return False
     try:

@@ -18,6 +18,8 @@ from typing import IO, Any, Literal
 # newest first; an unknown version asked for is answered with the newest
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 PARSE_ERROR, INVALID_REQUEST, NO_METHOD, INVALID_PARAMS = -32700, -32600, -32601, -32602
+INTERNAL_ERROR = -32603
+LINE_MAX = 4_000_000  # bytes of one message; a longer line is refused, not parsed
 
 JsonType = Literal["string", "integer", "number", "boolean"]
 PY_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "integer": (int,),
@@ -90,23 +92,35 @@ class Server:
     failure: Callable[[BaseException], str] = str  # an exception as the one line a tool returns
 
     def handle(self, message: Any) -> dict[str, Any] | None:
-        """The answer to one message, or None for a notification."""
+        """The answer to one message, or None for a notification. Never raises."""
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             return _error(None, INVALID_REQUEST, "not a JSON-RPC 2.0 message")
         method, ident = message.get("method"), message.get("id")
         if "id" not in message:
             return None  # a notification (initialized, cancelled, ...): nothing to answer
+        if not (ident is None or isinstance(ident, str | int)) or isinstance(ident, bool):
+            return _error(None, INVALID_REQUEST, "an id is a string or an integer")
         if not isinstance(method, str):
             return _error(ident, INVALID_REQUEST, "no method")
         params = message.get("params")
         params = params if isinstance(params, dict) else {}
-        answer = getattr(self, "_" + method.replace("/", "_"), None) if method.isascii() else None
-        if answer is None or method.startswith("_"):
-            return _error(ident, NO_METHOD, f"method not found: {method}"[:200])
+        answer = self._methods().get(method)  # a closed table: no attribute is reached by name
+        if answer is None:
+            return _error(ident, NO_METHOD, f"method not found: {method!r}"[:200])
         try:
             return {"jsonrpc": "2.0", "id": ident, "result": answer(params)}
         except LookupError as exc:
-            return _error(ident, INVALID_PARAMS, str(exc.args[0] if exc.args else exc))
+            return _error(ident, INVALID_PARAMS, str(exc.args[0] if exc.args else exc)[:300])
+        except Exception as exc:  # a failure is the client's to read; the server goes on
+            return _error(ident, INTERNAL_ERROR, self.failure(exc)[:300])
+
+    def _methods(self) -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
+        return {"initialize": self._initialize, "ping": self._ping,
+                "logging/setLevel": self._ping, "tools/list": self._tools_list,
+                "tools/call": self._tools_call, "resources/list": self._resources_list,
+                "resources/templates/list": self._resources_templates_list,
+                "resources/read": self._resources_read, "prompts/list": self._prompts_list,
+                "prompts/get": self._prompts_get}
 
     def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         asked = params.get("protocolVersion")
@@ -119,9 +133,6 @@ class Server:
                 "instructions": self.instructions}
 
     def _ping(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {}
-
-    def _logging_setLevel(self, params: dict[str, Any]) -> dict[str, Any]:
         return {}
 
     def _tools_list(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -163,9 +174,10 @@ class Server:
                             for name, (description, _text) in self.prompts.items()]}
 
     def _prompts_get(self, params: dict[str, Any]) -> dict[str, Any]:
-        if params.get("name") not in self.prompts:
+        name = params.get("name")
+        if not isinstance(name, str) or name not in self.prompts:
             raise LookupError(f"unknown prompt: {params.get('name')!r}"[:200])
-        description, text = self.prompts[params["name"]]
+        description, text = self.prompts[name]
         return {"description": description,
                 "messages": [{"role": "user", "content": {"type": "text", "text": text()}}]}
 
@@ -173,21 +185,39 @@ class Server:
         """Answer each line until the client closes the stream."""
         out = out if out is not None else sys.stdout.buffer
         for line in lines if lines is not None else sys.stdin.buffer:
-            if not line.strip():
-                continue
-            try:
-                message = json.loads(line)
-            except ValueError:
-                message = None
-                answers: list[dict[str, Any] | None] = [_error(None, PARSE_ERROR, "not JSON")]
-            else:
-                batch = isinstance(message, list) and bool(message)
-                answers = [self.handle(one) for one in (message if batch else [message])]
-            sent = [a for a in answers if a is not None]
-            if sent:
-                body = sent if isinstance(message, list) and len(sent) > 1 else sent[0]
-                out.write(json.dumps(body, ensure_ascii=False, default=str).encode("utf-8") + b"\n")
-                out.flush()
+            if line.strip():
+                answer = self.answer_line(line)
+                if answer is not None:
+                    out.write(answer + b"\n")
+                    out.flush()
+
+    def answer_line(self, line: bytes) -> bytes | None:
+        """The bytes answering one line (None: nothing to answer), always plain JSON."""
+        batch = False
+        try:
+            if len(line) > LINE_MAX:
+                raise ValueError("too long")
+            message = json.loads(line, parse_constant=_no_constant)
+            batch = isinstance(message, list) and bool(message)
+            answers = [self.handle(one) for one in (message if batch else [message])]
+        except (ValueError, RecursionError):
+            answers = [_error(None, PARSE_ERROR, "not a JSON message")]
+        sent = [a for a in answers if a is not None]
+        if not sent:
+            return None
+        try:
+            return _encode(sent if batch else sent[0])
+        except (ValueError, RecursionError):  # a value JSON cannot carry (NaN, too deep)
+            return _encode(_error(None, INTERNAL_ERROR, "the answer could not be encoded"))
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _encode(body: Any) -> bytes:
+    # ASCII escapes: a lone surrogate in an id or a memory's text cannot break the stream
+    return json.dumps(body, ensure_ascii=True, allow_nan=False, default=str).encode("ascii")
 
 
 def _error(ident: Any, code: int, message: str) -> dict[str, Any]:

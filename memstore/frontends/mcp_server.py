@@ -155,8 +155,10 @@ def build(store: Store) -> Server:
         if not 1 <= limit <= 100:
             raise BadUsage(f"limit must be an integer from 1 to 100, not {limit!r}")
         hits = store.search(query, limit=limit)
-        return [{"name": h.name, "path": h.path, "type": h.type, "summary": inert_line(h.summary),
-                 "snippet": inert_line(h.snippet), "score": h.score, "team": h.team} for h in hits]
+        # every text field as data: a name, a type and a file name come from files anyone may write
+        return [{"name": _inert(h.name), "path": _inert(h.path), "type": _inert(h.type),
+                 "summary": _inert(h.summary), "snippet": _inert(h.snippet),
+                 "score": h.score, "team": h.team} for h in hits]
 
     def read(name: str) -> str:
         teams = tuple(team.name for team in store.config.teams)
@@ -173,10 +175,10 @@ def build(store: Store) -> Server:
         return inert_record(made.to_json())
 
     def index() -> str:
-        target = Path(store.paths.memory) / "MEMORY.md"
-        if not target.is_file():
+        if not (Path(store.paths.memory) / "MEMORY.md").is_file():
             store.render()
-        return target.read_text(encoding="utf-8", errors="replace")
+        target = resolve(store.root, "memory/MEMORY.md")  # a link out of memory/ is refused
+        return inert_block(target.read_text(encoding="utf-8", errors="replace"), markdown=False)
 
     tools = [
         Tool("search", "Search the memory with a plain-English question (FTS5 syntax works too). "
@@ -216,6 +218,10 @@ def build(store: Store) -> Server:
     prompts = {"use-memory": ("How to use this memory: search, read, note, file bugs.",
                               lambda: USE_MEMORY)}
     return Server("memstore", __version__, USE_MEMORY, tools, resources, prompts, failure=_failure)
+
+
+def _inert(value: object) -> object:
+    return inert_line(value) if isinstance(value, str) else value
 
 
 def _failure(exc: BaseException) -> str:

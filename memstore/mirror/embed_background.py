@@ -95,7 +95,8 @@ def start(root: Path, pending: int, threshold: int) -> bool:
 
     from memstore.core import processes  # here: a search never loads subprocess; a start does
 
-    argv = [sys.executable, "-m", "memstore", "--root", str(root), "embed", "--background"]
+    # -P: no folder of the caller's stands in for a module of memstore's
+    argv = [sys.executable, "-P", "-m", "memstore", "--root", str(root), "embed", "--background"]
     if (nice := shutil.which("nice")) is not None:
         argv = [nice, "-n", "19", *argv]
     folder = _pid_path(root).parent

@@ -199,6 +199,9 @@ _ASIDE_STATUSES = (b"superseded", b"forgotten")  # stepping_aside.ASIDE_STATUSES
 _ASIDE_KEYS = ('"deleted_from"', '"valid_from"', '"valid_until"')  # as meta_json writes a key
 
 
+_TRIMMED = " \t\n\r\v\f"  # what SQLite's trim(x, TRIM) below takes off too
+
+
 def aside_values(status: object, meta: object) -> tuple[int, str | None, str | None]:
     """files.aside, files.valid_from and files.valid_until of a row with this status and meta
     (its JSON).
@@ -207,7 +210,9 @@ def aside_values(status: object, meta: object) -> tuple[int, str | None, str | N
     fold ASCII letters only, so the status is folded as bytes; json_extract gives a date only from
     a string (a number, a boolean, a list or a mapping never reads as YYYY-MM-DD).
     """
-    folded = status.encode("utf-8", "surrogatepass").lower() if isinstance(status, str) else b""
+    # whitespace around the word is no part of it, as render reads it
+    folded = (status.strip(_TRIMMED).encode("utf-8", "surrogatepass").lower()
+              if isinstance(status, str) else b"")
     found: dict[str, object] = {}
     # most frontmatter has none of the three keys: no need to parse its JSON again
     if isinstance(meta, str) and any(key in meta for key in _ASIDE_KEYS):
