@@ -109,8 +109,8 @@ def codex_groups(root: Path) -> dict[str, dict[str, Any]]:
 def gemini_groups(root: Path) -> dict[str, dict[str, Any]]:
     # `|| true`: a command that cannot start (memstore gone) must not block every tool it matches
     hook = hook_command(root, "--client", "gemini") + " || true"
-    debrief = shlex.join([*memstore_command(), "--root", str(root), "debrief", "--hook"])
-    debrief += " || true"
+    debrief = (shlex.join([*memstore_command(), "--root", str(root), "debrief", "--hook"])
+               + " || true")
     ms = 1000
     return {
         "SessionStart": {"hooks": [{"name": "memstore", "type": "command", "command": hook,
@@ -408,8 +408,8 @@ def verify_codex(root: Path, probe: Callable[..., Check], *, home: Path | None =
         g, h, handler, matcher = found
         key = codex_trust_key(hooks_json, event, g, h)
         want = codex_trust_hash(event, handler, matcher)
-        entry = state.get(key)
-        got = entry.get("trusted_hash") if isinstance(entry, dict) else None
+        got = ((state.get(key) or {}).get("trusted_hash") if isinstance(state.get(key), dict)
+               else None)
         if got != want:
             why = ("no trust entry" if got is None
                    else "its trust entry is for another version of the handler")
@@ -463,8 +463,8 @@ def verify_gemini(root: Path, scope: str, cwd: Path, probe: Callable[..., Check]
         checks.append(Check(f"gemini {event}", True, f"registered ({what})"))
         if event == "AfterTool":
             tool_hook = handler["command"]
-    context = data.get("context")
-    dirs = context.get("includeDirectories") if isinstance(context, dict) else None
+    dirs = ((data.get("context") or {}).get("includeDirectories")
+            if isinstance(data.get("context"), dict) else None)
     memory = (root / "memory").resolve()
     included = isinstance(dirs, list) and any(
         memory.is_relative_to(Path(str(d)).expanduser().resolve()) for d in dirs)
