@@ -74,6 +74,15 @@ def test_unknown_setting_is_one_clear_error(root: Path, run) -> None:
     assert result.exit_code == 1 and "unknown setting 'hot_budjet'" in result.stderr
 
 
+def test_a_bad_value_says_what_the_setting_takes(root: Path, run) -> None:
+    """Catches: a value of the wrong kind answered with Python's own words (invalid literal for
+    int() with base 10) and no hint."""
+    write(root, "memstore.toml", 'hot_budget = "lots"\n')
+    result = run(root, "status")
+    assert result.exit_code == 1 and "bad value for hot_budget: 'lots'" in result.stderr
+    assert "hot_budget takes a whole number" in result.stderr and "int()" not in result.stderr
+
+
 @pytest.fixture
 def corpus(root: Path) -> Path:
     write(root, "memory/feedback_a.md", memory("feedback_a", "alpha"))

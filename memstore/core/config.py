@@ -161,7 +161,10 @@ def _load_file(root: str | os.PathLike[str] | None) -> Config:
             else:
                 value = type(default)(value)
         except (TypeError, ValueError) as exc:
-            raise ConfigError(f"{path}: bad value for {key}: {value!r} ({exc})") from exc
+            kind = (f"a list of {len(default)} numbers" if isinstance(default, tuple)
+                    else {int: "a whole number", float: "a number"}.get(type(default), "a word"))
+            raise ConfigError(f"{path}: bad value for {key}: {value!r}",
+                              hint=f"{key} takes {kind}, e.g. {key} = {default!r}") from exc
         changes[key] = value
     if isinstance(changes.get("semantic"), str):
         changes["semantic"] = str(changes["semantic"]).strip().lower()
