@@ -580,7 +580,7 @@ def m015_stepping_aside(db: Database) -> None:
       characters are one, else NULL (a comparison with NULL is false, as for no date).
 
     Sync writes them with every row (indexing.write_rows, from the row's status and meta); existing
-    rows get them here from the same two columns, by the rule stepping_aside.DAY_OF gives in SQL.
+    rows get them here from the same two columns, by the same rule in SQL.
     """
     day = ("CASE WHEN substr(CAST(json_extract(meta, '$.{key}') AS TEXT), 1, 10) GLOB "
            "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' "

@@ -276,6 +276,8 @@ def debrief_asked(stream: IO[Any], root: str | None, now: str | None, commit: bo
     """`debrief --hook`'s steps before any mirror is opened: the payload read, the session's end
     recorded, the work handed to a detached process (detach). What is left for Store.debrief (with
     the root found, where a failure is logged), or None. Never raises."""
+    if detach and session_end.hand_off(stream, root, now, commit):
+        return None  # handed off, or a session memstore itself started: nothing left here
     if os.environ.get("MEMSTORE_HOOKS", "").lower() == "off":
         return None  # a session memstore itself started (the nightly wake): nothing to debrief
     located = locate(root, os.environ.get("MEMSTORE_ROOT"), session_end.working_folder())
@@ -283,9 +285,6 @@ def debrief_asked(stream: IO[Any], root: str | None, now: str | None, commit: bo
         raw = session_end.read_hook_stdin(stream)
         if located is not None:
             session_end.session_ended(located, raw)
-        if detach and located is not None:
-            session_end.detach_debrief(located, raw, commit=commit, now=now)
-            return None
         asked = capture.hook_asks(located, raw)
     except Exception as exc:  # the session is ending: nothing may stop it
         hook_failed(located, exc)

@@ -193,7 +193,7 @@ def delete_rows(conn: sqlite3.Connection, paths: list[str]) -> None:
     # under another name finds them by digest (vectors.embed_pending); a rebuild drops them.
 
 
-# A frontmatter date counts by its first ten characters, ASCII digits only (GLOB's [0-9] in DAY_OF).
+# A frontmatter date counts by its first ten characters, ASCII digits only (GLOB's [0-9] in m015).
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _ASIDE_STATUSES = (b"superseded", b"forgotten")  # stepping_aside.ASIDE_STATUSES
 _ASIDE_KEYS = ('"deleted_from"', '"valid_from"', '"valid_until"')  # as meta_json writes a key
@@ -206,7 +206,7 @@ def aside_values(status: object, meta: object) -> tuple[int, str | None, str | N
     """files.aside, files.valid_from and files.valid_until of a row with this status and meta
     (its JSON).
 
-    The rule of stepping_aside.DAY_OF and of migration m015, in Python: SQLite's lower() and LIKE
+    The rule of migration m015, in Python: SQLite's lower() and LIKE
     fold ASCII letters only, so the status is folded as bytes; json_extract gives a date only from
     a string (a number, a boolean, a list or a mapping never reads as YYYY-MM-DD).
     """

@@ -39,7 +39,6 @@ from memstore.core.teams import team_of
 from memstore.core.timeutil import to_utc
 from memstore.mirror.index_rows import link, make_row
 from memstore.mirror.stale_refs import read_stale
-from memstore.mirror.stepping_aside import DAY_OF
 
 BANDS = ("hot", "new", "cold", "archive", "superseded")
 
@@ -97,10 +96,10 @@ _ENTRIES_SQL = """
            CASE WHEN p.last_accessed IS NOT NULL THEN julianday(?) - julianday(p.last_accessed)
                 ELSE (? - f.mtime_ns / 1e9) / 86400.0 END,
            p.last_accessed, p.last_reinforced,
-           {until}, {since}
+           f.valid_until, f.valid_from
     FROM files f LEFT JOIN policy p ON p.path = f.path
     WHERE f.kind = 't2'
-""".format(until=DAY_OF.format(key="valid_until"), since=DAY_OF.format(key="valid_from"))
+"""
 
 
 def _date(text: str | None) -> dt.date | None:

@@ -41,24 +41,8 @@ def today(now: dt.datetime) -> str:
 # ---------------------------------------------------------------- stepping aside
 
 
-def aside_sql(now: dt.datetime) -> tuple[str, list[Any]]:
-    """A SQL condition on `files f` that holds for a file that stepped aside at `now`.
-
-    It reads the columns sync fills from the row's status and frontmatter (indexing.aside_values,
-    migration m015): files.aside for superseded, forgotten and deleted_from (a copy of a memory
-    deleted outside memstore, memstore.mirror.deletions, whatever its status), files.valid_from and
-    files.valid_until for the dates, each as DAY_OF below reads it from the frontmatter.
-    """
-    day = today(now)
-    return "(f.aside = 1 OR f.valid_until < ? OR f.valid_from > ?)", [day, day]
-
-
-# a frontmatter date as YYYY-MM-DD, or NULL when it is not one (a comparison with NULL is false);
-# files.valid_from and files.valid_until hold its value, made by indexing.aside_values
-DAY_OF = ("CASE WHEN substr(CAST(json_extract(f.meta, '$.{key}') AS TEXT), 1, 10) GLOB "
-          "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' "
-          "THEN substr(CAST(json_extract(f.meta, '$.{key}') AS TEXT), 1, 10) END")
-# One indexed lookup each (the partial indexes of m015): a search never reads every row
+# One indexed lookup each (the partial indexes of m015) on the columns sync fills from the
+# frontmatter (indexing.aside_values): a search never reads every row
 STEPPED_ASIDE_SQL = (
     "SELECT path FROM files WHERE aside = 1 "
     "UNION ALL SELECT path FROM files WHERE valid_until < ? "
