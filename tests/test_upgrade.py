@@ -90,6 +90,9 @@ def test_a_previous_release_registration_still_records_a_read(tmp_path: Path) ->
         memstore_cli("--root", str(root), "verify", "--scope", "user", "--json", home=home).stdout)
     paths = next(c for c in checks if c["name"] == "hook paths")
     assert paths["ok"], paths
+    # the previous release's debrief still runs, and verify says how to stop the client waiting
+    end = next(c for c in checks if c["name"] == "hook SessionEnd")
+    assert end["ok"] and "an older install's" in end["detail"] and "install" in end["detail"]
 
 
 def test_verify_names_a_registration_whose_files_are_gone(tmp_path: Path) -> None:
@@ -111,6 +114,9 @@ def test_verify_names_a_registration_whose_files_are_gone(tmp_path: Path) -> Non
     again = json.loads(
         memstore_cli("--root", str(root), "verify", "--scope", "user", "--json", home=home).stdout)
     assert next(c for c in again if c["name"] == "hook paths")["ok"]
+    end = next(c for c in again if c["name"] == "hook SessionEnd")
+    assert end["ok"] and "older" not in end["detail"] and "--detach" in (
+        home / ".claude" / "settings.json").read_text()
     assert str(gone) not in (home / ".claude" / "settings.json").read_text()
 
 

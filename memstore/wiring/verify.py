@@ -116,9 +116,12 @@ def check_settings(layout: Layout, lens_matcher: str | None) -> tuple[list[Check
         "(the agent could change them under acceptEdits)", fix))
     debriefs = [h for _m, h in _handlers(settings, "SessionEnd") if " debrief" in h["command"]
                 and str(root) in h["command"]]
+    waited = debriefs and not any("--detach" in h["command"] for h in debriefs)
     checks.append(Check("hook SessionEnd", bool(debriefs),
-                        "registered: the end-of-session debrief" if debriefs
-                        else "not registered (no end-of-session debrief)", fix))
+                        ("registered: the end-of-session debrief" + (
+                            f" (an older install's: the client waits for it; `{fix}` hands it "
+                            "to a process of its own)" if waited else ""))
+                        if debriefs else "not registered (no end-of-session debrief)", fix))
     if layout.session_imports:
         parts = [h for _m, h in _handlers(settings, "SessionStart")
                  if "--part imports:" in h["command"]]
