@@ -11,7 +11,7 @@ must stay cheap for any front end. `Store` and the result types load on first us
 
 from __future__ import annotations
 
-__version__ = "0.2.0"  # each release bumps it, with plugin.json and docs/upgrading.md (tests agree)
+__version__ = "0.3.0"  # each release bumps it, with plugin.json and docs/upgrading.md (tests agree)
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing would cost the hook start-up
 if TYPE_CHECKING:

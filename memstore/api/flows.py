@@ -19,7 +19,7 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from memstore.api import naming, queries
 from memstore.api.mirroring import Mirror, NotFlushHost, flush_refusal, flush_warnings
-from memstore.core import session_end, tamper, tamper_lines
+from memstore.core import pointers, session_end, tamper, tamper_lines
 from memstore.core.agent_root import locate
 from memstore.core.errors import BadUsage, MemstoreError
 from memstore.core.logs import rotate
@@ -220,6 +220,8 @@ def _night(conn: sqlite3.Connection, m: Mirror, ran_at: str, not_here: str | Non
         night.rendered = render(conn, m.root, m.now, m.config)
     night.problems = lint_view(conn, m.root, tree)
     night.found = nightly.findings(conn, m.root, m.now, m.config, fresh)
+    # the prompt's pointers: the floor, measured on prompts nothing here answers
+    pointers.measure_floor(conn, str(m.root), fmt(m.now), m.now.timestamp())
     # with many machines: nobody, or more than one, flushes
     night.warnings = flush_warnings(conn, m.root, m.config)
     for line in night.warnings:

@@ -60,6 +60,8 @@ class Config:
     embed_budget_s: float = 8.0
     # a search embeds files changed since the last pass first, when there are at most this many
     search_embed_max: int = 16
+    # pointers to up to three memories when a prompt arrives (memstore.core.pointers)
+    prompt_pointers: bool = True
     # many machines: the one clone that flushes policy state into the files (its journal
     # identity, clone id or host name, as `memstore status` shows them); "" = any clone.
     # Two clones flushing the same file would write different values into the same lines.
@@ -154,17 +156,22 @@ def _load_file(root: str | os.PathLike[str] | None) -> Config:
         if key == "semantic" and isinstance(value, bool):
             value = "auto" if value else "off"
         try:
-            if isinstance(default, tuple):
+            if isinstance(default, bool):
+                if not isinstance(value, bool):  # bool("false") is True: only true/false
+                    raise ValueError("not true or false")
+            elif isinstance(default, tuple):
                 value = tuple(float(v) for v in value)
                 if len(value) != len(default):
                     raise ValueError("wrong length")
             else:
                 value = type(default)(value)
         except (TypeError, ValueError) as exc:
-            kind = (f"a list of {len(default)} numbers" if isinstance(default, tuple)
+            kind = ("true or false" if isinstance(default, bool)
+                    else f"a list of {len(default)} numbers" if isinstance(default, tuple)
                     else {int: "a whole number", float: "a number"}.get(type(default), "a word"))
+            example = str(default).lower() if isinstance(default, bool) else repr(default)
             raise ConfigError(f"{path}: bad value for {key}: {value!r}",
-                              hint=f"{key} takes {kind}, e.g. {key} = {default!r}") from exc
+                              hint=f"{key} takes {kind}, e.g. {key} = {example}") from exc
         changes[key] = value
     if isinstance(changes.get("semantic"), str):
         changes["semantic"] = str(changes["semantic"]).strip().lower()

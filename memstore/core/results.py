@@ -184,6 +184,9 @@ class Status(Record):
     # each joined team: name, memories, lenses (mirror)
     teams: list[dict[str, Any]] = field(default_factory=list)
     unchecked: int = 0  # files whose dates and secrets no lint has checked (status checks a few)
+    # the prompt's pointers over the last days: pushes, sessions, pointers, opened (Read in their
+    # session), the floor and when it was measured (memstore.mirror.pushes)
+    pointers: dict[str, Any] = field(default_factory=dict)
 
 
 @record

@@ -149,3 +149,49 @@ def projects_of(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, str
         f"SELECT path, json_extract(meta, '$.project') FROM files WHERE path IN ({_marks(paths)})",
         list(paths)).fetchall()
     return {row[0]: row[1] for row in rows}
+
+
+# ---------------------------------------------------------------- a prompt's pointers
+
+# A T2 memory (the person's, or a joined team's) that has not stepped aside at the day given
+# twice (memstore.mirror.stepping_aside says the same with its own statement)
+_POINTABLE = ("f.kind = 't2' AND f.aside = 0 AND (f.valid_until IS NULL OR f.valid_until >= ?) "
+              "AND (f.valid_from IS NULL OR f.valid_from <= ?)")
+
+
+def file_count(conn: sqlite3.Connection) -> int:
+    """How many T2 memories the mirror holds."""
+    return int(conn.execute("SELECT count(*) FROM files WHERE kind = 't2'").fetchone()[0])
+
+
+def word_count(conn: sqlite3.Connection, word: str) -> int:
+    """How many files hold `word` (as FTS5 stems it)."""
+    return int(conn.execute("SELECT count(*) FROM files_fts WHERE files_fts MATCH ?",
+                            [f'"{word}"']).fetchone()[0])
+
+
+def pointable(conn: sqlite3.Connection, words: Sequence[str], day: str, limit: int
+              ) -> list[tuple[int, str, str | None, str | None]]:
+    """(rowid, path, index row, project) of the `limit` memories that best match any of `words`
+    (bm25 over name, summary, description and body), best first."""
+    expression = " OR ".join(f'"{w}"' for w in words)
+    return conn.execute(
+        "SELECT f.id, f.path, f.index_row, json_extract(f.meta, '$.project') "
+        "FROM files_fts JOIN files f ON f.id = files_fts.rowid "
+        f"WHERE files_fts MATCH ? AND {_POINTABLE} "
+        "ORDER BY bm25(files_fts, 1.5, 2.0, 1.0, 1.0) LIMIT ?",
+        [expression, day, day, limit]).fetchall()
+
+
+def holding(conn: sqlite3.Connection, word: str, ids: Sequence[int], head: bool) -> set[int]:
+    """Which of the files `ids` hold `word`: anywhere, or (`head`) in the name, summary or
+    description, the index row's own words."""
+    if not ids:
+        return set()
+    phrase = f'{{name summary description}} : "{word}"' if head else f'"{word}"'
+    # FTS5 reads a word's matches between two rowids only; `rowid IN (...)` would read all
+    rows = conn.execute(
+        "SELECT rowid FROM files_fts WHERE files_fts MATCH ? AND rowid BETWEEN ? AND ?",
+        [phrase, min(ids), max(ids)]).fetchall()
+    wanted = set(ids)
+    return {row[0] for row in rows if row[0] in wanted}

@@ -15,6 +15,8 @@ By `hook_event_name`:
   path, and shell commands that name them and do more than read, in every permission mode;
   approve writes of memory files (core.toolpath.may_write) and memstore's own MCP tools; and
   deliver matching lenses as additionalContext, once per session each.
+- UserPromptSubmit: up to three pointers to memories the person's prompt points at, or nothing
+  (core.pointers: a confidence floor, once per session each, never what MEMORY.md shows).
 - SessionStart: the cold-start bundle as additionalContext. With `--part imports:N`,
   part N of identity.md + MEMORY.md instead: for a root outside the project, whose
   `@` imports Claude Code would not expand (session_imports.py).
@@ -223,11 +225,32 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
             return None
         return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
+    if event == "UserPromptSubmit":
+        return _prompt(payload, root, now, config, cwd, session)
+
     if event == "SessionEnd":
         from memstore.core.tamper_sessions import session_end
 
         session_end(root, session)
     return None
+
+
+def _prompt(payload: Payload, root: str, now: dt.datetime, config: Config, cwd: str | None,
+            session: str | None) -> Payload | None:
+    """Pointers to the memories the person's prompt points at (core.pointers), or nothing."""
+    if not config.prompt_pointers:
+        return None
+    from memstore.core.pointers import answer
+    from memstore.core.projects import locate
+
+    project = locate(cwd, root)[0]
+    from memstore.core.timeutil import fmt
+
+    text = answer(root, payload.get("prompt"), session, project, fmt(now),
+                  config.hook_lock_budget_ms)
+    if not text:
+        return None
+    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
 
 
 def _post_tool_use(payload: Payload, root: str, tool: str, file_path: str | None, cwd: str | None,

@@ -23,6 +23,7 @@ from memstore.meaning.vectors import embedded_count, pending_count, searchable_c
 from memstore.mirror.bug_ids import bug_id
 from memstore.mirror.embed_background import running
 from memstore.mirror.indexing import body_of
+from memstore.mirror.pushes import pushes_view
 from memstore.mirror.render import compute_bands, score_of
 from memstore.mirror.stale_refs import read_stale
 from memstore.mirror.stepping_aside import chain, out_of_time, replaced
@@ -211,6 +212,7 @@ def status_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: 
         "t2_touched": conn.execute("SELECT count(*) FROM policy WHERE touches > 0").fetchone()[0],
         "semantic": semantic_view(conn, config),
         "journal": journal_view(conn, root, now, config),
+        "pointers": pushes_view(conn, root, now),
     }
 
 

@@ -14,6 +14,7 @@ Registrations (why each looks the way it does is in hook.py's docstring):
 - PreToolUse `*` through hookgate.sh, which starts the hook only when a lens could match:
   lenses.
 - SessionStart: the cold-start bundle.
+- UserPromptSubmit: up to three pointers to memories the prompt points at, or nothing.
 - SessionEnd: `memstore --root ROOT debrief --hook --detach`, the end-of-session debrief
   (capture.py), in a process of its own.
 
@@ -117,6 +118,8 @@ def registrations(root: Path | Sequence[Path], command: str, lens_matcher: str |
         # (session_start.py)
         "SessionStart": [{"hooks": [handler(cmd=f"{command} --after imports:{import_parts}"
                                             if import_parts else command)]}, *parts],
+        # pointers to the memories a prompt points at, before the model plans (core.pointers)
+        "UserPromptSubmit": [{"hooks": [handler()]}],
         "PreToolUse": pre,
         "PostToolUse": [
             {"matcher": tool,

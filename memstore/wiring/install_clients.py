@@ -97,6 +97,8 @@ def codex_groups(root: Path) -> dict[str, dict[str, Any]]:
         "SessionStart": {"matcher": "startup", "hooks": [
             {"type": "command", "command": hook, "timeout": HOOK_TIMEOUT_S,
              "additionalContextLimit": CODEX_CONTEXT_TOKENS}]},
+        "UserPromptSubmit": {"hooks": [
+            {"type": "command", "command": hook, "timeout": HOOK_TIMEOUT_S}]},
         "PreToolUse": {"matcher": "Bash|apply_patch", "hooks": [
             {"type": "command", "command": hook, "timeout": HOOK_TIMEOUT_S}]},
         "PostToolUse": {"matcher": "Bash|apply_patch", "hooks": [
@@ -115,6 +117,8 @@ def gemini_groups(root: Path) -> dict[str, dict[str, Any]]:
     return {
         "SessionStart": {"hooks": [{"name": "memstore", "type": "command", "command": hook,
                                     "timeout": HOOK_TIMEOUT_S * ms}]},
+        "BeforeAgent": {"hooks": [{"name": "memstore", "type": "command", "command": hook,
+                                   "timeout": HOOK_TIMEOUT_S * ms}]},
         "BeforeTool": {"matcher": GEMINI_TOOLS,
                        "hooks": [{"name": "memstore", "type": "command", "command": hook,
                                   "timeout": HOOK_TIMEOUT_S * ms}]},
@@ -397,6 +401,7 @@ def verify_codex(root: Path, probe: Callable[..., Check], *, home: Path | None =
     checks = []
     tool_hook = None
     for event, what in (("SessionStart", "identity, index and bundle at session start"),
+                        ("UserPromptSubmit", "pointers to the memories a prompt points at"),
                         ("PreToolUse", "the person's files refused, lenses"),
                         ("PostToolUse", "reads and writes of memories reinforced"),
                         ("SessionEnd", "lessons from the session's final answer")):
@@ -447,6 +452,7 @@ def verify_gemini(root: Path, scope: str, cwd: Path, probe: Callable[..., Check]
     checks = []
     tool_hook = None
     for event, what in (("SessionStart", "identity, index and bundle at session start"),
+                        ("BeforeAgent", "pointers to the memories a prompt points at"),
                         ("BeforeTool", "the person's files refused"),
                         ("AfterTool", "reads and writes of memories reinforced, lenses"),
                         ("SessionEnd", "lessons from the session's final answer")):

@@ -122,6 +122,12 @@ def check_settings(layout: Layout, lens_matcher: str | None) -> tuple[list[Check
                             f" (an older install's: the client waits for it; `{fix}` hands it "
                             "to a process of its own)" if waited else ""))
                         if debriefs else "not registered (no end-of-session debrief)", fix))
+    prompts = [h for _m, h in _handlers(settings, "UserPromptSubmit")
+               if str(root) in h["command"] and "hookrun.py" in h["command"]]
+    checks.append(Check("hook UserPromptSubmit", bool(prompts),
+                        "registered: pointers to the memories a prompt points at" if prompts else
+                        f"not registered (an older install: `{fix}` adds the prompt's pointers)",
+                        fix))
     if layout.session_imports:
         parts = [h for _m, h in _handlers(settings, "SessionStart")
                  if "--part imports:" in h["command"]]

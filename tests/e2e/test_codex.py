@@ -71,7 +71,7 @@ API_KEY_VAR = "FAKE_OPENAI_API_KEY"
 PROMPT = "Look at your memory, fix your identity, record what you learn."
 RULE = "Always quote every path in a shell command."
 FINAL_ANSWER = f"All done with the scripted session. {RULE}"
-EVENTS = ("SessionStart", "PreToolUse", "PostToolUse", "SessionEnd")
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "SessionEnd")
 CHECKS = ("context", "reinforced", "refused", "written", "lesson")
 BLOCKED = "Command blocked by PreToolUse hook: memstore:"
 
@@ -658,3 +658,40 @@ def test_codex_without(private_home: Path, removed: str) -> None:
         if person.hook_errors():
             problems.append(f"the hooks logged errors:\n{person.hook_errors()}")
         assert not problems, "\n".join(problems) + "\n" + diagnostics(person, session, fake)
+
+
+POINTER_HEADING = "memstore: memories this prompt may need"
+
+
+def ask_codex(person: Person, fake: FakeOpenAI, prompt: str) -> str:
+    """One `codex exec` turn answered with text; the text of its first request to the model."""
+    seen = len(fake.main_requests)
+    proc = subprocess.run(
+        [person.codex, "exec", "--skip-git-repo-check", "-s", "workspace-write", "--json",
+         prompt], cwd=person.ws, env=person.env(**{API_KEY_VAR: "sk-fake-e2e"}),
+        capture_output=True, text=True, timeout=CODEX_TIMEOUT, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, f"codex: exit {proc.returncode}\n{proc.stderr[-2000:]}"
+    return request_text(fake.main_requests[seen])
+
+
+def test_codex_prompt_gets_pointers(private_home: Path) -> None:
+    """A prompt that names a memory's subject brings its row into Codex's request; chatter brings
+    nothing. Catches: the UserPromptSubmit handler missing, untrusted, or answered in a shape Codex
+    drops."""
+    person = Person(private_home.resolve(), find_codex(), find_memstore())
+    with FakeOpenAI([[text("Noted.")], [text("Noted.")]]) as fake:
+        set_up(person, fake)
+        for i in range(30):  # not rendered into MEMORY.md: out of sight, as in a large root
+            write(person.root, f"memory/project_note-{i:02d}.md",
+                  memory(f"project_note-{i:02d}", summary=f"weekly notes number {i}",
+                         body="Ordinary words about the office and the weekly meeting."))
+        write(person.root, "memory/reference_kestrel-restart.md",
+              memory("reference_kestrel-restart",
+                     summary="restart the kestrel ledger service on host zephyr",
+                     body="Run systemctl restart kestrel on zephyr."))
+        person.run("sync")
+        asked = ask_codex(person, fake, "The kestrel ledger on zephyr hangs again; what now?")
+        chatter = ask_codex(person, fake, "Rename this variable to something clearer, please.")
+    assert POINTER_HEADING in asked and "reference_kestrel-restart" in asked, (
+        asked[-3000:] + person.hook_errors())
+    assert POINTER_HEADING not in chatter

@@ -497,3 +497,41 @@ def test_gemini_session_with_one_hook_removed(private_home: Path, removed: str) 
     person.write_settings(data)
     session = run_session(person, gemini, wait_for_lesson=removed != "SessionEnd")
     check_all(person, session, set(EVENTS) - {removed})
+
+
+POINTER_HEADING = "memstore: memories this prompt may need"
+
+
+def _ask_gemini(person: Person, gemini: str, prompt: str) -> str:
+    """One `gemini -p` turn answered with text; the text of its first request to the model."""
+    with FakeGemini([[text("Noted.")]]) as fake:
+        env = clean_env(person.home, GEMINI_API_KEY="e2e-fake-key", GOOGLE_GEMINI_BASE_URL=fake.url)
+        proc = subprocess.run([gemini, "-p", prompt, "--approval-mode", "yolo", "-m", MODEL,
+                               "--skip-trust", "--output-format", "json"], cwd=person.work,
+                              env=env, capture_output=True, text=True, timeout=GEMINI_TIMEOUT,
+                              stdin=subprocess.DEVNULL)
+        main = fake.main_requests
+    assert proc.returncode == 0, f"gemini: exit {proc.returncode}\n{proc.stderr[-2000:]}"
+    assert main, "the stand-in API saw no request"
+    return request_text(main[0].body)
+
+
+def test_gemini_prompt_gets_pointers(private_home: Path) -> None:
+    """A prompt that names a memory's subject brings its row into Gemini's request (BeforeAgent's
+    additionalContext); chatter brings nothing. Catches: BeforeAgent not registered, or answered as
+    plain stdout, which Gemini CLI ignores."""
+    gemini = find_gemini()
+    person = make_person(private_home)
+    assert person.ours(person.read_settings(), "BeforeAgent"), "no BeforeAgent hook installed"
+    for i in range(30):  # not rendered into MEMORY.md: out of sight, as in a large root
+        write(person.root, f"memory/project_note-{i:02d}.md",
+              memory(f"project_note-{i:02d}", f"weekly notes number {i}",
+                     "Ordinary words about the office and the weekly meeting."))
+    write(person.root, "memory/reference_kestrel-restart.md",
+          memory("reference_kestrel-restart", "restart the kestrel ledger service on host zephyr",
+                 "Run systemctl restart kestrel on zephyr."))
+    person.run("sync")
+    asked = _ask_gemini(person, gemini, "The kestrel ledger on zephyr hangs again; what now?")
+    assert POINTER_HEADING in asked and "reference_kestrel-restart" in asked, asked[-3000:]
+    chatter = _ask_gemini(person, gemini, "Rename this variable to something clearer, please.")
+    assert POINTER_HEADING not in chatter

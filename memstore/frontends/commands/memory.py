@@ -4,6 +4,7 @@ render, flush."""
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -307,6 +308,7 @@ def status(app: App, as_json: bool) -> None:
         click.echo(f"review    {said} waiting for you: memstore review (a lesson unanswered for "
                    f"{app.store.config.short_term_days} days is archived unreviewed)")
     click.echo(f"semantic  {semantic_line(view['semantic'])}")
+    click.echo(f"pointers  {pointers_line(view.get('pointers') or {})}")
     if view.get("teams"):
         joined = ", ".join(f"{t['name']} ({t['memories']} memories, {t['lenses']} lenses)"
                            for t in view["teams"])
@@ -336,6 +338,17 @@ def status(app: App, as_json: bool) -> None:
                  "days ago": "-" if m["days_since"] is None else f"{m['days_since']:g}"}
                 for m in machines]
         click.echo(table(rows, ["machine", "events", "newest event", "days ago"]))
+
+
+def pointers_line(view: dict[str, Any]) -> str:
+    """The prompt's pointers in one line: how many, and how many the agent then opened."""
+    floor = (f"floor {view.get('floor')}" + (f" (measured {str(view['floor_measured'])[:10]})"
+             if view.get("floor_measured") else " (not measured yet: the nightly tick does)"))
+    if not view.get("pointers"):
+        return f"none pushed in the last {view.get('days', 30)} days; {floor}"
+    share = 100 * view["opened"] / view["pointers"]
+    return (f"{view['pointers']} pushed in {view['sessions']} sessions over {view['days']} days, "
+            f"{view['opened']} then opened in their session ({share:.0f}%); {floor}")
 
 
 def semantic_line(view: dict[str, object]) -> str:

@@ -66,7 +66,7 @@ def canonical(payload: Payload) -> list[Payload]:
     """The Claude Code payloads this Codex payload stands for (empty: nothing to do)."""
     event = payload.get("hook_event_name")
     tool = payload.get("tool_name")
-    if event == "SessionStart":
+    if event in ("SessionStart", "UserPromptSubmit"):  # the same shapes as Claude Code's
         return [payload]
     if event not in ("PreToolUse", "PostToolUse"):
         return []

@@ -5,7 +5,8 @@ What Gemini CLI 0.61 sends (seen with the real binary): BeforeTool / AfterTool a
 relative to `cwd`) and `run_shell_command` (`command`); SessionStart and SessionEnd as
 Claude Code names them. A deny is `{"decision": "deny", "reason": ...}`.
 
-Context: SessionStart's `additionalContext` reaches the model; BeforeTool's is ignored, so a
+Context: SessionStart's and BeforeAgent's (the prompt's pointers) `additionalContext` reach the
+model; BeforeTool's is ignored, so a
 lens fires after the tool (AfterTool's context is appended to the tool's result) and the
 BeforeTool answer carries only refusals.
 """
@@ -32,6 +33,8 @@ def canonical(payload: Payload) -> list[Payload]:
     event = payload.get("hook_event_name")
     if event == "SessionStart":
         return [payload]
+    if event == "BeforeAgent":  # the person's prompt, before the model plans: Claude Code's shape
+        return [{**payload, "hook_event_name": "UserPromptSubmit"}]
     if event not in ("BeforeTool", "AfterTool"):
         return []
     tool = TOOLS.get(str(payload.get("tool_name")))
@@ -86,7 +89,7 @@ def answer(payload: Payload, responses: list[Payload | None],
                         else "memstore: refused"}
         return None
     texts = [text for o in found if isinstance(text := o.get("additionalContext"), str)]
-    if event == "AfterTool" and texts:
-        return {"hookSpecificOutput": {"hookEventName": "AfterTool",
+    if event in ("AfterTool", "BeforeAgent") and texts:  # plain stdout would be ignored
+        return {"hookSpecificOutput": {"hookEventName": event,
                                        "additionalContext": "\n\n".join(texts)}}
     return None
