@@ -261,3 +261,21 @@ def test_audit_counts_the_bundle_and_drops_html_comments(tmp_path: Path) -> None
     claude_md = next(f for f in files if f["path"].endswith("CLAUDE.md"))
     assert claude_md["chars"] == len("# Rules\n\nQuote paths.\n")
     assert any(f["role"] == "session-start" and f["chars"] > 0 for f in files)
+
+
+def test_in_flight_work_stays_in_its_project(tmp_path: Path) -> None:
+    """Failure caught: the bundle's "In flight" list carried every project's in-flight memories
+    into every session (seen in the season benchmark: projA's hand-off in projB's sessions)."""
+    from memstore.core.projects import project_of
+
+    home, root, proj_a, proj_b = two_projects()
+    r = ("--root", str(root))
+    for name, project, marker in (("project_a-migration", project_of(str(proj_a)), "FLYPROJA"),
+                                  ("project_shared-rota", "global", "FLY-ALL")):
+        (root / "memory" / f"{name}.md").write_text(
+            f"---\nname: {name}\ntype: project\nsummary: {marker} work\nproject: {project}\n"
+            f"in_flight: true\nstate: {marker} half done\n---\n\nbody\n", encoding="utf-8")
+    assert cli(home, *r, "render").returncode == 0
+    in_a, in_b = cli(proj_a, *r, "context").stdout, cli(proj_b, *r, "context").stdout
+    assert "FLYPROJA half done" in in_a and "FLY-ALL half done" in in_a
+    assert "FLYPROJA" not in in_b and "FLY-ALL half done" in in_b

@@ -300,6 +300,24 @@ def open_bugs(memory: Path) -> list[str]:
     return lines
 
 
+_FLYING_LINK = re.compile(r"\]\(([^)/\s]+\.md)\)")
+
+
+def _in_scope(memory: Path, line: str, project: str | None) -> bool:
+    """Does an in-flight row's memory reach a session in `project` (its frontmatter's `project:`,
+    as for short-term facts)? A row whose file cannot be read is kept."""
+    from memstore.core.projects import belongs
+
+    found = _FLYING_LINK.search(line)
+    if found is None:
+        return True
+    try:
+        values = scan_front(memory / found.group(1).replace("%20", " "))
+    except (OSError, UnicodeDecodeError):
+        return True
+    return belongs(unquote(values.get("project", "")), project)
+
+
 def sections(root: Path, now: dt.datetime, config: Config, project: str | None = None
              ) -> list[tuple[str, list[str]]]:
     """The parts of the bundle in priority order, each a heading and its entries (newest first)."""
@@ -315,7 +333,7 @@ def sections(root: Path, now: dt.datetime, config: Config, project: str | None =
     # current-state.md is rendered inert (imports escaped); tags and controls are stopped
     # again here, idempotently, since it is a file in memory/ that anyone can edit
     flying = [inert_block(line, markdown=False) for line in state.splitlines()
-              if line.startswith("- ")]
+              if line.startswith("- ") and _in_scope(memory, line, project)]
     parts.append(("In flight", [line + "\n" for line in flying]))
 
     parts.append(("Open bugs", open_bugs(memory)))
