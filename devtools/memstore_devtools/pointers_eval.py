@@ -1,0 +1,186 @@
+"""The prompt's pointers (memstore.core.pointers) on memory-shaped data: push recall and precision
+on the LoCoMo observations and the LongMemEval pool (memstore_devtools.memories builds the roots),
+pushes on off-topic prompts, and the largest push.
+
+Each question is a prompt. A push succeeds when one of its pointers came from the question's
+evidence (recall: questions with such a push; precision: pointers that are such). MEMORY.md is
+left out (no root here has one), so the pointers are measured alone. The floor is the one the
+nightly tick measures. About 15% of the questions (by a hash of their text) are held out and
+reported apart; nothing was tuned on them.
+
+    .venv/bin/python scripts/eval_pointers.py [--set locomo-observations|longmemeval|all]
+    .venv/bin/python scripts/eval_pointers.py --timing     # the hook at 2,000 and 20,000 memories
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import sqlite3
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+
+# Prompts no memory of a chat or a person's life answers; not PROBES (the floor's own).
+OFF_TOPIC = (
+    "refactor this class to use dependency injection", "why does mypy complain about this line",
+    "add a retry with exponential backoff to the http client", "squash my last three commits",
+    "the docker build is slow, can you cache the layers", "write a makefile target for the docs",
+    "turn this callback into async await", "what does the -P flag of python do",
+    "pin the numpy version in the requirements", "rename the module and fix the imports",
+    "explain the difference between a process and a thread", "set up pre-commit hooks",
+    "profile this function and tell me the hot spot", "migrate the config from ini to toml",
+    "add pagination to the list endpoint", "how do I revert a merge commit",
+    "generate an openapi spec for this service", "why is the ci pipeline red",
+    "write a bash one-liner to find large files", "what is a monad in simple words",
+    "convert these timestamps to utc", "split the test file by feature",
+    "suggest a name for the new cli flag", "replace print statements with logging",
+    "cache the result of this expensive call", "add a dark mode toggle to the page",
+    "the linter wants shorter lines here", "document the public functions",
+    "what's a good way to structure a monorepo", "bump the minor version and tag it",
+    "fix the flaky test in the scheduler", "how many bytes is a utf-8 emoji",
+    "make the error message friendlier", "remove the dead code in utils",
+    "compare sqlite and postgres for this use", "write a changelog entry",
+    "lint the yaml files", "how do I undo git add", "add type stubs for the vendored library",
+    "what does idempotent mean", "sort the imports alphabetically", "speed up the startup time",
+)
+
+
+def held_out(text: str) -> bool:
+    return hashlib.sha256(text.encode("utf-8")).digest()[0] < 38  # about 15% of 256
+
+
+def _root_of(corpus: Any, base: Path) -> tuple[Path, float]:
+    from memstore.core import pointers
+    from memstore.mirror.sync import sync
+
+    root = base / corpus.label
+    corpus.write(root)
+    sync(root)
+    conn = sqlite3.connect(root / "runtime" / "memstore.db")
+    try:
+        found = pointers.measure_floor(conn, str(root), "2026-12-05T00:00:00Z", time.time())
+    finally:
+        conn.close()
+    return root, float(found["floor"])  # type: ignore[arg-type]
+
+
+def evaluate(mset: Any, base: Path) -> dict[str, Any]:
+    from memstore.core import pointers
+
+    tally: dict[str, dict[str, float]] = {k: {"questions": 0, "pushed": 0, "hit": 0,
+                                              "pointers": 0, "good": 0}
+                                          for k in ("tuning", "held out")}
+    off = {"prompts": 0, "pushed": 0}
+    largest = 0
+    floors = []
+    for corpus in mset.corpora:
+        root, floor = _root_of(corpus, base)
+        floors.append(floor)
+        conn = sqlite3.connect(root / "runtime" / "memstore.db")
+        try:
+            for q in corpus.questions:
+                picks = pointers.choose(conn, str(root), q.question, "2026-12-05", None, None,
+                                        floor)
+                part = tally["held out" if held_out(q.question) else "tuning"]
+                part["questions"] += 1
+                wanted = set(q.evidence)
+                good = [p for _s, p, _r in picks if corpus.sources.get(p, frozenset()) & wanted]
+                part["pushed"] += bool(picks)
+                part["hit"] += bool(good)
+                part["pointers"] += len(picks)
+                part["good"] += len(good)
+                largest = max(largest, len(pointers.text_of(str(root), picks).encode("utf-8")))
+            for prompt in OFF_TOPIC:
+                off["prompts"] += 1
+                off["pushed"] += bool(pointers.choose(conn, str(root), prompt, "2026-12-05",
+                                                      None, None, floor))
+        finally:
+            conn.close()
+    out: dict[str, Any] = {"roots": len(mset.corpora), "floors": [min(floors), max(floors)],
+                           "largest_push_bytes": largest,
+                           "off_topic_pushed": off["pushed"] / max(1, off["prompts"]),
+                           "off_topic_prompts": off["prompts"]}
+    for key, t in tally.items():
+        out[key] = {"questions": int(t["questions"]),
+                    "push_recall": round(t["hit"] / max(1, t["questions"]), 3),
+                    "push_precision": round(t["good"] / max(1, t["pointers"]), 3),
+                    "pushed_share": round(t["pushed"] / max(1, t["questions"]), 3)}
+    return out
+
+
+PROMPTS = ("how do I annotate chargebacks for the board pack", "rename this variable please",
+           "cite prepayments in the csv exports before the deploy", "why is the build red again",
+           "the vendor exports broke the kingfisher records")
+
+
+def timing(sizes: tuple[int, ...] = (2000, 20000), calls: int = 40) -> None:
+    """The prompt hook's median, as the client runs it (`python -S hookrun.py`), against a bare
+    `python -c pass`, interleaved call by call (a shared machine's load hits both alike)."""
+    import json
+    import statistics
+    import subprocess
+    import sys
+
+    from memstore import Store
+    from memstore_devtools.corpus import CorpusSpec, generate_corpus
+
+    hookrun = Path(__file__).resolve().parents[2] / "memstore" / "hookrun.py"
+    with tempfile.TemporaryDirectory(prefix="memstore-pointer-timing-") as tmp:
+        for size in sizes:
+            root = Path(tmp) / f"t2-{size}"
+            generate_corpus(root, CorpusSpec(t2=size, seed=7))
+            Store(root).tick()  # the mirror, MEMORY.md and the floor, as after a night
+            hook, bare = [], []
+            for i in range(calls):
+                payload = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": f"t{i}",
+                                      "cwd": str(root), "prompt": PROMPTS[i % len(PROMPTS)]})
+                t0 = time.perf_counter()
+                subprocess.run([sys.executable, "-S", str(hookrun), "--root", str(root)],
+                               input=payload.encode(), capture_output=True, check=False)
+                t1 = time.perf_counter()
+                subprocess.run([sys.executable, "-c", "pass"], capture_output=True, check=False)
+                hook.append(t1 - t0)
+                bare.append(time.perf_counter() - t1)
+            mh, mb = statistics.median(hook), statistics.median(bare)
+            print(f"{size:,} memories: hook {mh * 1000:.0f} ms, python -c pass {mb * 1000:.0f} ms, "
+                  f"{mh / mb:.2f}x (goal at most 3x)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    from memstore_devtools.memories import load_locomo_observations, load_longmemeval
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--set", default="all",
+                    choices=("all", "locomo-observations", "longmemeval"))
+    ap.add_argument("--timing", action="store_true",
+                    help="the hook's median at 2,000 and 20,000 memories against bare python")
+    args = ap.parse_args(argv)
+    os.environ["MEMSTORE_SEMANTIC"] = "off"
+    os.environ["MEMSTORE_EMBED_BACKGROUND"] = "off"
+    if args.timing:
+        timing()
+        return 0
+    sets = []
+    if args.set in ("all", "locomo-observations"):
+        sets.append(load_locomo_observations(DATA / "locomo-dev.json"))
+    if args.set in ("all", "longmemeval"):
+        sets.append(load_longmemeval(DATA / "longmemeval-oracle-dev.json"))
+    for mset in sets:
+        with tempfile.TemporaryDirectory(prefix="memstore-pointers-") as tmp:
+            started = time.perf_counter()
+            found = evaluate(mset, Path(tmp))
+        print(f"{mset.name}: {found['roots']} root(s), floor {found['floors'][0]:.2f} to "
+              f"{found['floors'][1]:.2f}, {time.perf_counter() - started:.0f} s")
+        for key in ("tuning", "held out"):
+            part = found[key]
+            print(f"  {key:9} {part['questions']:4} questions: push recall "
+                  f"{part['push_recall']:.3f}, precision {part['push_precision']:.3f}, "
+                  f"pushed on {part['pushed_share']:.0%}")
+        print(f"  off-topic: {found['off_topic_pushed']:.1%} of {found['off_topic_prompts']} "
+              f"pushed; largest push {found['largest_push_bytes']} bytes")
+    return 0

@@ -1,0 +1,36 @@
+"""A guard on the prompt's pointers over LoCoMo and LongMemEval (scripts/eval_pointers.py holds
+the figures, BENCHMARKS.md records them): a change that floods off-topic prompts or stops
+pointing at the answers fails here before a benchmark run would show it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO.parent / "shared" / "data"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not ((DATA / "locomo-dev.json").is_file()
+             and (DATA / "longmemeval-oracle-dev.json").is_file()),
+        reason=f"LoCoMo or LongMemEval data not found in {DATA} (ships beside the repo in shared/)",
+    ),
+]
+
+
+@pytest.mark.parametrize("loader, data", [("load_locomo_observations", "locomo-dev.json"),
+                                          ("load_longmemeval", "longmemeval-oracle-dev.json")])
+def test_pointers_find_answers_and_leave_chatter_alone(tmp_path: Path, loader: str,
+                                                       data: str) -> None:
+    # catches: a floor that lets chatter through, pointers that miss the answers, pushes over 2 KB
+    from memstore_devtools import memories
+    from memstore_devtools.pointers_eval import evaluate
+
+    found = evaluate(getattr(memories, loader)(DATA / data), tmp_path)
+    assert found["off_topic_pushed"] <= 0.05, found
+    assert found["largest_push_bytes"] <= 2048, found
+    assert found["tuning"]["push_recall"] >= 0.5, found  # words alone: 0.57 and 0.62 measured
+    assert found["tuning"]["push_precision"] >= 0.45, found
