@@ -1,13 +1,11 @@
-"""The cold-start bundle: what SessionStart injects and `memstore context` prints.
+"""The cold-start bundle: what SessionStart injects and `memstore context` prints. Standard
+library only.
 
-Standard library only.
-
-It is read straight from the files (they are the truth, and always fresh): the
-in-flight list (current-state.md), T1 facts inside their visibility window, the
-latest dream-journal entries and the open bugs. Each part is trimmed by priority so
-the whole stays within the budget: Claude Code moves a longer SessionStart output
-into a file and shows the model only a short preview. Identity and MEMORY.md arrive
-through CLAUDE.md imports instead, which are loaded whole.
+It is read straight from the files (they are the truth, and always fresh): the in-flight list
+(current-state.md, this project's and person-wide), T1 facts inside their visibility window, the
+latest dream-journal entries and the open bugs. Each part is trimmed by priority so the whole
+stays within the budget: Claude Code moves a longer SessionStart output into a file and shows the
+model only a short preview. Identity and MEMORY.md arrive through CLAUDE.md imports instead.
 
 Every open bug is carried (id, title, who filed it and when), however old and whoever
 filed it. A bug ledger that cannot be read says so in a line the budget never drops, so
@@ -26,6 +24,7 @@ from memstore.core.config import Config
 from memstore.core.frontreader import front_values, split_front, unquote
 from memstore.core.fsguard import md_files, read_regular, read_text
 from memstore.core.inert import inert_block, inert_line, safe_name
+from memstore.core.projects import belongs
 
 # T1 files the engine writes for its own record-keeping: not knowledge, never injected.
 BOOKKEEPING_KINDS = frozenset({"bookkeeping", "tick", "tick-status", "cue", "journal", "status"})
@@ -196,8 +195,6 @@ def _short_term(path: Path, limit: int, answered: dict[str, dict[str, str]],
     if kind == "wake-proposals" and path.parent.name == "short-term" and \
             f"memory/short-term/{path.name}" in proposals:
         return None
-    from memstore.core.projects import belongs
-
     if not belongs(unquote(values.get("project", "")), project):
         return None  # captured in another project: it stays there
     if kind == "wake-proposals":
@@ -304,15 +301,11 @@ _FLYING_LINK = re.compile(r"\]\(([^)/\s]+\.md)\)")
 
 
 def _in_scope(memory: Path, line: str, project: str | None) -> bool:
-    """Does an in-flight row's memory reach a session in `project` (its frontmatter's `project:`,
-    as for short-term facts)? A row whose file cannot be read is kept."""
-    from memstore.core.projects import belongs
-
-    found = _FLYING_LINK.search(line)
-    if found is None:
-        return True
+    """Does an in-flight row's memory reach a session in `project` (its `project:`, as for
+    short-term facts)? A row whose file cannot be read is kept."""
     try:
-        values = scan_front(memory / found.group(1).replace("%20", " "))
+        found = _FLYING_LINK.search(line)
+        values = scan_front(memory / found.group(1).replace("%20", " ")) if found else {}
     except (OSError, UnicodeDecodeError):
         return True
     return belongs(unquote(values.get("project", "")), project)
@@ -369,8 +362,6 @@ def sections(root: Path, now: dt.datetime, config: Config, project: str | None =
     parts.append(("Accepted by the person from the nightly dream (do each, then tell the person, "
                   "who marks it done with memstore review done ID)", accepted))
     parts.append((f"Short-term facts and lessons (last {config.short_term_days} days)", facts))
-    from memstore.core.projects import belongs
-
     # a dream's proposals and entry reach only the sessions its facts would reach (person-wide: all)
     proposed: list[str] = [f"- {inert_line(item.text)[:400]} ({item.id})\n"
                            for item in review.open_proposals(root, answered, notes)
