@@ -301,3 +301,14 @@ def test_the_inspector_shows_the_pointers_rate(pointed: Path) -> None:
         page = fetch(url)
     said = page.body.split('id="pointers"', 1)[1].split("</p>", 1)[0]
     assert "1 pushed in 1 sessions, 1 then opened in their session (100%)" in said, said
+
+
+def test_a_planted_link_in_the_record_is_not_followed(pointed: Path, tmp_path: Path) -> None:
+    # catches: the push record appending to whatever file a link in runtime/ points at
+    outside = tmp_path / "victim.txt"
+    outside.write_text("mine\n")
+    folder = pointed / "runtime" / "state" / pointers.PUSHES
+    folder.mkdir(parents=True)
+    (folder / "s1.jsonl").symlink_to(outside)
+    assert "reference_kestrel-restart" in context_of(_prompt(pointed, KESTREL))
+    assert outside.read_text() == "mine\n"

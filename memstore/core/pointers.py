@@ -225,9 +225,12 @@ def record(root: str, session: str, when: str, paths: Iterable[str], evidence: f
     """One line per push: its time, session and paths (never the prompt's text)."""
     folder = os.path.join(state_dir(root), PUSHES)
     os.makedirs(folder, exist_ok=True)
+    if os.path.islink(folder):  # planted: the record is memstore's, never a write elsewhere
+        return
     line = json.dumps({"at": when, "session": session, "paths": list(paths),
                        "evidence": round(evidence, 3), "floor": at_floor}) + "\n"
-    fd = os.open(_session_file(root, session), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(_session_file(root, session), flags, 0o600)
     try:
         os.write(fd, line.encode("utf-8"))  # one write under O_APPEND: lines never interleave
     finally:
@@ -296,6 +299,11 @@ def answer(root: str, prompt: object, session: str | None, project: str | None, 
         from memstore.core.transactions import hook_connect
 
         conn = hook_connect(db, budget_ms)
+        import time
+
+        ends = time.monotonic() + DEADLINE_S
+        # a query running past the deadline is stopped inside SQLite (the alarm waits for it)
+        conn.set_progress_handler(lambda: int(time.monotonic() > ends), 10_000)
         try:
             at_floor = floor(root)
             picks = choose(conn, root, prompt, now_iso[:10], project, session, at_floor)
@@ -303,7 +311,10 @@ def answer(root: str, prompt: object, session: str | None, project: str | None, 
             conn.close()
         text = text_of(root, picks)
         if text and session:
-            record(root, session, now_iso, [p for _s, p, _r in picks], picks[0][0], at_floor)
+            try:
+                record(root, session, now_iso, [p for _s, p, _r in picks], picks[0][0], at_floor)
+            except OSError:  # a record that cannot be kept costs the rate one push, not the prompt
+                pass
         return text
     except Late:
         return ""
