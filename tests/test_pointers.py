@@ -312,3 +312,22 @@ def test_a_planted_link_in_the_record_is_not_followed(pointed: Path, tmp_path: P
     (folder / "s1.jsonl").symlink_to(outside)
     assert "reference_kestrel-restart" in context_of(_prompt(pointed, KESTREL))
     assert outside.read_text() == "mine\n"
+
+
+def test_crafted_state_files_cost_status_nothing(pointed: Path, run: Any) -> None:
+    # catches: a traceback from `status` over a pushes line without a session or nested past the
+    # parser, a floor file nested the same way, and a floor value that writes to the terminal
+    folder = pointed / "runtime" / "state"
+    (folder / pointers.PUSHES).mkdir(parents=True)
+    (folder / pointers.PUSHES / "z.jsonl").write_text(
+        '{"at": "2026-07-30T00:00:00Z", "paths": ["memory/x.md"]}\n' + "[" * 100_000 + "\n")
+    (folder / pointers.FLOOR_FILE).write_text('{"floor": "\\u001b]0;PWNED\\u0007", '
+                                              '"measured": "\\u001b[31m2026"}')
+    shown = run(pointed, "status")
+    assert shown.exit_code == 0, shown.output
+    assert "\x1b" not in shown.output and f"floor {pointers.FLOOR_UNMEASURED}" in shown.output
+    (folder / pointers.FLOOR_FILE).write_text("[" * 100_000)
+    assert run(pointed, "status").exit_code == 0
+    assert _prompt(pointed, KESTREL) is not None  # the fixed floor stands in
+    log = folder / "hook-errors.log"
+    assert not log.exists() or "RecursionError" not in log.read_text()

@@ -21,7 +21,7 @@ import re
 
 from memstore.core.agent_root import db_file, memory_dir, state_dir
 from memstore.core.projects import belongs
-from memstore.core.words import STOP_WORDS, TOKEN
+from memstore.core.words import STOP_WORDS, TOKEN, idf
 
 TYPE_CHECKING = False  # not typing's: importing typing costs the hook milliseconds
 if TYPE_CHECKING:
@@ -108,12 +108,6 @@ def prompt_words(prompt: str) -> list[str]:
     return list(seen)
 
 
-def idf(total: int, df: int) -> float:
-    import math
-
-    return math.log(1 + (total - df + 0.5) / (df + 0.5))
-
-
 def weighed(conn: sqlite3.Connection, words: list[str], day: str, project: str | None
             ) -> list[tuple[float, str, str]]:
     """(evidence, path, index row) of the memories the words point at, best first: only those in
@@ -168,7 +162,7 @@ def measured(root: str) -> dict[str, object]:
     try:
         with open(os.path.join(state_dir(root), FLOOR_FILE), encoding="utf-8") as handle:
             found = json.load(handle)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nesting deeper than the parser
         return {}
     return found if isinstance(found, dict) else {}
 
@@ -376,9 +370,10 @@ def recent(root: str, since: str) -> list[dict[str, Any]]:
         for line in lines:
             try:
                 item = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if (isinstance(item, dict) and isinstance(item.get("at"), str)
+                    and isinstance(item.get("session"), str)
                     and item["at"] >= since and isinstance(item.get("paths"), list)):
                 found.append(item)
     found.sort(key=lambda item: str(item["at"]))

@@ -3,6 +3,7 @@ library only (the hook's path)."""
 
 from __future__ import annotations
 
+import math
 import re
 
 # Function words that carry no topic; removing them keeps bm25 from rewarding
@@ -32,3 +33,8 @@ def terms(text: str) -> list[str]:
     for word in content or words:
         seen.setdefault(word, None)
     return list(seen)
+
+
+def idf(total: int, df: int) -> float:
+    """bm25's idf with 1 added inside the log, so never negative."""
+    return math.log(1 + (total - df + 0.5) / (df + 0.5))

@@ -36,6 +36,6 @@ def pushes_view(conn: sqlite3.Connection, root: Path, now: dt.datetime) -> dict[
         "sessions": len({str(p["session"]) for p in pushes}),
         "pointers": len(pairs),
         "opened": used,
-        "floor": measured.get("floor", pointers.FLOOR_UNMEASURED),
-        "floor_measured": measured.get("measured"),
+        "floor": pointers.floor(str(root)),  # the one in force: a number, whatever the file holds
+        "floor_measured": when if isinstance(when := measured.get("measured"), str) else None,
     }

@@ -23,7 +23,7 @@ from typing import Any
 from memstore.core.config import Config
 from memstore.core.errors import BadUsage
 from memstore.core.kinds import KINDS, MEMORY_TYPES
-from memstore.core.words import STOP_WORDS, terms
+from memstore.core.words import STOP_WORDS, idf, terms
 from memstore.core.words import TOKEN as _TOKEN
 from memstore.mirror import cjk
 from memstore.mirror.putaway import journal, memories_first
@@ -154,11 +154,6 @@ def _clears(held: set[str], counts: dict[str, int], total: int) -> bool:
     if 2 * len(known) < len(counts):
         return False
     return sum(known.get(word, 0.0) for word in held) >= WORD_FLOOR * sum(known.values())
-
-
-def idf(total: int, df: int) -> float:
-    """bm25's idf with 1 added inside the log, so never negative."""
-    return math.log(1 + (total - df + 0.5) / (df + 0.5))
 
 
 def document_counts(conn: sqlite3.Connection, words: list[str]) -> tuple[int, dict[str, int]]:

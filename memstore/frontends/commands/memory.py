@@ -342,8 +342,9 @@ def status(app: App, as_json: bool) -> None:
 
 def pointers_line(view: dict[str, Any]) -> str:
     """The prompt's pointers in one line: how many, and how many the agent then opened."""
-    floor = (f"floor {view.get('floor')}" + (f" (measured {str(view['floor_measured'])[:10]})"
-             if view.get("floor_measured") else " (not measured yet: the nightly tick does)"))
+    when = view.get("floor_measured")
+    floor = (f"floor {view.get('floor')}" + (f" (measured {for_terminal(str(when)[:10])})" if when
+                                             else " (not measured yet: the nightly tick does)"))
     if not view.get("pointers"):
         return f"none pushed in the last {view.get('days', 30)} days; {floor}"
     share = 100 * view["opened"] / view["pointers"]
