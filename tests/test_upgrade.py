@@ -93,6 +93,9 @@ def test_a_previous_release_registration_still_records_a_read(tmp_path: Path) ->
     # the previous release's debrief still runs, and verify says how to stop the client waiting
     end = next(c for c in checks if c["name"] == "hook SessionEnd")
     assert end["ok"] and "an older install's" in end["detail"] and "install" in end["detail"]
+    # no prompt hook in the previous release: verify names the install that adds it
+    prompt = next(c for c in checks if c["name"] == "hook UserPromptSubmit")
+    assert not prompt["ok"] and "install --apply --scope user" in prompt["fix"], prompt
 
 
 def test_verify_names_a_registration_whose_files_are_gone(tmp_path: Path) -> None:
