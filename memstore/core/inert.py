@@ -52,6 +52,11 @@ TAG_SAFE = "\uff1c"  # FULLWIDTH LESS-THAN SIGN: a person and a model read `<`; 
 UNSEEN = f"[{_GARBAGE}{_INVISIBLE}\u2028\u2029]"
 
 
+# A link destination's characters that would end or open markup, percent-encoded (index rows, and
+# the prompt's pointers that read them back)
+LINK_CODES = ((" ", "%20"), ("(", "%28"), (")", "%29"), ("<", "%3C"), (">", "%3E"))
+
+
 @functools.cache
 def pattern(text: str, flags: int = 0) -> re.Pattern[str]:
     """Compiled on first use: the hook is a fresh process each call, and most calls need none of

@@ -6,7 +6,7 @@ the migrations that recompute stored rows build them here too, so the row has on
 
 from __future__ import annotations
 
-from memstore.core.inert import inert_line, safe_name
+from memstore.core.inert import LINK_CODES, inert_line, safe_name
 from memstore.core.teams import team_of
 
 NO_SUMMARY = "(no readable summary: run memstore lint)"
@@ -17,12 +17,11 @@ def link(name: str, filename: str) -> str:
     the destination percent-encoded (no `<...>` form: no `<` reaches what the client loads)."""
     text = safe_name(name).replace("[", "\\[").replace("]", "\\]")
     dest = safe_name(filename)
-    for plain, coded in _CODED:
+    for plain, coded in LINK_CODES:
         dest = dest.replace(plain, coded)
     return f"[{text}]({dest})"
 
 
-_CODED = ((" ", "%20"), ("(", "%28"), (")", "%29"), ("<", "%3C"), (">", "%3E"))
 
 
 def make_row(name: str, filename: str, summary: str) -> str:
