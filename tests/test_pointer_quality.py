@@ -34,3 +34,19 @@ def test_pointers_find_answers_and_leave_chatter_alone(tmp_path: Path, loader: s
     assert found["largest_push_bytes"] <= 2048, found
     assert found["tuning"]["push_recall"] >= 0.5, found  # words alone: 0.57 and 0.62 measured
     assert found["tuning"]["push_precision"] >= 0.45, found
+
+
+def test_meaning_adds_answers_without_flooding_chatter(tmp_path: Path) -> None:
+    # catches: the prompt's meaning (meaning.prompt_meaning) adding nothing, or lowering its floor
+    # until chatter gets pointers; LongMemEval's pool alone (the smaller set: 438 memories)
+    from memstore.meaning.embedding import load
+    from memstore_devtools import memories
+    from memstore_devtools.pointers_eval import evaluate
+
+    mset = memories.load_longmemeval(DATA / "longmemeval-oracle-dev.json")
+    words = evaluate(mset, tmp_path / "words")
+    meant = evaluate(mset, tmp_path / "meant", load())
+    assert meant["off_topic_pushed"] <= 0.05, meant
+    # measured 0.608 by words, 0.747 with meaning (2026-12-05)
+    assert meant["tuning"]["push_recall"] >= words["tuning"]["push_recall"] + 0.08, (words, meant)
+    assert meant["tuning"]["push_precision"] >= 0.55, meant

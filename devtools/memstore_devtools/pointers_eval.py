@@ -10,6 +10,7 @@ reported apart; nothing was tuned on them.
 
     .venv/bin/python scripts/eval_pointers.py [--set locomo-observations|longmemeval|all]
     .venv/bin/python scripts/eval_pointers.py --timing     # the hook at 2,000 and 20,000 memories
+    .venv/bin/python scripts/eval_pointers.py --meaning [--timing]  # with the prompt's meaning
 """
 
 from __future__ import annotations
@@ -69,7 +70,22 @@ def _root_of(corpus: Any, base: Path) -> tuple[Path, float]:
     return root, float(found["floor"])  # type: ignore[arg-type]
 
 
-def evaluate(mset: Any, base: Path) -> dict[str, Any]:
+def _meaning(root: Path, embedder: Any) -> Any:
+    """The prompt's meaning over this root, as the warm process keeps it, every memory embedded."""
+    from memstore.meaning.prompt_meaning import PromptMeaning
+    from memstore.meaning.vectors import embed_pending
+
+    conn = sqlite3.connect(root / "runtime" / "memstore.db")
+    try:
+        embed_pending(conn, embedder)
+        found = PromptMeaning(embedder)
+        found.load(conn)
+    finally:
+        conn.close()
+    return found
+
+
+def evaluate(mset: Any, base: Path, embedder: Any = None) -> dict[str, Any]:
     from memstore.core import pointers
 
     tally: dict[str, dict[str, float]] = {k: {"questions": 0, "pushed": 0, "hit": 0,
@@ -81,11 +97,15 @@ def evaluate(mset: Any, base: Path) -> dict[str, Any]:
     for corpus in mset.corpora:
         root, floor = _root_of(corpus, base)
         floors.append(floor)
+        meaning = _meaning(root, embedder) if embedder is not None else None
+
+        def near(prompt: str, meaning: Any = meaning) -> list[tuple[str, float]]:
+            return meaning.ask(prompt, pointers.POOL) if meaning is not None else []
         conn = sqlite3.connect(root / "runtime" / "memstore.db")
         try:
             for q in corpus.questions:
                 picks = pointers.choose(conn, str(root), q.question, "2026-12-05", None, None,
-                                        floor)
+                                        floor, near(q.question))
                 part = tally["held out" if held_out(q.question) else "tuning"]
                 part["questions"] += 1
                 wanted = set(q.evidence)
@@ -98,7 +118,7 @@ def evaluate(mset: Any, base: Path) -> dict[str, Any]:
             for prompt in OFF_TOPIC:
                 off["prompts"] += 1
                 off["pushed"] += bool(pointers.choose(conn, str(root), prompt, "2026-12-05",
-                                                      None, None, floor))
+                                                      None, None, floor, near(prompt)))
         finally:
             conn.close()
     out: dict[str, Any] = {"roots": len(mset.corpora), "floors": [min(floors), max(floors)],
@@ -118,37 +138,71 @@ PROMPTS = ("how do I annotate chargebacks for the board pack", "rename this vari
            "the vendor exports broke the kingfisher records")
 
 
-def timing(sizes: tuple[int, ...] = (2000, 20000), calls: int = 40) -> None:
+def _warm(root: Path) -> None:
+    """Every memory embedded and the root's meaning process up, as after a SessionStart."""
+    from memstore import Store
+    from memstore.core import meaning_client
+
+    Store(root).embed()
+    meaning_client.start(str(root))
+    ends = time.monotonic() + 120
+    while meaning_client.ask(str(root), "warm up", 1, timeout=2.0) is None:
+        if time.monotonic() > ends:
+            raise SystemExit("the meaning process did not come up: see "
+                             "runtime/state/meaning-server.log")
+        time.sleep(0.2)
+
+
+def timing(sizes: tuple[int, ...] = (2000, 20000), calls: int = 40, meaning: bool = False
+           ) -> None:
     """The prompt hook's median, as the client runs it (`python -S hookrun.py`), against a bare
-    `python -c pass`, interleaved call by call (a shared machine's load hits both alike)."""
+    `python -c pass`, interleaved call by call (a shared machine's load hits both alike). With
+    `meaning`: the hook asking the root's warm meaning process, beside the hook by words alone."""
     import json
     import statistics
     import subprocess
     import sys
 
     from memstore import Store
+    from memstore.mirror import meaning_server
     from memstore_devtools.corpus import CorpusSpec, generate_corpus
 
     hookrun = Path(__file__).resolve().parents[2] / "memstore" / "hookrun.py"
+    words_env = {**os.environ, "MEMSTORE_SEMANTIC": "off"}
+    meant_env = {**os.environ, "MEMSTORE_SEMANTIC": "auto"}
     with tempfile.TemporaryDirectory(prefix="memstore-pointer-timing-") as tmp:
         for size in sizes:
             root = Path(tmp) / f"t2-{size}"
             generate_corpus(root, CorpusSpec(t2=size, seed=7))
             Store(root).tick()  # the mirror, MEMORY.md and the floor, as after a night
-            hook, bare = [], []
+            if meaning:
+                os.environ["MEMSTORE_SEMANTIC"] = "auto"
+                _warm(root)
+            runs: dict[str, list[float]] = {"hook": [], "meaning": [], "bare": []}
             for i in range(calls):
                 payload = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": f"t{i}",
                                       "cwd": str(root), "prompt": PROMPTS[i % len(PROMPTS)]})
-                t0 = time.perf_counter()
-                subprocess.run([sys.executable, "-S", str(hookrun), "--root", str(root)],
-                               input=payload.encode(), capture_output=True, check=False)
+                for key, env in (("hook", words_env), ("meaning", meant_env)):
+                    if key == "meaning" and not meaning:
+                        continue
+                    t0 = time.perf_counter()
+                    subprocess.run([sys.executable, "-S", str(hookrun), "--root", str(root)],
+                                   input=payload.encode(), capture_output=True, check=False,
+                                   env=env)
+                    runs[key].append(time.perf_counter() - t0)
                 t1 = time.perf_counter()
                 subprocess.run([sys.executable, "-c", "pass"], capture_output=True, check=False)
-                hook.append(t1 - t0)
-                bare.append(time.perf_counter() - t1)
-            mh, mb = statistics.median(hook), statistics.median(bare)
-            print(f"{size:,} memories: hook {mh * 1000:.0f} ms, python -c pass {mb * 1000:.0f} ms, "
-                  f"{mh / mb:.2f}x (goal at most 3x)")
+                runs["bare"].append(time.perf_counter() - t1)
+            if meaning:
+                meaning_server.stop(str(root))
+                os.environ["MEMSTORE_SEMANTIC"] = "off"
+            mb = statistics.median(runs["bare"])
+            for key in ("hook", "meaning"):
+                if runs[key]:
+                    mh = statistics.median(runs[key])
+                    label = "hook, words" if key == "hook" else "hook, meaning"
+                    print(f"{size:,} memories: {label} {mh * 1000:.0f} ms, python -c pass "
+                          f"{mb * 1000:.0f} ms, {mh / mb:.2f}x (goal at most 3x)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -157,23 +211,30 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", default="all",
                     choices=("all", "locomo-observations", "longmemeval"))
+    ap.add_argument("--meaning", action="store_true",
+                    help="words and the prompt's meaning (the semantic extra), as the warm process")
     ap.add_argument("--timing", action="store_true",
                     help="the hook's median at 2,000 and 20,000 memories against bare python")
     args = ap.parse_args(argv)
     os.environ["MEMSTORE_SEMANTIC"] = "off"
     os.environ["MEMSTORE_EMBED_BACKGROUND"] = "off"
     if args.timing:
-        timing()
+        timing(meaning=args.meaning)
         return 0
     sets = []
     if args.set in ("all", "locomo-observations"):
         sets.append(load_locomo_observations(DATA / "locomo-dev.json"))
     if args.set in ("all", "longmemeval"):
         sets.append(load_longmemeval(DATA / "longmemeval-oracle-dev.json"))
+    embedder = None
+    if args.meaning:
+        from memstore.meaning.embedding import load
+
+        embedder = load()
     for mset in sets:
         with tempfile.TemporaryDirectory(prefix="memstore-pointers-") as tmp:
             started = time.perf_counter()
-            found = evaluate(mset, Path(tmp))
+            found = evaluate(mset, Path(tmp), embedder)
         print(f"{mset.name}: {found['roots']} root(s), floor {found['floors'][0]:.2f} to "
               f"{found['floors'][1]:.2f}, {time.perf_counter() - started:.0f} s")
         for key in ("tuning", "held out"):

@@ -50,6 +50,27 @@ def meaning_file(root: str | os.PathLike[str]) -> str:
     return _join(root, "runtime", "state", "meaning.json")
 
 
+SOCKET_MAX = 100  # bytes of a Unix socket's path (the system's limit is 104 to 108)
+
+
+def meaning_socket(root: str | os.PathLike[str]) -> str:
+    """Where the root's meaning process listens (mirror/meaning_server.py): runtime/state/
+    meaning.sock, or where that path is too long for a socket, a name made from the root in the
+    user's own folder under /tmp (core.meaning_client checks that folder is theirs alone)."""
+    path = _join(root, "runtime", "state", "meaning.sock")
+    if len(os.fsencode(path)) <= SOCKET_MAX:
+        return path
+    import hashlib
+
+    name = hashlib.sha256(os.fsencode(os.path.realpath(root))).hexdigest()[:24]
+    return os.path.join(private_tmp(), f"{name}.sock")
+
+
+def private_tmp() -> str:
+    """The user's own folder under /tmp for memstore's sockets."""
+    return f"/tmp/memstore-{os.getuid()}"
+
+
 def wake_failed_file(root: str | os.PathLike[str]) -> str:
     """The last wake's failure, while it stands (life.lastrun writes it; status and the bundle say
     it)."""

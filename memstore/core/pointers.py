@@ -36,7 +36,7 @@ DEADLINE_S = 0.8  # past this the hook gives up and says nothing (the client wai
 LOOKED_UP = 12  # the prompt's rarest content words looked up (a pasted log has hundreds)
 POOL = 24  # best bm25 matches whose evidence is weighed
 BODY = 0.5  # a word held only in the body weighs half what one in the index row's words does
-RELATIVE = 0.85  # a second pointer holds at least this share of the first's evidence
+RELATIVE = 0.95  # a second pointer holds at least this share of the first's evidence
 RARE = 0.01  # a word held by fewer than this share of the memories is rare (as search's floor)
 FLOOR_UNMEASURED = 9.0  # about two rare words in a memory's row, before the tick measures a floor
 FLOOR_MIN = 4.5  # a measured floor is never below one rare word in a memory's row
@@ -245,21 +245,48 @@ def _plain(path: str) -> bool:
     return path.isprintable() and path.isascii() and not any(c in path for c in "@<>[]`")
 
 
+# Where words and meaning both point at a memory, the weaker adds AGREE of itself; a memory found
+# by meaning counts MEANING of its height over the meaning floor. Measured on scripts/
+# eval_pointers.py --meaning's tuning questions (2026-12-05): AGREE 0.5 or 0, MEANING 0.8 or 1.0,
+# RELATIVE 0.85 or 0.9 each lost recall or precision there
+AGREE = 1.0
+MEANING = 0.9
+
+
 def choose(conn: sqlite3.Connection, root: str, prompt: str, day: str, project: str | None,
-           session: str | None, at_floor: float) -> list[tuple[float, str, str]]:
-    """The pointers for this prompt: evidence over the floor, not shown already, at most LIMIT."""
-    found = weighed(conn, prompt_words(prompt), day, project)
-    if not found or found[0][0] < at_floor:
+           session: str | None, at_floor: float, meaning: Iterable[tuple[str, float]] = ()
+           ) -> list[tuple[float, str, str]]:
+    """The pointers for this prompt: evidence over the floor, not shown already, at most LIMIT.
+
+    `meaning`: (path, height over its own floor) from the prompt's meaning (mirror/
+    meaning_server.py), when it answered. Each memory's words are put over the floor too, and the
+    stronger of the two counts, with AGREE of the weaker: 1.0 clears either floor."""
+    from memstore.core import statements
+
+    words = {path: (score / at_floor, row) for score, path, row in
+             weighed(conn, prompt_words(prompt), day, project)}
+    near = {path: MEANING * ratio for path, ratio in meaning if ratio > 0}
+    rows = dict(words.items())
+    extra = [path for path in near if path not in rows]
+    for _rowid, path, index_row, owner in statements.pointable_rows(conn, extra, day):
+        if index_row and belongs(owner, project):
+            rows[path] = (0.0, str(index_row))
+    ranked = []
+    for path, (by_words, row) in rows.items():
+        by_meaning = near.get(path, 0.0)
+        strength = max(by_words, by_meaning) + AGREE * min(by_words, by_meaning)
+        ranked.append((strength, path, row))
+    ranked.sort(key=lambda item: (-item[0], item[1]))
+    if not ranked or ranked[0][0] < 1.0:
         return []
     shown = index_shown(root) | (pushed(root, session) if session else set())
-    best = None
+    best = ranked[0][0]
     picks: list[tuple[float, str, str]] = []
-    for score, path, row in found:
-        if score < at_floor or (best is not None and score < RELATIVE * best):
+    for strength, path, row in ranked:
+        if strength < 1.0 or strength < RELATIVE * best:
             break
-        best = best if best is not None else score
         if path not in shown and _plain(path):
-            picks.append((score, path, row))
+            picks.append((strength * at_floor, path, row))
         if len(picks) == LIMIT:
             break
     return picks
@@ -278,8 +305,9 @@ def text_of(root: str, picks: list[tuple[float, str, str]]) -> str:
 
 
 def answer(root: str, prompt: object, session: str | None, project: str | None, now_iso: str,
-           budget_ms: int) -> str:
-    """The pointers' text for one prompt ("" for none), within DEADLINE_S whatever happens."""
+           budget_ms: int, meaning: bool = False) -> str:
+    """The pointers' text for one prompt ("" for none), within DEADLINE_S whatever happens.
+    `meaning`: ask the root's meaning process too (core.meaning_client), starting it if absent."""
     if not isinstance(prompt, str):
         return ""
     prompt = person_text(prompt)
@@ -298,6 +326,14 @@ def answer(root: str, prompt: object, session: str | None, project: str | None, 
         previous = signal.signal(signal.SIGALRM, late)
         signal.setitimer(signal.ITIMER_REAL, DEADLINE_S)
     try:
+        near: list[tuple[str, float]] = []
+        if meaning:
+            from memstore.core import meaning_client
+
+            asked = meaning_client.ask(root, prompt, POOL)
+            if asked is None:
+                meaning_client.start(root)
+            near = asked or []
         from memstore.core.transactions import hook_connect
 
         conn = hook_connect(db, budget_ms)
@@ -308,7 +344,7 @@ def answer(root: str, prompt: object, session: str | None, project: str | None, 
         conn.set_progress_handler(lambda: int(time.monotonic() > ends), 10_000)
         try:
             at_floor = floor(root)
-            picks = choose(conn, root, prompt, now_iso[:10], project, session, at_floor)
+            picks = choose(conn, root, prompt, now_iso[:10], project, session, at_floor, near)
         finally:
             conn.close()
         text = text_of(root, picks)

@@ -183,6 +183,17 @@ def pointable(conn: sqlite3.Connection, words: Sequence[str], day: str, limit: i
         [expression, day, day, limit]).fetchall()
 
 
+def pointable_rows(conn: sqlite3.Connection, paths: Sequence[str], day: str
+                   ) -> list[tuple[int, str, str | None, str | None]]:
+    """(rowid, path, index row, project) of those of `paths` that may be pointed at on `day`."""
+    if not paths:
+        return []
+    return conn.execute(
+        "SELECT f.id, f.path, f.index_row, json_extract(f.meta, '$.project') FROM files f "
+        f"WHERE f.path IN ({_marks(paths)}) AND {_POINTABLE}",
+        [*paths, day, day]).fetchall()
+
+
 def holding(conn: sqlite3.Connection, word: str, ids: Sequence[int], head: bool) -> set[int]:
     """Which of the files `ids` hold `word`: anywhere, or (`head`) in the name, summary or
     description, the index row's own words."""

@@ -212,6 +212,10 @@ def handle(payload: Payload, root: str, now_opt: str | None, part: str | None = 
         from memstore.hook import session_start as order
 
         started = time.time()
+        if part is None and config.semantic != "off" and config.prompt_pointers:
+            from memstore.core.meaning_client import start
+
+            start(root)  # warm by the first prompt (its model takes a fifth of a second to load)
         text = _session_start(payload, root, now, config, part, cwd, session)
         source = _text(payload, "source") or ""
         if session:  # a fixed order of the parts, whatever order they finish in (session_start.py)
@@ -247,7 +251,7 @@ def _prompt(payload: Payload, root: str, now: dt.datetime, config: Config, cwd: 
     from memstore.core.timeutil import fmt
 
     text = answer(root, payload.get("prompt"), session, project, fmt(now),
-                  config.hook_lock_budget_ms)
+                  config.hook_lock_budget_ms, meaning=config.semantic != "off")
     if not text:
         return None
     return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}

@@ -167,6 +167,12 @@ def current_vectors(conn: sqlite3.Connection, model: str, dim: int, type_: str |
         params)]
 
 
+def vectors_mark(conn: sqlite3.Connection) -> tuple[int, int]:
+    """(rows, newest rowid) of the vectors: either moves when a vector is made or dropped."""
+    row = conn.execute("SELECT count(*), coalesce(max(rowid), 0) FROM vectors").fetchone()
+    return int(row[0]), int(row[1])
+
+
 def kept_background(conn: sqlite3.Connection, model: str) -> tuple[str, int, bytes] | None:
     """(digest, dim, blob) of the background sentences' vectors kept for `model`."""
     row = conn.execute("SELECT digest, dim, vecs FROM background WHERE model = ?",

@@ -244,21 +244,44 @@ class Nearness:
     best_part: list[int]  # which of its own parts was nearest (0 = the head)
 
 
-def similarities(conn: sqlite3.Connection, model: str, query: np.ndarray, type_: str | None
-                 ) -> Nearness:
-    """Every searchable file with a current vector, scored by its nearest part."""
+@dataclass
+class Kept:
+    """Every current vector of the searchable files, unpacked once: a warm process (the prompt's
+    meaning, mirror/meaning_server.py) keeps it between questions; a search makes it each time."""
+
+    paths: list[str]  # one per file, in the order of its first row
+    kinds: list[str]
+    matrix: np.ndarray  # one row per part, grouped by file
+    starts: list[int]  # each file's first row
+    counts: np.ndarray  # each file's number of parts
+    chunks: list[int]  # each row's part number
+    context_paths: list[str]
+    context_matrix: np.ndarray
+
+
+def keep(conn: sqlite3.Connection, model: str, dim: int, type_: str | None) -> Kept:
+    """The current vectors of every searchable file (of `type_`, a type or a kind, when given)."""
     import numpy as np
 
-    dim = int(query.shape[0])
     # a damaged blob is skipped, not trusted
     every = [r for r in store.current_vectors(conn, model, dim, type_) if len(r[1]) == dim * 2]
     rows = [r for r in every if r[3] != CONTEXT_PART]
     contexts = [r for r in every if r[3] == CONTEXT_PART]
-    if not rows:
-        return Nearness([], np.zeros(0, dtype=np.float32), [], [])
-    cosines = _unpack([r[1] for r in rows], dim) @ query
     starts = [i for i in range(len(rows)) if i == 0 or rows[i][0] != rows[i - 1][0]]
-    counts = np.diff([*starts, len(rows)])
+    return Kept([rows[i][0] for i in starts], [rows[i][2] for i in starts],
+                _unpack([r[1] for r in rows], dim), starts,
+                np.diff([*starts, len(rows)]).astype(np.int64), [int(r[3]) for r in rows],
+                [r[0] for r in contexts], _unpack([r[1] for r in contexts], dim))
+
+
+def nearness(kept: Kept, query: np.ndarray) -> Nearness:
+    """Each file of `kept` scored against the question by its nearest part."""
+    import numpy as np
+
+    if not kept.paths:
+        return Nearness([], np.zeros(0, dtype=np.float32), [], [])
+    cosines = kept.matrix @ query
+    starts, counts = kept.starts, kept.counts
     nearest = np.maximum.reduceat(cosines, starts)
     group = np.repeat(np.arange(len(starts)), counts)
     _, first = np.unique(group[cosines == nearest[group]], return_index=True)
@@ -267,14 +290,19 @@ def similarities(conn: sqlite3.Connection, model: str, query: np.ndarray, type_:
     # warehouse came 0.02 nearer "when does the pet get her shots" than its head did): a
     # file is scored by its best part less PART_PENALTY for each e-fold of parts.
     scores = (nearest - PART_PENALTY * np.log(counts)).astype(np.float32)
-    paths = [rows[i][0] for i in starts]
-    if contexts:
-        _with_context(scores, paths, contexts, _unpack([r[1] for r in contexts], dim) @ query)
-    return Nearness(paths, scores, [rows[i][2] for i in starts],
-                    [int(rows[i][3]) for i in best_row])
+    if kept.context_paths:
+        _with_context(scores, kept.paths, kept.context_paths, kept.context_matrix @ query)
+    return Nearness(list(kept.paths), scores, list(kept.kinds),
+                    [kept.chunks[i] for i in best_row])
 
 
-def _with_context(scores: np.ndarray, paths: list[str], contexts: list[Any],
+def similarities(conn: sqlite3.Connection, model: str, query: np.ndarray, type_: str | None
+                 ) -> Nearness:
+    """Every searchable file with a current vector, scored by its nearest part."""
+    return nearness(keep(conn, model, int(query.shape[0]), type_), query)
+
+
+def _with_context(scores: np.ndarray, paths: list[str], contexts: list[str],
                   near_context: np.ndarray) -> None:
     """In place: a file with a context part scores CONTEXT_WEIGHT by its cosine, the rest by own.
 
@@ -287,8 +315,8 @@ def _with_context(scores: np.ndarray, paths: list[str], contexts: list[Any],
     context then counts as much as the memory's own text.
     """
     at = {path: i for i, path in enumerate(paths)}
-    for row, near in zip(contexts, near_context, strict=True):
-        i = at.get(row[0])
+    for path, near in zip(contexts, near_context, strict=True):
+        i = at.get(path)
         if i is not None:  # no own vector yet: its context alone says nothing of it
             scores[i] = (1 - CONTEXT_WEIGHT) * scores[i] + CONTEXT_WEIGHT * float(near)
 

@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from memstore.core import pointers
+from memstore.core import meaning_client, pointers
 from memstore.core.timeutil import fmt
 
 DAYS = 30
@@ -38,4 +38,5 @@ def pushes_view(conn: sqlite3.Connection, root: Path, now: dt.datetime) -> dict[
         "opened": used,
         "floor": pointers.floor(str(root)),  # the one in force: a number, whatever the file holds
         "floor_measured": when if isinstance(when := measured.get("measured"), str) else None,
+        "meaning_process": meaning_client.listening(str(root)),  # pointers by meaning too, now
     }

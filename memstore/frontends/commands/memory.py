@@ -345,6 +345,8 @@ def pointers_line(view: dict[str, Any]) -> str:
     when = view.get("floor_measured")
     floor = (f"floor {view.get('floor')}" + (f" (measured {for_terminal(str(when)[:10])})" if when
                                              else " (not measured yet: the nightly tick does)"))
+    if view.get("meaning_process"):
+        floor += "; by words and meaning (its process is up)"
     if not view.get("pointers"):
         return f"none pushed in the last {view.get('days', 30)} days; {floor}"
     share = 100 * view["opened"] / view["pointers"]

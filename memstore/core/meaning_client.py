@@ -1,0 +1,147 @@
+"""The hook's side of the prompt's meaning: ask the root's warm process, and start it when absent.
+
+Standard library only, on the hook's path. The model takes a fifth of a second to load and the
+hook runs once per prompt, so the prompt's meaning is computed by one long-lived process per root
+(mirror/meaning_server.py) that the hook asks over a Unix socket, with a deadline: late, absent or
+broken, the pointers go on by words alone. What comes back is only a list of (path, strength);
+the hook looks each path up in the mirror (core.statements.pointable_rows), so an answer can
+never put text of its own before the agent.
+
+The process is started by the SessionStart hook and by a prompt that finds none, when meaning is
+on (`semantic` is not "off") and the last embedding pass left vectors (core.agent_root.
+meaning_file); it leaves by itself when idle. A start is not tried again within RETRY_S.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+
+from memstore.core.agent_root import meaning_file, meaning_socket, private_tmp, state_dir
+
+ASK_S = 0.35  # the longest a prompt waits for its meaning
+MAX_REPLY = 256 * 1024
+MAX_PROMPT = 4000  # characters sent; the process embeds fewer
+RETRY_S = 300  # a start is not tried again sooner (one that fails costs a process each time)
+STARTED = "meaning-server.start"
+LOG = "meaning-server.log"
+MODULE = "memstore.mirror.meaning_server"
+
+
+def _usable(path: str) -> bool:
+    """A socket path in the user's own /tmp folder only when that folder is theirs alone: a
+    socket planted by someone else would be handed the person's prompts."""
+    folder = os.path.dirname(path)
+    if folder != private_tmp():
+        return True  # under the root's runtime/state, the person's own
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return False
+    import stat
+
+    return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
+            and not st.st_mode & 0o077)
+
+
+def ask(root: str, prompt: str, limit: int, timeout: float = ASK_S
+        ) -> list[tuple[str, float]] | None:
+    """(path, strength) from the root's meaning process, best first; [] when it answered nothing
+    or too late, None when no process listens (the caller may start one)."""
+    path = meaning_socket(root)
+    if not hasattr(socket, "AF_UNIX") or not _usable(path):
+        return []
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    ends = time.monotonic() + timeout
+    try:
+        try:
+            sock.connect(path)
+        except (FileNotFoundError, ConnectionRefusedError):
+            return None
+        request = json.dumps({"prompt": prompt[:MAX_PROMPT], "limit": limit}) + "\n"
+        sock.sendall(request.encode("utf-8", "replace"))
+        sock.shutdown(socket.SHUT_WR)
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_REPLY:
+            sock.settimeout(max(0.001, ends - time.monotonic()))
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        reply = json.loads(b"".join(chunks)) if size <= MAX_REPLY else None
+    except (OSError, ValueError, RecursionError):  # late, reset, or not our process's words
+        return []
+    finally:
+        sock.close()
+    return _hits(reply, limit)
+
+
+def _hits(reply: object, limit: int) -> list[tuple[str, float]]:
+    """The (path, strength) pairs of a reply, anything else dropped."""
+    hits = reply.get("hits") if isinstance(reply, dict) else None
+    found: list[tuple[str, float]] = []
+    for item in hits if isinstance(hits, list) else ():
+        if (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
+                and isinstance(item[1], (int, float)) and not isinstance(item[1], bool)
+                and 0 < item[1] < 1e6):
+            found.append((item[0], float(item[1])))
+    return found[:limit]
+
+
+def wanted(root: str) -> bool:
+    """Has the root anything for meaning to work on: a pass that left vectors?"""
+    try:
+        with open(meaning_file(root), encoding="utf-8") as handle:
+            done = json.load(handle)
+    except (OSError, ValueError, RecursionError):
+        return False
+    embedded = done.get("embedded") if isinstance(done, dict) else None
+    return isinstance(embedded, int) and embedded > 0
+
+
+def start(root: str) -> bool:
+    """Start the root's meaning process unless one listens, or a start was tried within RETRY_S;
+    whether one was started. Never raises."""
+    now = time.time()  # the wall clock: this paces processes, not memories (not MEMSTORE_NOW)
+    try:
+        if not wanted(root) or (os.path.exists(meaning_socket(root)) and listening(root)):
+            return False
+        stamp = os.path.join(state_dir(root), STARTED)
+        try:
+            if now - os.stat(stamp).st_mtime < RETRY_S:
+                return False
+        except OSError:
+            pass
+        with open(stamp, "w", encoding="utf-8") as handle:
+            handle.write(f"{now}\n")
+        from memstore.core import processes
+
+        # -P and the root as its folder: nothing in the session's project stands in for a module
+        argv = [sys.executable, "-P", "-m", MODULE, os.path.abspath(root)]
+        with open(os.path.join(state_dir(root), LOG), "ab") as log:
+            processes.spawn(argv, stdin=processes.DEVNULL, stdout=log, stderr=log,
+                            cwd=os.path.abspath(root), own_session=True)
+        return True
+    except OSError:
+        return False
+
+
+def listening(root: str) -> bool:
+    """Does a process answer on the root's meaning socket?"""
+    if not hasattr(socket, "AF_UNIX") or not _usable(meaning_socket(root)):
+        return False
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(0.05)
+    try:
+        sock.connect(meaning_socket(root))
+        return True
+    except OSError:
+        return False
+    finally:
+        sock.close()

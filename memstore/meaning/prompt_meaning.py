@@ -1,0 +1,88 @@
+"""What a prompt means, measured against a root's memories: the meaning side of the pointers.
+
+The prompt hook (memstore.core.pointers) finds memories by their words; a prompt that paraphrases
+one shares none. This module scores every memory by the cosine of its nearest part
+(meaning.vectors.nearness) and keeps it as its height over what an unrelated text reaches for
+this prompt: the nearest of meaning.background's ordinary sentences, raised by how much nearer the
+best of n files comes by chance (as hybrid search does). The floor a height must clear is the
+root's own: the heights the pointers' probe prompts (core.pointers.PROBES, prompts nothing
+answers) reach, all but the OUTLIERS highest, never under MIN_HEIGHT. A file is then given as its
+height over that floor: 1.0 is just confident.
+
+One `PromptMeaning` lives in the warm process that answers the hook (mirror/meaning_server.py):
+the model, the vectors and the probes' vectors are loaded once, and each prompt costs one query
+embedding and one matrix product.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from typing import TYPE_CHECKING
+
+from memstore.core.pointers import OUTLIERS, PROBES
+from memstore.meaning.vectors import Kept, background, keep, nearness
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from memstore.meaning.embedding import Embedder
+
+MIN_HEIGHT = 0.02  # a floor never under this: a memory must stand clear of plain sentences
+MARGIN = 0.005  # the floor sits just over the probes' heights
+MAX_CHARS = 1500  # of the prompt embedded: its subject is at its start, and time grows with length
+KIND = "t2"  # memories only: a pointer is an index row
+
+
+class PromptMeaning:
+    """The model and one root's memory vectors, kept warm between prompts."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self.kept: Kept | None = None
+        self.floor = MIN_HEIGHT
+        self._plain: np.ndarray | None = None
+        self._probes: np.ndarray | None = None
+
+    def load(self, conn: sqlite3.Connection) -> None:
+        """Read the root's memory vectors again (after the mirror changed) and measure the floor."""
+        import numpy as np
+
+        self.kept = keep(conn, self.embedder.key, self.embedder.dim, KIND)
+        if self._plain is None:
+            self._plain = background(conn, self.embedder)
+        if self._probes is None:
+            self._probes = np.stack([self.embedder.query(p) for p in PROBES])
+        tops = sorted((self._top(q) for q in self._probes), reverse=True)
+        self.floor = max(MIN_HEIGHT, tops[OUTLIERS] if len(tops) > OUTLIERS else 0.0) + MARGIN
+
+    def _heights(self, query: np.ndarray) -> tuple[list[str], np.ndarray]:
+        """Each memory's height over what an unrelated text reaches for this query."""
+        assert self.kept is not None and self._plain is not None
+        near = nearness(self.kept, query)
+        if not near.paths:
+            return [], near.scores
+        plain = self._plain @ query
+        # the best of n unrelated files is nearer than the best of the 48 sentences by chance
+        lift = max(0.0, math.sqrt(2 * math.log(max(len(near.paths), 2)))
+                   - math.sqrt(2 * math.log(len(plain))))
+        unrelated = float(plain.max()) + float(plain.std()) * lift
+        return near.paths, near.scores - unrelated
+
+    def _top(self, query: np.ndarray) -> float:
+        _paths, heights = self._heights(query)
+        return float(heights.max()) if len(heights) else 0.0
+
+    def ask(self, prompt: str, limit: int) -> list[tuple[str, float]]:
+        """The `limit` memories nearest the prompt with a height over zero, each as (root-relative
+        path, height over the floor), best first."""
+        if self.kept is None or not self.kept.paths or not prompt.strip():
+            return []
+        paths, heights = self._heights(self.embedder.query(prompt[:MAX_CHARS]))
+        order = sorted(range(len(paths)), key=lambda i: (-float(heights[i]), paths[i]))[:limit]
+        return [(paths[i], round(float(heights[i]) / self.floor, 4)) for i in order
+                if heights[i] > 0]
+
+    @property
+    def size(self) -> int:
+        return len(self.kept.paths) if self.kept is not None else 0
