@@ -108,6 +108,10 @@ def test_a_memory_is_pointed_at_once_per_session(pointed: Path) -> None:
     assert _prompt(pointed, KESTREL) is not None
     assert _prompt(pointed, KESTREL + " again") is None
     assert _prompt(pointed, KESTREL, session="other") is not None
+    # catches: two sessions whose ids differ only in characters a file name cannot hold sharing
+    # one record, so the second session never gets the pointer
+    assert _prompt(pointed, KESTREL, session="a/b") is not None
+    assert _prompt(pointed, KESTREL, session="a:b") is not None
 
 
 def test_a_memory_memory_md_shows_is_not_pointed_at(pointed: Path) -> None:

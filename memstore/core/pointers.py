@@ -196,7 +196,12 @@ def index_shown(root: str) -> set[str]:
 
 
 def _session_file(root: str, session: str) -> str:
-    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in session)[:120] or "none"
+    safe = "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "_"
+                   for c in session)[:120] or "none"
+    if safe != session:  # two ids that differ only where they were made safe keep two records
+        import hashlib
+
+        safe = f"{safe[:100]}-{hashlib.sha256(session.encode('utf-8', 'replace')).hexdigest()[:16]}"
     return os.path.join(state_dir(root), PUSHES, f"{safe}.jsonl")
 
 
