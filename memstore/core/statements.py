@@ -153,10 +153,17 @@ def projects_of(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, str
 
 # ---------------------------------------------------------------- a prompt's pointers
 
-# A T2 memory (the person's, or a joined team's) that has not stepped aside at the day given
-# twice (memstore.mirror.stepping_aside says the same with its own statement)
-_POINTABLE = ("f.kind = 't2' AND f.aside = 0 AND (f.valid_until IS NULL OR f.valid_until >= ?) "
-              "AND (f.valid_from IS NULL OR f.valid_from <= ?)")
+# Stepped aside at a day (given twice): superseded or forgotten (the `aside` column sync fills),
+# or out of its valid_from/valid_until. The one home of the rule, in its two forms: the files
+# that stepped aside, one indexed lookup each (the partial indexes of m015; mirror.stepping_aside
+# runs it), and a filter for those that stand.
+STEPPED_ASIDE = ("SELECT path FROM files WHERE aside = 1 "
+                 "UNION ALL SELECT path FROM files WHERE valid_until < ? "
+                 "UNION ALL SELECT path FROM files WHERE valid_from > ?")
+_STANDING = ("f.aside = 0 AND (f.valid_until IS NULL OR f.valid_until >= ?) "
+             "AND (f.valid_from IS NULL OR f.valid_from <= ?)")
+# A T2 memory (the person's, or a joined team's) that stands at the day given twice
+_POINTABLE = f"f.kind = 't2' AND {_STANDING}"
 
 
 def file_count(conn: sqlite3.Connection) -> int:

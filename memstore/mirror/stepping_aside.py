@@ -22,6 +22,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from memstore.core import statements
 from memstore.core.errors import BadUsage, NotFound
 from memstore.core.locks import atomic_write
 from memstore.core.teams import TeamMemory, team_of
@@ -41,19 +42,10 @@ def today(now: dt.datetime) -> str:
 # ---------------------------------------------------------------- stepping aside
 
 
-# One indexed lookup each (the partial indexes of m015) on the columns sync fills from the
-# frontmatter (indexing.aside_values): a search never reads every row
-STEPPED_ASIDE_SQL = (
-    "SELECT path FROM files WHERE aside = 1 "
-    "UNION ALL SELECT path FROM files WHERE valid_until < ? "
-    "UNION ALL SELECT path FROM files WHERE valid_from > ?"
-)
-
-
 def stepped_aside(conn: sqlite3.Connection, now: dt.datetime) -> set[str]:
     """Paths of the files that stepped aside at `now` (superseded, forgotten, out of their time)."""
     day = today(now)
-    return {row[0] for row in conn.execute(STEPPED_ASIDE_SQL, (day, day))}
+    return {row[0] for row in conn.execute(statements.STEPPED_ASIDE, (day, day))}
 
 
 def out_of_time(meta: dict[str, Any], now: dt.datetime) -> str | None:
