@@ -121,6 +121,22 @@ def test_a_memory_memory_md_shows_is_not_pointed_at(pointed: Path) -> None:
     assert _prompt(pointed, KESTREL) is None
 
 
+def test_a_memory_the_bundle_carries_in_flight_is_not_pointed_at(pointed: Path) -> None:
+    # catches: a pointer to a memory the SessionStart bundle already carried (current-state.md's
+    # in-flight rows, as render writes them)
+    from memstore import Store
+
+    write(pointed, "memory/reference_kestrel-restart.md",
+          memory("reference_kestrel-restart", "restart the kestrel ledger service on host zephyr",
+                 body="Run systemctl restart kestrel on zephyr, then check the ledger queue.",
+                 in_flight="true", state="halfway through the zephyr migration"))
+    Store(pointed).render()
+    state = (pointed / "memory" / "current-state.md").read_text()
+    assert "reference_kestrel-restart" in state
+    (pointed / "memory" / "MEMORY.md").write_text("# Memory\n")  # only the bundle shows it
+    assert _prompt(pointed, KESTREL) is None
+
+
 def test_another_projects_memory_is_not_pointed_at(pointed: Path, tmp_path: Path) -> None:
     # catches: a project's memory pushed into another project's session (the bundle's scope)
     prompt = "marmot deploys and the quorum flag"

@@ -22,6 +22,10 @@ import time
 
 from memstore.core.agent_root import meaning_file, meaning_socket, private_tmp, state_dir
 
+TYPE_CHECKING = False  # not typing's: importing typing costs the hook milliseconds
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 ASK_S = 0.35  # the longest a prompt waits for its meaning
 MAX_REPLY = 256 * 1024
 MAX_PROMPT = 4000  # characters sent; the process embeds fewer
@@ -51,6 +55,14 @@ def ask(root: str, prompt: str, limit: int, timeout: float = ASK_S
         ) -> list[tuple[str, float]] | None:
     """(path, strength) from the root's meaning process, best first; [] when it answered nothing
     or too late, None when no process listens (the caller may start one)."""
+    sent = send(root, prompt, limit, timeout)
+    return sent if sent is None or isinstance(sent, list) else list(receive(*sent, limit))
+
+
+def send(root: str, prompt: str, limit: int, timeout: float = ASK_S
+         ) -> tuple[socket.socket, float] | list[tuple[str, float]] | None:
+    """The question sent: (the socket, when its answer is due) for `receive`; [] when it cannot be
+    asked, None when no process listens. The answer is computed while the caller works."""
     path = meaning_socket(root)
     if not hasattr(socket, "AF_UNIX") or not _usable(path):
         return []
@@ -61,10 +73,20 @@ def ask(root: str, prompt: str, limit: int, timeout: float = ASK_S
         try:
             sock.connect(path)
         except (FileNotFoundError, ConnectionRefusedError):
+            sock.close()
             return None
         request = json.dumps({"prompt": prompt[:MAX_PROMPT], "limit": limit}) + "\n"
         sock.sendall(request.encode("utf-8", "replace"))
         sock.shutdown(socket.SHUT_WR)
+    except OSError:
+        sock.close()
+        return []
+    return sock, ends
+
+
+def receive(sock: socket.socket, ends: float, limit: int) -> Iterator[tuple[str, float]]:
+    """The answer to `send`'s question, read when first iterated; nothing when late or garbled."""
+    try:
         chunks: list[bytes] = []
         size = 0
         while size <= MAX_REPLY:
@@ -76,10 +98,10 @@ def ask(root: str, prompt: str, limit: int, timeout: float = ASK_S
             size += len(chunk)
         reply = json.loads(b"".join(chunks)) if size <= MAX_REPLY else None
     except (OSError, ValueError, RecursionError):  # late, reset, or not our process's words
-        return []
+        return
     finally:
         sock.close()
-    return _hits(reply, limit)
+    yield from _hits(reply, limit)
 
 
 def _hits(reply: object, limit: int) -> list[tuple[str, float]]:

@@ -7,7 +7,8 @@ prompt in its name, summary or description counts twice what one holding it deep
 does. A pointer is pushed only when its evidence clears the root's floor, which the nightly tick
 measures by running prompts nothing in the root answers (PROBES) and keeping the evidence they
 reach, one outlier aside (runtime/state/pointer-floor.json); until then, FLOOR_UNMEASURED.
-Nothing is pointed at twice in a session, nor a memory MEMORY.md already shows. Each push is
+Nothing is pointed at twice in a session, nor a memory MEMORY.md or the bundle's in-flight rows
+already show. Each push is
 recorded (time, session, paths; never the prompt) under runtime/state/pushes/, so `status` can
 say how often a pointer was then opened. A push is not a reinforcement: only the Read that
 follows is.
@@ -177,21 +178,25 @@ def floor(root: str) -> float:
 
 
 def index_shown(root: str) -> set[str]:
-    """Root-relative paths of the memories MEMORY.md shows, as far as Claude Code loads it (the
-    first 200 lines and 25 KB)."""
-    from memstore.core.agent_root import INDEX
+    """Root-relative paths of the memories already in front of the agent at its start: the rows of
+    MEMORY.md as far as Claude Code loads it (the first 200 lines and 25 KB), and the in-flight rows
+    of current-state.md, which the SessionStart bundle carries."""
+    from memstore.core.agent_root import CURRENT_STATE, INDEX
 
-    try:
-        with open(os.path.join(memory_dir(root), INDEX), encoding="utf-8",
-                  errors="replace") as handle:
-            text = handle.read(25_000)
-    except OSError:
-        return set()
     shown = set()
-    for line in text.splitlines()[:200]:
-        for dest in _LINK.findall(line):
-            plain = _CODED.sub(lambda m: chr(int(m.group(0)[1:], 16)), dest)
-            shown.add(os.path.normpath(os.path.join("memory", plain)))
+    for name, rows in ((INDEX, 200), (CURRENT_STATE, 400)):
+        try:
+            with open(os.path.join(memory_dir(root), name), encoding="utf-8",
+                      errors="replace") as handle:
+                text = handle.read(25_000)
+        except OSError:
+            continue
+        for line in text.splitlines()[:rows]:
+            if name == CURRENT_STATE and not line.startswith("- "):
+                continue  # only its rows are the bundle's "In flight"
+            for dest in _LINK.findall(line):
+                plain = _CODED.sub(lambda m: chr(int(m.group(0)[1:], 16)), dest)
+                shown.add(os.path.normpath(os.path.join("memory", plain)))
     return shown
 
 
@@ -331,14 +336,15 @@ def answer(root: str, prompt: object, session: str | None, project: str | None, 
         previous = signal.signal(signal.SIGALRM, late)
         signal.setitimer(signal.ITIMER_REAL, DEADLINE_S)
     try:
-        near: list[tuple[str, float]] = []
-        if meaning:
+        near: Iterable[tuple[str, float]] = ()
+        if meaning:  # asked first, answered while the words are weighed (choose reads it last)
             from memstore.core import meaning_client
 
-            asked = meaning_client.ask(root, prompt, POOL)
-            if asked is None:
+            sent = meaning_client.send(root, prompt, POOL)
+            if sent is None:
                 meaning_client.start(root)
-            near = asked or []
+            elif not isinstance(sent, list):
+                near = meaning_client.receive(*sent, POOL)
         from memstore.core.transactions import hook_connect
 
         conn = hook_connect(db, budget_ms)
