@@ -59,7 +59,7 @@ class PromptMeaning:
     def _heights(self, query: np.ndarray) -> tuple[list[str], np.ndarray]:
         """Each memory's height over what an unrelated text reaches for this query."""
         assert self.kept is not None and self._plain is not None
-        near = nearness(self.kept, query)
+        near = nearness(self.kept, query, parts=False)
         if not near.paths:
             return [], near.scores
         plain = self._plain @ query
@@ -78,8 +78,15 @@ class PromptMeaning:
         path, height over the floor), best first."""
         if self.kept is None or not self.kept.paths or not prompt.strip():
             return []
+        import numpy as np
+
         paths, heights = self._heights(self.embedder.query(prompt[:MAX_CHARS]))
-        order = sorted(range(len(paths)), key=lambda i: (-float(heights[i]), paths[i]))[:limit]
+        if not len(paths):
+            return []
+        # the best `limit` picked by numpy: sorting 20,000 in Python took 13 ms a prompt
+        best = np.argpartition(-heights, limit - 1)[:limit] if len(paths) > limit else \
+            np.arange(len(paths))
+        order = sorted(best.tolist(), key=lambda i: (-float(heights[i]), paths[i]))
         return [(paths[i], round(float(heights[i]) / self.floor, 4)) for i in order
                 if heights[i] > 0]
 

@@ -274,8 +274,9 @@ def keep(conn: sqlite3.Connection, model: str, dim: int, type_: str | None) -> K
                 [r[0] for r in contexts], _unpack([r[1] for r in contexts], dim))
 
 
-def nearness(kept: Kept, query: np.ndarray) -> Nearness:
-    """Each file of `kept` scored against the question by its nearest part."""
+def nearness(kept: Kept, query: np.ndarray, parts: bool = True) -> Nearness:
+    """Each file of `kept` scored against the question by its nearest part (and, with `parts`,
+    which part that was)."""
     import numpy as np
 
     if not kept.paths:
@@ -283,9 +284,11 @@ def nearness(kept: Kept, query: np.ndarray) -> Nearness:
     cosines = kept.matrix @ query
     starts, counts = kept.starts, kept.counts
     nearest = np.maximum.reduceat(cosines, starts)
-    group = np.repeat(np.arange(len(starts)), counts)
-    _, first = np.unique(group[cosines == nearest[group]], return_index=True)
-    best_row = np.flatnonzero(cosines == nearest[group])[first]
+    best_row: list[int] = []
+    if parts:
+        group = np.repeat(np.arange(len(starts)), counts)
+        _, first = np.unique(group[cosines == nearest[group]], return_index=True)
+        best_row = np.flatnonzero(cosines == nearest[group])[first].tolist()
     # The best of many parts is high by chance alone (a ten-part memory on the data
     # warehouse came 0.02 nearer "when does the pet get her shots" than its head did): a
     # file is scored by its best part less PART_PENALTY for each e-fold of parts.
