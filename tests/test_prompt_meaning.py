@@ -9,6 +9,9 @@ import json
 import os
 import shutil
 import socket
+import sqlite3
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -276,3 +279,27 @@ def test_a_socket_in_a_folder_others_can_write_is_never_asked(tmp_path: Path,
     finally:
         planted.close()
         shutil.rmtree(shared)
+
+
+def test_the_warm_process_keeps_no_bulk_engine_for_the_background(meant: Path) -> None:
+    """Catches: the warm process loading the bulk embedding engine (about 230 MB, held for its
+    life) only to embed meaning.background's 48 sentences, which its read-only mirror could not
+    keep: the embedding pass now keeps them, and without them the process makes them with the
+    small engine."""
+    from memstore.meaning import embedding, vector_store
+
+    with sqlite3.connect(agent_root.db_file(meant)) as conn:
+        assert vector_store.kept_background(conn, embedding.load().key) is not None
+        conn.execute("DELETE FROM background")
+    conn.close()
+    script = ("import sqlite3, sys\n"
+              "from memstore.meaning.embedding import load\n"
+              "from memstore.meaning.prompt_meaning import PromptMeaning\n"
+              "from memstore.mirror.meaning_server import _open\n"
+              "m = PromptMeaning(load(), bulk=False)\n"
+              "m.load(_open(sys.argv[1]))\n"
+              "print(m.embedder._bulk is None, m.size)\n")
+    done = subprocess.run([sys.executable, "-c", script, agent_root.db_file(meant)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", str(len(MEMORIES))]

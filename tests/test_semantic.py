@@ -220,7 +220,7 @@ class EditsMidBatch(Embedder):
         super().__init__(real._model, real.key, real.dim)
         self.root, self.conn = root, conn
 
-    def passages(self, texts: list[str]):
+    def passages(self, texts: list[str], bulk: bool = True):
         out = super().passages(texts)
         write(self.root, "memory/reference_vpn.md",
               memory("reference_vpn", "Now a proxy, not a VPN", "Edited."))

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 Progress = Callable[[int, int], None]
-LOGS = ("tick.log", "wake.log", "hook-errors.log")
+LOGS = ("tick.log", "wake.log", "hook-errors.log", "embed-background.log", "meaning-server.log")
 
 
 def rotate_logs(state: RootState) -> None:

@@ -57,12 +57,13 @@ def meaning_socket(root: str | os.PathLike[str]) -> str:
     """Where the root's meaning process listens (mirror/meaning_server.py): runtime/state/
     meaning.sock, or where that path is too long for a socket, a name made from the root in the
     user's own folder under /tmp (core.meaning_client checks that folder is theirs alone)."""
-    path = _join(root, "runtime", "state", "meaning.sock")
+    real = os.path.realpath(root)  # one root reached by two spellings: one socket
+    path = os.path.join(real, "runtime", "state", "meaning.sock")
     if len(os.fsencode(path)) <= SOCKET_MAX:
         return path
     import hashlib
 
-    name = hashlib.sha256(os.fsencode(os.path.realpath(root))).hexdigest()[:24]
+    name = hashlib.sha256(os.fsencode(real)).hexdigest()[:24]
     return os.path.join(private_tmp(), f"{name}.sock")
 
 

@@ -38,6 +38,47 @@ def read_regular(path: str | os.PathLike[str]) -> bytes:
         return handle.read()
 
 
+_ODD = (errno.ELOOP, errno.ENXIO, errno.EMLINK)  # a link, or a FIFO no one reads, in its place
+
+
+def open_own(path: str | os.PathLike[str], flags: int, mode: int = 0o600) -> int:
+    """A descriptor of memstore's own state file `path` (flags as os.open's, O_CREAT to make it):
+    only ever a regular file of this user's with no other name. Anything else in its place (a
+    link, a hard link, a FIFO, another user's file) is removed first, never written or waited
+    on: the place is memstore's, and what it pointed at is left as it was."""
+    flags |= (getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+              | getattr(os, "O_CLOEXEC", 0))
+    flags &= ~os.O_TRUNC  # a hard link would be emptied before it could be checked
+    for attempt in (1, 2):
+        try:
+            fd = os.open(path, flags, mode)
+        except OSError as exc:
+            if attempt == 2 or exc.errno not in _ODD:
+                raise
+            os.unlink(path)
+            continue
+        st = os.fstat(fd)
+        if (stat.S_ISREG(st.st_mode) and st.st_nlink == 1
+                and (not hasattr(os, "getuid") or st.st_uid == os.getuid())):
+            return fd
+        os.close(fd)
+        if attempt == 2:
+            break
+        os.unlink(path)
+    raise OSError(errno.EPERM, "not memstore's own file: left alone", os.fspath(path))
+
+
+def write_own(path: str | os.PathLike[str], data: bytes, append: bool = False) -> None:
+    """`data` written to (or, with append, added to) memstore's own state file `path` (open_own)."""
+    fd = open_own(path, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else 0))
+    try:
+        if not append:
+            os.ftruncate(fd, 0)
+        os.write(fd, data)  # one write: under O_APPEND, lines of two writers never interleave
+    finally:
+        os.close(fd)
+
+
 def read_text(path: str | os.PathLike[str]) -> str:
     """read_regular as text (UTF-8, bad bytes replaced, CRLF as LF, no BOM); "" when it cannot be
     read."""

@@ -51,6 +51,25 @@ def _usable(path: str) -> bool:
             and not st.st_mode & 0o077)
 
 
+def _ours(sock: socket.socket, path: str) -> bool:
+    """Is the process that answers on `path` this user's? A socket file may be a link to, or a
+    hard link of, someone else's socket; the prompt goes only to the person's own process."""
+    cred = getattr(socket, "SO_PEERCRED", None)
+    try:
+        if cred is not None:  # Linux: the kernel says who listens
+            import struct
+
+            size = struct.calcsize("3i")
+            _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, cred, size))
+            return bool(uid == os.getuid())
+        import stat
+
+        st = os.lstat(path)  # elsewhere: a socket file made by this user, not a link to one
+        return stat.S_ISSOCK(st.st_mode) and st.st_uid == os.getuid() and st.st_nlink == 1
+    except OSError:
+        return False
+
+
 def ask(root: str, prompt: str, limit: int, timeout: float = ASK_S
         ) -> list[tuple[str, float]] | None:
     """(path, strength) from the root's meaning process, best first; [] when it answered nothing
@@ -75,7 +94,12 @@ def send(root: str, prompt: str, limit: int, timeout: float = ASK_S
         except (FileNotFoundError, ConnectionRefusedError):
             sock.close()
             return None
-        request = json.dumps({"prompt": prompt[:MAX_PROMPT], "limit": limit}) + "\n"
+        if not _ours(sock, path):
+            sock.close()
+            return []
+        # "by": the wall clock's moment after which the process need not answer (it was late)
+        request = json.dumps({"prompt": prompt[:MAX_PROMPT], "limit": limit,
+                              "by": time.time() + timeout}) + "\n"
         sock.sendall(request.encode("utf-8", "replace"))
         sock.shutdown(socket.SHUT_WR)
     except OSError:
@@ -90,7 +114,10 @@ def receive(sock: socket.socket, ends: float, limit: int) -> Iterator[tuple[str,
         chunks: list[bytes] = []
         size = 0
         while size <= MAX_REPLY:
-            sock.settimeout(max(0.001, ends - time.monotonic()))
+            left = ends - time.monotonic()
+            if left <= 0:
+                return  # a peer that trickles its answer is late all the same
+            sock.settimeout(left)
             chunk = sock.recv(65536)
             if not chunk:
                 break
@@ -118,9 +145,10 @@ def _hits(reply: object, limit: int) -> list[tuple[str, float]]:
 
 def wanted(root: str) -> bool:
     """Has the root anything for meaning to work on: a pass that left vectors?"""
+    from memstore.core.fsguard import read_regular
+
     try:
-        with open(meaning_file(root), encoding="utf-8") as handle:
-            done = json.load(handle)
+        done = json.loads(read_regular(meaning_file(root)))  # never a FIFO's wait
     except (OSError, ValueError, RecursionError):
         return False
     embedded = done.get("embedded") if isinstance(done, dict) else None
@@ -136,22 +164,31 @@ def start(root: str) -> bool:
             return False
         stamp = os.path.join(state_dir(root), STARTED)
         try:
-            if now - os.stat(stamp).st_mtime < RETRY_S:
+            if 0 <= now - os.lstat(stamp).st_mtime < RETRY_S:  # one dated ahead does not count
                 return False
         except OSError:
             pass
-        with open(stamp, "w", encoding="utf-8") as handle:
-            handle.write(f"{now}\n")
         from memstore.core import processes
+        from memstore.core.fsguard import write_own
 
+        write_own(stamp, f"{now}\n".encode())
         # -P and the root as its folder: nothing in the session's project stands in for a module
-        argv = [sys.executable, "-P", "-m", MODULE, os.path.abspath(root)]
-        with open(os.path.join(state_dir(root), LOG), "ab") as log:
-            processes.spawn(argv, stdin=processes.DEVNULL, stdout=log, stderr=log,
-                            cwd=os.path.abspath(root), own_session=True)
+        argv = [_python(), "-P", "-m", MODULE, os.path.abspath(root)]
+        processes.spawn_logged(argv, os.path.join(state_dir(root), LOG), cwd=os.path.abspath(root))
         return True
     except OSError:
         return False
+
+
+def _python() -> str:
+    """The Python that has memstore and the model: the plugin's own environment when a plugin's
+    hook runs on the system's python3, else this one."""
+    data = os.environ.get("CLAUDE_PLUGIN_DATA")
+    if data:
+        venv = os.path.join(data, "venv", "bin", "python")
+        if os.access(venv, os.X_OK):
+            return venv
+    return sys.executable
 
 
 def listening(root: str) -> bool:
@@ -162,7 +199,7 @@ def listening(root: str) -> bool:
     sock.settimeout(0.05)
     try:
         sock.connect(meaning_socket(root))
-        return True
+        return _ours(sock, meaning_socket(root))
     except OSError:
         return False
     finally:

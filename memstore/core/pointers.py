@@ -21,6 +21,7 @@ import os
 import re
 
 from memstore.core.agent_root import db_file, memory_dir, state_dir
+from memstore.core.fsguard import read_regular, write_own
 from memstore.core.inert import LINK_CODES
 from memstore.core.projects import belongs
 from memstore.core.words import STOP_WORDS, TOKEN, idf
@@ -162,8 +163,7 @@ def calibrate(conn: sqlite3.Connection, day: str) -> dict[str, object]:
 def measured(root: str) -> dict[str, object]:
     """What the tick last wrote about the floor ({} before the first tick, or when unreadable)."""
     try:
-        with open(os.path.join(state_dir(root), FLOOR_FILE), encoding="utf-8") as handle:
-            found = json.load(handle)
+        found = json.loads(read_regular(os.path.join(state_dir(root), FLOOR_FILE)))
     except (OSError, ValueError, RecursionError):  # RecursionError: nesting deeper than the parser
         return {}
     return found if isinstance(found, dict) else {}
@@ -186,9 +186,8 @@ def index_shown(root: str) -> set[str]:
     shown = set()
     for name, rows in ((INDEX, 200), (CURRENT_STATE, 400)):
         try:
-            with open(os.path.join(memory_dir(root), name), encoding="utf-8",
-                      errors="replace") as handle:
-                text = handle.read(25_000)
+            text = read_regular(os.path.join(memory_dir(root), name))[:25_000].decode(
+                "utf-8", "replace")
         except OSError:
             continue
         for line in text.splitlines()[:rows]:
@@ -214,15 +213,14 @@ def pushed(root: str, session: str) -> set[str]:
     """Paths already pointed at in this session."""
     seen: set[str] = set()
     try:
-        with open(_session_file(root, session), encoding="utf-8") as handle:
-            for line in handle:
-                try:
-                    seen.update(p for p in json.loads(line).get("paths", ())
-                                if isinstance(p, str))
-                except (ValueError, AttributeError):
-                    continue
+        lines = read_regular(_session_file(root, session)).splitlines()
     except OSError:
-        pass
+        return seen
+    for line in lines:
+        try:
+            seen.update(p for p in json.loads(line).get("paths", ()) if isinstance(p, str))
+        except (ValueError, AttributeError, RecursionError):
+            continue
     return seen
 
 
@@ -235,12 +233,7 @@ def record(root: str, session: str, when: str, paths: Iterable[str], evidence: f
         return
     line = json.dumps({"at": when, "session": session, "paths": list(paths),
                        "evidence": round(evidence, 3), "floor": at_floor}) + "\n"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(_session_file(root, session), flags, 0o600)
-    try:
-        os.write(fd, line.encode("utf-8"))  # one write under O_APPEND: lines never interleave
-    finally:
-        os.close(fd)
+    write_own(_session_file(root, session), line.encode("utf-8"), append=True)
 
 
 def _pointer(root: str, path: str, index_row: str) -> str:
@@ -415,8 +408,7 @@ def recent(root: str, since: str) -> list[dict[str, Any]]:
         if not name.endswith(".jsonl"):
             continue
         try:
-            with open(os.path.join(folder, name), encoding="utf-8") as handle:
-                lines = handle.read(4 * 1024 * 1024).splitlines()
+            lines = read_regular(os.path.join(folder, name))[:4 * 1024 * 1024].splitlines()
         except OSError:
             continue
         for line in lines:

@@ -66,6 +66,24 @@ def spawn(argv: Sequence[str], *, stdin: int | IO[Any] | None = None,
                             env=neutral_env(env), start_new_session=own_session)
 
 
+def spawn_logged(argv: Sequence[str], log: str | os.PathLike[str],
+                 cwd: str | os.PathLike[str]) -> subprocess.Popen[bytes]:
+    """A detached process (its own session) whose output is added to memstore's own log file
+    `log` (core.fsguard.open_own: never through a link or into a FIFO; nowhere when it cannot
+    be)."""
+    from memstore.core.fsguard import open_own
+
+    try:
+        fd = open_own(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    except OSError:
+        fd = DEVNULL
+    try:
+        return spawn(argv, stdin=DEVNULL, stdout=fd, stderr=fd, cwd=cwd, own_session=True)
+    finally:
+        if fd != DEVNULL:
+            os.close(fd)
+
+
 # -------------------------------------------------- git, with nothing of the repository's run
 
 _IDENTITY = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE",

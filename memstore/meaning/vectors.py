@@ -222,6 +222,8 @@ def embed_pending(
             if progress:
                 progress(report.parts, total)
     report.embedded = len(touched)
+    if touched:
+        keep_background(conn, embedder)
     report.seconds = round(clock() - started, 3)
     report.pending = pending_count(conn, embedder.key)
     return report
@@ -324,21 +326,37 @@ def _with_context(scores: np.ndarray, paths: list[str], contexts: list[str],
             scores[i] = (1 - CONTEXT_WEIGHT) * scores[i] + CONTEXT_WEIGHT * float(near)
 
 
-def background(conn: sqlite3.Connection, embedder: Embedder) -> np.ndarray:
-    """This model's vectors of meaning.background's sentences: made once, kept in the mirror."""
-    import numpy as np
-
+def background(conn: sqlite3.Connection, embedder: Embedder, bulk: bool = True) -> np.ndarray:
+    """This model's vectors of meaning.background's sentences: made once, kept in the mirror.
+    bulk=False: made without the bulk engine, which a process with nowhere to keep them would
+    otherwise hold (a few hundred megabytes) for these 48 sentences only."""
     key = digest("\n".join(SENTENCES).encode("utf-8"))
     cached = _BACKGROUND.get(embedder.key)
     if cached is not None and cached[0] == key:
         return cached[1]
+    return _background_kept(conn, embedder, key, bulk)
+
+
+def keep_background(conn: sqlite3.Connection, embedder: Embedder) -> None:
+    """The background's vectors kept in this mirror (the embedding pass's last step), so the warm
+    prompt process, which reads the mirror read-only, never has to make them."""
+    key = digest("\n".join(SENTENCES).encode("utf-8"))
+    _background_kept(conn, embedder, key, True)
+
+
+def _background_kept(conn: sqlite3.Connection, embedder: Embedder, key: str, bulk: bool
+                     ) -> np.ndarray:
+    import numpy as np
+
     row = store.kept_background(conn, embedder.key)
     if (row is not None and row[0] == key and row[1] == embedder.dim
             and len(row[2]) == 2 * row[1] * len(SENTENCES)):
         vecs = (_unpack([row[2]], embedder.dim * len(SENTENCES))
                 .reshape(len(SENTENCES), embedder.dim))
     else:
-        vecs = embedder.passages(list(SENTENCES))
+        cached = _BACKGROUND.get(embedder.key)
+        vecs = (cached[1] if cached is not None and cached[0] == key
+                else embedder.passages(list(SENTENCES), bulk=bulk))
         try:
             store.keep_background(conn, embedder.key, key, embedder.dim, _pack(np.asarray(vecs)))
         except sqlite3.OperationalError:

@@ -102,9 +102,7 @@ def start(root: Path, pending: int, threshold: int) -> bool:
     folder = _pid_path(root).parent
     folder.mkdir(parents=True, exist_ok=True)
     # its one line (or a failure) lands here, not in the caller's terminal
-    with open(folder / LOG_FILE, "ab") as log:
-        processes.spawn(argv, stdin=processes.DEVNULL, stdout=log, stderr=log, cwd=str(root),
-                        own_session=True)
+    processes.spawn_logged(argv, folder / LOG_FILE, cwd=str(root))
     return True
 
 

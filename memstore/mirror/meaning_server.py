@@ -27,9 +27,11 @@ import sqlite3
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 from memstore.core.agent_root import db_file, meaning_socket, private_tmp, state_dir
 from memstore.core.config import load_config
+from memstore.core.fsguard import open_own
 from memstore.core.meaning_client import MODULE
 from memstore.meaning import vector_store
 from memstore.meaning.embedding import SemanticUnavailable, load
@@ -39,6 +41,7 @@ IDLE_S = 1800.0  # half an hour without a prompt: the memory it holds goes back
 CHECK_S = 5.0  # how often an idle process looks at its socket and its root
 REQUEST_MAX = 64 * 1024
 LIMIT_MAX = 64
+READ_S = 0.5  # the longest a question may take to arrive
 LOCK = "meaning-server.lock"
 
 
@@ -52,8 +55,7 @@ def _held(root: str) -> Iterator[bool]:
     import fcntl
 
     os.makedirs(state_dir(root), exist_ok=True)
-    fd = os.open(os.path.join(state_dir(root), LOCK),
-                 os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    fd = open_own(os.path.join(state_dir(root), LOCK), os.O_RDWR | os.O_CREAT)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -90,14 +92,22 @@ def _signature(conn: sqlite3.Connection, db: str) -> tuple[int, int, int, int]:
 
 
 def _open(db: str) -> sqlite3.Connection:
-    return sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)
+    # as a URI, escaped: a root whose path holds `?` or `#` is still this file
+    return sqlite3.connect(f"{Path(db).absolute().as_uri()}?mode=ro", uri=True, timeout=1.0)
 
 
 def _answer(client: socket.socket, meaning: PromptMeaning) -> None:
-    client.settimeout(1.0)
+    ends = time.monotonic() + READ_S
     data = b""
     while len(data) <= REQUEST_MAX and not data.endswith(b"\n"):
-        chunk = client.recv(65536)
+        left = ends - time.monotonic()
+        if left <= 0:
+            return  # a caller that trickles its question holds no one else up for long
+        client.settimeout(left)
+        try:
+            chunk = client.recv(65536)
+        except TimeoutError:
+            return
         if not chunk:
             break
         data += chunk
@@ -106,9 +116,13 @@ def _answer(client: socket.socket, meaning: PromptMeaning) -> None:
     asked = json.loads(data)
     prompt = asked.get("prompt") if isinstance(asked, dict) else None
     limit = asked.get("limit") if isinstance(asked, dict) else None
+    by = asked.get("by") if isinstance(asked, dict) else None
     if not isinstance(prompt, str) or type(limit) is not int:
         return
+    if isinstance(by, (int, float)) and time.time() > by:
+        return  # its hook has gone on without it: the next question is served sooner
     hits = meaning.ask(prompt, max(1, min(limit, LIMIT_MAX)))
+    client.settimeout(1.0)
     client.sendall(json.dumps({"hits": hits}).encode("utf-8"))
 
 
@@ -125,7 +139,7 @@ def serve(root: str, idle_s: float = IDLE_S) -> int:
         if not mine:
             return 0  # another process serves this root
         try:
-            meaning = PromptMeaning(load())
+            meaning = PromptMeaning(load(), bulk=False)
         except SemanticUnavailable as exc:
             _say(str(exc))
             return 0
@@ -162,8 +176,10 @@ def _listen(root: str, db: str, conn: sqlite3.Connection, meaning: PromptMeaning
             try:
                 client, _ = server.accept()
             except TimeoutError:
-                if not os.path.exists(db) or _gone(path, mine):
-                    return 0
+                client = None
+            if not os.path.exists(db) or _gone(path, mine):
+                return 0  # the root moved or went, or another process took the socket
+            if client is None:
                 continue
             with client:
                 conn, seen = _fresh(db, conn, meaning, seen)  # a memory made since counts now
@@ -194,9 +210,14 @@ def _fresh(db: str, conn: sqlite3.Connection, meaning: PromptMeaning,
     try:
         now = _signature(conn, db)
         if now[:2] != seen[:2]:
+            fresh = _open(db)  # opened before the old one is let go: a failure keeps the old
+            try:
+                now = _signature(fresh, db)
+            except (OSError, sqlite3.Error):
+                fresh.close()
+                raise
             conn.close()
-            conn = _open(db)
-            now = _signature(conn, db)
+            conn = fresh
         if now != seen:
             meaning.load(conn)
         return conn, now
