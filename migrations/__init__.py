@@ -603,6 +603,22 @@ def m015_stepping_aside(db: Database) -> None:
         db.execute(f"CREATE INDEX IF NOT EXISTS files_{column} ON files({column}) WHERE {where}")
 
 
+@migrations()
+def m016_list_items(db: Database) -> None:
+    """A short file that lists separate facts gets a part for each item (memstore/meaning/
+    chunking.py, line_parts). Existing rows get parts and tail_digest again from the text they
+    hold; only those short list files change, and only their new parts are embedded."""
+    from memstore.meaning.chunking import plan
+
+    rows = db.execute(
+        "SELECT f.id, f.summary, f.description, t.body, f.parts, f.tail_digest FROM files f "
+        "JOIN files_fts t ON t.rowid = f.id"
+    ).fetchall()
+    changed = [(*planned, id_) for id_, summary, description, body, parts, tail in rows
+               if (planned := plan(summary, description, body)) != (parts, tail)]
+    db.conn.executemany("UPDATE files SET parts = ?, tail_digest = ? WHERE id = ?", changed)
+
+
 def names() -> list[str]:
     """Names of every migration this version knows, in order."""
     return [m.name for m in migrations.pending(Database(memory=True))]

@@ -5,7 +5,8 @@ tests/data/agent_recall.json: twenty memories as an agent writes them, fourteen 
 that paraphrase one of them, ten questions nothing in the root answers (off-topic) and four
 on the root's subjects that nothing answers either. Each is asked of four roots (small:
 the memories and `memstore init`'s starters; large: with 400 generated work notes; "tail":
-the staging-database memory's line at the end of a 5 KB memory instead), by hybrid search
+the staging-database memory's line at the end of a 5 KB memory instead; "log": that line one
+item of a household log under the summary "Household and hobby log"), by hybrid search
 with the latent-term second opinion (memstore/meaning/latents.py) and without it, side by
 side in one run. Needs the `semantic` extra.
 
@@ -22,8 +23,10 @@ import time
 from pathlib import Path
 
 VARIANTS = {"small": {}, "small, tail": {"tail_of": "reference_db2-restart"},
+            "small, log": {"in_log": "reference_db2-restart"},
             "large": {"large": True},
-            "large, tail": {"large": True, "tail_of": "reference_db2-restart"}}
+            "large, tail": {"large": True, "tail_of": "reference_db2-restart"},
+            "large, log": {"large": True, "in_log": "reference_db2-restart"}}
 
 
 def main() -> int:

@@ -224,7 +224,7 @@ def test_a_mirror_from_before_m014_takes_the_context_from_the_frontmatter_it_hol
     assert wanted[0] == CONTEXT and wanted[1]
     with conn:  # the mirror as the version before m014 left it
         conn.execute("DELETE FROM _sqlite_migrations WHERE name IN ('m014_context', "
-                     "'m015_stepping_aside')")
+                     "'m015_stepping_aside', 'm016_list_items')")
         conn.execute("ALTER TABLE files DROP COLUMN context")
         conn.execute("ALTER TABLE files DROP COLUMN context_digest")
     conn.close()

@@ -270,7 +270,7 @@ def test_a_mirror_from_before_m011_reads_the_bytes_again_and_rebuild_keeps_a_del
         conn.execute("DROP TABLE raw_texts")
         conn.execute("DELETE FROM _sqlite_migrations WHERE name IN ('m011_raw_texts', "
                      "'m012_births', 'm013_latents', 'm014_context', "
-                     "'m015_stepping_aside')")
+                     "'m015_stepping_aside', 'm016_list_items')")
         conn.execute("ALTER TABLE files DROP COLUMN context")  # m014 came after m011
         conn.execute("ALTER TABLE files DROP COLUMN context_digest")
     conn.close()

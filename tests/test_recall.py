@@ -209,7 +209,8 @@ def test_a_mirror_from_before_parts_keeps_its_vectors_and_embeds_only_tails(root
     conn.execute("DROP TABLE background")
     conn.execute(
         "DELETE FROM _sqlite_migrations WHERE name IN ('m010_vector_parts', 'm011_raw_texts', "
-        "'m012_births', 'm013_latents', 'm014_context', 'm015_stepping_aside')")
+        "'m012_births', 'm013_latents', 'm014_context', 'm015_stepping_aside', "
+        "'m016_list_items')")
     conn.execute("DROP TABLE latents")
     # m011 came after m010: a mirror from before parts has neither
     conn.execute("DROP TABLE raw_texts")

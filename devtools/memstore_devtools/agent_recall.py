@@ -83,11 +83,21 @@ def long_tail(line: str) -> str:
     return "\n\n".join([*paras, line])
 
 
-def build(root: Path, *, large: bool = False, tail_of: str | None = None) -> dict[str, Any]:
+HOUSEHOLD = ["Sourdough starter gets fed at 8am and 8pm; discard half before feeding.",
+             "The garage door remote takes a CR2032 battery.",
+             "Tomato seedlings need a week of hardening off before planting out.",
+             "The bike's rear derailleur needs a quarter turn on the barrel adjuster after a wash."]
+
+
+def build(root: Path, *, large: bool = False, tail_of: str | None = None,
+          in_log: str | None = None) -> dict[str, Any]:
     """Write the agent root (init's starters, the set's memories, and filler when `large`); return
     the set.
 
     `tail_of`: that memory's line becomes the last paragraph of a 5 KB memory of the same name.
+    `in_log`: that memory's line becomes the third item of a household log, summary "Household
+    and hobby log", under the same name (the issue's one-line runbook entry under a vague
+    summary).
     """
     exe = Path(sys.executable).parent / "memstore"
     subprocess.run([str(exe), "init", str(root), "--apply"], check=True, capture_output=True,
@@ -96,8 +106,12 @@ def build(root: Path, *, large: bool = False, tail_of: str | None = None) -> dic
     folder = root / "memory"
     for mem in data["memories"]:
         body = long_tail(mem["body"]) if mem["name"] == tail_of else mem["body"]
+        summary = mem["summary"]
+        if mem["name"] == in_log:
+            items = [*HOUSEHOLD[:2], " ".join(mem["body"].split()), *HOUSEHOLD[2:]]
+            body, summary = "".join(f"- {item}\n" for item in items), "Household and hobby log"
         (folder / f"{mem['name']}.md").write_text(
-            memory_text(mem["name"], mem["type"], mem["summary"], body), encoding="utf-8")
+            memory_text(mem["name"], mem["type"], summary, body), encoding="utf-8")
     if large:
         for name, text in filler_notes(400).items():
             (folder / f"{name}.md").write_text(text, encoding="utf-8")

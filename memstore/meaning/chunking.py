@@ -11,6 +11,12 @@ part of that memory. All tail parts of a file share one digest, files.tail_diges
 editing the tail re-embeds the tail, editing the head re-embeds the head, and a change
 of frontmatter alone (a flush) neither.
 
+A short file that is a list of separate facts (a log, a checklist: two or more list items of
+LINE_MIN characters or more) has a tail too: each item a part of its own, led by the summary a
+paragraph apart (line_parts). One line of a household log ("to bounce the pre-production
+Postgres, run ...") otherwise shares its one vector with four unrelated lines and a vague
+summary, and a question about it alone finds an unrelated note first.
+
 A file with no readable text (empty, or bytes that are not text) gets no parts at all:
 its vector would be the model's idea of nothing, which sits close to every question.
 Such a file is found by its words, when it has any.
@@ -42,6 +48,9 @@ MAX_PARTS = 100
 SUMMARY_LEAD = 160
 CONTEXT_PART = -1  # the chunk number of the context part in `vectors` and `latents`
 CONTEXT_EMBED_CHARS = 400  # of a context line, before the head: what it replied to, not a memory
+LINE_MIN = 24  # characters of a list item made a part of its own: shorter ones say too little
+LINES_MAX = 16  # list items of a short file made parts
+_ITEM = re.compile(r"^ {0,3}(?:[-*+]|\d{1,3}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?(\S.*?)\s*$")
 _LETTERS = re.compile(r"[^\W\d_]", re.UNICODE)
 _SPACE = re.compile(r"\s+")
 
@@ -109,7 +118,7 @@ def tail_parts(summary: str | None, description: str | None, body: str | None) -
     """The texts of parts 1.. of a file: everything after the head, in overlapping windows."""
     text = full_text(summary, description, body)
     if len(text) <= EMBED_MAX_CHARS:
-        return []
+        return line_parts(summary, body)
     lead = " ".join((summary or "").split())[:SUMMARY_LEAD]
     parts: list[str] = []
     start = EMBED_MAX_CHARS - OVERLAP
@@ -127,6 +136,33 @@ def tail_parts(summary: str | None, description: str | None, body: str | None) -
             break
         start = max(end - OVERLAP, start + 1)
     return parts
+
+
+def line_parts(summary: str | None, body: str | None) -> list[str]:
+    """The tail of a short file that lists separate facts: each list item, led by the summary;
+    [] when fewer than two items are long enough to say something on their own."""
+    items = [m.group(1) for line in (body or "").splitlines() if (m := _ITEM.match(line))]
+    items = [item for item in items if len(item) >= LINE_MIN and readable(item)]
+    if len(items) < 2:
+        return []
+    lead = " ".join((summary or "").split())[:SUMMARY_LEAD]
+    # a paragraph apart: the latent terms score a part by its best paragraph (meaning.latents),
+    # and a vague summary in the item's paragraph crowded out its concepts (7.0 fell to 4.8)
+    return [f"{lead}\n\n{item}" if lead else item for item in items[:LINES_MAX]]
+
+
+def excerpt(summary: str | None, description: str | None, body: str | None, part: int
+            ) -> str | None:
+    """The text a search shows for a file found by its tail part `part`, the summary that leads
+    it left out; None for the head or a part the file does not have."""
+    tails = tail_parts(summary, description, body) if part > 0 else []
+    if not 0 < part <= len(tails):
+        return None
+    text = (tails[part - 1].split("\n", 1)[-1] if (summary or "").strip()
+            else tails[part - 1]).strip()
+    if len(full_text(summary, description, body)) > EMBED_MAX_CHARS and len(text) > 2 * OVERLAP:
+        text = text[max(text.find(" ", OVERLAP), 0):]  # after what it shares with the part before
+    return text
 
 
 def plan(summary: str | None, description: str | None, body: str | None) -> tuple[int, str | None]:

@@ -58,6 +58,7 @@ KNOWN_MIGRATIONS = (
     "m013_latents",
     "m014_context",
     "m015_stepping_aside",
+    "m016_list_items",
 )
 
 

@@ -76,7 +76,7 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from memstore.core.config import Config
-from memstore.meaning.chunking import OVERLAP, tail_parts
+from memstore.meaning.chunking import excerpt
 from memstore.mirror.indexing import body_of
 from memstore.mirror.putaway import journal, sits
 from memstore.mirror.search import (
@@ -277,13 +277,10 @@ def _rows(conn: sqlite3.Connection, paths: list[str], best_part: dict[str, int]
     ).fetchall():
         body = body_of(conn, row["path"])
         part = best_part.get(row["path"], 0)
-        tails = tail_parts(row["summary"], row["description"], body) if part else []
-        # A tail part: its text after the summary that leads it and after the OVERLAP it
-        # shares with the part before (shown there), marked as a middle.
-        middle = 0 < part <= len(tails)
-        text = tails[part - 1].split("\n", 1)[-1] if middle else body
-        if middle and len(text) > 2 * OVERLAP:
-            text = text[max(text.find(" ", OVERLAP), 0):]
+        # a tail part: its own text (chunking.excerpt), marked as a middle
+        middle_text = excerpt(row["summary"], row["description"], body, part)
+        middle = middle_text is not None
+        text = middle_text if middle_text is not None else body
         words = text.split()
         snippet = ("…" if middle else "") + " ".join(words[:SNIPPET_TOKENS])
         snippet += "…" if len(words) > SNIPPET_TOKENS else ""
