@@ -185,7 +185,7 @@ def test_one_call_resolves_its_path_once(linked_root: Path, tmp_path: Path, reso
     assert sorted(p for p in set(resolved) if resolved.count(p) > 1) == [], resolved
 
 
-_WRITES = {"open", "write_text", "write_bytes", "atomic_write", "replace"}
+_WRITES = {"open", "open_own", "write_own", "write_text", "write_bytes", "atomic_write", "replace"}
 
 
 def _names_log(node: ast.AST, tainted: set[str]) -> bool:
@@ -220,7 +220,9 @@ def test_the_hook_log_has_one_writer() -> None:
                 called = node.func.attr if isinstance(node.func, ast.Attribute) else \
                     node.func.id if isinstance(node.func, ast.Name) else ""
                 receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
-                target = [*node.args[:1], *([receiver] if called.startswith("write") else [])]
+                target = [*node.args[:1],
+                          *([receiver] if receiver is not None and called.startswith("write")
+                            else [])]
                 if called in _WRITES and any(_names_log(part, tainted) for part in target):
                     writers.append(f"{path.relative_to(PACKAGE)}:{func.name}")
     assert sorted(set(writers)) == ["core/logs.py:hook_error"], writers

@@ -62,6 +62,19 @@ def test_dry_run_changes_nothing_and_shows_a_diff(run, project) -> None:
     assert snapshot(project) == before
 
 
+def test_a_long_settings_diff_is_said_in_one_line_unless_asked_for(run, project) -> None:
+    """Failure caught (issue 44's newcomer): the dry run printed a 794-line diff of settings.json
+    (a handler for each write tool and path), burying the three files it would touch."""
+    short = install(run, project)
+    said = next(line for line in short.stdout.splitlines()
+                if line.startswith(f"{project['settings']}: hook handlers"))
+    assert "PreToolUse +" in said and "UserPromptSubmit +1" in said and "add --diff" in said
+    assert '"hooks"' not in short.stdout  # none of the settings file's own lines
+    whole = install(run, project, "--diff")
+    assert f"+++ {project['settings']} (after)" in whole.stdout and '"hooks"' in whole.stdout
+    assert len(whole.stdout.splitlines()) > len(short.stdout.splitlines()) + 100
+
+
 def test_apply_merges_keeps_everything_else_and_is_idempotent(run, project) -> None:
     assert install(run, project, "--apply").exit_code == 0
     settings = json.loads(project["settings"].read_text())

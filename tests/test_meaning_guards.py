@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -174,27 +176,33 @@ class _Listener:
         self.server.close()
 
 
-def test_a_prompt_goes_only_to_a_process_of_the_persons_own(started: Path, tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch
+def test_a_prompt_goes_only_to_a_process_of_the_persons_own(monkeypatch: pytest.MonkeyPatch
                                                             ) -> None:
     """Catches: the prompt sent to whatever listens at the socket's path: a link planted there to
     another user's socket handed that user every prompt. The kernel's word on the peer (here the
-    test's own process, seen by a person whose uid differs) decides."""
-    root = started
-    elsewhere = tmp_path / "other.sock"
+    test's own process, seen by a person whose uid differs) decides. The root's path is short, so
+    its socket is in runtime/state whoever the user is (a long one's is in /tmp/memstore-<uid>)."""
+    short = Path(tempfile.mkdtemp(prefix="mg", dir="/tmp"))
+    monkeypatch.chdir(short)
+    root = _root(short)
+    elsewhere = short / "other.sock"
     listener = _Listener(str(elsewhere))
+    assert agent_root.meaning_socket(root).startswith(str(root))
     os.symlink(elsewhere, agent_root.meaning_socket(root))
     try:
         assert meaning_client.ask(str(root), "warm up", 1, timeout=1.0) is not None  # ours: asked
         assert listener.received
         listener.received.clear()
         monkeypatch.setattr(os, "getuid", lambda: 4242)  # the listener is now another user's
-        assert meaning_client.ask(str(root), "my bank PIN is 4711", 1, timeout=1.0) == []
+        # None: no process of the person's listens, so the hook starts one (which takes the
+        # path over) instead of going without meaning for good
+        assert meaning_client.ask(str(root), "my bank PIN is 4711", 1, timeout=1.0) is None
         assert not meaning_client.listening(str(root))
         time.sleep(0.3)
         assert not any(listener.received)  # it connected to ask who listens; sent nothing
     finally:
         listener.close()
+        shutil.rmtree(short, ignore_errors=True)
 
 
 def test_a_peer_that_trickles_its_answer_is_late_all_the_same(started: Path) -> None:
@@ -314,3 +322,70 @@ def test_open_own_leaves_another_users_file_and_a_fifo_alone(tmp_path: Path) -> 
         os.chown(theirs, 4242, 4242)
         fsguard.write_own(theirs, b"mine\n")
         assert theirs.stat().st_uid == 0 and theirs.read_text() == "mine\n"
+
+
+def _in_child(code: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+def test_the_hook_error_log_is_never_a_wait_or_a_way_out(started: Path, tmp_path: Path,
+                                                         kind: str) -> None:
+    """Catches (the attack round on 7e42618): the hook's error log opened with open("a"): a FIFO
+    planted at runtime/state/hook-errors.log held every prompt that logged an error until the
+    client's timeout, and a link carried the error's text into the person's file."""
+    log = Path(agent_root.hook_log(started))
+    victim = _victim(tmp_path)
+    if kind == "fifo":
+        os.mkfifo(log)
+    else:
+        os.symlink(victim, log)
+    done = _in_child("import sys\nfrom memstore.core.logs import hook_error\n"
+                     f"hook_error({str(started)!r}, 'a line')\n", timeout=20)
+    assert done.returncode == 0, done.stderr
+    assert victim.read_text() == PRECIOUS
+    assert log.is_file() and not log.is_symlink() and "a line" in log.read_text()
+
+
+def test_a_huge_planted_state_file_is_read_only_in_part(started: Path) -> None:
+    """Catches: the floor, meaning.json and MEMORY.md read whole on every prompt: a 3 GB sparse
+    file planted at one cost seconds a prompt and gigabytes of memory (here a child limited to
+    1.5 GB of address space, which a whole read would exceed)."""
+    state = Path(agent_root.state_dir(started))
+    for path in (state / pointers.FLOOR_FILE, Path(agent_root.meaning_file(started)),
+                 started / "memory" / agent_root.INDEX):
+        with open(path, "wb") as handle:
+            handle.truncate(3 * 1024 ** 3)
+    done = _in_child(
+        "import resource\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (1536 * 1024 ** 2,) * 2)\n"
+        "from memstore.core import meaning_client, pointers\n"
+        f"root = {str(started)!r}\n"
+        "print(pointers.measured(root), meaning_client.wanted(root), len(pointers.index_shown("
+        "root)))\n")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["{}", "False", "0"]
+
+
+def test_a_probe_that_only_connects_does_not_keep_the_process_alive(
+        started: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Catches: every connection reset the idle clock, so `memstore status` asked every few
+    minutes (it connects to see whether the process is up) kept the model in memory for good."""
+    monkeypatch.setenv("MEMSTORE_SEMANTIC", "auto")
+    Store(started).embed()
+    left = threading.Event()
+
+    def serve() -> None:
+        meaning_server.serve(str(started), idle_s=2.0)
+        left.set()
+
+    threading.Thread(target=serve, daemon=True).start()
+    ends = time.monotonic() + 60
+    while not meaning_client.listening(str(started)) and time.monotonic() < ends:
+        time.sleep(0.05)
+    probing = time.monotonic() + 8
+    while time.monotonic() < probing and not left.is_set():
+        meaning_client.listening(str(started))  # status's look: connects, asks nothing
+        time.sleep(0.2)
+    assert left.is_set(), "the probes kept an idle process alive"

@@ -303,3 +303,76 @@ def test_the_warm_process_keeps_no_bulk_engine_for_the_background(meant: Path) -
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", str(len(MEMORIES))]
+
+
+def test_a_process_that_left_when_idle_is_started_again_by_the_next_prompt(
+        meant: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Catches: an idle process's start stamp holding the next start back for RETRY_S (five
+    minutes of prompts by words alone, status silent about it), and a process that leaves
+    without a line in its log."""
+    from memstore.frontends.commands.memory import pointers_line
+
+    stamp = Path(agent_root.state_dir(meant), meaning_client.STARTED)
+    stamp.write_text(f"{time.time()}\n")  # as the start that launched it left it
+    assert meaning_server.serve(str(meant), idle_s=0.5) == 0
+    assert "idle: leaving" in capsys.readouterr().out
+    assert not stamp.exists()
+    view = Store(meant).status().pointers
+    assert view["meaning_process"] is False and view["meaning_wanted"] is True
+    assert "meaning process is not running" in pointers_line(view)
+    assert meaning_client.start(str(meant))  # at once, not five minutes later
+    _listening(meant)
+    assert "by words and meaning" in pointers_line(Store(meant).status().pointers)
+
+
+def test_status_counts_of_meaning_do_not_read_as_a_sum() -> None:
+    """Catches (issue 44's newcomer): "96 files embedded ... 309 files with parts still to embed"
+    in a 326-file root; a file found by its first part may still wait for its later ones, so the
+    line says how many of the whole are embedded and how many have no part at all."""
+    from memstore.frontends.commands.memory import semantic_line
+
+    line = semantic_line({"state": "on", "model": "m", "embedded": 96, "searchable": 326,
+                          "pending": 309, "background": False})
+    assert line.startswith("96 of 326 files embedded (m)") and "230 of them no part yet" in line
+
+
+# notes a coding agent keeps that everyday chatter (core.pointers.PROBES) comes near
+NEAR_CHATTER = {
+    "http-cache": ("http caching", "How HTTP caching works here: the CDN keeps responses for "
+                   "max-age and revalidates them with ETags."),
+    "cloc": ("lines of code", "Count the lines of code with cloc before the quarterly report; "
+             "count only src/."),
+    "reverse": ("python lists", "To reverse a list in Python use reversed() or a [::-1] slice; "
+                "list.reverse() works in place."),
+    "leap": ("calendar", "A leap year has 366 days; February then has 29."),
+}
+
+
+def test_chatter_near_a_few_coding_notes_does_not_silence_the_rest(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch
+                                                                   ) -> None:
+    """Catches (issue 44's newcomer): one floor for the whole root, set by the probe prompts that
+    came nearest any memory, so that in a coding root "count the lines of code" near the notes on
+    log formats kept "when does my puppy need her shots" from pointing at the vet's note. Each
+    memory now has its own floor; a note the chatter comes near keeps a high one."""
+    from memstore.meaning.embedding import load
+    from memstore.meaning.prompt_meaning import PromptMeaning
+
+    monkeypatch.setenv("MEMSTORE_SEMANTIC", "auto")
+    root = _root(tmp_path)
+    for key, (summary, body) in NEAR_CHATTER.items():
+        write(root, f"memory/reference_{key}.md",
+              memory(f"reference_{key}", summary, body=body, created="2026-11-01"))
+    store = Store(root)
+    store.sync()
+    store.embed()
+    meaning = PromptMeaning(load(), bulk=False)
+    with sqlite3.connect(agent_root.db_file(root)) as conn:
+        meaning.load(conn)
+    conn.close()
+    found = meaning.ask(PARAPHRASE, 3)
+    assert found and found[0][0] == "memory/reference_vet.md"
+    assert found[0][1] * pointers.MEANING >= 1.0, found  # confident enough to point
+    for chatter in ("count the lines of code", "how does http caching work", OFF_TOPIC):
+        assert all(strength * pointers.MEANING < 1.0 for _p, strength in
+                   meaning.ask(chatter, 3)), chatter

@@ -86,7 +86,14 @@ def test_status_says_what_waits_for_review(waiting: Path, run) -> None:
     plain = run(waiting, "status").stdout
     line = next(x for x in plain.splitlines() if x.startswith("review    "))
     assert ("1 lesson" in line and "2 proposals" in line
-            and "waiting for you: memstore review" in line)
+            and "waiting for you: memstore review" in line and "archived unreviewed" in line)
+    # Failure caught (issue 44's newcomer): with no lesson waiting, the line still warned that
+    # a lesson ages out, under a list of cue items
+    lesson = next(i for i in items(run, waiting) if i["kind"] == "lesson")
+    as_person(waiting, "review", "reject", lesson["id"])
+    line = next(x for x in run(waiting, "status").stdout.splitlines()
+                if x.startswith("review    "))
+    assert "lesson" not in line and "2 proposals" in line, line
 
 
 def test_accepting_a_lesson_makes_it_standing_and_rejecting_one_archives_it(

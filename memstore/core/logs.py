@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 
+from memstore.core.fsguard import write_own
+
 LOG_LIMIT = 1_000_000  # bytes; a log past it is moved to LOG.1 (the one before is replaced)
 
 
@@ -40,7 +42,9 @@ def hook_error(root: str | os.PathLike[str] | None, message: str) -> None:
         os.makedirs(os.path.dirname(log), exist_ok=True)
         rotate(log)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        with open(log, "a", encoding="utf-8") as handle:
-            handle.write(f"{stamp} {' '.join(message.splitlines())}\n")  # one event, one line
+        line = f"{stamp} {' '.join(message.splitlines())}\n"  # one event, one line
+        # only ever the person's own regular file: a FIFO there would hold the hook, a link
+        # would carry the line into another file
+        write_own(log, line.encode("utf-8", "replace"), append=True)
     except OSError:
         pass

@@ -80,8 +80,9 @@ def ask(root: str, prompt: str, limit: int, timeout: float = ASK_S
 
 def send(root: str, prompt: str, limit: int, timeout: float = ASK_S
          ) -> tuple[socket.socket, float] | list[tuple[str, float]] | None:
-    """The question sent: (the socket, when its answer is due) for `receive`; [] when it cannot be
-    asked, None when no process listens. The answer is computed while the caller works."""
+    """The question sent: (the socket, when its answer is due) for `receive`; [] when it cannot
+    be asked, None when no process of the person's listens. The answer is computed while the
+    caller works."""
     path = meaning_socket(root)
     if not hasattr(socket, "AF_UNIX") or not _usable(path):
         return []
@@ -96,7 +97,7 @@ def send(root: str, prompt: str, limit: int, timeout: float = ASK_S
             return None
         if not _ours(sock, path):
             sock.close()
-            return []
+            return None  # no process of the person's listens: one started takes the path over
         # "by": the wall clock's moment after which the process need not answer (it was late)
         request = json.dumps({"prompt": prompt[:MAX_PROMPT], "limit": limit,
                               "by": time.time() + timeout}) + "\n"
@@ -148,7 +149,7 @@ def wanted(root: str) -> bool:
     from memstore.core.fsguard import read_regular
 
     try:
-        done = json.loads(read_regular(meaning_file(root)))  # never a FIFO's wait
+        done = json.loads(read_regular(meaning_file(root), 64 * 1024))  # no FIFO wait, no huge read
     except (OSError, ValueError, RecursionError):
         return False
     embedded = done.get("embedded") if isinstance(done, dict) else None

@@ -44,6 +44,8 @@ FLOOR_UNMEASURED = 9.0  # about two rare words in a memory's row, before the tic
 FLOOR_MIN = 4.5  # a measured floor is never below one rare word in a memory's row
 FLOOR_FILE = "pointer-floor.json"
 PUSHES = "pushes"
+STATE_MAX = 64 * 1024  # of a state file read on the hook's path: a planted huge one costs nothing
+RECORD_MAX = 4 * 1024 * 1024  # of one session's push record
 MAX_PROMPT = 20_000  # characters of the prompt read; a prompt's subject is at its start
 
 # Prompts no memory answers: coding chatter and general questions. The tick measures the root's
@@ -163,7 +165,7 @@ def calibrate(conn: sqlite3.Connection, day: str) -> dict[str, object]:
 def measured(root: str) -> dict[str, object]:
     """What the tick last wrote about the floor ({} before the first tick, or when unreadable)."""
     try:
-        found = json.loads(read_regular(os.path.join(state_dir(root), FLOOR_FILE)))
+        found = json.loads(read_regular(os.path.join(state_dir(root), FLOOR_FILE), STATE_MAX))
     except (OSError, ValueError, RecursionError):  # RecursionError: nesting deeper than the parser
         return {}
     return found if isinstance(found, dict) else {}
@@ -186,7 +188,7 @@ def index_shown(root: str) -> set[str]:
     shown = set()
     for name, rows in ((INDEX, 200), (CURRENT_STATE, 400)):
         try:
-            text = read_regular(os.path.join(memory_dir(root), name))[:25_000].decode(
+            text = read_regular(os.path.join(memory_dir(root), name), 25_000).decode(
                 "utf-8", "replace")
         except OSError:
             continue
@@ -213,7 +215,7 @@ def pushed(root: str, session: str) -> set[str]:
     """Paths already pointed at in this session."""
     seen: set[str] = set()
     try:
-        lines = read_regular(_session_file(root, session)).splitlines()
+        lines = read_regular(_session_file(root, session), RECORD_MAX).splitlines()
     except OSError:
         return seen
     for line in lines:
@@ -408,7 +410,7 @@ def recent(root: str, since: str) -> list[dict[str, Any]]:
         if not name.endswith(".jsonl"):
             continue
         try:
-            lines = read_regular(os.path.join(folder, name))[:4 * 1024 * 1024].splitlines()
+            lines = read_regular(os.path.join(folder, name), RECORD_MAX).splitlines()
         except OSError:
             continue
         for line in lines:

@@ -51,7 +51,7 @@ def _head_values(path: Path) -> dict[str, str]:
     from memstore.core.fsguard import read_regular
 
     try:
-        raw = read_regular(path)[:HEAD_BYTES]
+        raw = read_regular(path, HEAD_BYTES)
     except OSError:
         return {}
     values: dict[str, str] = {}

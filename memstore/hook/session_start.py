@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 import time
 
+from memstore.core.fsguard import write_own
+
 WAIT_S = 2.5  # the longest a handler waits for the one before it (the hook's timeout is 10 s)
 SETTLE_S = 0.03  # after the marker: for the predecessor to exit and Claude Code to take its output
 FRESH_S = 30.0  # a marker older than this belongs to an earlier start of the same session
@@ -67,8 +69,7 @@ def finished(root: str, session: str, source: str, key: str) -> None:
     try:
         os.makedirs(folder, exist_ok=True)
         path = os.path.join(folder, _name(session, source, key))
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(f"{time.time():.3f}\n")
+        write_own(path, f"{time.time():.3f}\n".encode())  # never through a link or into a FIFO
         os.utime(path)
     except OSError:
         pass  # the order is a nicety: never a reason to lose the context

@@ -31,8 +31,8 @@ from pathlib import Path
 
 from memstore.core.agent_root import db_file, meaning_socket, private_tmp, state_dir
 from memstore.core.config import load_config
-from memstore.core.fsguard import open_own
-from memstore.core.meaning_client import MODULE
+from memstore.core.fsguard import open_own, read_regular
+from memstore.core.meaning_client import MODULE, STARTED
 from memstore.meaning import vector_store
 from memstore.meaning.embedding import SemanticUnavailable, load
 from memstore.meaning.prompt_meaning import PromptMeaning
@@ -96,34 +96,37 @@ def _open(db: str) -> sqlite3.Connection:
     return sqlite3.connect(f"{Path(db).absolute().as_uri()}?mode=ro", uri=True, timeout=1.0)
 
 
-def _answer(client: socket.socket, meaning: PromptMeaning) -> None:
+def _answer(client: socket.socket, meaning: PromptMeaning) -> bool:
+    """Answer one question; whether a person's prompt came (a probe that only connects, or a
+    caller that trickles, is none: neither keeps the process alive)."""
     ends = time.monotonic() + READ_S
     data = b""
     while len(data) <= REQUEST_MAX and not data.endswith(b"\n"):
         left = ends - time.monotonic()
         if left <= 0:
-            return  # a caller that trickles its question holds no one else up for long
+            return False  # a caller that trickles its question holds no one else up for long
         client.settimeout(left)
         try:
             chunk = client.recv(65536)
         except TimeoutError:
-            return
+            return False
         if not chunk:
             break
         data += chunk
     if not data.strip() or len(data) > REQUEST_MAX:
-        return
+        return False
     asked = json.loads(data)
     prompt = asked.get("prompt") if isinstance(asked, dict) else None
     limit = asked.get("limit") if isinstance(asked, dict) else None
     by = asked.get("by") if isinstance(asked, dict) else None
     if not isinstance(prompt, str) or type(limit) is not int:
-        return
+        return False
     if isinstance(by, (int, float)) and time.time() > by:
-        return  # its hook has gone on without it: the next question is served sooner
+        return True  # its hook has gone on without it: the next question is served sooner
     hits = meaning.ask(prompt, max(1, min(limit, LIMIT_MAX)))
     client.settimeout(1.0)
     client.sendall(json.dumps({"hits": hits}).encode("utf-8"))
+    return True
 
 
 def serve(root: str, idle_s: float = IDLE_S) -> int:
@@ -169,7 +172,7 @@ def _listen(root: str, db: str, conn: sqlite3.Connection, meaning: PromptMeaning
     mine = os.stat(path).st_ino
     server.listen(16)
     server.settimeout(CHECK_S)
-    _say(f"listening for {root}: {meaning.size} memories, floor {meaning.floor:.3f}")
+    _say(f"listening for {root}: {meaning.size} memories, shared floor {meaning.floor:.3f}")
     last = time.monotonic()
     try:
         while time.monotonic() - last < idle_s:
@@ -177,24 +180,36 @@ def _listen(root: str, db: str, conn: sqlite3.Connection, meaning: PromptMeaning
                 client, _ = server.accept()
             except TimeoutError:
                 client = None
-            if not os.path.exists(db) or _gone(path, mine):
-                return 0  # the root moved or went, or another process took the socket
+            if not os.path.exists(db):
+                _say(f"{db} is gone (the root moved or was removed): leaving")
+                return _left(root)
+            if _gone(path, mine):
+                _say(f"{path} is no longer this process's socket: leaving")
+                return _left(root)
             if client is None:
                 continue
             with client:
                 conn, seen = _fresh(db, conn, meaning, seen)  # a memory made since counts now
                 try:
-                    _answer(client, meaning)
+                    if _answer(client, meaning):
+                        last = time.monotonic()  # a probe (status's) does not keep it alive
                 except (OSError, ValueError, RecursionError):
                     pass  # a caller that left or sent garbage: the next one is served
-            last = time.monotonic()
         _say("idle: leaving")
-        return 0
+        return _left(root)
     finally:
         server.close()
         if not _gone(path, mine):
             with contextlib.suppress(OSError):
                 os.unlink(path)
+
+
+def _left(root: str) -> int:
+    """An orderly exit lets the next prompt start a process at once: only a start that failed or
+    a process that was killed holds the next start back (core.meaning_client.RETRY_S)."""
+    with contextlib.suppress(OSError):
+        os.unlink(os.path.join(state_dir(root), STARTED))
+    return 0
 
 
 def _gone(path: str, inode: int) -> bool:
@@ -219,7 +234,10 @@ def _fresh(db: str, conn: sqlite3.Connection, meaning: PromptMeaning,
             conn.close()
             conn = fresh
         if now != seen:
+            before = meaning.size
             meaning.load(conn)
+            if meaning.size != before:
+                _say(f"read again: {meaning.size} memories, shared floor {meaning.floor:.3f}")
         return conn, now
     except (OSError, sqlite3.Error):
         return conn, seen  # mid-rebuild: the old vectors serve until the next look
@@ -228,8 +246,7 @@ def _fresh(db: str, conn: sqlite3.Connection, meaning: PromptMeaning,
 def running(root: str) -> int | None:
     """The pid of the root's meaning process, when one lives."""
     try:
-        with open(os.path.join(state_dir(root), LOCK), encoding="utf-8") as handle:
-            pid = int(handle.read().strip() or 0)
+        pid = int(read_regular(os.path.join(state_dir(root), LOCK), 64).strip() or 0)
         if not 1 < pid < 1 << 22:
             return None
         os.kill(pid, 0)

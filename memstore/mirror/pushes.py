@@ -21,9 +21,11 @@ def opened(conn: sqlite3.Connection, session: str, path: str, since: str) -> boo
         "LIMIT 1", (session, path, since)).fetchone() is not None
 
 
-def pushes_view(conn: sqlite3.Connection, root: Path, now: dt.datetime) -> dict[str, Any]:
+def pushes_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, meaning_on: bool = False
+                ) -> dict[str, Any]:
     """pushes, sessions, pointers and how many were opened in their session over DAYS days, with
-    the floor in force and when the tick measured it."""
+    the floor in force, when the tick measured it, and whether meaning points too (`meaning_on`:
+    the root's settings allow it)."""
     since = fmt(now - dt.timedelta(days=DAYS))
     pushes = pointers.recent(str(root), since)
     pairs = [(str(p["session"]), str(path), str(p["at"])) for p in pushes
@@ -39,4 +41,5 @@ def pushes_view(conn: sqlite3.Connection, root: Path, now: dt.datetime) -> dict[
         "floor": pointers.floor(str(root)),  # the one in force: a number, whatever the file holds
         "floor_measured": when if isinstance(when := measured.get("measured"), str) else None,
         "meaning_process": meaning_client.listening(str(root)),  # pointers by meaning too, now
+        "meaning_wanted": meaning_on and meaning_client.wanted(str(root)),
     }

@@ -212,7 +212,8 @@ def status_view(conn: sqlite3.Connection, root: Path, now: dt.datetime, config: 
         "t2_touched": conn.execute("SELECT count(*) FROM policy WHERE touches > 0").fetchone()[0],
         "semantic": semantic_view(conn, config),
         "journal": journal_view(conn, root, now, config),
-        "pointers": pushes_view(conn, root, now),
+        "pointers": pushes_view(conn, root, now,
+                                meaning_on=config.semantic != "off" and config.prompt_pointers),
     }
 
 

@@ -149,6 +149,15 @@ def permission_list(settings: dict[str, Any], key: str) -> list[Any]:
 # ---------------------------------------------------------------- the plan
 
 
+def _handlers(hooks: object) -> dict[str, int]:
+    """How many hook handlers a settings file's `hooks` holds, by event."""
+    if not isinstance(hooks, dict):
+        return {}
+    return {event: sum(len(group.get("hooks") or []) if isinstance(group, dict) else 0
+                       for group in groups) if isinstance(groups, list) else 0
+            for event, groups in hooks.items()}
+
+
 @dataclass
 class Change:
     path: Path
@@ -161,6 +170,32 @@ class Change:
     @property
     def changed(self) -> bool:
         return self.before != self.after or self.remove
+
+    def summary(self) -> str:
+        """The change in one line: for a settings file, its hook handlers by event and the other
+        keys it touches; for any other file, lines added and taken out."""
+        if self.remove:
+            return f"{self.path}: removed (install made it, and nothing else is in it)"
+        try:
+            old, new = json.loads(self.before or "{}"), json.loads(self.after)
+        except ValueError:
+            old = new = None
+        if isinstance(old, dict) and isinstance(new, dict):
+            said = []
+            hooks = [_handlers(old.get("hooks")), _handlers(new.get("hooks"))]
+            for event in sorted(set(hooks[0]) | set(hooks[1])):
+                step = hooks[1].get(event, 0) - hooks[0].get(event, 0)
+                if step:
+                    said.append(f"{event} {step:+d}")
+            keys = [k for k in sorted(set(old) | set(new))
+                    if k != "hooks" and old.get(k) != new.get(k)]
+            parts = ([f"hook handlers {', '.join(said)}"] if said else []) + (
+                [f"also {', '.join(keys)}"] if keys else [])
+            return f"{self.path}: {'; '.join(parts) or 'reformatted'}"
+        lines = list(difflib.ndiff((self.before or "").splitlines(), self.after.splitlines()))
+        added = sum(1 for line in lines if line.startswith("+ "))
+        gone = sum(1 for line in lines if line.startswith("- "))
+        return f"{self.path}: {added} line(s) added, {gone} taken out"
 
     def diff(self) -> str:
         if self.remove:

@@ -305,8 +305,9 @@ def status(app: App, as_json: bool) -> None:
     if waiting:
         said = ", ".join(f"{count} {kind}{'s' if count != 1 else ''}"
                          for kind, count in sorted(waiting.items()))
-        click.echo(f"review    {said} waiting for you: memstore review (a lesson unanswered for "
-                   f"{app.store.config.short_term_days} days is archived unreviewed)")
+        aging = (f" (a lesson unanswered for {app.store.config.short_term_days} days is "
+                 "archived unreviewed)" if waiting.get("lesson") else "")
+        click.echo(f"review    {said} waiting for you: memstore review{aging}")
     click.echo(f"semantic  {semantic_line(view['semantic'])}")
     click.echo(f"pointers  {pointers_line(view.get('pointers') or {})}")
     if view.get("teams"):
@@ -347,6 +348,10 @@ def pointers_line(view: dict[str, Any]) -> str:
                                              else " (not measured yet: the nightly tick does)"))
     if view.get("meaning_process"):
         floor += "; by words and meaning (its process is up)"
+    elif view.get("meaning_wanted"):
+        floor += ("; by words alone right now: the meaning process is not running (a session's "
+                  "start or its next prompt starts it; runtime/state/meaning-server.log says why "
+                  "one left)")
     if not view.get("pointers"):
         return f"none pushed in the last {view.get('days', 30)} days; {floor}"
     share = 100 * view["opened"] / view["pointers"]
@@ -361,12 +366,15 @@ def semantic_line(view: dict[str, object]) -> str:
         from memstore.meaning.embedding import EXTRA_HINT
 
         return f"FTS only (for meaning as well as words: {EXTRA_HINT})"
-    line = f"{view['embedded']} files embedded ({view['model']})"
-    if view["pending"]:
-        share = int(view["embedded"]) / max(int(view["searchable"]), 1)  # type: ignore[call-overload]
-        line += (f", {share:.0%} of the root; {view['pending']} files with parts still to embed " +
+    embedded, searchable, waiting = (int(str(view[key])) for key in
+                                     ("embedded", "searchable", "pending"))
+    line = f"{embedded} of {searchable} files embedded ({view['model']})"
+    if waiting:
+        # a file found by its first part may still wait for its later ones: the counts overlap
+        line += (f"; {waiting} file{'s have' if waiting != 1 else ' has'} parts still to embed, "
+                 f"{max(searchable - embedded, 0)} of them no part yet " +
                  ("(a background pass is embedding them)" if view.get("background")
-                  else "(run: memstore embed)"))
+                  else "(the nightly tick embeds them; now: memstore embed)"))
     return line
 
 

@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from memstore.core.errors import BadUsage
 from memstore.frontends.cligroup import App, cli, common, emit_json, json_option
 from memstore.hook.clients import CLIENTS
+
+if TYPE_CHECKING:
+    from memstore.wiring.install_base import Change
+
+DIFF_LINES = 40  # a longer diff is said in one line unless --diff asks for it whole
 
 # ---------------------------------------------------------------- Claude Code: hook / context
 
@@ -112,6 +118,9 @@ def mcp(app: App) -> None:
 @cli.command()
 @click.option("--apply", "do_apply", is_flag=True,
               help="Write the changes (default: print a diff only).")
+@click.option("--diff", "full_diff", is_flag=True,
+              help=f"Show every diff whole (a diff over {DIFF_LINES} lines is otherwise said in "
+                   "one line).")
 @click.option("--scope", type=click.Choice(["project", "user"]), default="project",
               show_default=True,
               help="user: one agent for every project (~/.claude); project: this project "
@@ -145,10 +154,10 @@ def mcp(app: App) -> None:
               help="The client to wire: Claude Code, Codex CLI ($CODEX_HOME) or Gemini CLI "
                    "(~/.gemini).")
 @common
-def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_md: str | None,
-            cron: bool, crontab_file: str | None, cron_time: str | None, keep_auto_memory: bool,
-            model_cmd: str | None, with_mcp: bool, cron_only: bool, uninstall: bool,
-            client: str) -> None:
+def install(app: App, do_apply: bool, full_diff: bool, scope: str, settings: str | None,
+            claude_md: str | None, cron: bool, crontab_file: str | None, cron_time: str | None,
+            keep_auto_memory: bool, model_cmd: str | None, with_mcp: bool, cron_only: bool,
+            uninstall: bool, client: str) -> None:
     """Register the hooks, the read grant and the imports, optionally the cron jobs (dry run unless
     --apply).
 
@@ -161,7 +170,7 @@ def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_m
         _only_claude(settings=settings, claude_md=claude_md, cron=cron, crontab_file=crontab_file,
                      cron_time=cron_time, keep_auto_memory=keep_auto_memory, model_cmd=model_cmd,
                      mcp=with_mcp, cron_only=cron_only)
-        _install_client(app, client, _client_scope(scope), do_apply, uninstall)
+        _install_client(app, client, _client_scope(scope), do_apply, uninstall, full_diff)
         return
     if cron_only and (settings or claude_md):
         raise BadUsage("--cron-only touches no settings file and no CLAUDE.md",
@@ -172,8 +181,7 @@ def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_m
                                   uninstall=uninstall, model_cmd=model_cmd, mcp=with_mcp,
                                   cron_only=cron_only)
     changed = [c for c in plan.changes if c.changed]
-    for change in changed:
-        click.echo(change.diff())
+    _show(changed, full_diff)
     for warning in plan.warnings:
         app.say(f"warning: {warning}")
     for step in plan.next_steps:
@@ -214,6 +222,17 @@ def install(app: App, do_apply: bool, scope: str, settings: str | None, claude_m
                f"memstore --root {app.root} verify {where}")
 
 
+def _show(changed: list[Change], full_diff: bool) -> None:
+    """Each change as its diff, or in one line when the diff is long (a new settings file is
+    hundreds of lines of hook handlers)."""
+    for change in changed:
+        diff = change.diff()
+        if full_diff or diff.count("\n") <= DIFF_LINES:
+            click.echo(diff)
+        else:
+            click.echo(f"{change.summary()} ({diff.count(chr(10))} lines of diff: add --diff)")
+
+
 def _client_scope(scope: str) -> str:
     """--scope for another client: "user" unless given (the default "project" is Claude Code's)."""
     source = click.get_current_context().get_parameter_source("scope")
@@ -228,11 +247,11 @@ def _only_claude(**given: object) -> None:
                             "(the nightly jobs serve every client)")
 
 
-def _install_client(app: App, client: str, scope: str, do_apply: bool, uninstall: bool) -> None:
+def _install_client(app: App, client: str, scope: str, do_apply: bool, uninstall: bool,
+                    full_diff: bool) -> None:
     plan = app.store.plan_install_client(client, scope, uninstall=uninstall)
     changed = [c for c in plan.changes if c.changed]
-    for change in changed:
-        click.echo(change.diff())
+    _show(changed, full_diff)
     for warning in plan.warnings:
         app.say(f"warning: {warning}")
     if not do_apply:
