@@ -138,12 +138,47 @@ PROMPTS = ("how do I annotate chargebacks for the board pack", "rename this vari
            "the vendor exports broke the kingfisher records")
 
 
-def _warm(root: Path) -> None:
-    """Every memory embedded and the root's meaning process up, as after a SessionStart."""
+class _StandIn:
+    """The real model's key and size with random unit vectors, for timing alone: embedding the
+    20,000-memory root's 43,000 parts took over an hour on two shared cores, and what the hook
+    then costs (one query embedding by the real model, one matrix product, the pick) does not
+    depend on what the stored vectors hold."""
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        from memstore.meaning.embedding import load
+
+        real = load()
+        self.key, self.dim = real.key, real.dim
+        self._rng = np.random.default_rng(7)
+
+    def passages(self, texts: list[str], bulk: bool = True) -> Any:
+        import numpy as np
+
+        found = self._rng.standard_normal((len(texts), self.dim)).astype(np.float32)
+        return found / np.linalg.norm(found, axis=1, keepdims=True)
+
+
+def _warm(root: Path, stand_in: bool = False) -> None:
+    """Every memory embedded (by the model, or with `stand_in` by _StandIn) and the root's meaning
+    process up, as after a SessionStart."""
     from memstore import Store
     from memstore.core import meaning_client
 
-    Store(root).embed()
+    if stand_in:
+        from memstore.meaning.vectors import embed_pending
+        from memstore.mirror.embed_background import note_coverage
+
+        embedder = _StandIn()
+        conn = sqlite3.connect(root / "runtime" / "memstore.db")
+        try:
+            done = embed_pending(conn, embedder)  # type: ignore[arg-type]
+            note_coverage(root, conn, embedder.key, done.pending)
+        finally:
+            conn.close()
+    else:
+        Store(root).embed()
     meaning_client.start(str(root))
     ends = time.monotonic() + 120
     while meaning_client.ask(str(root), "warm up", 1, timeout=2.0) is None:
@@ -153,8 +188,8 @@ def _warm(root: Path) -> None:
         time.sleep(0.2)
 
 
-def timing(sizes: tuple[int, ...] = (2000, 20000), calls: int = 40, meaning: bool = False
-           ) -> None:
+def timing(sizes: tuple[int, ...] = (2000, 20000), calls: int = 40, meaning: bool = False,
+           stand_in: bool = False) -> None:
     """The prompt hook's median, as the client runs it (`python -S hookrun.py`), against a bare
     `python -c pass`, interleaved call by call (a shared machine's load hits both alike). With
     `meaning`: the hook asking the root's warm meaning process, beside the hook by words alone."""
@@ -177,7 +212,7 @@ def timing(sizes: tuple[int, ...] = (2000, 20000), calls: int = 40, meaning: boo
             Store(root).tick()  # the mirror, MEMORY.md and the floor, as after a night
             if meaning:
                 os.environ["MEMSTORE_SEMANTIC"] = "auto"
-                _warm(root)
+                _warm(root, stand_in)
             runs: dict[str, list[float]] = {"hook": [], "meaning": [], "bare": []}
             for i in range(calls):
                 payload = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": f"t{i}",
@@ -213,13 +248,19 @@ def main(argv: list[str] | None = None) -> int:
                     choices=("all", "locomo-observations", "longmemeval"))
     ap.add_argument("--meaning", action="store_true",
                     help="words and the prompt's meaning (the semantic extra), as the warm process")
+    ap.add_argument("--stand-in-vectors", action="store_true",
+                    help="with --meaning --timing: random vectors under the model's key instead of "
+                         "embedding every memory (the cost is the same; an hour saved at 20,000)")
+    ap.add_argument("--sizes", default="2000,20000",
+                    help="with --timing: the root sizes, comma-separated")
     ap.add_argument("--timing", action="store_true",
                     help="the hook's median at 2,000 and 20,000 memories against bare python")
     args = ap.parse_args(argv)
     os.environ["MEMSTORE_SEMANTIC"] = "off"
     os.environ["MEMSTORE_EMBED_BACKGROUND"] = "off"
     if args.timing:
-        timing(meaning=args.meaning)
+        timing(sizes=tuple(int(n) for n in args.sizes.split(",")), meaning=args.meaning,
+               stand_in=args.stand_in_vectors)
         return 0
     sets = []
     if args.set in ("all", "locomo-observations"):
