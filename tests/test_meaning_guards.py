@@ -389,3 +389,20 @@ def test_a_probe_that_only_connects_does_not_keep_the_process_alive(
         meaning_client.listening(str(started))  # status's look: connects, asks nothing
         time.sleep(0.2)
     assert left.is_set(), "the probes kept an idle process alive"
+
+
+def test_an_empty_folder_planted_at_the_start_stamp_does_not_stop_every_start(started: Path
+                                                                              ) -> None:
+    """Catches (the attack round): os.open of a folder planted at meaning-server.start failed
+    with EISDIR, so no process was ever started again, and nothing said why."""
+    stamp = Path(agent_root.state_dir(started), meaning_client.STARTED)
+    stamp.mkdir()
+    os.utime(stamp, (time.time() - 86400,) * 2)
+    assert meaning_client.start(str(started))
+    assert stamp.is_file()
+    full = Path(agent_root.state_dir(started), "pushes", "kept")
+    full.mkdir(parents=True)
+    (full / "a.txt").write_text(PRECIOUS)
+    with pytest.raises(OSError):
+        fsguard.write_own(full.parent, b"x")  # a folder with files in it is left as it is
+    assert (full / "a.txt").read_text() == PRECIOUS

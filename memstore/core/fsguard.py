@@ -44,8 +44,8 @@ _ODD = (errno.ELOOP, errno.ENXIO, errno.EMLINK)  # a link, or a FIFO no one read
 def open_own(path: str | os.PathLike[str], flags: int, mode: int = 0o600) -> int:
     """A descriptor of memstore's own state file `path` (flags as os.open's, O_CREAT to make it):
     only ever a regular file of this user's with no other name. Anything else in its place (a
-    link, a hard link, a FIFO, another user's file) is removed first, never written or waited
-    on: the place is memstore's, and what it pointed at is left as it was."""
+    link, a hard link, a FIFO, another user's file, an empty folder) is removed first, never
+    written or waited on: the place is memstore's, and what it pointed at is left as it was."""
     flags |= (getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
               | getattr(os, "O_CLOEXEC", 0))
     flags &= ~os.O_TRUNC  # a hard link would be emptied before it could be checked
@@ -53,9 +53,11 @@ def open_own(path: str | os.PathLike[str], flags: int, mode: int = 0o600) -> int
         try:
             fd = os.open(path, flags, mode)
         except OSError as exc:
-            if attempt == 2 or exc.errno not in _ODD:
+            if attempt == 2 or exc.errno not in (*_ODD, errno.EISDIR):
                 raise
-            os.unlink(path)
+            # an empty folder planted in its place goes too; one with files in it is not ours
+            # to empty, and the state file is then not written
+            (os.rmdir if exc.errno == errno.EISDIR else os.unlink)(path)
             continue
         st = os.fstat(fd)
         if (stat.S_ISREG(st.st_mode) and st.st_nlink == 1

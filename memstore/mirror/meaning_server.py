@@ -162,7 +162,10 @@ def _listen(root: str, db: str, conn: sqlite3.Connection, meaning: PromptMeaning
         _say(f"{os.path.dirname(path)} is not this user's alone: not listening")
         return 1
     with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)  # ours, left by a process that died: the lock says none lives
+        try:
+            os.unlink(path)  # ours, left by a process that died: the lock says none lives
+        except IsADirectoryError:
+            os.rmdir(path)  # an empty folder planted there; one with files in it stops us
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     mask = os.umask(0o177)  # the socket is born 0600: no moment when another user may connect
     try:
