@@ -406,3 +406,16 @@ def test_an_empty_folder_planted_at_the_start_stamp_does_not_stop_every_start(st
     with pytest.raises(OSError):
         fsguard.write_own(full.parent, b"x")  # a folder with files in it is left as it is
     assert (full / "a.txt").read_text() == PRECIOUS
+
+
+def test_another_users_floor_file_is_not_obeyed(started: Path) -> None:
+    """Catches (the attack round): pointer-floor.json obeyed whoever owned it: another user's
+    {"floor": 0.0001} in a shared folder made every prompt with a rare word push pointers. The
+    person's own file is theirs to tune."""
+    floor_file = Path(agent_root.state_dir(started), pointers.FLOOR_FILE)
+    floor_file.write_text(json.dumps({"floor": 0.0001}))
+    assert pointers.floor(str(started)) == 0.0001
+    if os.getuid() != 0:
+        pytest.skip("only root can give a file to another user")
+    os.chown(floor_file, 65534, 65534)
+    assert pointers.floor(str(started)) == pointers.FLOOR_UNMEASURED

@@ -26,15 +26,20 @@ _FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK",
           | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
 
 
-def read_regular(path: str | os.PathLike[str], limit: int | None = None) -> bytes:
+def read_regular(path: str | os.PathLike[str], limit: int | None = None, own: bool = False
+                 ) -> bytes:
     """The bytes of `path` (its first `limit`, when given) when it is a regular file and not a
-    link; OSError otherwise. Never blocks; with a limit, a planted huge file costs no more."""
+    link (with `own`, this user's: memstore's state files); OSError otherwise. Never blocks; with
+    a limit, a planted huge file costs no more."""
     if not hasattr(os, "O_NOFOLLOW") and os.path.islink(path):  # Windows: no O_NOFOLLOW
         raise OSError(errno.ELOOP, "a symbolic link: not read", os.fspath(path))
     fd = os.open(path, _FLAGS)
     with open(fd, "rb", closefd=True) as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise OSError(errno.EINVAL, "not a regular file: not read", os.fspath(path))
+        if own and hasattr(os, "getuid") and st.st_uid != os.getuid():
+            raise OSError(errno.EPERM, "another user's file: not trusted", os.fspath(path))
         return handle.read(limit) if limit is not None else handle.read()
 
 

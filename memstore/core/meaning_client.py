@@ -149,7 +149,8 @@ def wanted(root: str) -> bool:
     from memstore.core.fsguard import read_regular
 
     try:
-        done = json.loads(read_regular(meaning_file(root), 64 * 1024))  # no FIFO wait, no huge read
+        # never a FIFO's wait, a huge read, or another user's word
+        done = json.loads(read_regular(meaning_file(root), 64 * 1024, own=True))
     except (OSError, ValueError, RecursionError):
         return False
     embedded = done.get("embedded") if isinstance(done, dict) else None

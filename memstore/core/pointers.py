@@ -165,7 +165,8 @@ def calibrate(conn: sqlite3.Connection, day: str) -> dict[str, object]:
 def measured(root: str) -> dict[str, object]:
     """What the tick last wrote about the floor ({} before the first tick, or when unreadable)."""
     try:
-        found = json.loads(read_regular(os.path.join(state_dir(root), FLOOR_FILE), STATE_MAX))
+        found = json.loads(read_regular(os.path.join(state_dir(root), FLOOR_FILE), STATE_MAX,
+                                        own=True))
     except (OSError, ValueError, RecursionError):  # RecursionError: nesting deeper than the parser
         return {}
     return found if isinstance(found, dict) else {}
@@ -215,7 +216,7 @@ def pushed(root: str, session: str) -> set[str]:
     """Paths already pointed at in this session."""
     seen: set[str] = set()
     try:
-        lines = read_regular(_session_file(root, session), RECORD_MAX).splitlines()
+        lines = read_regular(_session_file(root, session), RECORD_MAX, own=True).splitlines()
     except OSError:
         return seen
     for line in lines:
@@ -410,7 +411,7 @@ def recent(root: str, since: str) -> list[dict[str, Any]]:
         if not name.endswith(".jsonl"):
             continue
         try:
-            lines = read_regular(os.path.join(folder, name), RECORD_MAX).splitlines()
+            lines = read_regular(os.path.join(folder, name), RECORD_MAX, own=True).splitlines()
         except OSError:
             continue
         for line in lines:
