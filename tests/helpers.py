@@ -55,6 +55,18 @@ def memory(
     return "\n".join(lines)
 
 
+def embedded(root: Path, notes: Mapping[str, tuple[str, str]]) -> Store:
+    """`notes` (key: (summary, body)) written as reference memories of root, then the mirror
+    synced and every file embedded (the semantic extra, meaning on)."""
+    for key, (summary, body) in notes.items():
+        write(root, f"memory/reference_{key}.md",
+              memory(f"reference_{key}", summary, body=body, created="2026-11-01"))
+    store = Store(root)
+    store.sync()
+    store.embed()
+    return store
+
+
 def search_json(run: Callable[..., Result], root: Path, query: str,
                 *extra: str) -> list[dict[str, object]]:
     result = run(root, "search", query, "--json", *extra)

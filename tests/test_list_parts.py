@@ -11,7 +11,7 @@ import pytest
 
 from memstore import Store
 from memstore.meaning.chunking import EMBED_MAX_CHARS, line_parts, plan, tail_parts
-from tests.helpers import memory, write
+from tests.helpers import embedded, memory, write
 
 LOG = "memory/reference_household-log.md"
 ITEMS = ["Sourdough starter gets fed at 8am and 8pm; discard half before feeding.",
@@ -62,12 +62,7 @@ def household(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "agent"
     write(root, LOG, memory("reference_household-log", "Household and hobby log",
                             body=_log_body(), created="2026-11-01"))
-    for key, (summary, body) in OTHERS.items():
-        write(root, f"memory/reference_{key}.md",
-              memory(f"reference_{key}", summary, body=body, created="2026-11-01"))
-    store = Store(root)
-    store.sync()
-    store.embed()
+    embedded(root, OTHERS)
     return root
 
 

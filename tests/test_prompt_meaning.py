@@ -24,7 +24,7 @@ import pytest
 from memstore import Store
 from memstore.core import agent_root, meaning_client, pointers
 from memstore.mirror import meaning_server
-from tests.helpers import call, memory, write
+from tests.helpers import call, embedded, memory, write
 
 # short memories on subjects of their own; the prompts below share no content word with them
 MEMORIES = {
@@ -360,12 +360,7 @@ def test_chatter_near_a_few_coding_notes_does_not_silence_the_rest(tmp_path: Pat
 
     monkeypatch.setenv("MEMSTORE_SEMANTIC", "auto")
     root = _root(tmp_path)
-    for key, (summary, body) in NEAR_CHATTER.items():
-        write(root, f"memory/reference_{key}.md",
-              memory(f"reference_{key}", summary, body=body, created="2026-11-01"))
-    store = Store(root)
-    store.sync()
-    store.embed()
+    embedded(root, NEAR_CHATTER)
     meaning = PromptMeaning(load(), bulk=False)
     with sqlite3.connect(agent_root.db_file(root)) as conn:
         meaning.load(conn)

@@ -43,6 +43,8 @@ def read_regular(path: str | os.PathLike[str], limit: int | None = None, own: bo
         return handle.read(limit) if limit is not None else handle.read()
 
 
+STATE_MAX = 64 * 1024  # of a small state file read on the hook's path: a huge one costs no more
+
 _ODD = (errno.ELOOP, errno.ENXIO, errno.EMLINK)  # a link, or a FIFO no one reads, in its place
 
 

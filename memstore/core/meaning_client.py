@@ -146,11 +146,11 @@ def _hits(reply: object, limit: int) -> list[tuple[str, float]]:
 
 def wanted(root: str) -> bool:
     """Has the root anything for meaning to work on: a pass that left vectors?"""
-    from memstore.core.fsguard import read_regular
+    from memstore.core.fsguard import STATE_MAX, read_regular
 
     try:
         # never a FIFO's wait, a huge read, or another user's word
-        done = json.loads(read_regular(meaning_file(root), 64 * 1024, own=True))
+        done = json.loads(read_regular(meaning_file(root), STATE_MAX, own=True))
     except (OSError, ValueError, RecursionError):
         return False
     embedded = done.get("embedded") if isinstance(done, dict) else None

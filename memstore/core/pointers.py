@@ -21,7 +21,7 @@ import os
 import re
 
 from memstore.core.agent_root import db_file, memory_dir, state_dir
-from memstore.core.fsguard import read_regular, write_own
+from memstore.core.fsguard import STATE_MAX, read_regular, write_own
 from memstore.core.inert import LINK_CODES
 from memstore.core.projects import belongs
 from memstore.core.words import STOP_WORDS, TOKEN, idf
@@ -44,7 +44,6 @@ FLOOR_UNMEASURED = 9.0  # about two rare words in a memory's row, before the tic
 FLOOR_MIN = 4.5  # a measured floor is never below one rare word in a memory's row
 FLOOR_FILE = "pointer-floor.json"
 PUSHES = "pushes"
-STATE_MAX = 64 * 1024  # of a state file read on the hook's path: a planted huge one costs nothing
 RECORD_MAX = 4 * 1024 * 1024  # of one session's push record
 MAX_PROMPT = 20_000  # characters of the prompt read; a prompt's subject is at its start
 

@@ -192,9 +192,9 @@ class Change:
             parts = ([f"hook handlers {', '.join(said)}"] if said else []) + (
                 [f"also {', '.join(keys)}"] if keys else [])
             return f"{self.path}: {'; '.join(parts) or 'reformatted'}"
-        lines = list(difflib.ndiff((self.before or "").splitlines(), self.after.splitlines()))
-        added = sum(1 for line in lines if line.startswith("+ "))
-        gone = sum(1 for line in lines if line.startswith("- "))
+        lines = self.diff().splitlines()[2:]  # past the two file headers
+        added = sum(1 for line in lines if line.startswith("+"))
+        gone = sum(1 for line in lines if line.startswith("-"))
         return f"{self.path}: {added} line(s) added, {gone} taken out"
 
     def diff(self) -> str:
